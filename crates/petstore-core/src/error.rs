@@ -1,0 +1,205 @@
+//! The one error type of the domain layer, and the validation error inside it.
+//!
+//! Every variant maps to exactly one stable error code of the API contract
+//! ([`DomainError::code`]); the HTTP layer maps codes to statuses, the store maps
+//! database failures into [`DomainError::Unavailable`] and [`DomainError::Storage`].
+
+use std::borrow::Cow;
+use std::fmt;
+
+use crate::ids::{CategoryId, OrderId, PetId};
+use crate::model::PetStatus;
+
+/// A field of a request broke a rule: wrong length, out of range, control characters…
+///
+/// `field` is the contract's camelCase field name, so a client can tell which input to fix.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {reason}")]
+pub struct ValidationError {
+    /// The field at fault, as the contract spells it (`name`, `categoryId`, `quantity`…).
+    pub field: Cow<'static, str>,
+    /// What is wrong with it, in words a client developer can act on.
+    pub reason: Cow<'static, str>,
+}
+
+impl ValidationError {
+    /// A validation error for `field`.
+    pub fn new(field: impl Into<Cow<'static, str>>, reason: impl Into<Cow<'static, str>>) -> Self {
+        Self {
+            field: field.into(),
+            reason: reason.into(),
+        }
+    }
+
+    /// The same error, reported against another field name.
+    ///
+    /// Value types know only a generic name (an id says `id`); the place that holds the
+    /// value knows the real one (`categoryId`).
+    #[must_use]
+    pub fn for_field(mut self, field: impl Into<Cow<'static, str>>) -> Self {
+        self.field = field.into();
+        self
+    }
+}
+
+/// The kinds of resource a [`DomainError::NotFound`] can be about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Resource {
+    /// A pet.
+    Pet,
+    /// A category.
+    Category,
+    /// An order.
+    Order,
+    /// The inventory entry of a pet.
+    InventoryItem,
+}
+
+impl fmt::Display for Resource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Resource::Pet => "pet",
+            Resource::Category => "category",
+            Resource::Order => "order",
+            Resource::InventoryItem => "inventory item",
+        })
+    }
+}
+
+/// Everything a use case can refuse or fail with.
+///
+/// Business refusals carry what a client needs to understand them; the two infrastructure
+/// variants ([`Unavailable`](Self::Unavailable), [`Storage`](Self::Storage)) carry text meant
+/// for the operator's log, never for the client.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DomainError {
+    /// Input broke a field rule.
+    #[error(transparent)]
+    Validation(#[from] ValidationError),
+    /// No such resource, or one the caller may not see (the two are not told apart).
+    #[error("{resource} {id} not found")]
+    NotFound {
+        /// What kind of resource was asked for.
+        resource: Resource,
+        /// The id that was asked for.
+        id: i64,
+    },
+    /// Another category already has this name (compared case-insensitively).
+    #[error("a category named {name:?} already exists")]
+    CategoryExists {
+        /// The name that was asked for.
+        name: String,
+    },
+    /// The category still has pets.
+    #[error("category {id} still has pets")]
+    CategoryInUse {
+        /// The category.
+        id: CategoryId,
+    },
+    /// The pet still has open orders.
+    #[error("pet {id} has open orders")]
+    PetHasOpenOrders {
+        /// The pet.
+        id: PetId,
+    },
+    /// Orders can only be placed for an `available` pet.
+    #[error("pet {id} is {status}, not available")]
+    PetNotAvailable {
+        /// The pet.
+        id: PetId,
+        /// Its status now.
+        status: PetStatus,
+    },
+    /// Not enough units in stock for the order.
+    #[error("pet {pet_id} has {available} in stock, {requested} requested")]
+    InsufficientStock {
+        /// The pet.
+        pet_id: PetId,
+        /// Units the order asked for.
+        requested: u32,
+        /// Units in stock now.
+        available: u32,
+    },
+    /// A complete order cannot be cancelled.
+    #[error("order {id} is complete and cannot be cancelled")]
+    OrderNotCancellable {
+        /// The order.
+        id: OrderId,
+    },
+    /// A change the rules forbid, such as making a complete order open again.
+    #[error("{0}")]
+    InvalidTransition(Cow<'static, str>),
+    /// A body names a category that does not exist.
+    #[error("category {id} does not exist")]
+    UnknownCategory {
+        /// The category id given.
+        id: CategoryId,
+    },
+    /// A body names a pet that does not exist.
+    #[error("pet {id} does not exist")]
+    UnknownPet {
+        /// The pet id given.
+        id: PetId,
+    },
+    /// The store cannot serve the request now (busy, locked, out of connections); retrying later may work.
+    #[error("storage unavailable: {0}")]
+    Unavailable(String),
+    /// The store failed in a way a retry will not fix. The text is for the log only.
+    #[error("storage failure: {0}")]
+    Storage(String),
+}
+
+impl DomainError {
+    /// The contract's stable, machine-readable error code for this error.
+    pub fn code(&self) -> &'static str {
+        match self {
+            DomainError::Validation(_) => "validation_failed",
+            DomainError::NotFound { .. } => "not_found",
+            DomainError::CategoryExists { .. } => "category_exists",
+            DomainError::CategoryInUse { .. } => "category_in_use",
+            DomainError::PetHasOpenOrders { .. } => "pet_has_open_orders",
+            DomainError::PetNotAvailable { .. } => "pet_not_available",
+            DomainError::InsufficientStock { .. } => "insufficient_stock",
+            DomainError::OrderNotCancellable { .. } => "order_not_cancellable",
+            DomainError::InvalidTransition(_) => "invalid_transition",
+            DomainError::UnknownCategory { .. } => "unknown_category",
+            DomainError::UnknownPet { .. } => "unknown_pet",
+            DomainError::Unavailable(_) => "unavailable",
+            DomainError::Storage(_) => "internal",
+        }
+    }
+
+    /// True for the errors that mean "the infrastructure failed", as opposed to a refusal
+    /// by the rules. Their text must not reach a client.
+    pub fn is_infrastructure(&self) -> bool {
+        matches!(self, DomainError::Unavailable(_) | DomainError::Storage(_))
+    }
+
+    pub(crate) fn not_found(resource: Resource, id: impl Into<i64>) -> Self {
+        DomainError::NotFound {
+            resource,
+            id: id.into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validation_error_names_the_field() {
+        let error = ValidationError::new("id", "must be positive").for_field("categoryId");
+        assert_eq!(error.to_string(), "categoryId: must be positive");
+        assert_eq!(DomainError::from(error).code(), "validation_failed");
+    }
+
+    #[test]
+    fn only_infrastructure_errors_are_marked_as_such() {
+        assert!(DomainError::Unavailable("locked".into()).is_infrastructure());
+        assert!(DomainError::Storage("disk".into()).is_infrastructure());
+        assert!(!DomainError::InvalidTransition("no".into()).is_infrastructure());
+        assert_eq!(DomainError::Storage("x".into()).code(), "internal");
+    }
+}

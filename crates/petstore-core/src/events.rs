@@ -1,0 +1,269 @@
+//! What happened: the events every change records, in the same transaction as the change.
+
+use std::fmt;
+use std::str::FromStr;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::error::ValidationError;
+use crate::ids::{CategoryId, EventId, PetId};
+use crate::model::{Category, InventoryItem, Order, Pet, PetStatus};
+
+/// The kinds of event, with the contract's dotted names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum EventType {
+    /// `pet.created`
+    #[serde(rename = "pet.created")]
+    PetCreated,
+    /// `pet.updated`
+    #[serde(rename = "pet.updated")]
+    PetUpdated,
+    /// `pet.deleted`
+    #[serde(rename = "pet.deleted")]
+    PetDeleted,
+    /// `pet.status_changed`
+    #[serde(rename = "pet.status_changed")]
+    PetStatusChanged,
+    /// `category.created`
+    #[serde(rename = "category.created")]
+    CategoryCreated,
+    /// `category.updated`
+    #[serde(rename = "category.updated")]
+    CategoryUpdated,
+    /// `category.deleted`
+    #[serde(rename = "category.deleted")]
+    CategoryDeleted,
+    /// `inventory.updated`
+    #[serde(rename = "inventory.updated")]
+    InventoryUpdated,
+    /// `order.placed`
+    #[serde(rename = "order.placed")]
+    OrderPlaced,
+    /// `order.updated` (a ship date changed; not in the contract's list, which has no event
+    /// for that change although every change must have one)
+    #[serde(rename = "order.updated")]
+    OrderUpdated,
+    /// `order.completed`
+    #[serde(rename = "order.completed")]
+    OrderCompleted,
+    /// `order.cancelled`
+    #[serde(rename = "order.cancelled")]
+    OrderCancelled,
+}
+
+impl EventType {
+    /// Every event type.
+    pub const ALL: [EventType; 12] = [
+        EventType::PetCreated,
+        EventType::PetUpdated,
+        EventType::PetDeleted,
+        EventType::PetStatusChanged,
+        EventType::CategoryCreated,
+        EventType::CategoryUpdated,
+        EventType::CategoryDeleted,
+        EventType::InventoryUpdated,
+        EventType::OrderPlaced,
+        EventType::OrderUpdated,
+        EventType::OrderCompleted,
+        EventType::OrderCancelled,
+    ];
+
+    /// The dotted name, such as `order.placed`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            EventType::PetCreated => "pet.created",
+            EventType::PetUpdated => "pet.updated",
+            EventType::PetDeleted => "pet.deleted",
+            EventType::PetStatusChanged => "pet.status_changed",
+            EventType::CategoryCreated => "category.created",
+            EventType::CategoryUpdated => "category.updated",
+            EventType::CategoryDeleted => "category.deleted",
+            EventType::InventoryUpdated => "inventory.updated",
+            EventType::OrderPlaced => "order.placed",
+            EventType::OrderUpdated => "order.updated",
+            EventType::OrderCompleted => "order.completed",
+            EventType::OrderCancelled => "order.cancelled",
+        }
+    }
+}
+
+impl fmt::Display for EventType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for EventType {
+    type Err = ValidationError;
+
+    fn from_str(text: &str) -> Result<Self, ValidationError> {
+        EventType::ALL
+            .into_iter()
+            .find(|t| t.as_str() == text)
+            .ok_or_else(|| ValidationError::new("type", "is not a known event type"))
+    }
+}
+
+/// A change, as the use cases describe it before it is stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DomainEvent {
+    /// A pet was created (with its inventory entry at 0).
+    PetCreated(Pet),
+    /// A pet was replaced.
+    PetUpdated(Pet),
+    /// A pet was deleted (with its inventory entry).
+    PetDeleted(PetId),
+    /// A pet's status changed, by a rule or by staff.
+    PetStatusChanged {
+        /// The pet.
+        pet_id: PetId,
+        /// The status before.
+        from: PetStatus,
+        /// The status after.
+        to: PetStatus,
+    },
+    /// A category was created.
+    CategoryCreated(Category),
+    /// A category was replaced.
+    CategoryUpdated(Category),
+    /// A category was deleted.
+    CategoryDeleted(CategoryId),
+    /// A pet's stock level changed.
+    InventoryUpdated(InventoryItem),
+    /// An order was placed.
+    OrderPlaced(Order),
+    /// An open order's ship date changed.
+    OrderUpdated(Order),
+    /// An order was completed.
+    OrderCompleted(Order),
+    /// An order was cancelled.
+    OrderCancelled(Order),
+}
+
+impl DomainEvent {
+    /// The kind of event.
+    pub fn event_type(&self) -> EventType {
+        match self {
+            DomainEvent::PetCreated(_) => EventType::PetCreated,
+            DomainEvent::PetUpdated(_) => EventType::PetUpdated,
+            DomainEvent::PetDeleted(_) => EventType::PetDeleted,
+            DomainEvent::PetStatusChanged { .. } => EventType::PetStatusChanged,
+            DomainEvent::CategoryCreated(_) => EventType::CategoryCreated,
+            DomainEvent::CategoryUpdated(_) => EventType::CategoryUpdated,
+            DomainEvent::CategoryDeleted(_) => EventType::CategoryDeleted,
+            DomainEvent::InventoryUpdated(_) => EventType::InventoryUpdated,
+            DomainEvent::OrderPlaced(_) => EventType::OrderPlaced,
+            DomainEvent::OrderUpdated(_) => EventType::OrderUpdated,
+            DomainEvent::OrderCompleted(_) => EventType::OrderCompleted,
+            DomainEvent::OrderCancelled(_) => EventType::OrderCancelled,
+        }
+    }
+
+    /// The resource the event is about, as a path relative to `/v1` (`pets/3`).
+    pub fn subject(&self) -> String {
+        match self {
+            DomainEvent::PetCreated(pet) | DomainEvent::PetUpdated(pet) => {
+                format!("pets/{}", pet.id)
+            }
+            DomainEvent::PetDeleted(id) => format!("pets/{id}"),
+            DomainEvent::PetStatusChanged { pet_id, .. } => format!("pets/{pet_id}"),
+            DomainEvent::CategoryCreated(category) | DomainEvent::CategoryUpdated(category) => {
+                format!("categories/{}", category.id)
+            }
+            DomainEvent::CategoryDeleted(id) => format!("categories/{id}"),
+            DomainEvent::InventoryUpdated(item) => format!("inventory/{}", item.pet_id),
+            DomainEvent::OrderPlaced(order)
+            | DomainEvent::OrderUpdated(order)
+            | DomainEvent::OrderCompleted(order)
+            | DomainEvent::OrderCancelled(order) => format!("store/orders/{}", order.id),
+        }
+    }
+
+    /// The event's payload: the resource after the change, the id of a deleted resource, or
+    /// the two statuses of a status change.
+    pub fn data(&self) -> Value {
+        match self {
+            DomainEvent::PetCreated(pet) | DomainEvent::PetUpdated(pet) => json!(pet),
+            DomainEvent::PetDeleted(id) => json!({ "id": id }),
+            DomainEvent::PetStatusChanged { pet_id, from, to } => {
+                json!({ "petId": pet_id, "from": from, "to": to })
+            }
+            DomainEvent::CategoryCreated(category) | DomainEvent::CategoryUpdated(category) => {
+                json!(category)
+            }
+            DomainEvent::CategoryDeleted(id) => json!({ "id": id }),
+            DomainEvent::InventoryUpdated(item) => json!(item),
+            DomainEvent::OrderPlaced(order)
+            | DomainEvent::OrderUpdated(order)
+            | DomainEvent::OrderCompleted(order)
+            | DomainEvent::OrderCancelled(order) => json!(order),
+        }
+    }
+}
+
+/// A recorded event, as a store gives it back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Event {
+    /// Its id; later events have larger ids.
+    pub id: EventId,
+    /// When the change was committed.
+    pub time: DateTime<Utc>,
+    /// The kind of event.
+    #[serde(rename = "type")]
+    pub event_type: EventType,
+    /// The resource it is about (see [`DomainEvent::subject`]).
+    pub subject: String,
+    /// The payload (see [`DomainEvent::data`]).
+    pub data: Value,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::values::Stock;
+
+    #[test]
+    fn names_round_trip() {
+        for event_type in EventType::ALL {
+            assert_eq!(event_type.as_str().parse::<EventType>(), Ok(event_type));
+            assert_eq!(
+                serde_json::to_value(event_type).unwrap(),
+                json!(event_type.as_str())
+            );
+        }
+        assert!("pet.exploded".parse::<EventType>().is_err());
+    }
+
+    #[test]
+    fn status_change_carries_both_statuses() {
+        let event = DomainEvent::PetStatusChanged {
+            pet_id: PetId::new(4).unwrap(),
+            from: PetStatus::Available,
+            to: PetStatus::Pending,
+        };
+        assert_eq!(event.event_type(), EventType::PetStatusChanged);
+        assert_eq!(event.subject(), "pets/4");
+        assert_eq!(
+            event.data(),
+            json!({"petId": 4, "from": "available", "to": "pending"})
+        );
+    }
+
+    #[test]
+    fn inventory_event_is_about_the_inventory_entry() {
+        let event = DomainEvent::InventoryUpdated(InventoryItem {
+            pet_id: PetId::new(2).unwrap(),
+            quantity: Stock::from_level(7),
+            status: PetStatus::Available,
+        });
+        assert_eq!(event.subject(), "inventory/2");
+        assert_eq!(
+            event.data(),
+            json!({"petId": 2, "quantity": 7, "status": "available"})
+        );
+    }
+}

@@ -1,0 +1,333 @@
+//! The resources of the API, in the contract's exact JSON shapes (camelCase).
+//!
+//! Request bodies (`New*`, [`OrderPatch`], [`InventoryUpdate`]) reject unknown fields, so a
+//! client cannot assign what it should not (an `id`, a `complete` flag on a new order).
+
+use std::fmt;
+use std::str::FromStr;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Deserializer, Serialize};
+
+use crate::error::ValidationError;
+use crate::ids::{CategoryId, OrderId, OwnerId, PetId};
+use crate::values::{Description, Name, Quantity, Stock};
+
+/// Where a pet stands in the sale cycle. See the crate docs for the state machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PetStatus {
+    /// Orders may be placed.
+    #[default]
+    Available,
+    /// Its last units are in open orders (or staff set it so); no new orders.
+    Pending,
+    /// Gone: no stock and no open order left.
+    Sold,
+}
+
+impl PetStatus {
+    /// Every status, in the contract's order.
+    pub const ALL: [PetStatus; 3] = [PetStatus::Available, PetStatus::Pending, PetStatus::Sold];
+
+    /// The status as the API spells it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            PetStatus::Available => "available",
+            PetStatus::Pending => "pending",
+            PetStatus::Sold => "sold",
+        }
+    }
+}
+
+impl fmt::Display for PetStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for PetStatus {
+    type Err = ValidationError;
+
+    fn from_str(text: &str) -> Result<Self, ValidationError> {
+        PetStatus::ALL
+            .into_iter()
+            .find(|status| status.as_str() == text)
+            .ok_or_else(|| {
+                ValidationError::new("status", "must be one of available, pending, sold")
+            })
+    }
+}
+
+/// A pet to create, or the full new state of a pet to replace.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewPet {
+    /// The pet's name.
+    pub name: Name,
+    /// The category it belongs to; it must exist.
+    pub category_id: CategoryId,
+    /// Its status; `available` when not given.
+    #[serde(default)]
+    pub status: PetStatus,
+}
+
+impl NewPet {
+    /// An `available` pet named `name` in `category_id`.
+    pub fn new(name: Name, category_id: CategoryId) -> Self {
+        Self {
+            name,
+            category_id,
+            status: PetStatus::default(),
+        }
+    }
+
+    /// The same pet with another status.
+    #[must_use]
+    pub fn with_status(mut self, status: PetStatus) -> Self {
+        self.status = status;
+        self
+    }
+}
+
+/// A pet in the catalogue.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Pet {
+    /// Its id, given by the store.
+    pub id: PetId,
+    /// Its name.
+    pub name: Name,
+    /// The category it belongs to.
+    pub category_id: CategoryId,
+    /// Its status.
+    pub status: PetStatus,
+}
+
+/// A category to create, or the full new state of a category to replace.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewCategory {
+    /// Its name, unique among categories regardless of case.
+    pub name: Name,
+    /// An optional description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<Description>,
+}
+
+impl NewCategory {
+    /// A category named `name` with no description.
+    pub fn new(name: Name) -> Self {
+        Self {
+            name,
+            description: None,
+        }
+    }
+}
+
+/// A category of pets.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Category {
+    /// Its id, given by the store.
+    pub id: CategoryId,
+    /// Its name.
+    pub name: Name,
+    /// Its description, if it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<Description>,
+}
+
+/// An order to place.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewOrder {
+    /// The pet ordered; it must exist.
+    pub pet_id: PetId,
+    /// How many units; 1 when not given.
+    #[serde(default)]
+    pub quantity: Quantity,
+    /// When it is to ship, if known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ship_date: Option<DateTime<Utc>>,
+}
+
+impl NewOrder {
+    /// An order for `quantity` units of `pet_id`, with no ship date.
+    pub fn new(pet_id: PetId, quantity: Quantity) -> Self {
+        Self {
+            pet_id,
+            quantity,
+            ship_date: None,
+        }
+    }
+}
+
+/// An order for units of one pet.
+///
+/// An order is *open* until it is completed or cancelled. Completing is final; cancelling
+/// removes the order and puts its units back in stock.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Order {
+    /// Its id, given by the store.
+    pub id: OrderId,
+    /// The pet ordered.
+    pub pet_id: PetId,
+    /// How many units.
+    pub quantity: Quantity,
+    /// When it is to ship, if known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ship_date: Option<DateTime<Utc>>,
+    /// True once the order has been fulfilled.
+    pub complete: bool,
+    /// Who placed it, when known. Not part of the JSON shape: it decides who may see the
+    /// order, and is not shown to anyone.
+    #[serde(skip)]
+    pub owner: Option<OwnerId>,
+}
+
+/// A change to an order; absent fields stay as they are.
+///
+/// `shipDate: null` clears the ship date (JSON Merge Patch semantics).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OrderPatch {
+    /// `Some(None)` clears the ship date, `Some(Some(t))` sets it, `None` leaves it.
+    #[serde(
+        default,
+        deserialize_with = "present_or_null",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub ship_date: Option<Option<DateTime<Utc>>>,
+    /// `true` completes the order. `false` on a complete order is an invalid transition.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub complete: Option<bool>,
+}
+
+/// Tells a field sent as `null` (`Some(None)`) from a field not sent (`None`, via `default`).
+fn present_or_null<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(deserializer).map(Some)
+}
+
+/// The stock of one pet. Every pet has exactly one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InventoryItem {
+    /// The pet.
+    pub pet_id: PetId,
+    /// Units in stock.
+    pub quantity: Stock,
+    /// The pet's status.
+    pub status: PetStatus,
+}
+
+/// A new stock level for a pet: 0 to 1,000,000 units.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct InventoryUpdate {
+    /// The new level.
+    #[serde(deserialize_with = "settable_stock")]
+    pub quantity: Stock,
+}
+
+fn settable_stock<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Stock, D::Error> {
+    let value = crate::json_int::deserialize(deserializer)?;
+    Stock::settable(value).map_err(|e| serde::de::Error::custom(e.reason))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn new_pet_defaults_to_available_and_refuses_unknown_fields() {
+        let pet: NewPet =
+            serde_json::from_value(json!({"name": " Rex ", "categoryId": 1})).unwrap();
+        assert_eq!(pet.status, PetStatus::Available);
+        assert_eq!(pet.name.as_str(), "Rex");
+        let with_id = json!({"id": 5, "name": "Rex", "categoryId": 1});
+        assert!(serde_json::from_value::<NewPet>(with_id).is_err());
+        assert!(serde_json::from_value::<NewPet>(json!({"name": "Rex"})).is_err());
+        assert!(serde_json::from_value::<NewPet>(json!({"name": "", "categoryId": 1})).is_err());
+        let bad_status = json!({"name": "Rex", "categoryId": 1, "status": "lost"});
+        assert!(serde_json::from_value::<NewPet>(bad_status).is_err());
+    }
+
+    #[test]
+    fn pet_serializes_in_the_contract_shape() {
+        let pet = Pet {
+            id: PetId::new(3).unwrap(),
+            name: Name::parse("Rex").unwrap(),
+            category_id: CategoryId::new(1).unwrap(),
+            status: PetStatus::Sold,
+        };
+        assert_eq!(
+            serde_json::to_value(&pet).unwrap(),
+            json!({"id": 3, "name": "Rex", "categoryId": 1, "status": "sold"})
+        );
+    }
+
+    #[test]
+    fn order_hides_its_owner_and_omits_an_absent_ship_date() {
+        let order = Order {
+            id: OrderId::new(9).unwrap(),
+            pet_id: PetId::new(3).unwrap(),
+            quantity: Quantity::new(2).unwrap(),
+            ship_date: None,
+            complete: false,
+            owner: Some(OwnerId::new(77).unwrap()),
+        };
+        assert_eq!(
+            serde_json::to_value(&order).unwrap(),
+            json!({"id": 9, "petId": 3, "quantity": 2, "complete": false})
+        );
+    }
+
+    #[test]
+    fn new_order_defaults_to_one_unit_and_refuses_complete() {
+        let order: NewOrder = serde_json::from_value(json!({"petId": 3})).unwrap();
+        assert_eq!(order.quantity, Quantity::ONE);
+        let dated: NewOrder =
+            serde_json::from_value(json!({"petId": 3, "shipDate": "2026-11-22T11:00:00+01:00"}))
+                .unwrap();
+        assert_eq!(
+            dated.ship_date.map(|d| d.to_rfc3339()),
+            Some("2026-11-22T10:00:00+00:00".to_owned())
+        );
+        assert!(serde_json::from_value::<NewOrder>(json!({"petId": 3, "complete": true})).is_err());
+        assert!(serde_json::from_value::<NewOrder>(json!({"petId": 3, "quantity": 0})).is_err());
+    }
+
+    #[test]
+    fn order_patch_tells_null_from_absent() {
+        let clear: OrderPatch = serde_json::from_value(json!({"shipDate": null})).unwrap();
+        assert_eq!(clear.ship_date, Some(None));
+        let untouched: OrderPatch = serde_json::from_value(json!({"complete": true})).unwrap();
+        assert_eq!(untouched.ship_date, None);
+        assert_eq!(untouched.complete, Some(true));
+        assert!(serde_json::from_value::<OrderPatch>(json!({"petId": 1})).is_err());
+    }
+
+    #[test]
+    fn inventory_update_bounds_the_level() {
+        assert!(serde_json::from_value::<InventoryUpdate>(json!({"quantity": 0})).is_ok());
+        assert!(serde_json::from_value::<InventoryUpdate>(json!({"quantity": 1_000_000})).is_ok());
+        assert!(serde_json::from_value::<InventoryUpdate>(json!({"quantity": 1_000_001})).is_err());
+        assert!(serde_json::from_value::<InventoryUpdate>(json!({"quantity": -1})).is_err());
+        assert!(serde_json::from_value::<InventoryUpdate>(json!({})).is_err());
+    }
+
+    #[test]
+    fn status_parses_only_contract_spellings() {
+        assert_eq!("pending".parse::<PetStatus>(), Ok(PetStatus::Pending));
+        assert!("Pending".parse::<PetStatus>().is_err());
+        assert!("".parse::<PetStatus>().is_err());
+    }
+}

@@ -1,0 +1,120 @@
+//! The repository traits a store implements, and the unit of work around them.
+//!
+//! A [`Store`] runs a piece of work inside one transaction: [`Store::read`] on a consistent
+//! [`Snapshot`], [`Store::write`] on a [`Transaction`] that is committed only when the work
+//! returns `Ok`. The use cases in [`Service`](crate::Service) are written against these traits
+//! alone, so every store gives the same behaviour; the conformance kit (feature `testkit`)
+//! checks that it does.
+//!
+//! The traits are synchronous: a store is called from a blocking context (the HTTP layer
+//! runs it off its async workers).
+
+use chrono::{DateTime, Utc};
+
+use crate::error::DomainError;
+use crate::events::{DomainEvent, Event};
+use crate::ids::{CategoryId, EventId, OrderId, OwnerId, PetId};
+use crate::model::{Category, InventoryItem, NewCategory, NewOrder, NewPet, Order, Pet};
+use crate::query::{CategoryQuery, InventoryQuery, OrderQuery, PetQuery};
+use crate::values::{Name, Stock};
+
+/// Shorthand for the results of repository methods.
+pub type RepoResult<T> = Result<T, DomainError>;
+
+/// Reads, all seeing the same state.
+///
+/// List methods return items ordered by id ascending, starting after `query.after`, and up to
+/// `query.limit + 1` of them (see [`Page::from_probe`](crate::Page::from_probe)).
+pub trait Snapshot {
+    /// The category with this id.
+    fn category(&mut self, id: CategoryId) -> RepoResult<Option<Category>>;
+    /// The category whose name equals `name` case-insensitively
+    /// ([`fold_case`](crate::query::fold_case)).
+    fn category_named(&mut self, name: &Name) -> RepoResult<Option<Category>>;
+    /// Categories, by id.
+    fn categories(&mut self, query: &CategoryQuery) -> RepoResult<Vec<Category>>;
+    /// Whether any pet belongs to the category.
+    fn category_has_pets(&mut self, id: CategoryId) -> RepoResult<bool>;
+
+    /// The pet with this id.
+    fn pet(&mut self, id: PetId) -> RepoResult<Option<Pet>>;
+    /// Pets matching the query, by id.
+    fn pets(&mut self, query: &PetQuery) -> RepoResult<Vec<Pet>>;
+
+    /// The inventory entry of a pet.
+    fn inventory_item(&mut self, pet_id: PetId) -> RepoResult<Option<InventoryItem>>;
+    /// Inventory entries matching the query, by pet id.
+    fn inventory(&mut self, query: &InventoryQuery) -> RepoResult<Vec<InventoryItem>>;
+
+    /// The order with this id.
+    fn order(&mut self, id: OrderId) -> RepoResult<Option<Order>>;
+    /// Orders matching the query (including its `owner` filter), by id.
+    fn orders(&mut self, query: &OrderQuery) -> RepoResult<Vec<Order>>;
+    /// How many of the pet's orders are open (neither complete nor cancelled).
+    fn open_order_count(&mut self, pet_id: PetId) -> RepoResult<u64>;
+
+    /// Up to `limit` recorded events with ids above `after`, oldest first.
+    fn events_after(&mut self, after: Option<EventId>, limit: u32) -> RepoResult<Vec<Event>>;
+}
+
+/// Reads and writes inside one atomic transaction.
+///
+/// Writers are serialised: while one write runs, no other write commits, so a rule checked
+/// inside `write` still holds when the transaction commits.
+pub trait Transaction: Snapshot {
+    /// Stores a new category and gives it an id.
+    fn insert_category(&mut self, new: &NewCategory) -> RepoResult<Category>;
+    /// Replaces a stored category.
+    fn update_category(&mut self, category: &Category) -> RepoResult<()>;
+    /// Removes a category that no pet belongs to.
+    fn delete_category(&mut self, id: CategoryId) -> RepoResult<()>;
+
+    /// Stores a new pet, gives it an id and an inventory entry with no stock.
+    fn insert_pet(&mut self, new: &NewPet) -> RepoResult<Pet>;
+    /// Replaces a stored pet (name, category, status).
+    fn update_pet(&mut self, pet: &Pet) -> RepoResult<()>;
+    /// Removes a pet and its inventory entry.
+    fn delete_pet(&mut self, id: PetId) -> RepoResult<()>;
+    /// Sets a pet's stock level.
+    fn set_stock(&mut self, pet_id: PetId, stock: Stock) -> RepoResult<()>;
+
+    /// Stores a new open order and gives it an id.
+    fn insert_order(&mut self, new: &NewOrder, owner: Option<OwnerId>) -> RepoResult<Order>;
+    /// Replaces a stored order's ship date and completion.
+    fn update_order(&mut self, order: &Order) -> RepoResult<()>;
+    /// Removes an order.
+    fn delete_order(&mut self, id: OrderId) -> RepoResult<()>;
+
+    /// Records events, in order, with ids above every id recorded before (the outbox).
+    fn append_events(&mut self, time: DateTime<Utc>, events: &[DomainEvent]) -> RepoResult<()>;
+}
+
+/// A store: runs work in transactions.
+pub trait Store {
+    /// Runs `work` on a consistent snapshot.
+    fn read<T>(&self, work: impl FnOnce(&mut dyn Snapshot) -> RepoResult<T>) -> RepoResult<T>;
+
+    /// Runs `work` in a write transaction, committed if it returns `Ok` and rolled back,
+    /// leaving no trace, if it returns `Err` (or panics).
+    fn write<T>(&self, work: impl FnOnce(&mut dyn Transaction) -> RepoResult<T>) -> RepoResult<T>;
+}
+
+impl<S: Store + ?Sized> Store for &S {
+    fn read<T>(&self, work: impl FnOnce(&mut dyn Snapshot) -> RepoResult<T>) -> RepoResult<T> {
+        (**self).read(work)
+    }
+
+    fn write<T>(&self, work: impl FnOnce(&mut dyn Transaction) -> RepoResult<T>) -> RepoResult<T> {
+        (**self).write(work)
+    }
+}
+
+impl<S: Store + ?Sized> Store for std::sync::Arc<S> {
+    fn read<T>(&self, work: impl FnOnce(&mut dyn Snapshot) -> RepoResult<T>) -> RepoResult<T> {
+        (**self).read(work)
+    }
+
+    fn write<T>(&self, work: impl FnOnce(&mut dyn Transaction) -> RepoResult<T>) -> RepoResult<T> {
+        (**self).write(work)
+    }
+}

@@ -1,0 +1,787 @@
+//! One scenario per rule of the contract. Each takes a fresh, empty store.
+
+use std::sync::{Arc, Barrier};
+
+use chrono::{DateTime, Utc};
+
+use super::Must;
+use crate::{
+    CategoryId, CategoryQuery, DomainError, EventType, InventoryQuery, ManualClock, Name,
+    NewCategory, NewOrder, NewPet, Order, OrderId, OrderPatch, OrderQuery, OrderScope, OwnerId,
+    PageSize, Pet, PetId, PetQuery, PetStatus, Quantity, Resource, Service, Stock, Store,
+};
+
+/// The instant the kit's clock shows.
+pub fn start_time() -> DateTime<Utc> {
+    DateTime::from_timestamp(1_795_000_000, 0).unwrap_or_default()
+}
+
+/// A service over the store under test with a fixed clock and one category, "Dogs".
+#[derive(Debug)]
+pub struct Fixture<S> {
+    /// The use cases over the store under test.
+    pub shop: Service<S, Arc<ManualClock>>,
+    /// The clock the service reads.
+    pub clock: Arc<ManualClock>,
+    /// A category that exists.
+    pub dogs: CategoryId,
+}
+
+impl<S: Store> Fixture<S> {
+    /// Sets up the fixture on `store`.
+    pub fn new(store: S) -> Self {
+        let clock = Arc::new(ManualClock::new(start_time()));
+        let shop = Service::with_clock(store, Arc::clone(&clock));
+        let dogs = shop
+            .create_category(NewCategory::new(name("Dogs")))
+            .must("create the Dogs category")
+            .id;
+        Self { shop, clock, dogs }
+    }
+
+    /// A new `available` pet in Dogs, with `stock` units.
+    pub fn pet_with_stock(&self, pet_name: &str, stock: u32) -> Pet {
+        let pet = self
+            .shop
+            .create_pet(NewPet::new(name(pet_name), self.dogs))
+            .must("create a pet");
+        if stock > 0 {
+            self.shop
+                .set_stock(pet.id, Stock::from_level(stock))
+                .must("stock the pet");
+        }
+        pet
+    }
+
+    /// Places an order of `quantity` units, owned by nobody in particular.
+    pub fn order(&self, pet: PetId, quantity: i64) -> Result<Order, DomainError> {
+        self.shop
+            .place_order(NewOrder::new(pet, qty(quantity)), None)
+    }
+
+    /// Completes an order.
+    pub fn complete(&self, order: OrderId) -> Order {
+        self.shop
+            .update_order(
+                order,
+                OrderPatch {
+                    complete: Some(true),
+                    ..OrderPatch::default()
+                },
+            )
+            .must("complete the order")
+    }
+
+    /// The pet's status and stock.
+    pub fn state_of(&self, pet: PetId) -> (PetStatus, u32) {
+        let item = self.shop.get_inventory_item(pet).must("read the inventory");
+        let status = self.shop.get_pet(pet).must("read the pet").status;
+        assert_eq!(
+            item.status, status,
+            "an inventory entry shows its pet's status"
+        );
+        (status, item.quantity.get())
+    }
+
+    /// The types of the events recorded after event number `after` (0 for all).
+    pub fn event_types_after(&self, after: usize) -> Vec<EventType> {
+        let mut types = Vec::new();
+        let mut cursor = None;
+        loop {
+            let batch = self
+                .shop
+                .events_after(cursor, PageSize::new(100).must("page size"))
+                .must("read events");
+            let Some(last) = batch.last() else { break };
+            cursor = Some(last.id);
+            types.extend(batch.iter().map(|e| e.event_type));
+        }
+        types.split_off(after.min(types.len()))
+    }
+
+    /// How many events are recorded.
+    pub fn event_count(&self) -> usize {
+        self.event_types_after(0).len()
+    }
+}
+
+/// A valid name, for test code.
+pub fn name(text: &str) -> Name {
+    Name::parse(text).must("a valid name")
+}
+
+/// A valid quantity, for test code.
+pub fn qty(units: i64) -> Quantity {
+    Quantity::new(units).must("a valid quantity")
+}
+
+fn code<T: std::fmt::Debug>(result: Result<T, DomainError>) -> &'static str {
+    match result {
+        Ok(value) => panic!("expected a refusal, got {value:?}"),
+        Err(error) => error.code(),
+    }
+}
+
+/// Category names are unique, compared without regard to case (Unicode too).
+pub fn category_names_are_unique_regardless_of_case<S: Store>(store: S) {
+    let f = Fixture::new(store);
+    assert_eq!(
+        code(f.shop.create_category(NewCategory::new(name("DOGS")))),
+        "category_exists"
+    );
+    let cats = f
+        .shop
+        .create_category(NewCategory::new(name("Éclair cats")))
+        .must("create a second category");
+    assert_eq!(
+        code(
+            f.shop
+                .create_category(NewCategory::new(name("éCLAIR CATS")))
+        ),
+        "category_exists"
+    );
+    assert_eq!(
+        code(
+            f.shop
+                .replace_category(cats.id, NewCategory::new(name("dogs")))
+        ),
+        "category_exists",
+        "renaming onto another category's name"
+    );
+    let renamed = f
+        .shop
+        .replace_category(cats.id, NewCategory::new(name("ÉCLAIR CATS")))
+        .must("a category may change the case of its own name");
+    assert_eq!(renamed.name.as_str(), "ÉCLAIR CATS");
+    assert_eq!(f.shop.get_category(cats.id).must("read back"), renamed);
+}
+
+/// A category that pets belong to cannot be deleted; an empty one can.
+pub fn a_category_with_pets_cannot_be_deleted<S: Store>(store: S) {
+    let f = Fixture::new(store);
+    let rex = f.pet_with_stock("Rex", 0);
+    assert_eq!(code(f.shop.delete_category(f.dogs)), "category_in_use");
+    f.shop.delete_pet(rex.id).must("delete the pet");
+    f.shop
+        .delete_category(f.dogs)
+        .must("delete the empty category");
+    assert_eq!(code(f.shop.get_category(f.dogs)), "not_found");
+}
+
+/// A pet must name an existing category, on create and on replace.
+pub fn pets_need_an_existing_category<S: Store>(store: S) {
+    let f = Fixture::new(store);
+    let nowhere = CategoryId::new(999).must("id");
+    assert_eq!(
+        code(f.shop.create_pet(NewPet::new(name("Rex"), nowhere))),
+        "unknown_category"
+    );
+    let rex = f.pet_with_stock("Rex", 0);
+    assert_eq!(
+        code(
+            f.shop
+                .replace_pet(rex.id, NewPet::new(name("Rex"), nowhere))
+        ),
+        "unknown_category"
+    );
+    assert_eq!(f.shop.get_pet(rex.id).must("read back"), rex);
+}
+
+/// A new pet is `available` unless it says otherwise, with stock 0, and its inventory
+/// entry goes when it goes.
+pub fn a_new_pet_has_an_inventory_entry_at_zero<S: Store>(store: S) {
+    let f = Fixture::new(store);
+    let rex = f.pet_with_stock("Rex", 0);
+    assert_eq!(rex.status, PetStatus::Available);
+    assert_eq!(f.state_of(rex.id), (PetStatus::Available, 0));
+    let held = f
+        .shop
+        .create_pet(NewPet::new(name("Held"), f.dogs).with_status(PetStatus::Pending))
+        .must("create a pending pet");
+    assert_eq!(f.state_of(held.id), (PetStatus::Pending, 0));
+    f.shop.delete_pet(rex.id).must("delete");
+    assert_eq!(code(f.shop.get_pet(rex.id)), "not_found");
+    assert_eq!(code(f.shop.get_inventory_item(rex.id)), "not_found");
+}
+
+/// Operations on ids that do not exist say `not_found`, naming the resource.
+pub fn replacing_and_deleting_missing_resources_is_not_found<S: Store>(store: S) {
+    let f = Fixture::new(store);
+    let pet = PetId::new(4242).must("id");
+    let order = OrderId::new(4242).must("id");
+    let category = CategoryId::new(4242).must("id");
+    let not_found = |resource| DomainError::NotFound { resource, id: 4242 };
+    assert_eq!(f.shop.get_pet(pet).err(), Some(not_found(Resource::Pet)));
+    assert_eq!(
+        f.shop
+            .replace_pet(pet, NewPet::new(name("X"), f.dogs))
+            .err(),
+        Some(not_found(Resource::Pet))
+    );
+    assert_eq!(f.shop.delete_pet(pet).err(), Some(not_found(Resource::Pet)));
+    assert_eq!(
+        f.shop.set_stock(pet, Stock::ZERO).err(),
+        Some(not_found(Resource::InventoryItem))
+    );
+    assert_eq!(
+        f.shop.get_category(category).err(),
+        Some(not_found(Resource::Category))
+    );
+    assert_eq!(
+        f.shop
+            .replace_category(category, NewCategory::new(name("X")))
+            .err(),
+        Some(not_found(Resource::Category))
+    );
+    assert_eq!(
+        f.shop.delete_category(category).err(),
+        Some(not_found(Resource::Category))
+    );
+    assert_eq!(
+        f.shop.get_order(order, OrderScope::All).err(),
+        Some(not_found(Resource::Order))
+    );
+    assert_eq!(
+        f.shop.update_order(order, OrderPatch::default()).err(),
+        Some(not_found(Resource::Order))
+    );
+    assert_eq!(
+        f.shop.cancel_order(order, OrderScope::All).err(),
+        Some(not_found(Resource::Order))
+    );
+    assert_eq!(f.event_count(), 1, "only the fixture's category.created");
+}
+
+/// An order takes its units out of stock when placed; taking the last unit makes the pet
+/// `pending`.
+pub fn an_order_takes_its_units_at_once_and_the_last_unit_makes_the_pet_pending<S: Store>(
+    store: S,
+) {
+    let f = Fixture::new(store);
+    let rex = f.pet_with_stock("Rex", 3);
+    let first = f.order(rex.id, 2).must("order 2 of 3");
+    assert_eq!(
+        (first.pet_id, first.quantity.get(), first.complete),
+        (rex.id, 2, false)
+    );
+    assert_eq!(f.state_of(rex.id), (PetStatus::Available, 1));
+    f.order(rex.id, 1).must("order the last unit");
+    assert_eq!(f.state_of(rex.id), (PetStatus::Pending, 0));
+}
+
+/// An order must name an existing pet.
+pub fn an_order_for_an_unknown_pet_is_refused<S: Store>(store: S) {
+    let f = Fixture::new(store);
+    assert_eq!(code(f.order(PetId::new(77).must("id"), 1)), "unknown_pet");
+}
+
+/// Only an `available` pet can be ordered, even with stock.
+pub fn an_order_needs_an_available_pet<S: Store>(store: S) {
+    let f = Fixture::new(store);
+    let rex = f.pet_with_stock("Rex", 5);
+    for status in [PetStatus::Pending, PetStatus::Sold] {
+        f.shop
+            .replace_pet(rex.id, NewPet::new(name("Rex"), f.dogs).with_status(status))
+            .must("staff take the pet off sale");
+        assert_eq!(code(f.order(rex.id, 1)), "pet_not_available");
+        assert_eq!(f.state_of(rex.id), (status, 5));
+    }
+}
+
+/// An order cannot take more than the stock, and a refused order leaves no trace.
+pub fn an_order_needs_enough_stock_and_a_refusal_changes_nothing<S: Store>(store: S) {
+    let f = Fixture::new(store);
+    let rex = f.pet_with_stock("Rex", 2);
+    let events = f.event_count();
+    assert_eq!(
+        f.order(rex.id, 3).err(),
+        Some(DomainError::InsufficientStock {
+            pet_id: rex.id,
+            requested: 3,
+            available: 2
+        })
+    );
+    assert_eq!(f.state_of(rex.id), (PetStatus::Available, 2));
+    let orders = f
+        .shop
+        .list_orders(&OrderQuery::default(), OrderScope::All)
+        .must("list orders");
+    assert!(orders.items.is_empty(), "a refused order is not stored");
+    assert_eq!(f.event_count(), events, "a refused order records no event");
+}
+
+/// Completing the last open order of a pet with no stock sells it; with other orders open it
+/// stays `pending`.
+pub fn completing_the_last_open_order_without_stock_sells_the_pet<S: Store>(store: S) {
+    let f = Fixture::new(store);
+    let rex = f.pet_with_stock("Rex", 2);
+    let a = f.order(rex.id, 1).must("order a");
+    let b = f.order(rex.id, 1).must("order b");
+    assert!(f.complete(a.id).complete);
+    assert_eq!(
+        f.state_of(rex.id),
+        (PetStatus::Pending, 0),
+        "b is still open"
+    );
+    f.complete(b.id);
+    assert_eq!(f.state_of(rex.id), (PetStatus::Sold, 0));
+}
+
+/// A complete order stays complete: it cannot be reopened or cancelled; completing it again
+/// changes nothing.
+pub fn completion_is_final<S: Store>(store: S) {
+    let f = Fixture::new(store);
+    let rex = f.pet_with_stock("Rex", 5);
+    let order = f.order(rex.id, 1).must("order");
+    f.complete(order.id);
+    let events = f.event_count();
+    let reopen = OrderPatch {
+        complete: Some(false),
+        ..OrderPatch::default()
+    };
+    assert_eq!(
+        code(f.shop.update_order(order.id, reopen)),
+        "invalid_transition"
+    );
+    assert_eq!(
+        code(f.shop.cancel_order(order.id, OrderScope::All)),
+        "order_not_cancellable"
+    );
+    assert!(
+        f.complete(order.id).complete,
+        "completing again is harmless"
+    );
+    assert_eq!(
+        f.event_count(),
+        events,
+        "refusals and no-ops record nothing"
+    );
+    assert!(
+        f.shop
+            .get_order(order.id, OrderScope::All)
+            .must("read")
+            .complete
+    );
+    assert_eq!(f.state_of(rex.id), (PetStatus::Available, 4));
+}
+
+/// Cancelling an open order removes it, puts its units back and makes a `pending` pet
+/// `available` again.
+pub fn cancelling_puts_units_back_and_makes_the_pet_available<S: Store>(store: S) {
+    let f = Fixture::new(store);
+    let rex = f.pet_with_stock("Rex", 2);
+    let order = f.order(rex.id, 2).must("order all");
+    assert_eq!(f.state_of(rex.id), (PetStatus::Pending, 0));
+    f.shop
+        .cancel_order(order.id, OrderScope::All)
+        .must("cancel");
+    assert_eq!(f.state_of(rex.id), (PetStatus::Available, 2));
+    assert_eq!(
+        code(f.shop.get_order(order.id, OrderScope::All)),
+        "not_found"
+    );
+    assert_eq!(
+        code(f.shop.cancel_order(order.id, OrderScope::All)),
+        "not_found"
+    );
+}
+
+/// Stock makes a `pending` or `sold` pet `available`; no stock makes an `available` pet
+/// `pending` while orders are open and `sold` otherwise.
+pub fn stock_updates_drive_the_status<S: Store>(store: S) {
+    let f = Fixture::new(store);
+    let rex = f.pet_with_stock("Rex", 3);
+    let order = f.order(rex.id, 1).must("order");
+    f.shop
+        .set_stock(rex.id, Stock::ZERO)
+        .must("empty the stock");
+    assert_eq!(
+        f.state_of(rex.id),
+        (PetStatus::Pending, 0),
+        "an order is open"
+    );
+    f.shop
+        .set_stock(rex.id, Stock::from_level(4))
+        .must("restock");
+    assert_eq!(f.state_of(rex.id), (PetStatus::Available, 4));
+    f.shop
+        .cancel_order(order.id, OrderScope::All)
+        .must("cancel");
+    let item = f.shop.set_stock(rex.id, Stock::ZERO).must("empty again");
+    assert_eq!(
+        (item.status, item.quantity),
+        (PetStatus::Sold, Stock::ZERO),
+        "no order is open"
+    );
+    f.shop
+        .set_stock(rex.id, Stock::from_level(1))
+        .must("restock a sold pet");
+    assert_eq!(f.state_of(rex.id), (PetStatus::Available, 1));
+}
+
+/// Staff may set any status through a replace; the change is recorded as a status change.
+pub fn staff_may_set_any_status_and_it_is_recorded<S: Store>(store: S) {
+    let f = Fixture::new(store);
+    let rex = f.pet_with_stock("Rex", 3);
+    let before = f.event_count();
+    let sold = f
+        .shop
+        .replace_pet(
+            rex.id,
+            NewPet::new(name("Rex"), f.dogs).with_status(PetStatus::Sold),
+        )
+        .must("staff mark the pet sold");
+    assert_eq!(sold.status, PetStatus::Sold);
+    assert_eq!(
+        f.state_of(rex.id),
+        (PetStatus::Sold, 3),
+        "stock is untouched"
+    );
+    assert_eq!(
+        f.event_types_after(before),
+        vec![EventType::PetUpdated, EventType::PetStatusChanged]
+    );
+    let unchanged = f.event_count();
+    f.shop
+        .replace_pet(
+            rex.id,
+            NewPet::new(name("Rex"), f.dogs).with_status(PetStatus::Sold),
+        )
+        .must("replace with the same state");
+    assert_eq!(
+        f.event_count(),
+        unchanged,
+        "a replace that changes nothing records nothing"
+    );
+}
+
+/// A pet with open orders cannot be deleted; once they are closed it can, and its
+/// complete orders remain.
+pub fn a_pet_with_open_orders_cannot_be_deleted<S: Store>(store: S) {
+    let f = Fixture::new(store);
+    let rex = f.pet_with_stock("Rex", 2);
+    let order = f.order(rex.id, 1).must("order");
+    assert_eq!(code(f.shop.delete_pet(rex.id)), "pet_has_open_orders");
+    assert_eq!(f.state_of(rex.id), (PetStatus::Available, 1));
+    f.complete(order.id);
+    f.shop.delete_pet(rex.id).must("delete after completion");
+    assert_eq!(code(f.shop.get_pet(rex.id)), "not_found");
+    let kept = f
+        .shop
+        .get_order(order.id, OrderScope::All)
+        .must("the complete order stays");
+    assert!(kept.complete);
+}
+
+/// A customer sees, lists and cancels only its own orders; another's order does not exist
+/// for it. Staff see all.
+pub fn customers_see_only_their_own_orders<S: Store>(store: S) {
+    let f = Fixture::new(store);
+    let rex = f.pet_with_stock("Rex", 10);
+    let alice = OwnerId::new(1).must("id");
+    let bob = OwnerId::new(2).must("id");
+    let place = |owner| {
+        f.shop
+            .place_order(NewOrder::new(rex.id, qty(1)), Some(owner))
+    };
+    let alices = place(alice).must("alice orders");
+    let bobs = place(bob).must("bob orders");
+    assert_eq!(alices.owner, Some(alice));
+
+    let as_alice = OrderScope::OwnedBy(alice);
+    assert_eq!(
+        f.shop
+            .get_order(alices.id, as_alice)
+            .must("alice reads hers"),
+        alices
+    );
+    assert_eq!(code(f.shop.get_order(bobs.id, as_alice)), "not_found");
+    assert_eq!(code(f.shop.cancel_order(bobs.id, as_alice)), "not_found");
+    let listed = f
+        .shop
+        .list_orders(&OrderQuery::default(), as_alice)
+        .must("alice lists");
+    assert_eq!(listed.items, vec![alices.clone()]);
+    // A caller cannot widen its scope through the query.
+    let sneaky = OrderQuery {
+        owner: Some(bob),
+        ..OrderQuery::default()
+    };
+    assert_eq!(
+        f.shop
+            .list_orders(&sneaky, as_alice)
+            .must("alice lists")
+            .items,
+        vec![alices.clone()]
+    );
+
+    let all = f
+        .shop
+        .list_orders(&OrderQuery::default(), OrderScope::All)
+        .must("staff list");
+    assert_eq!(all.items.len(), 2);
+    f.shop
+        .cancel_order(bobs.id, OrderScope::OwnedBy(bob))
+        .must("bob cancels his");
+    assert_eq!(f.state_of(rex.id), (PetStatus::Available, 9));
+}
+
+/// Lists are ordered by id, paged by keyset without gaps or repeats, and filtered.
+pub fn lists_page_by_id_with_filters<S: Store>(store: S) {
+    let f = Fixture::new(store);
+    let cats = f
+        .shop
+        .create_category(NewCategory::new(name("Cats")))
+        .must("create Cats");
+    let mut created = Vec::new();
+    for i in 0..25 {
+        let category = if i % 5 == 0 { cats.id } else { f.dogs };
+        let label = if i % 2 == 0 {
+            format!("Bello {i}")
+        } else {
+            format!("ÉMILE {i}")
+        };
+        created.push(
+            f.shop
+                .create_pet(NewPet::new(name(&label), category))
+                .must("create a pet"),
+        );
+    }
+    let limit = PageSize::new(10).must("page size");
+    let mut seen = Vec::new();
+    let mut after = None;
+    let mut pages = 0;
+    loop {
+        let page = f
+            .shop
+            .list_pets(&PetQuery {
+                after,
+                limit,
+                ..PetQuery::default()
+            })
+            .must("list");
+        pages += 1;
+        seen.extend(page.items);
+        match page.next_after {
+            Some(next) => after = Some(PetId::new(next).must("cursor")),
+            None => break,
+        }
+    }
+    assert_eq!(pages, 3);
+    assert_eq!(seen, created, "every pet once, by id");
+
+    let in_cats = f
+        .shop
+        .list_pets(&PetQuery {
+            category_id: Some(cats.id),
+            ..PetQuery::default()
+        })
+        .must("filter by category");
+    assert_eq!(in_cats.items.len(), 5);
+    assert!(in_cats.items.iter().all(|p| p.category_id == cats.id));
+
+    let emiles = f
+        .shop
+        .list_pets(&PetQuery {
+            name_contains: Some("émile".into()),
+            ..PetQuery::default()
+        })
+        .must("filter by name");
+    assert_eq!(
+        emiles.items.len(),
+        12,
+        "name search ignores case, beyond ASCII"
+    );
+
+    let picked = vec![created[3].id, created[17].id, PetId::new(9999).must("id")];
+    let by_id = f
+        .shop
+        .list_pets(&PetQuery {
+            ids: picked,
+            ..PetQuery::default()
+        })
+        .must("filter by id");
+    assert_eq!(by_id.items, vec![created[3].clone(), created[17].clone()]);
+
+    f.shop
+        .set_stock(created[0].id, Stock::ZERO)
+        .must("sell out pet 0");
+    let sold = f
+        .shop
+        .list_pets(&PetQuery {
+            status: Some(PetStatus::Sold),
+            ..PetQuery::default()
+        })
+        .must("filter by status");
+    assert_eq!(
+        sold.items.iter().map(|p| p.id).collect::<Vec<_>>(),
+        vec![created[0].id]
+    );
+    let sold_stock = f
+        .shop
+        .list_inventory(&InventoryQuery {
+            status: Some(PetStatus::Sold),
+            ..InventoryQuery::default()
+        })
+        .must("inventory by status");
+    assert_eq!(sold_stock.items.len(), 1);
+    let inventory = f
+        .shop
+        .list_inventory(&InventoryQuery {
+            after: Some(created[19].id),
+            ..InventoryQuery::default()
+        })
+        .must("inventory after");
+    assert_eq!(inventory.items.len(), 5);
+    assert_eq!(inventory.next_after, None);
+
+    let categories = f
+        .shop
+        .list_categories(&CategoryQuery {
+            limit: PageSize::new(1).must("size"),
+            after: None,
+        })
+        .must("categories");
+    assert_eq!(categories.items.len(), 1);
+    assert_eq!(categories.next_after, Some(f.dogs.get()));
+}
+
+/// Each change records exactly its events, with increasing ids and the clock's time.
+pub fn every_change_records_its_events_in_order<S: Store>(store: S) {
+    use EventType::*;
+    let f = Fixture::new(store);
+    let rex = f.pet_with_stock("Rex", 1);
+    assert_eq!(
+        f.event_types_after(0),
+        vec![CategoryCreated, PetCreated, InventoryUpdated]
+    );
+    let before = f.event_count();
+    let order = f.order(rex.id, 1).must("order the last unit");
+    assert_eq!(
+        f.event_types_after(before),
+        vec![OrderPlaced, PetStatusChanged, InventoryUpdated]
+    );
+    let before = f.event_count();
+    f.complete(order.id);
+    assert_eq!(
+        f.event_types_after(before),
+        vec![OrderCompleted, PetStatusChanged]
+    );
+    let before = f.event_count();
+    f.shop.delete_pet(rex.id).must("delete");
+    f.shop.delete_category(f.dogs).must("delete category");
+    assert_eq!(
+        f.event_types_after(before),
+        vec![PetDeleted, CategoryDeleted]
+    );
+
+    let events = f
+        .shop
+        .events_after(None, PageSize::new(100).must("size"))
+        .must("read events");
+    assert!(events.windows(2).all(|w| w[0].id < w[1].id), "ids increase");
+    assert!(
+        events.iter().all(|e| e.time == start_time()),
+        "times come from the clock"
+    );
+    let placed = events
+        .iter()
+        .find(|e| e.event_type == OrderPlaced)
+        .must("an order.placed event");
+    assert_eq!(placed.subject, format!("store/orders/{}", order.id));
+    assert_eq!(placed.data["petId"], serde_json::json!(rex.id.get()));
+    let after_third = f
+        .shop
+        .events_after(Some(events[2].id), PageSize::new(2).must("size"))
+        .must("read a page of events");
+    assert_eq!(after_third, events[3..5].to_vec());
+}
+
+/// Ship dates can be set and cleared on an order, and the change is recorded.
+pub fn ship_dates_can_be_set_and_cleared<S: Store>(store: S) {
+    let f = Fixture::new(store);
+    let rex = f.pet_with_stock("Rex", 5);
+    let order = f.order(rex.id, 1).must("order");
+    let when = start_time() + chrono::Duration::days(3);
+    let before = f.event_count();
+    let dated = f
+        .shop
+        .update_order(
+            order.id,
+            OrderPatch {
+                ship_date: Some(Some(when)),
+                complete: None,
+            },
+        )
+        .must("set the ship date");
+    assert_eq!(dated.ship_date, Some(when));
+    assert_eq!(
+        f.shop.get_order(order.id, OrderScope::All).must("read"),
+        dated
+    );
+    assert_eq!(f.event_types_after(before), vec![EventType::OrderUpdated]);
+    let cleared = f
+        .shop
+        .update_order(
+            order.id,
+            OrderPatch {
+                ship_date: Some(None),
+                complete: None,
+            },
+        )
+        .must("clear the ship date");
+    assert_eq!(cleared.ship_date, None);
+    assert!(!cleared.complete);
+    assert_eq!(
+        f.state_of(rex.id),
+        (PetStatus::Available, 4),
+        "stock is untouched"
+    );
+}
+
+/// 32 threads each order one unit of a pet with 10 in stock, all at once: exactly 10
+/// orders exist afterwards, stock is 0, and every loser was told `insufficient_stock`.
+pub fn racing_orders_never_oversell<S: Store + Sync>(store: S) {
+    const RACERS: usize = 32;
+    const UNITS: u32 = 10;
+    let f = Fixture::new(store);
+    let rex = f.pet_with_stock("Rex", UNITS);
+    let start = Barrier::new(RACERS);
+    let outcomes: Vec<Result<Order, DomainError>> = std::thread::scope(|scope| {
+        let racers: Vec<_> = (0..RACERS)
+            .map(|_| {
+                scope.spawn(|| {
+                    start.wait();
+                    f.order(rex.id, 1)
+                })
+            })
+            .collect();
+        racers
+            .into_iter()
+            .map(|racer| racer.join().unwrap_or_else(|_| panic!("a racer panicked")))
+            .collect()
+    });
+    let won = outcomes.iter().filter(|o| o.is_ok()).count();
+    assert_eq!(won, UNITS as usize, "exactly the units in stock are sold");
+    for outcome in &outcomes {
+        if let Err(error) = outcome {
+            assert_eq!(
+                error.code(),
+                "insufficient_stock",
+                "a loser was told {error:?}"
+            );
+        }
+    }
+    assert_eq!(f.state_of(rex.id), (PetStatus::Pending, 0));
+    let orders = f
+        .shop
+        .list_orders(
+            &OrderQuery {
+                limit: PageSize::new(100).must("size"),
+                ..OrderQuery::default()
+            },
+            OrderScope::All,
+        )
+        .must("list orders");
+    assert_eq!(orders.items.len(), UNITS as usize);
+}

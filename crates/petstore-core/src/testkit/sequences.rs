@@ -1,0 +1,376 @@
+//! Property tests over random sequences of operations.
+//!
+//! Each case runs up to 40 random operations (create a pet, set stock, place, complete and
+//! cancel orders, delete a pet, staff status changes) on a fresh store, some of them bound to
+//! be refused, and checks after every step:
+//!
+//! - **conservation**: for every pet, stock, plus units in open and in complete orders, plus
+//!   units removed by stock updates, equals units added by stock updates; so stock never
+//!   goes below zero and nothing is sold that was not in stock;
+//! - **finality**: a complete order stays stored and complete;
+//! - **status**: for pets whose status staff never set by hand, `pending` means no stock and
+//!   open orders, `sold` means no stock and no open order, and an `available` pet without
+//!   stock has no open order;
+//! - **atomicity**: a refused operation changes nothing and records no event; no operation
+//!   fails for a reason other than a rule;
+//! - **events**: ids strictly increase.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestCaseError, TestRunner};
+
+use super::Must;
+use super::scenarios::{Fixture, name};
+use crate::{
+    CategoryQuery, DomainError, InventoryItem, InventoryQuery, NewPet, Order, OrderId, OrderPatch,
+    OrderQuery, OrderScope, PageSize, Pet, PetId, PetQuery, PetStatus, Stock, Store,
+};
+
+/// One step of a random sequence. Indices pick among the pets and orders created so far
+/// (deleted ones included, so some steps hit what is gone).
+#[derive(Debug, Clone)]
+pub enum Op {
+    /// Create a pet (with the default status).
+    CreatePet,
+    /// Set a pet's stock.
+    SetStock {
+        /// Which pet.
+        pet: usize,
+        /// The new level.
+        level: u32,
+    },
+    /// Place an order.
+    Place {
+        /// Which pet.
+        pet: usize,
+        /// How many units.
+        units: u32,
+    },
+    /// Complete an order.
+    Complete {
+        /// Which order.
+        order: usize,
+    },
+    /// Cancel an order.
+    Cancel {
+        /// Which order.
+        order: usize,
+    },
+    /// Delete a pet.
+    DeletePet {
+        /// Which pet.
+        pet: usize,
+    },
+    /// Staff set a pet's status by hand.
+    SetStatus {
+        /// Which pet.
+        pet: usize,
+        /// The status.
+        status: PetStatus,
+    },
+}
+
+/// The random operations, weighted towards orders.
+pub fn op() -> impl Strategy<Value = Op> {
+    let index = 0usize..8;
+    prop_oneof![
+        2 => Just(Op::CreatePet),
+        3 => (index.clone(), 0u32..6).prop_map(|(pet, level)| Op::SetStock { pet, level }),
+        5 => (index.clone(), 1u32..4).prop_map(|(pet, units)| Op::Place { pet, units }),
+        2 => index.clone().prop_map(|order| Op::Complete { order }),
+        2 => index.clone().prop_map(|order| Op::Cancel { order }),
+        1 => index.clone().prop_map(|pet| Op::DeletePet { pet }),
+        1 => (index, prop::sample::select(PetStatus::ALL.to_vec()))
+            .prop_map(|(pet, status)| Op::SetStatus { pet, status }),
+    ]
+}
+
+/// Runs `cases` random sequences, each on a fresh store from `make`, and panics with the
+/// smallest failing sequence if an invariant breaks.
+pub fn check<S: Store>(make: impl Fn() -> S, cases: u32) {
+    let config = Config {
+        cases,
+        failure_persistence: None,
+        ..Config::default()
+    };
+    let mut runner = TestRunner::new(config);
+    let result = runner.run(&prop::collection::vec(op(), 1..40), |ops| {
+        run_sequence(make(), &ops)
+    });
+    if let Err(failure) = result {
+        panic!("{failure}");
+    }
+}
+
+/// Everything the service shows, read through its list operations.
+#[derive(Debug, Clone, PartialEq)]
+struct World {
+    pets: Vec<Pet>,
+    inventory: Vec<InventoryItem>,
+    orders: Vec<Order>,
+    categories: usize,
+    events: usize,
+}
+
+/// What the test knows of one pet: stock added and removed by stock updates, and whether
+/// staff ever set its status by hand.
+#[derive(Debug, Default)]
+struct Ledger {
+    added: u64,
+    removed: u64,
+    status_set_by_hand: bool,
+}
+
+fn read_world<S: Store>(f: &Fixture<S>) -> World {
+    // A small page size, so that reading the world exercises paging too.
+    let limit = PageSize::new(7).must("page size");
+    let mut pets = Vec::new();
+    let mut after = None;
+    loop {
+        let page = f
+            .shop
+            .list_pets(&PetQuery {
+                after,
+                limit,
+                ..PetQuery::default()
+            })
+            .must("list pets");
+        pets.extend(page.items);
+        match page.next_after {
+            Some(next) => after = Some(PetId::new(next).must("cursor")),
+            None => break,
+        }
+    }
+    let mut inventory = Vec::new();
+    let mut after = None;
+    loop {
+        let page = f
+            .shop
+            .list_inventory(&InventoryQuery {
+                after,
+                limit,
+                ..InventoryQuery::default()
+            })
+            .must("list inventory");
+        inventory.extend(page.items);
+        match page.next_after {
+            Some(next) => after = Some(PetId::new(next).must("cursor")),
+            None => break,
+        }
+    }
+    let mut orders = Vec::new();
+    let mut after = None;
+    loop {
+        let query = OrderQuery {
+            after,
+            limit,
+            ..OrderQuery::default()
+        };
+        let page = f
+            .shop
+            .list_orders(&query, OrderScope::All)
+            .must("list orders");
+        orders.extend(page.items);
+        match page.next_after {
+            Some(next) => after = Some(OrderId::new(next).must("cursor")),
+            None => break,
+        }
+    }
+    let categories = f
+        .shop
+        .list_categories(&CategoryQuery::default())
+        .must("list categories")
+        .items
+        .len();
+    World {
+        pets,
+        inventory,
+        orders,
+        categories,
+        events: f.event_count(),
+    }
+}
+
+fn run_sequence<S: Store>(store: S, ops: &[Op]) -> Result<(), TestCaseError> {
+    let f = Fixture::new(store);
+    let mut pets: Vec<PetId> = Vec::new();
+    let mut orders: Vec<OrderId> = Vec::new();
+    let mut ledgers: BTreeMap<PetId, Ledger> = BTreeMap::new();
+    let mut completed: BTreeSet<OrderId> = BTreeSet::new();
+    let mut world = read_world(&f);
+
+    for (step, op) in ops.iter().enumerate() {
+        let pick_pet = |i: usize| pets.get(i % pets.len().max(1)).copied();
+        let pick_order = |i: usize| orders.get(i % orders.len().max(1)).copied();
+        let outcome: Result<(), DomainError> = match *op {
+            Op::CreatePet => f
+                .shop
+                .create_pet(NewPet::new(name(&format!("Pet {step}")), f.dogs))
+                .map(|pet| {
+                    pets.push(pet.id);
+                    ledgers.insert(pet.id, Ledger::default());
+                }),
+            Op::SetStock { pet, level } => match pick_pet(pet) {
+                None => Ok(()),
+                Some(id) => {
+                    let old = world
+                        .inventory
+                        .iter()
+                        .find(|i| i.pet_id == id)
+                        .map(|i| i.quantity.get());
+                    f.shop.set_stock(id, Stock::from_level(level)).map(|_| {
+                        let old = u64::from(old.unwrap_or_default());
+                        let ledger = ledgers.entry(id).or_default();
+                        ledger.added += u64::from(level).saturating_sub(old);
+                        ledger.removed += old.saturating_sub(u64::from(level));
+                    })
+                }
+            },
+            Op::Place { pet, units } => match pick_pet(pet) {
+                None => Ok(()),
+                Some(id) => f
+                    .order(id, i64::from(units))
+                    .map(|order| orders.push(order.id)),
+            },
+            Op::Complete { order } => match pick_order(order) {
+                None => Ok(()),
+                Some(id) => f
+                    .shop
+                    .update_order(
+                        id,
+                        OrderPatch {
+                            complete: Some(true),
+                            ..OrderPatch::default()
+                        },
+                    )
+                    .map(|order| {
+                        completed.insert(order.id);
+                    }),
+            },
+            Op::Cancel { order } => match pick_order(order) {
+                None => Ok(()),
+                Some(id) => f.shop.cancel_order(id, OrderScope::All),
+            },
+            Op::DeletePet { pet } => match pick_pet(pet) {
+                None => Ok(()),
+                Some(id) => f.shop.delete_pet(id).map(|()| {
+                    ledgers.remove(&id);
+                }),
+            },
+            Op::SetStatus { pet, status } => match pick_pet(pet) {
+                None => Ok(()),
+                Some(id) => f
+                    .shop
+                    .replace_pet(
+                        id,
+                        NewPet::new(name(&format!("Renamed {step}")), f.dogs).with_status(status),
+                    )
+                    .map(|_| {
+                        ledgers.entry(id).or_default().status_set_by_hand = true;
+                    }),
+            },
+        };
+
+        let now = read_world(&f);
+        match outcome {
+            Err(error) => {
+                prop_assert!(
+                    !error.is_infrastructure(),
+                    "step {step} {op:?} failed in the store: {error}"
+                );
+                prop_assert_eq!(
+                    &now,
+                    &world,
+                    "step {} {:?} was refused ({}) but changed something",
+                    step,
+                    op,
+                    error
+                );
+            }
+            Ok(()) => check_invariants(&now, &ledgers, &completed, step, op)?,
+        }
+        world = now;
+    }
+    let events = f
+        .shop
+        .events_after(None, PageSize::new(100).must("size"))
+        .must("events");
+    prop_assert!(
+        events.windows(2).all(|w| w[0].id < w[1].id),
+        "event ids must increase"
+    );
+    Ok(())
+}
+
+fn check_invariants(
+    world: &World,
+    ledgers: &BTreeMap<PetId, Ledger>,
+    completed: &BTreeSet<OrderId>,
+    step: usize,
+    op: &Op,
+) -> Result<(), TestCaseError> {
+    prop_assert_eq!(
+        world.pets.len(),
+        world.inventory.len(),
+        "every pet has one inventory entry"
+    );
+    prop_assert_eq!(world.categories, 1);
+    for id in completed {
+        let order = world.orders.iter().find(|o| o.id == *id);
+        prop_assert!(
+            order.is_some_and(|o| o.complete),
+            "after step {} {:?}: complete order {} changed",
+            step,
+            op,
+            id
+        );
+    }
+    for (pet, item) in world.pets.iter().zip(&world.inventory) {
+        prop_assert_eq!(pet.id, item.pet_id);
+        prop_assert_eq!(pet.status, item.status);
+        let ledger = ledgers.get(&pet.id);
+        prop_assert!(ledger.is_some(), "pet {} is unknown to the test", pet.id);
+        let Some(ledger) = ledger else { continue };
+        let units = |complete: bool| -> u64 {
+            world
+                .orders
+                .iter()
+                .filter(|o| o.pet_id == pet.id && o.complete == complete)
+                .map(|o| u64::from(o.quantity.get()))
+                .sum()
+        };
+        let open_orders = world
+            .orders
+            .iter()
+            .filter(|o| o.pet_id == pet.id && !o.complete)
+            .count();
+        let stock = u64::from(item.quantity.get());
+        prop_assert_eq!(
+            stock + units(false) + units(true) + ledger.removed,
+            ledger.added,
+            "after step {} {:?}: units of pet {} are not conserved",
+            step,
+            op,
+            pet.id
+        );
+        if !ledger.status_set_by_hand {
+            let consistent = match pet.status {
+                PetStatus::Pending => stock == 0 && open_orders > 0,
+                PetStatus::Sold => stock == 0 && open_orders == 0,
+                PetStatus::Available => stock > 0 || open_orders == 0,
+            };
+            prop_assert!(
+                consistent,
+                "after step {} {:?}: pet {} is {} with stock {} and {} open orders",
+                step,
+                op,
+                pet.id,
+                pet.status,
+                stock,
+                open_orders
+            );
+        }
+    }
+    Ok(())
+}
