@@ -1,1 +1,33 @@
-//! The pet store repositories on SQLite (Diesel 2 + r2d2). Lands with the store issue.
+//! The pet store's repositories on SQLite, through Diesel 2 and r2d2.
+//!
+//! [`SqliteStore`] implements the domain's [`Store`](petstore_core::Store): every use case of
+//! [`petstore_core::Service`] runs on it unchanged. The database runs in WAL mode with one
+//! writer connection (write transactions begin `IMMEDIATE`) and a pool of readers; see
+//! [`store`](crate::store) for why. Migrations from the repository's `migrations/` folder are
+//! compiled in and applied by [`SqliteStore::open`] or [`migrate`].
+//!
+//! ```no_run
+//! use petstore_core::Service;
+//! use petstore_store::{SqliteStore, StoreConfig};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let store = SqliteStore::open(&StoreConfig::new("petstore.db"))?;
+//! let shop = Service::new(store);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! All SQLite-specific SQL stays in this crate, behind the domain's traits.
+
+#![deny(missing_docs)]
+
+mod config;
+mod error;
+mod rows;
+mod schema;
+pub mod store;
+mod transaction;
+
+pub use config::{Durability, StoreConfig};
+pub use error::StoreError;
+pub use store::{MIGRATIONS, PoolState, SqliteStore, connect, migrate};

@@ -1,0 +1,184 @@
+//! Rows as stored, and their conversion to domain values.
+//!
+//! Reading a row parses it back into validated domain types, so a value that breaks a rule
+//! (written by hand, or by an older bug) is reported as corrupt instead of served.
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use diesel::prelude::*;
+use diesel::sqlite::Sqlite;
+use petstore_core::{
+    Category, CategoryId, Description, Event, EventId, EventType, InventoryItem, Name, Order,
+    OrderId, OwnerId, Pet, PetId, PetStatus, Quantity, Stock, ValidationError,
+};
+
+use crate::error::StoreError;
+use crate::schema::{categories, events, orders, pets};
+
+fn corrupt(table: &'static str, id: i64) -> impl Fn(ValidationError) -> StoreError {
+    move |error| StoreError::Corrupt(format!("{table} row {id}: {error}"))
+}
+
+/// Timestamps are stored as RFC 3339 text in UTC, with as many fraction digits as needed.
+pub(crate) fn format_time(time: DateTime<Utc>) -> String {
+    time.to_rfc3339_opts(SecondsFormat::AutoSi, true)
+}
+
+fn parse_time(table: &'static str, id: i64, text: &str) -> Result<DateTime<Utc>, StoreError> {
+    DateTime::parse_from_rfc3339(text)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|e| StoreError::Corrupt(format!("{table} row {id}: bad time {text:?}: {e}")))
+}
+
+#[derive(Debug, Queryable, Selectable)]
+#[diesel(table_name = categories, check_for_backend(Sqlite))]
+pub(crate) struct CategoryRow {
+    id: i64,
+    name: String,
+    description: Option<String>,
+}
+
+impl TryFrom<CategoryRow> for Category {
+    type Error = StoreError;
+
+    fn try_from(row: CategoryRow) -> Result<Self, StoreError> {
+        let bad = corrupt("categories", row.id);
+        Ok(Category {
+            id: CategoryId::new(row.id).map_err(&bad)?,
+            name: Name::parse(&row.name).map_err(&bad)?,
+            description: row
+                .description
+                .as_deref()
+                .map(Description::parse)
+                .transpose()
+                .map_err(&bad)?,
+        })
+    }
+}
+
+/// A pet row; the stock column is the pet's inventory entry.
+#[derive(Debug, Queryable, Selectable)]
+#[diesel(table_name = pets, check_for_backend(Sqlite))]
+pub(crate) struct PetRow {
+    id: i64,
+    name: String,
+    category_id: i64,
+    status: String,
+    stock: i64,
+}
+
+impl PetRow {
+    pub(crate) fn pet(&self) -> Result<Pet, StoreError> {
+        let bad = corrupt("pets", self.id);
+        Ok(Pet {
+            id: PetId::new(self.id).map_err(&bad)?,
+            name: Name::parse(&self.name).map_err(&bad)?,
+            category_id: CategoryId::new(self.category_id).map_err(&bad)?,
+            status: self.status.parse::<PetStatus>().map_err(&bad)?,
+        })
+    }
+
+    pub(crate) fn inventory_item(&self) -> Result<InventoryItem, StoreError> {
+        let bad = corrupt("pets", self.id);
+        let stock = u32::try_from(self.stock).map_err(|_| {
+            StoreError::Corrupt(format!("pets row {}: stock {}", self.id, self.stock))
+        })?;
+        Ok(InventoryItem {
+            pet_id: PetId::new(self.id).map_err(&bad)?,
+            quantity: Stock::from_level(stock),
+            status: self.status.parse::<PetStatus>().map_err(&bad)?,
+        })
+    }
+}
+
+#[derive(Debug, Queryable, Selectable)]
+#[diesel(table_name = orders, check_for_backend(Sqlite))]
+pub(crate) struct OrderRow {
+    id: i64,
+    pet_id: i64,
+    quantity: i64,
+    ship_date: Option<String>,
+    complete: bool,
+    owner_id: Option<i64>,
+}
+
+impl TryFrom<OrderRow> for Order {
+    type Error = StoreError;
+
+    fn try_from(row: OrderRow) -> Result<Self, StoreError> {
+        let bad = corrupt("orders", row.id);
+        Ok(Order {
+            id: OrderId::new(row.id).map_err(&bad)?,
+            pet_id: PetId::new(row.pet_id).map_err(&bad)?,
+            quantity: Quantity::new(row.quantity).map_err(&bad)?,
+            ship_date: row
+                .ship_date
+                .as_deref()
+                .map(|text| parse_time("orders", row.id, text))
+                .transpose()?,
+            complete: row.complete,
+            owner: row.owner_id.map(OwnerId::new).transpose().map_err(&bad)?,
+        })
+    }
+}
+
+#[derive(Debug, Queryable, Selectable)]
+#[diesel(table_name = events, check_for_backend(Sqlite))]
+pub(crate) struct EventRow {
+    id: i64,
+    time: String,
+    event_type: String,
+    subject: String,
+    data: String,
+}
+
+impl TryFrom<EventRow> for Event {
+    type Error = StoreError;
+
+    fn try_from(row: EventRow) -> Result<Self, StoreError> {
+        let bad = corrupt("events", row.id);
+        Ok(Event {
+            id: EventId::new(row.id).map_err(&bad)?,
+            time: parse_time("events", row.id, &row.time)?,
+            event_type: row.event_type.parse::<EventType>().map_err(&bad)?,
+            subject: row.subject,
+            data: serde_json::from_str(&row.data)
+                .map_err(|e| StoreError::Corrupt(format!("events row {}: {e}", row.id)))?,
+        })
+    }
+}
+
+#[derive(Debug, Insertable, AsChangeset)]
+#[diesel(table_name = categories, treat_none_as_null = true)]
+pub(crate) struct CategoryValues<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) name_key: String,
+    pub(crate) description: Option<&'a str>,
+}
+
+#[derive(Debug, Insertable, AsChangeset)]
+#[diesel(table_name = pets)]
+pub(crate) struct PetValues<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) name_key: String,
+    pub(crate) category_id: i64,
+    pub(crate) status: &'static str,
+}
+
+#[derive(Debug, Insertable)]
+#[diesel(table_name = orders)]
+pub(crate) struct NewOrderRow {
+    pub(crate) pet_id: i64,
+    pub(crate) quantity: i64,
+    pub(crate) ship_date: Option<String>,
+    pub(crate) complete: bool,
+    pub(crate) owner_id: Option<i64>,
+}
+
+#[derive(Debug, Insertable)]
+#[diesel(table_name = events)]
+pub(crate) struct NewEventRow<'a> {
+    pub(crate) time: &'a str,
+    pub(crate) event_type: &'static str,
+    pub(crate) subject: String,
+    pub(crate) data: String,
+}

@@ -1,0 +1,47 @@
+//! The tables, as Diesel sees them. Written by hand to match `migrations/`; the migrations
+//! test checks that every query in this crate runs against the migrated schema.
+
+diesel::table! {
+    categories (id) {
+        id -> BigInt,
+        name -> Text,
+        name_key -> Text,
+        description -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    pets (id) {
+        id -> BigInt,
+        name -> Text,
+        name_key -> Text,
+        category_id -> BigInt,
+        status -> Text,
+        stock -> BigInt,
+        open_orders -> BigInt,
+    }
+}
+
+diesel::table! {
+    orders (id) {
+        id -> BigInt,
+        pet_id -> BigInt,
+        quantity -> BigInt,
+        ship_date -> Nullable<Text>,
+        complete -> Bool,
+        owner_id -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
+    events (id) {
+        id -> BigInt,
+        time -> Text,
+        #[sql_name = "type"]
+        event_type -> Text,
+        subject -> Text,
+        data -> Text,
+    }
+}
+
+diesel::allow_tables_to_appear_in_same_query!(categories, pets, orders, events);

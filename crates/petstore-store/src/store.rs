@@ -1,0 +1,201 @@
+//! The SQLite store: connection pools, pragmas, migrations and the unit of work.
+//!
+//! Writer strategy: one writer connection. SQLite allows one writer at a time anyway; with a
+//! single connection, writers queue in the pool (bounded by `connection_timeout`) instead of
+//! spinning on `SQLITE_BUSY`, and every write transaction begins `IMMEDIATE`, taking the write
+//! lock before its first read, so a rule checked inside it still holds at commit, even against
+//! another process (the `petstore keys` command) writing to the same file. Readers have their
+//! own pool and, in WAL mode, never wait for the writer.
+
+use diesel::connection::SimpleConnection;
+use diesel::r2d2::{ConnectionManager, CustomizeConnection, Pool};
+use diesel::sqlite::SqliteConnection;
+use diesel::{Connection, RunQueryDsl};
+use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
+use petstore_core::{DomainError, RepoResult, Snapshot, Store, Transaction};
+
+use crate::config::StoreConfig;
+use crate::error::StoreError;
+use crate::transaction::SqliteTx;
+
+/// The SQL migrations in `migrations/`, compiled into the binary.
+pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations");
+
+type SqlitePool = Pool<ConnectionManager<SqliteConnection>>;
+
+/// The pet store's [`Store`] on a SQLite file.
+#[derive(Clone)]
+pub struct SqliteStore {
+    writer: SqlitePool,
+    readers: SqlitePool,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore")
+            .field("writer", &self.writer.state())
+            .field("readers", &self.readers.state())
+            .finish()
+    }
+}
+
+/// Set on every connection the pools open.
+#[derive(Debug, Clone, Copy)]
+struct Pragmas {
+    busy_timeout_ms: u128,
+    synchronous: &'static str,
+}
+
+impl Pragmas {
+    fn sql(self) -> String {
+        format!(
+            "PRAGMA busy_timeout = {}; PRAGMA foreign_keys = ON; PRAGMA synchronous = {};",
+            self.busy_timeout_ms, self.synchronous
+        )
+    }
+}
+
+impl CustomizeConnection<SqliteConnection, diesel::r2d2::Error> for Pragmas {
+    fn on_acquire(&self, conn: &mut SqliteConnection) -> Result<(), diesel::r2d2::Error> {
+        conn.batch_execute(&self.sql())
+            .map_err(diesel::r2d2::Error::QueryError)
+    }
+}
+
+fn database_url(config: &StoreConfig) -> Result<&str, StoreError> {
+    config.path.to_str().ok_or_else(|| {
+        StoreError::Migration(format!(
+            "the database path {} is not valid UTF-8",
+            config.path.display()
+        ))
+    })
+}
+
+/// Opens one connection with the pragmas of `config`, outside any pool.
+pub fn connect(config: &StoreConfig) -> Result<SqliteConnection, StoreError> {
+    let mut conn = SqliteConnection::establish(database_url(config)?)?;
+    let pragmas = Pragmas {
+        busy_timeout_ms: config.busy_timeout.as_millis(),
+        synchronous: config.durability.pragma(),
+    };
+    conn.batch_execute(&pragmas.sql())?;
+    Ok(conn)
+}
+
+/// Creates the database if needed, switches it to WAL and applies pending migrations.
+/// Returns the versions applied.
+pub fn migrate(config: &StoreConfig) -> Result<Vec<String>, StoreError> {
+    let mut conn = connect(config)?;
+    // WAL is a property of the file: set once, it stays.
+    conn.batch_execute("PRAGMA journal_mode = WAL;")?;
+    let applied = conn
+        .run_pending_migrations(MIGRATIONS)
+        .map_err(|e| StoreError::Migration(e.to_string()))?;
+    Ok(applied.iter().map(ToString::to_string).collect())
+}
+
+impl SqliteStore {
+    /// Opens (creating and migrating if needed) the database of `config`.
+    pub fn open(config: &StoreConfig) -> Result<Self, StoreError> {
+        migrate(config)?;
+        let url = database_url(config)?;
+        let pragmas = Pragmas {
+            busy_timeout_ms: config.busy_timeout.as_millis(),
+            synchronous: config.durability.pragma(),
+        };
+        let pool = |size: u32| {
+            Pool::builder()
+                .max_size(size)
+                .min_idle(Some(1))
+                .connection_timeout(config.connection_timeout)
+                .connection_customizer(Box::new(pragmas))
+                .build(ConnectionManager::<SqliteConnection>::new(url))
+        };
+        Ok(Self {
+            writer: pool(1)?,
+            readers: pool(config.readers.max(1))?,
+        })
+    }
+
+    /// Whether the database answers and has every migration applied (for `/readyz`).
+    pub fn check_ready(&self) -> Result<(), StoreError> {
+        let mut conn = self.readers.get()?;
+        diesel::sql_query("SELECT 1").execute(&mut *conn)?;
+        let pending = conn
+            .has_pending_migration(MIGRATIONS)
+            .map_err(|e| StoreError::Migration(e.to_string()))?;
+        if pending {
+            return Err(StoreError::Migration("migrations are pending".into()));
+        }
+        Ok(())
+    }
+
+    /// Connections open and idle, writer and readers (for metrics).
+    pub fn pool_state(&self) -> PoolState {
+        let (writer, readers) = (self.writer.state(), self.readers.state());
+        PoolState {
+            connections: writer.connections + readers.connections,
+            idle: writer.idle_connections + readers.idle_connections,
+        }
+    }
+}
+
+/// A snapshot of the connection pools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolState {
+    /// Connections open.
+    pub connections: u32,
+    /// Of which idle.
+    pub idle: u32,
+}
+
+impl Store for SqliteStore {
+    fn read<T>(&self, work: impl FnOnce(&mut dyn Snapshot) -> RepoResult<T>) -> RepoResult<T> {
+        let mut conn = self.readers.get().map_err(StoreError::from)?;
+        // One deferred transaction: all the work's queries see the same snapshot.
+        conn.transaction::<T, StoreError, _>(|conn| {
+            work(&mut SqliteTx { conn }).map_err(StoreError::Domain)
+        })
+        .map_err(DomainError::from)
+    }
+
+    fn write<T>(&self, work: impl FnOnce(&mut dyn Transaction) -> RepoResult<T>) -> RepoResult<T> {
+        let mut conn = self.writer.get().map_err(StoreError::from)?;
+        conn.immediate_transaction::<T, StoreError, _>(|conn| {
+            work(&mut SqliteTx { conn }).map_err(StoreError::Domain)
+        })
+        .map_err(DomainError::from)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use diesel::dsl::sql;
+    use diesel::sql_types::BigInt;
+
+    use super::*;
+    use crate::config::Durability;
+
+    fn pragma(conn: &mut SqliteConnection, name: &str) -> i64 {
+        diesel::select(sql::<BigInt>(&format!("(SELECT * FROM pragma_{name})")))
+            .get_result(conn)
+            .unwrap()
+    }
+
+    #[test]
+    fn every_pooled_connection_carries_the_pragmas() {
+        let dir = tempfile::tempdir().unwrap();
+        for (durability, synchronous) in [(Durability::Full, 2), (Durability::Normal, 1)] {
+            let mut config = StoreConfig::new(dir.path().join(format!("{durability:?}.db")));
+            config.durability = durability;
+            config.busy_timeout = std::time::Duration::from_millis(1234);
+            let store = SqliteStore::open(&config).unwrap();
+            for pool in [&store.writer, &store.readers] {
+                let mut conn = pool.get().unwrap();
+                assert_eq!(pragma(&mut conn, "foreign_keys"), 1);
+                assert_eq!(pragma(&mut conn, "synchronous"), synchronous);
+                assert_eq!(pragma(&mut conn, "busy_timeout"), 1234);
+            }
+        }
+    }
+}

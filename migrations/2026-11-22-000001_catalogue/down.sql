@@ -1,0 +1,11 @@
+DROP TABLE events;
+DROP TRIGGER open_order_removed;
+DROP TRIGGER open_order_completed;
+DROP TRIGGER open_order_placed;
+DROP TRIGGER complete_orders_are_not_cancelled;
+DROP TRIGGER complete_orders_stay_complete;
+DROP TRIGGER pets_with_open_orders_stay;
+DROP TRIGGER orders_need_a_pet;
+DROP TABLE orders;
+DROP TABLE pets;
+DROP TABLE categories;
