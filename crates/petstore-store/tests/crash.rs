@@ -1,0 +1,185 @@
+//! Nothing acknowledged is lost when the process dies mid-write.
+//!
+//! The test re-runs its own binary as a child process that places (and sometimes cancels)
+//! orders in a loop, printing each one after its commit returned; the parent kills it with
+//! SIGKILL at a random moment, reopens the database and checks it.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use diesel::prelude::*;
+use diesel::sql_types::Text;
+use petstore_core::testkit::scenarios::Fixture;
+use petstore_core::{
+    NewOrder, OrderId, OrderQuery, OrderScope, PageSize, PetId, Quantity, Service, Stock,
+};
+use petstore_store::{SqliteStore, StoreConfig, connect};
+
+const CHILD_DATABASE: &str = "PETSTORE_CRASH_CHILD_DATABASE";
+const UNITS: u32 = 1_000_000;
+
+/// The child's side: run only as a child of `killed_mid_write_loses_nothing_acknowledged`.
+#[test]
+#[ignore = "the child process of killed_mid_write_loses_nothing_acknowledged"]
+fn crash_child() {
+    let path = std::env::var(CHILD_DATABASE).expect("run as a child of the crash test");
+    let shop = Service::new(SqliteStore::open(&StoreConfig::new(path)).unwrap());
+    let pet = PetId::new(1).unwrap();
+    let mut out = std::io::stdout().lock();
+    for n in 0u64.. {
+        let order = shop
+            .place_order(NewOrder::new(pet, Quantity::ONE), None)
+            .unwrap();
+        writeln!(out, "placed {}", order.id).unwrap();
+        if n % 3 == 0 {
+            // Announced first: a kill between the cancel's commit and its report must not
+            // make the parent expect the order.
+            writeln!(out, "cancelling {}", order.id).unwrap();
+            shop.cancel_order(order.id, OrderScope::All).unwrap();
+            writeln!(out, "cancelled {}", order.id).unwrap();
+        }
+        out.flush().unwrap();
+    }
+}
+
+/// A pseudo-random delay, different each round, without a random-number crate.
+fn jitter(round: u32) -> Duration {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    Duration::from_millis(u64::from((nanos / 7 + round * 97) % 250 + 10))
+}
+
+#[derive(QueryableByName)]
+struct Integrity {
+    #[diesel(sql_type = Text)]
+    integrity_check: String,
+}
+
+#[test]
+fn killed_mid_write_loses_nothing_acknowledged() {
+    for round in 0..5 {
+        let dir = tempfile::tempdir().unwrap();
+        let config = StoreConfig::new(dir.path().join("crash.db"));
+        {
+            let fixture = Fixture::new(SqliteStore::open(&config).unwrap());
+            let pet = fixture.pet_with_stock("Rex", UNITS);
+            assert_eq!(pet.id, PetId::new(1).unwrap());
+        }
+
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .args([
+                "crash_child",
+                "--exact",
+                "--ignored",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(CHILD_DATABASE, &config.path)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (lines_tx, lines) = mpsc::channel::<String>();
+        let reader = std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if lines_tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+
+        let mut reported = Vec::new();
+        // Wait until the child is committing, then let it run a random while before the kill.
+        loop {
+            let line = lines
+                .recv_timeout(Duration::from_secs(60))
+                .expect("the child commits");
+            let started = line.starts_with("placed ");
+            reported.push(line);
+            if started {
+                break;
+            }
+        }
+        std::thread::sleep(jitter(round));
+        child.kill().unwrap(); // SIGKILL on Unix: no destructor, no flush, no rollback
+        child.wait().unwrap();
+        reader.join().unwrap();
+        reported.extend(lines.try_iter());
+
+        let mut placed = BTreeSet::new();
+        let mut cancelling = BTreeSet::new();
+        let mut cancelled = BTreeSet::new();
+        for line in &reported {
+            if let Some(id) = line.strip_prefix("placed ") {
+                placed.insert(id.parse::<OrderId>().unwrap());
+            } else if let Some(id) = line.strip_prefix("cancelling ") {
+                cancelling.insert(id.parse::<OrderId>().unwrap());
+            } else if let Some(id) = line.strip_prefix("cancelled ") {
+                cancelled.insert(id.parse::<OrderId>().unwrap());
+            }
+        }
+        assert!(!placed.is_empty());
+
+        let mut conn = connect(&config).unwrap();
+        let check = diesel::sql_query("PRAGMA integrity_check")
+            .get_result::<Integrity>(&mut conn)
+            .unwrap();
+        assert_eq!(check.integrity_check, "ok", "round {round}");
+        drop(conn);
+
+        let shop = Service::new(SqliteStore::open(&config).unwrap());
+        for id in &placed {
+            let stored = shop.get_order(*id, OrderScope::All);
+            if cancelled.contains(id) {
+                assert!(
+                    stored.is_err(),
+                    "round {round}: cancelled order {id} came back"
+                );
+            } else if !cancelling.contains(id) {
+                assert!(
+                    stored.is_ok(),
+                    "round {round}: acknowledged order {id} was lost"
+                );
+            }
+        }
+        // Whatever the child did not get to report may or may not have committed, but the
+        // units always add up: every unit is in stock or in an order.
+        let mut open_units = 0u64;
+        let mut after = None;
+        loop {
+            let query = OrderQuery {
+                after,
+                limit: PageSize::new(100).unwrap(),
+                ..OrderQuery::default()
+            };
+            let page = shop.list_orders(&query, OrderScope::All).unwrap();
+            open_units += page
+                .items
+                .iter()
+                .map(|o| u64::from(o.quantity.get()))
+                .sum::<u64>();
+            match page.next_after {
+                Some(next) => after = Some(OrderId::new(next).unwrap()),
+                None => break,
+            }
+        }
+        let stock = shop
+            .get_inventory_item(PetId::new(1).unwrap())
+            .unwrap()
+            .quantity;
+        assert_eq!(
+            u64::from(stock.get()) + open_units,
+            u64::from(UNITS),
+            "round {round}"
+        );
+        assert!(stock < Stock::from_level(UNITS));
+    }
+}

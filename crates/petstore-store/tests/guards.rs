@@ -1,0 +1,210 @@
+//! The schema refuses what the rules refuse, even when the service's own checks are bypassed,
+//! and each database failure maps to the right domain error.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::sync::mpsc;
+use std::time::Duration;
+
+use chrono::Utc;
+use diesel::connection::SimpleConnection;
+use petstore_core::testkit::scenarios::{Fixture, name};
+use petstore_core::{
+    CategoryId, DomainError, NewCategory, NewOrder, NewPet, Order, PetId, Quantity, Store,
+};
+use petstore_store::connect;
+
+fn refusal<T: std::fmt::Debug>(result: Result<T, DomainError>) -> DomainError {
+    result.expect_err("the database must refuse this")
+}
+
+#[test]
+fn category_names_are_unique_in_the_schema_regardless_of_case() {
+    let fixture = Fixture::new(common::TempStore::new());
+    let store = fixture.shop.store();
+    let err = refusal(store.write(|tx| tx.insert_category(&NewCategory::new(name("dOGS")))));
+    assert_eq!(
+        err,
+        DomainError::CategoryExists {
+            name: "dOGS".into()
+        }
+    );
+}
+
+#[test]
+fn pets_need_a_category_in_the_schema() {
+    let fixture = Fixture::new(common::TempStore::new());
+    let store = fixture.shop.store();
+    let nowhere = CategoryId::new(404).unwrap();
+    let err = refusal(store.write(|tx| tx.insert_pet(&NewPet::new(name("Rex"), nowhere))));
+    assert_eq!(err, DomainError::UnknownCategory { id: nowhere });
+}
+
+#[test]
+fn a_category_with_pets_cannot_be_deleted_in_the_schema() {
+    let fixture = Fixture::new(common::TempStore::new());
+    fixture.pet_with_stock("Rex", 0);
+    let store = fixture.shop.store();
+    let err = refusal(store.write(|tx| tx.delete_category(fixture.dogs)));
+    assert_eq!(err, DomainError::CategoryInUse { id: fixture.dogs });
+}
+
+#[test]
+fn open_orders_keep_their_pet_and_complete_orders_stay_complete() {
+    let fixture = Fixture::new(common::TempStore::new());
+    let rex = fixture.pet_with_stock("Rex", 3);
+    let order = fixture.order(rex.id, 1).unwrap();
+    let store = fixture.shop.store();
+
+    let err = refusal(store.write(|tx| tx.delete_pet(rex.id)));
+    assert_eq!(err, DomainError::PetHasOpenOrders { id: rex.id });
+
+    let ghost = PetId::new(999).unwrap();
+    let err =
+        refusal(store.write(|tx| tx.insert_order(&NewOrder::new(ghost, Quantity::ONE), None)));
+    assert_eq!(err, DomainError::UnknownPet { id: ghost });
+
+    let complete = fixture.complete(order.id);
+    let reopened = Order {
+        complete: false,
+        ..complete.clone()
+    };
+    let err = refusal(store.write(|tx| tx.update_order(&reopened)));
+    assert_eq!(err.code(), "invalid_transition");
+    let err = refusal(store.write(|tx| tx.delete_order(complete.id)));
+    assert_eq!(err, DomainError::OrderNotCancellable { id: complete.id });
+}
+
+#[test]
+fn stock_cannot_go_negative_in_the_schema() {
+    let store = common::TempStore::new();
+    let fixture = Fixture::new(&store);
+    let rex = fixture.pet_with_stock("Rex", 1);
+    let mut conn = connect(&store.config).unwrap();
+    let result = conn.batch_execute(&format!("UPDATE pets SET stock = -1 WHERE id = {}", rex.id));
+    assert!(result.is_err(), "CHECK (stock >= 0)");
+    let result = conn.batch_execute(&format!(
+        "UPDATE pets SET status = 'lost' WHERE id = {}",
+        rex.id
+    ));
+    assert!(result.is_err(), "CHECK on status");
+    assert_eq!(fixture.state_of(rex.id).1, 1);
+}
+
+#[test]
+fn a_failed_write_leaves_nothing_behind() {
+    let fixture = Fixture::new(common::TempStore::new());
+    let store = fixture.shop.store();
+    let events = fixture.event_count();
+    // The first insert succeeds inside the transaction, the second is refused: both vanish.
+    let err = refusal(store.write(|tx| {
+        tx.insert_category(&NewCategory::new(name("Birds")))?;
+        tx.append_events(Utc::now(), &[])?;
+        tx.insert_category(&NewCategory::new(name("BIRDS")))
+    }));
+    assert_eq!(err.code(), "category_exists");
+    let categories = store.read(|s| s.category_named(&name("birds"))).unwrap();
+    assert_eq!(categories, None);
+    assert_eq!(fixture.event_count(), events);
+}
+
+#[test]
+fn a_write_locked_by_another_process_is_unavailable_not_an_error() {
+    let store = common::TempStore::with(|c| c.busy_timeout = Duration::from_millis(50));
+    let fixture = Fixture::new(&store);
+    let mut other = connect(&store.config).unwrap();
+    other.batch_execute("BEGIN IMMEDIATE").unwrap();
+    let err = fixture
+        .shop
+        .create_pet(NewPet::new(name("Rex"), fixture.dogs))
+        .unwrap_err();
+    assert!(matches!(err, DomainError::Unavailable(_)), "{err:?}");
+    other.batch_execute("ROLLBACK").unwrap();
+    fixture
+        .shop
+        .create_pet(NewPet::new(name("Rex"), fixture.dogs))
+        .expect("works once the lock is gone");
+}
+
+#[test]
+fn no_free_connection_in_time_is_unavailable() {
+    let store = common::TempStore::with(|c| {
+        c.readers = 1;
+        c.connection_timeout = Duration::from_millis(100);
+    });
+    let (hold, release) = mpsc::channel::<()>();
+    let (started, running) = mpsc::channel::<()>();
+    let store = &store;
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            store
+                .read(|_| {
+                    started.send(()).unwrap();
+                    release.recv().unwrap();
+                    Ok(())
+                })
+                .unwrap();
+        });
+        running.recv().unwrap();
+        let err = store.read(|s| s.pet(PetId::new(1).unwrap())).unwrap_err();
+        assert!(matches!(err, DomainError::Unavailable(_)), "{err:?}");
+        hold.send(()).unwrap();
+    });
+    assert_eq!(store.read(|s| s.pet(PetId::new(1).unwrap())).unwrap(), None);
+}
+
+#[test]
+fn corrupt_rows_are_a_storage_error_not_a_panic() {
+    let store = common::TempStore::new();
+    let mut conn = connect(&store.config).unwrap();
+    conn.batch_execute(
+        "INSERT INTO events (time, type, subject, data) VALUES ('yesterday', 'pet.exploded', 'x', '{}')",
+    )
+    .unwrap();
+    let err = store.read(|s| s.events_after(None, 10)).unwrap_err();
+    assert!(matches!(err, DomainError::Storage(_)), "{err:?}");
+}
+
+#[test]
+fn the_open_order_counter_matches_the_orders_whoever_writes_them() {
+    use diesel::prelude::*;
+    use diesel::sql_types::BigInt;
+    #[derive(QueryableByName)]
+    struct Counts {
+        #[diesel(sql_type = BigInt)]
+        counter: i64,
+        #[diesel(sql_type = BigInt)]
+        actual: i64,
+    }
+    let store = common::TempStore::new();
+    let fixture = Fixture::new(&store);
+    let rex = fixture.pet_with_stock("Rex", 10);
+    let orders: Vec<_> = (0..4).map(|_| fixture.order(rex.id, 1).unwrap()).collect();
+    fixture.complete(orders[0].id);
+    fixture
+        .shop
+        .cancel_order(orders[1].id, petstore_core::OrderScope::All)
+        .unwrap();
+
+    let mut conn = connect(&store.config).unwrap();
+    conn.batch_execute(&format!(
+        "INSERT INTO orders (pet_id, quantity) VALUES ({0}, 1), ({0}, 2); \
+         UPDATE orders SET complete = 1 WHERE id = {1}; \
+         DELETE FROM orders WHERE id = (SELECT max(id) FROM orders);",
+        rex.id, orders[2].id
+    ))
+    .unwrap();
+    let counts = diesel::sql_query(format!(
+        "SELECT open_orders AS counter, \
+         (SELECT count(*) FROM orders WHERE pet_id = {0} AND complete = 0) AS actual \
+         FROM pets WHERE id = {0}",
+        rex.id
+    ))
+    .get_result::<Counts>(&mut conn)
+    .unwrap();
+    assert_eq!((counts.counter, counts.actual), (2, 2));
+    let seen = store.read(|s| s.open_order_count(rex.id)).unwrap();
+    assert_eq!(seen, 2);
+}
