@@ -10,7 +10,8 @@
 //! - [`repository`]: the traits a store implements, and its unit of work;
 //! - [`Service`]: the use cases, one transaction each, over any [`Store`];
 //! - [`InMemoryStore`]: a store in memory, for tests and small embedded catalogues;
-//! - `testkit` (feature `testkit`): the conformance suite every store must pass.
+//! - `testkit` (feature `testkit`): the conformance suite every store must pass;
+//! - `openapi` (feature `openapi`): OpenAPI schemas (utoipa) with every bound of the values.
 //!
 //! # Example
 //!
@@ -49,6 +50,8 @@ pub mod ids;
 mod json_int;
 pub mod memory;
 pub mod model;
+#[cfg(feature = "openapi")]
+pub mod openapi;
 pub mod query;
 pub mod repository;
 pub mod rules;

@@ -13,7 +13,9 @@ use crate::error::ValidationError;
 use crate::ids::{CategoryId, OrderId, OwnerId, PetId};
 use crate::values::{Description, Name, Quantity, Stock};
 
-/// Where a pet stands in the sale cycle. See the crate docs for the state machine.
+/// Where a pet stands in the sale cycle: `available` (orders may be placed), `pending` (its
+/// last units are in open orders, or staff held it back), `sold` (no stock, no open order).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PetStatus {
@@ -60,6 +62,7 @@ impl FromStr for PetStatus {
 }
 
 /// A pet to create, or the full new state of a pet to replace.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewPet {
@@ -69,6 +72,7 @@ pub struct NewPet {
     pub category_id: CategoryId,
     /// Its status; `available` when not given.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(default = "available"))]
     pub status: PetStatus,
 }
 
@@ -91,6 +95,7 @@ impl NewPet {
 }
 
 /// A pet in the catalogue.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Pet {
@@ -105,6 +110,7 @@ pub struct Pet {
 }
 
 /// A category to create, or the full new state of a category to replace.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewCategory {
@@ -126,6 +132,7 @@ impl NewCategory {
 }
 
 /// A category of pets.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Category {
@@ -139,6 +146,7 @@ pub struct Category {
 }
 
 /// An order to place.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewOrder {
@@ -167,6 +175,7 @@ impl NewOrder {
 ///
 /// An order is *open* until it is completed or cancelled. Completing is final; cancelling
 /// removes the order and puts its units back in stock.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Order {
@@ -190,15 +199,17 @@ pub struct Order {
 /// A change to an order; absent fields stay as they are.
 ///
 /// `shipDate: null` clears the ship date (JSON Merge Patch semantics).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct OrderPatch {
-    /// `Some(None)` clears the ship date, `Some(Some(t))` sets it, `None` leaves it.
+    /// A date-time sets the ship date, `null` clears it, and leaving it out keeps it.
     #[serde(
         default,
         deserialize_with = "present_or_null",
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
     pub ship_date: Option<Option<DateTime<Utc>>>,
     /// `true` completes the order. `false` on a complete order is an invalid transition.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -215,6 +226,7 @@ where
 }
 
 /// The stock of one pet. Every pet has exactly one.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct InventoryItem {
@@ -227,11 +239,13 @@ pub struct InventoryItem {
 }
 
 /// A new stock level for a pet: 0 to 1,000,000 units.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct InventoryUpdate {
     /// The new level.
     #[serde(deserialize_with = "settable_stock")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::settable_stock_schema))]
     pub quantity: Stock,
 }
 

@@ -8,9 +8,12 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::error::ValidationError;
 
-/// A pet or category name: 1 to 100 characters after trimming, no control characters.
+/// A pet or category name: at most 100 characters as sent, at least one after trimming, no
+/// control characters inside.
 ///
-/// Leading and trailing white space is removed; what is kept is what was validated.
+/// Leading and trailing white space is removed; what is kept is what was validated. The limit
+/// applies to the text as sent, so that it can be stated exactly as `maxLength` in the API's
+/// schema.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(transparent)]
 pub struct Name(String);
@@ -21,16 +24,15 @@ impl Name {
 
     /// Trims `text` and checks it.
     pub fn parse(text: &str) -> Result<Self, ValidationError> {
-        let trimmed = text.trim();
-        let chars = trimmed.chars().count();
-        if chars == 0 {
-            return Err(ValidationError::new("name", "must not be empty"));
-        }
-        if chars > Self::MAX_CHARS {
+        if text.chars().count() > Self::MAX_CHARS {
             return Err(ValidationError::new(
                 "name",
                 "must be at most 100 characters",
             ));
+        }
+        let trimmed = text.trim();
+        if trimmed.is_empty() {
+            return Err(ValidationError::new("name", "must not be empty"));
         }
         if trimmed.chars().any(char::is_control) {
             return Err(ValidationError::new(
@@ -274,6 +276,10 @@ mod tests {
         assert!(Name::parse("   ").is_err());
         assert!(Name::parse(&"a".repeat(100)).is_ok());
         assert!(Name::parse(&"a".repeat(101)).is_err());
+        assert!(
+            Name::parse(&format!(" {}", "a".repeat(100))).is_err(),
+            "as sent"
+        );
         // Characters, not bytes: 100 three-byte characters are fine.
         assert!(Name::parse(&"é".repeat(100)).is_ok());
         assert!(Name::parse("Re\u{0}x").is_err());
