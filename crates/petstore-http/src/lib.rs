@@ -1,1 +1,23 @@
-//! The pet store HTTP API (actix-web) and the `petstore` binary. Lands with the HTTP issue.
+//! The pet store's HTTP API (actix-web) and the `petstore` binary.
+//!
+//! A thin layer: handlers translate HTTP into calls of [`petstore_core::Service`] and back.
+//! No business rule lives here. What this crate owns is the wire: routes, extractors that
+//! answer bad input with the contract's JSON errors, status codes, headers, pagination links,
+//! and the OpenAPI document generated from the handlers themselves.
+
+#![deny(missing_docs)]
+
+pub mod app;
+pub mod cli;
+mod endpoint;
+pub mod error;
+pub mod extract;
+pub mod middleware;
+pub mod openapi;
+pub mod pagination;
+pub mod routes;
+pub mod state;
+
+pub use app::{HttpLimits, app};
+pub use error::ApiError;
+pub use state::AppState;

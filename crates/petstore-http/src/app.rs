@@ -1,0 +1,125 @@
+//! The actix application: routes, shared state and the middleware every request crosses.
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
+use actix_web::middleware::{ErrorHandlers, from_fn};
+use actix_web::{App, HttpRequest, HttpResponse, Resource, web};
+use serde_json::json;
+use utoipa_swagger_ui::SwaggerUi;
+
+use crate::error::ApiError;
+use crate::extract::BodyLimit;
+use crate::middleware::{catch_panics, json_errors, request_context};
+use crate::openapi;
+use crate::routes::{self, meta};
+use crate::state::AppState;
+
+/// Limits the HTTP layer enforces.
+#[derive(Debug, Clone, Copy)]
+pub struct HttpLimits {
+    /// The largest request body, in bytes.
+    pub max_body_bytes: usize,
+}
+
+impl Default for HttpLimits {
+    fn default() -> Self {
+        Self {
+            max_body_bytes: 16 * 1024,
+        }
+    }
+}
+
+/// The application, as the server runs it and as the tests call it.
+pub fn app(
+    state: AppState,
+    limits: HttpLimits,
+) -> App<
+    impl ServiceFactory<
+        ServiceRequest,
+        Config = (),
+        Response = ServiceResponse<impl MessageBody>,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
+    let v1 = routes::endpoints().into_iter().fold(
+        web::scope("/v1")
+            .route("", web::get().to(meta::api_info))
+            .default_service(web::to(unknown_route)),
+        |scope, endpoint| scope.service(endpoint),
+    );
+    App::new()
+        .app_data(web::Data::new(state))
+        .app_data(BodyLimit(limits.max_body_bytes))
+        .app_data(web::PayloadConfig::new(limits.max_body_bytes))
+        .service(v1)
+        .service(get_only("/healthz", healthz))
+        .service(get_only("/readyz", readyz))
+        .service(SwaggerUi::new("/docs/{_:.*}").url("/openapi.json", openapi::document().clone()))
+        .default_service(web::to(unknown_route))
+        // The last `wrap` runs first: ids and logs around everything, then the panic guard,
+        // then the JSON error pass right around the routes.
+        .wrap(ErrorHandlers::new().default_handler(json_errors))
+        .wrap(from_fn(catch_panics))
+        .wrap(from_fn(request_context))
+}
+
+fn get_only<F, Args>(path: &str, handler: F) -> Resource
+where
+    F: actix_web::Handler<Args>,
+    Args: actix_web::FromRequest + 'static,
+    F::Output: actix_web::Responder + 'static,
+{
+    web::resource(path)
+        .get(handler)
+        .default_service(web::to(|| async {
+            Err::<HttpResponse, _>(ApiError::method_not_allowed("GET"))
+        }))
+}
+
+/// No route matched: under a version other than `/v1` that is `unsupported_version`.
+async fn unknown_route(req: HttpRequest) -> ApiError {
+    let first = req
+        .path()
+        .trim_start_matches('/')
+        .split('/')
+        .next()
+        .unwrap_or_default();
+    let is_version =
+        first.len() > 1 && first.starts_with('v') && first[1..].bytes().all(|b| b.is_ascii_digit());
+    if is_version && first != "v1" {
+        ApiError::new(
+            actix_web::http::StatusCode::NOT_FOUND,
+            "unsupported_version",
+            format!("API version {first} does not exist; this service serves v1"),
+        )
+    } else {
+        ApiError::not_found(format!("no route for {}", req.path()))
+    }
+}
+
+/// The process is up.
+async fn healthz() -> HttpResponse {
+    HttpResponse::Ok().json(json!({"status": "ok"}))
+}
+
+/// The database answers and is migrated.
+async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+    let store = state.store().clone();
+    match web::block(move || store.check_ready()).await {
+        Ok(Ok(())) => Ok(HttpResponse::Ok().json(json!({"status": "ready"}))),
+        Ok(Err(error)) => {
+            tracing::warn!(%error, "not ready");
+            Err(ApiError::unavailable())
+        }
+        Err(_) => Err(ApiError::unavailable()),
+    }
+}
+
+impl actix_web::Responder for ApiError {
+    type Body = actix_web::body::BoxBody;
+
+    fn respond_to(self, _: &HttpRequest) -> HttpResponse {
+        actix_web::ResponseError::error_response(&self)
+    }
+}

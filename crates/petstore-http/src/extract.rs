@@ -1,0 +1,208 @@
+//! Extractors that turn a request into domain values, or into the contract's JSON errors.
+//!
+//! actix's own `Json`, `Path` and `Query` answer bad input in plain text and without the
+//! field's name; these say which field is wrong, with the right code.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::str::FromStr;
+
+use actix_web::dev::Payload;
+use actix_web::error::PayloadError;
+use actix_web::http::header;
+use actix_web::{FromRequest, HttpRequest, web};
+use petstore_core::ValidationError;
+use serde::de::DeserializeOwned;
+
+use crate::error::ApiError;
+
+/// The largest request body accepted, in bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct BodyLimit(pub usize);
+
+/// A JSON request body, parsed and validated into `T`.
+///
+/// - a content type other than `application/json` (parameters allowed): 415;
+/// - a body over the [`BodyLimit`]: 413;
+/// - not JSON, or a JSON type where another is expected: 400 `invalid_json`;
+/// - a missing, unknown or invalid field: 400 `validation_failed`, naming the field.
+#[derive(Debug)]
+pub struct JsonBody<T>(pub T);
+
+fn is_json(req: &HttpRequest) -> bool {
+    let Some(value) = req.headers().get(header::CONTENT_TYPE) else {
+        return false;
+    };
+    let Ok(text) = value.to_str() else {
+        return false;
+    };
+    let essence = text.split(';').next().unwrap_or_default().trim();
+    essence.eq_ignore_ascii_case("application/json")
+}
+
+/// Sorts a serde_json failure into the contract's two codes, naming the field.
+fn body_error(error: serde_path_to_error::Error<serde_json::Error>) -> ApiError {
+    let path = error.path().to_string();
+    let inner = error.into_inner();
+    // serde_json appends " at line L column C"; the field path says more.
+    let full = inner.to_string();
+    let message = full
+        .rsplit_once(" at line ")
+        .map_or(full.as_str(), |(head, _)| head);
+    let located = if matches!(path.as_str(), "." | "?" | "") {
+        message.to_owned()
+    } else {
+        format!("{path}: {message}")
+    };
+    match inner.classify() {
+        serde_json::error::Category::Data if !message.starts_with("invalid type") => {
+            ApiError::validation(located)
+        }
+        _ => ApiError::invalid_json(located),
+    }
+}
+
+impl<T: DeserializeOwned + 'static> FromRequest for JsonBody<T> {
+    type Error = ApiError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let json = is_json(req);
+        let limit = req
+            .app_data::<BodyLimit>()
+            .copied()
+            .unwrap_or(BodyLimit(16 * 1024));
+        let body = web::Bytes::from_request(req, payload);
+        Box::pin(async move {
+            if !json {
+                return Err(ApiError::unsupported_media_type());
+            }
+            let bytes = body
+                .await
+                .map_err(|error| match error.as_error::<PayloadError>() {
+                    Some(PayloadError::Overflow) => ApiError::payload_too_large(limit.0),
+                    _ => ApiError::invalid_json(format!("could not read the body: {error}")),
+                })?;
+            let mut deserializer = serde_json::Deserializer::from_slice(&bytes);
+            let value = serde_path_to_error::deserialize(&mut deserializer).map_err(body_error)?;
+            deserializer.end().map_err(|e| {
+                ApiError::invalid_json(format!("trailing data after the JSON value: {e}"))
+            })?;
+            Ok(JsonBody(value))
+        })
+    }
+}
+
+/// The id in a resource path (`/pets/{petId}`), parsed: anything but a positive integer up to
+/// 2^53 - 1 is 400 `invalid_parameter`, never 404.
+#[derive(Debug, Clone, Copy)]
+pub struct PathId<T>(pub T);
+
+impl<T: FromStr<Err = ValidationError>> FromRequest for PathId<T> {
+    type Error = ApiError;
+    type Future = std::future::Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let parsed = match req.match_info().iter().next() {
+            Some((name, value)) => value
+                .parse::<T>()
+                .map(PathId)
+                .map_err(|e| ApiError::invalid_parameter(format!("{name}: {}", e.reason))),
+            None => Err(ApiError::internal()),
+        };
+        std::future::ready(parsed)
+    }
+}
+
+/// The query string, as name/value pairs to take one by one; whatever is left over when the
+/// handler has taken what it knows is refused, so a misspelt filter is not silently ignored.
+#[derive(Debug)]
+pub struct QueryParams {
+    pairs: Vec<(String, String)>,
+}
+
+impl FromRequest for QueryParams {
+    type Error = ApiError;
+    type Future = std::future::Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let parsed = serde_urlencoded::from_str::<Vec<(String, String)>>(req.query_string())
+            .map(|pairs| QueryParams { pairs })
+            .map_err(|e| ApiError::invalid_parameter(format!("malformed query string: {e}")));
+        std::future::ready(parsed)
+    }
+}
+
+impl QueryParams {
+    /// Takes every value of `name`.
+    pub fn take_all(&mut self, name: &str) -> Vec<String> {
+        let (taken, kept) = std::mem::take(&mut self.pairs)
+            .into_iter()
+            .partition(|(key, _)| key == name);
+        self.pairs = kept;
+        taken.into_iter().map(|(_, value)| value).collect()
+    }
+
+    /// Takes the one value of `name`, if given; given twice is an error.
+    pub fn take(&mut self, name: &str) -> Result<Option<String>, ApiError> {
+        let mut values = self.take_all(name);
+        match values.len() {
+            0 => Ok(None),
+            1 => Ok(values.pop()),
+            _ => Err(ApiError::invalid_parameter(format!(
+                "{name}: given more than once"
+            ))),
+        }
+    }
+
+    /// Takes and parses the one value of `name`, if given.
+    pub fn parse<T: FromStr<Err = ValidationError>>(
+        &mut self,
+        name: &str,
+    ) -> Result<Option<T>, ApiError> {
+        self.take(name)?
+            .map(|value| {
+                value
+                    .parse::<T>()
+                    .map_err(|e| ApiError::invalid_parameter(format!("{name}: {}", e.reason)))
+            })
+            .transpose()
+    }
+
+    /// Takes and parses every value of `name`.
+    pub fn parse_all<T: FromStr<Err = ValidationError>>(
+        &mut self,
+        name: &str,
+    ) -> Result<Vec<T>, ApiError> {
+        self.take_all(name)
+            .iter()
+            .map(|value| {
+                value
+                    .parse::<T>()
+                    .map_err(|e| ApiError::invalid_parameter(format!("{name}: {}", e.reason)))
+            })
+            .collect()
+    }
+
+    /// Takes and parses a `true`/`false` value.
+    pub fn parse_bool(&mut self, name: &str) -> Result<Option<bool>, ApiError> {
+        match self.take(name)?.as_deref() {
+            None => Ok(None),
+            Some("true") => Ok(Some(true)),
+            Some("false") => Ok(Some(false)),
+            Some(_) => Err(ApiError::invalid_parameter(format!(
+                "{name}: must be true or false"
+            ))),
+        }
+    }
+
+    /// Fails on any parameter not taken.
+    pub fn finish(self) -> Result<(), ApiError> {
+        match self.pairs.first() {
+            None => Ok(()),
+            Some((name, _)) => Err(ApiError::invalid_parameter(format!(
+                "{name}: unknown query parameter"
+            ))),
+        }
+    }
+}

@@ -1,0 +1,23 @@
+//! `petstore`: the pet store service. `petstore --help` explains it all.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use petstore_http::cli::{self, Cli, Command};
+
+#[actix_web::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    cli::init_logging(cli.log_format);
+    let outcome = match cli.command {
+        Command::Serve(args) => cli::serve(args).await,
+        Command::Migrate(args) => cli::migrate(&args),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            tracing::error!(%error, "petstore failed");
+            ExitCode::FAILURE
+        }
+    }
+}

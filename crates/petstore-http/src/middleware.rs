@@ -1,0 +1,153 @@
+//! What wraps every request: its id and log line, a panic guard, and a last pass that turns
+//! any error response not already in the contract's JSON shape into one.
+
+use std::hash::{BuildHasher, RandomState};
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use actix_web::body::{EitherBody, MessageBody};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::header::{self, HeaderName, HeaderValue};
+use actix_web::middleware::{ErrorHandlerResponse, Next};
+use actix_web::{Error, ResponseError};
+use futures_util::FutureExt;
+use tracing::Instrument;
+
+use crate::error::ApiError;
+
+/// `X-Request-Id`.
+pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// A client's request id is echoed when it is 1 to 128 characters of a safe set; anything
+/// else (control characters, very long values) is replaced, so logs stay clean.
+fn sane_request_id(value: &HeaderValue) -> Option<String> {
+    let text = value.to_str().ok()?;
+    let ok = (1..=128).contains(&text.len())
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.:+/=".contains(&b));
+    ok.then(|| text.to_owned())
+}
+
+fn new_request_id() -> String {
+    static SEQUENCE: AtomicU64 = AtomicU64::new(0);
+    // RandomState is seeded from the OS once per thread: unpredictable, unique per call.
+    let n = SEQUENCE.fetch_add(1, Ordering::Relaxed);
+    format!("{:016x}", RandomState::new().hash_one(n))
+}
+
+/// Gives each request an id (echoed in `X-Request-Id`), runs it in a tracing span carrying that
+/// id, and logs its outcome.
+pub async fn request_context(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<impl MessageBody>, Error> {
+    let id = req
+        .headers()
+        .get(REQUEST_ID)
+        .and_then(sane_request_id)
+        .unwrap_or_else(new_request_id);
+    let span = tracing::info_span!(
+        "request",
+        request_id = %id,
+        method = %req.method(),
+        route = req.match_pattern().as_deref().unwrap_or("unmatched"),
+    );
+    let started = Instant::now();
+    let header_value = HeaderValue::from_str(&id).ok();
+    // No clone of the request may be held across `next.call`: the router needs it unshared.
+    let result = next.call(req).instrument(span.clone()).await;
+    let status = match &result {
+        Ok(response) => response.status(),
+        Err(error) => error.as_response_error().status_code(),
+    };
+    let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
+    span.in_scope(|| tracing::info!(status = status.as_u16(), latency_ms, "request handled"));
+    match result {
+        Ok(mut response) => {
+            if let Some(value) = header_value {
+                response.headers_mut().insert(REQUEST_ID, value);
+            }
+            Ok(response)
+        }
+        // actix answers an error with its `error_response`: make it ours, with the id.
+        Err(error) => {
+            let mut api = error
+                .as_error::<ApiError>()
+                .cloned()
+                .unwrap_or_else(|| ApiError::for_status(status));
+            if let Some(value) = header_value {
+                api = api.with_header(REQUEST_ID, value);
+            }
+            Err(api.into())
+        }
+    }
+}
+
+/// Turns a panic anywhere below into a 500 `internal` answer (the panic's text goes to the log
+/// only), instead of a dropped connection.
+pub async fn catch_panics(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<impl MessageBody>, Error> {
+    match AssertUnwindSafe(next.call(req)).catch_unwind().await {
+        Ok(result) => result,
+        Err(panic) => {
+            let text = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            tracing::error!(panic = %text, "a request handler panicked");
+            Err(ApiError::internal().into())
+        }
+    }
+}
+
+/// The last line of the error contract: an error response that is not JSON (from actix
+/// itself, or any path this crate forgot) is replaced by the JSON body its status stands for.
+pub fn json_errors<B: MessageBody + 'static>(
+    response: ServiceResponse<B>,
+) -> actix_web::Result<ErrorHandlerResponse<B>> {
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if is_json {
+        return Ok(ErrorHandlerResponse::Response(
+            response.map_into_left_body(),
+        ));
+    }
+    let (request, original) = response.into_parts();
+    let mut replacement = ApiError::for_status(original.status()).error_response();
+    for name in [header::ALLOW, header::RETRY_AFTER] {
+        if let Some(value) = original.headers().get(&name) {
+            replacement.headers_mut().insert(name, value.clone());
+        }
+    }
+    let response: ServiceResponse<EitherBody<B>> =
+        ServiceResponse::new(request, replacement).map_into_right_body();
+    Ok(ErrorHandlerResponse::Response(response))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_ids_are_echoed_only_when_sane() {
+        let ok = HeaderValue::from_static("abc-123_DEF.4:5");
+        assert_eq!(sane_request_id(&ok).as_deref(), Some("abc-123_DEF.4:5"));
+        for bad in ["", "has space", "semi;colon", &"x".repeat(129)] {
+            let value = HeaderValue::from_str(bad).unwrap();
+            assert_eq!(sane_request_id(&value), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn new_request_ids_differ() {
+        assert_ne!(new_request_id(), new_request_id());
+    }
+}

@@ -1,0 +1,278 @@
+//! The OpenAPI 3.1 document, generated from the code: every operation from the
+//! [`endpoints`](crate::routes::endpoints) that serve it, then the responses every operation
+//! shares (errors, `X-Request-Id`), deprecation and stability markers added in one place.
+
+use std::sync::OnceLock;
+
+use utoipa::OpenApi;
+use utoipa::openapi::extensions::ExtensionsBuilder;
+use utoipa::openapi::header::HeaderBuilder;
+use utoipa::openapi::link::LinkBuilder;
+use utoipa::openapi::path::{Operation, ParameterIn};
+use utoipa::openapi::response::{Response, ResponseBuilder};
+use utoipa::openapi::schema::{ObjectBuilder, Type};
+use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
+use utoipa::openapi::{ContentBuilder, Deprecated, Ref, RefOr};
+use utoipa_actix_web::OpenApiFactory;
+
+use crate::error::ErrorBody;
+use crate::routes::{self, pets};
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "Petstore API",
+        version = "1.0.0",
+        description = "A catalogue of pets in categories, customer orders for pets, and stock per pet.",
+        license(name = "MIT OR Apache-2.0", identifier = "MIT OR Apache-2.0"),
+    ),
+    servers((url = "/v1", description = "Version 1 of the API")),
+    components(schemas(ErrorBody)),
+    tags(
+        (name = "pets", description = "The catalogue of pets."),
+        (name = "categories", description = "Categories of pets."),
+        (name = "store", description = "Orders for pets."),
+        (name = "inventory", description = "Stock per pet."),
+        (name = "meta", description = "About the API."),
+    )
+)]
+struct BaseDocument;
+
+/// The stability of operations that are not stable: `x-stability`, mirrored as oasdiff's
+/// `x-stability-level` (which has no "experimental": `alpha` is its nearest word).
+const STABILITY: [(&str, &str, &str); 2] = [
+    ("cancelOrder", "beta", "beta"),
+    ("updateInventory", "experimental", "alpha"),
+];
+
+/// The document, built once.
+pub fn document() -> &'static utoipa::openapi::OpenApi {
+    static DOCUMENT: OnceLock<utoipa::openapi::OpenApi> = OnceLock::new();
+    DOCUMENT.get_or_init(build)
+}
+
+fn build() -> utoipa::openapi::OpenApi {
+    let mut doc = BaseDocument::openapi();
+    let components = doc.components.get_or_insert_with(Default::default);
+    for endpoint in routes::endpoints() {
+        doc.paths.merge(endpoint.paths());
+        let mut schemas = Vec::new();
+        endpoint.schemas(&mut schemas);
+        components.schemas.extend(schemas);
+    }
+    // Declared for the clients to come; enforced, and required per operation, once API
+    // keys land.
+    components.add_security_scheme(
+        "bearerAuth",
+        SecurityScheme::Http(
+            Http::builder()
+                .scheme(HttpAuthScheme::Bearer)
+                .description(Some("Pass your API key as a Bearer token."))
+                .build(),
+        ),
+    );
+    add_links(&mut doc);
+    for item in doc.paths.paths.values_mut() {
+        for operation in [
+            &mut item.get,
+            &mut item.post,
+            &mut item.put,
+            &mut item.patch,
+            &mut item.delete,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            add_shared_responses(operation);
+            mark(operation);
+        }
+    }
+    doc
+}
+
+/// What a create answers, and the operations that take the new id: lets clients (and
+/// stateful test tools) follow from a new resource to what can be done with it.
+const LINKS: [(&str, &str, &str, &[&str]); 3] = [
+    (
+        "/pets",
+        "petId",
+        "createPet",
+        &[
+            "getPet",
+            "replacePet",
+            "deletePet",
+            "getInventoryItem",
+            "updateInventory",
+        ],
+    ),
+    (
+        "/categories",
+        "categoryId",
+        "createCategory",
+        &["getCategory", "replaceCategory", "deleteCategory"],
+    ),
+    (
+        "/store/orders",
+        "orderId",
+        "placeOrder",
+        &["getOrder", "updateOrder", "cancelOrder"],
+    ),
+];
+
+fn add_links(doc: &mut utoipa::openapi::OpenApi) {
+    for (path, parameter, creator, targets) in LINKS {
+        let Some(item) = doc.paths.paths.get_mut(path) else {
+            continue;
+        };
+        let Some(operation) = item.post.as_mut() else {
+            continue;
+        };
+        debug_assert_eq!(operation.operation_id.as_deref(), Some(creator));
+        let Some(RefOr::T(created)) = operation.responses.responses.get_mut("201") else {
+            continue;
+        };
+        for target in targets {
+            let link = LinkBuilder::new()
+                .operation_id(*target)
+                .parameter(parameter, "$response.body#/id")
+                .build();
+            created.links.insert((*target).to_owned(), RefOr::T(link));
+        }
+    }
+}
+
+fn error_response(description: &str) -> Response {
+    ResponseBuilder::new()
+        .description(description)
+        .content(
+            "application/json",
+            ContentBuilder::new()
+                .schema(Some(Ref::from_schema_name("Error")))
+                .build(),
+        )
+        .build()
+}
+
+fn string_header(description: &str) -> RefOr<utoipa::openapi::header::Header> {
+    RefOr::T(
+        HeaderBuilder::new()
+            .schema(Some(ObjectBuilder::new().schema_type(Type::String)))
+            .description(Some(description))
+            .build(),
+    )
+}
+
+fn is_in(parameter: &RefOr<utoipa::openapi::path::Parameter>, place: ParameterIn) -> bool {
+    matches!(parameter, RefOr::T(p) if p.parameter_in == place)
+}
+
+/// The errors any operation can answer, by what it takes, and the `X-Request-Id` header on
+/// every response.
+fn add_shared_responses(operation: &mut Operation) {
+    let parameters = operation.parameters.as_deref().unwrap_or_default();
+    let has_path = parameters.iter().any(|p| is_in(p, ParameterIn::Path));
+    let has_query = parameters.iter().any(|p| is_in(p, ParameterIn::Query));
+    let has_body = operation.request_body.is_some();
+
+    let mut bad_request = Vec::new();
+    if has_path || has_query {
+        bad_request
+            .push("`invalid_parameter`: a path or query parameter is malformed or out of range");
+    }
+    if has_body {
+        bad_request.push("`invalid_json`: the body is not JSON or has a wrong JSON type");
+        bad_request.push("`validation_failed`: a field is missing, unknown or breaks a rule; the message names it");
+    }
+    let mut shared: Vec<(&str, Response)> = Vec::new();
+    if !bad_request.is_empty() {
+        shared.push(("400", error_response(&bad_request.join("; "))));
+    }
+    if has_path {
+        shared.push(("404", error_response("`not_found`: no such resource.")));
+    }
+    if has_body {
+        shared.push((
+            "413",
+            error_response("`payload_too_large`: the body is over the size limit."),
+        ));
+        shared.push((
+            "415",
+            error_response("`unsupported_media_type`: the body must be `application/json`."),
+        ));
+    }
+    shared.push((
+        "500",
+        error_response(
+            "`internal`: a bug; the details are in the log under this response's `X-Request-Id`.",
+        ),
+    ));
+    let mut unavailable = error_response(
+        "`unavailable`: the database is busy or down; retry after `Retry-After` seconds.",
+    );
+    unavailable.headers.insert(
+        "Retry-After".into(),
+        string_header("Seconds to wait before retrying."),
+    );
+    shared.push(("503", unavailable));
+
+    let responses = &mut operation.responses.responses;
+    for (status, response) in shared {
+        responses
+            .entry(status.to_owned())
+            .or_insert(RefOr::T(response));
+    }
+    for response in responses.values_mut() {
+        if let RefOr::T(response) = response {
+            response.headers.insert(
+                "X-Request-Id".into(),
+                string_header(
+                    "The request's id: the client's own when it sent a sane one, else a new one.",
+                ),
+            );
+        }
+    }
+}
+
+/// Deprecation (getPet) and stability markers.
+fn mark(operation: &mut Operation) {
+    let id = operation.operation_id.as_deref().unwrap_or_default();
+    if id == "getPet" {
+        operation.deprecated = Some(Deprecated::True);
+        let sunset = pets::get_pet_sunset().format("%Y-%m-%d").to_string();
+        let extensions = ExtensionsBuilder::new()
+            .add("x-deprecated-sunset", sunset)
+            .build();
+        operation
+            .extensions
+            .get_or_insert_with(Default::default)
+            .merge(extensions);
+        for response in operation.responses.responses.values_mut() {
+            if let RefOr::T(response) = response {
+                response.headers.insert(
+                    "Deprecation".into(),
+                    string_header(
+                        "`@<unix seconds>`: when this operation was deprecated (RFC 9745).",
+                    ),
+                );
+                response.headers.insert(
+                    "Sunset".into(),
+                    string_header("When this operation stops answering (RFC 8594)."),
+                );
+                response.headers.insert(
+                    "Link".into(),
+                    string_header("`</v1/pets?id={petId}>; rel=\"successor-version\"`: the operation to use instead."),
+                );
+            }
+        }
+    }
+    if let Some((_, stability, level)) = STABILITY.iter().find(|(op, _, _)| *op == id) {
+        let extensions = ExtensionsBuilder::new()
+            .add("x-stability", *stability)
+            .add("x-stability-level", *level)
+            .build();
+        operation
+            .extensions
+            .get_or_insert_with(Default::default)
+            .merge(extensions);
+    }
+}

@@ -1,0 +1,124 @@
+//! `/v1/categories`.
+
+use actix_web::{HttpResponse, web};
+use petstore_core::{Category, CategoryId, CategoryQuery, NewCategory};
+
+use crate::error::{ApiError, ErrorBody};
+use crate::extract::{JsonBody, PathId, QueryParams};
+use crate::pagination::{Paging, page_response};
+use crate::routes::created;
+use crate::state::AppState;
+
+/// Lists categories by id.
+#[utoipa::path(
+    get,
+    path = "/categories",
+    operation_id = "listCategories",
+    tag = "categories",
+    params(
+        ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "Page size, 20 if not given."),
+        ("cursor" = Option<String>, Query, pattern = r"^k[0-9a-f]{1,15}$", description = "Where the page starts: pass the cursor of a `Link: rel=\"next\"` header, unchanged."),
+    ),
+    responses(
+        (status = 200, description = "A page of categories, by id.", body = Vec<Category>,
+            headers(("Link" = String, description = "`<…>; rel=\"next\"` when another page follows."))),
+    )
+)]
+pub async fn list_categories(
+    state: web::Data<AppState>,
+    mut query: QueryParams,
+) -> Result<HttpResponse, ApiError> {
+    let paging = Paging::<CategoryId>::take(&mut query)?;
+    query.finish()?;
+    let list = CategoryQuery {
+        after: paging.after,
+        limit: paging.limit,
+    };
+    let page = state.run(move |shop| shop.list_categories(&list)).await?;
+    Ok(page_response("/v1/categories", &page, paging.limit, &[]))
+}
+
+/// Creates a category; names are unique regardless of case.
+#[utoipa::path(
+    post,
+    path = "/categories",
+    operation_id = "createCategory",
+    tag = "categories",
+    request_body = NewCategory,
+    responses(
+        (status = 201, description = "The category, created.", body = Category,
+            headers(("Location" = String, description = "The new category's URL."))),
+        (status = 409, description = "`category_exists`: the name is taken.", body = ErrorBody),
+    )
+)]
+pub async fn create_category(
+    state: web::Data<AppState>,
+    JsonBody(new): JsonBody<NewCategory>,
+) -> Result<HttpResponse, ApiError> {
+    let category = state.run(move |shop| shop.create_category(new)).await?;
+    Ok(created(
+        format!("/v1/categories/{}", category.id),
+        &category,
+    ))
+}
+
+/// Reads one category.
+#[utoipa::path(
+    get,
+    path = "/categories/{categoryId}",
+    operation_id = "getCategory",
+    tag = "categories",
+    params(("categoryId" = CategoryId, Path, description = "The category's id.")),
+    responses((status = 200, description = "The category.", body = Category))
+)]
+pub async fn get_category(
+    state: web::Data<AppState>,
+    PathId(id): PathId<CategoryId>,
+) -> Result<HttpResponse, ApiError> {
+    let category = state.run(move |shop| shop.get_category(id)).await?;
+    Ok(HttpResponse::Ok().json(category))
+}
+
+/// Replaces a category's name and description.
+#[utoipa::path(
+    put,
+    path = "/categories/{categoryId}",
+    operation_id = "replaceCategory",
+    tag = "categories",
+    params(("categoryId" = CategoryId, Path, description = "The category's id.")),
+    request_body = NewCategory,
+    responses(
+        (status = 200, description = "The category, replaced.", body = Category),
+        (status = 409, description = "`category_exists`: another category has the name.", body = ErrorBody),
+    )
+)]
+pub async fn replace_category(
+    state: web::Data<AppState>,
+    PathId(id): PathId<CategoryId>,
+    JsonBody(new): JsonBody<NewCategory>,
+) -> Result<HttpResponse, ApiError> {
+    let category = state
+        .run(move |shop| shop.replace_category(id, new))
+        .await?;
+    Ok(HttpResponse::Ok().json(category))
+}
+
+/// Deletes a category no pet belongs to.
+#[utoipa::path(
+    delete,
+    path = "/categories/{categoryId}",
+    operation_id = "deleteCategory",
+    tag = "categories",
+    params(("categoryId" = CategoryId, Path, description = "The category's id.")),
+    responses(
+        (status = 204, description = "The category is gone."),
+        (status = 409, description = "`category_in_use`: pets still belong to it.", body = ErrorBody),
+    )
+)]
+pub async fn delete_category(
+    state: web::Data<AppState>,
+    PathId(id): PathId<CategoryId>,
+) -> Result<HttpResponse, ApiError> {
+    state.run(move |shop| shop.delete_category(id)).await?;
+    Ok(HttpResponse::NoContent().finish())
+}

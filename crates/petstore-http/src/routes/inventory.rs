@@ -1,0 +1,87 @@
+//! `/v1/inventory`: stock per pet.
+
+use actix_web::{HttpResponse, web};
+use petstore_core::{InventoryItem, InventoryQuery, InventoryUpdate, PetId, PetStatus};
+
+use crate::error::ApiError;
+use crate::extract::{JsonBody, PathId, QueryParams};
+use crate::pagination::{Paging, page_response};
+use crate::state::AppState;
+
+/// Lists every pet's stock, by pet id.
+#[utoipa::path(
+    get,
+    path = "/inventory",
+    operation_id = "listInventory",
+    tag = "inventory",
+    params(
+        ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "Page size, 20 if not given."),
+        ("cursor" = Option<String>, Query, pattern = r"^k[0-9a-f]{1,15}$", description = "Where the page starts: pass the cursor of a `Link: rel=\"next\"` header, unchanged."),
+        ("status" = Option<PetStatus>, Query, description = "Only pets with this status."),
+    ),
+    responses(
+        (status = 200, description = "A page of inventory entries, by pet id.", body = Vec<InventoryItem>,
+            headers(("Link" = String, description = "`<…>; rel=\"next\"` when another page follows."))),
+    )
+)]
+pub async fn list_inventory(
+    state: web::Data<AppState>,
+    mut query: QueryParams,
+) -> Result<HttpResponse, ApiError> {
+    let paging = Paging::<PetId>::take(&mut query)?;
+    let status = query.parse::<PetStatus>("status")?;
+    query.finish()?;
+    let filters: Vec<(&str, String)> = status.iter().map(|s| ("status", s.to_string())).collect();
+    let list = InventoryQuery {
+        status,
+        after: paging.after,
+        limit: paging.limit,
+    };
+    let page = state.run(move |shop| shop.list_inventory(&list)).await?;
+    Ok(page_response(
+        "/v1/inventory",
+        &page,
+        paging.limit,
+        &filters,
+    ))
+}
+
+/// Reads one pet's stock.
+#[utoipa::path(
+    get,
+    path = "/inventory/{petId}",
+    operation_id = "getInventoryItem",
+    tag = "inventory",
+    params(("petId" = PetId, Path, description = "The pet's id.")),
+    responses((status = 200, description = "The pet's stock.", body = InventoryItem))
+)]
+pub async fn get_inventory_item(
+    state: web::Data<AppState>,
+    PathId(pet_id): PathId<PetId>,
+) -> Result<HttpResponse, ApiError> {
+    let item = state
+        .run(move |shop| shop.get_inventory_item(pet_id))
+        .await?;
+    Ok(HttpResponse::Ok().json(item))
+}
+
+/// Sets a pet's stock; its status follows the stock rules.
+#[utoipa::path(
+    patch,
+    path = "/inventory/{petId}",
+    operation_id = "updateInventory",
+    tag = "inventory",
+    params(("petId" = PetId, Path, description = "The pet's id.")),
+    request_body = InventoryUpdate,
+    responses((status = 200, description = "The pet's stock, updated.", body = InventoryItem))
+)]
+pub async fn update_inventory(
+    state: web::Data<AppState>,
+    PathId(pet_id): PathId<PetId>,
+    JsonBody(update): JsonBody<InventoryUpdate>,
+) -> Result<HttpResponse, ApiError> {
+    let item = state
+        .run(move |shop| shop.set_stock(pet_id, update.quantity))
+        .await?;
+    Ok(HttpResponse::Ok().json(item))
+}

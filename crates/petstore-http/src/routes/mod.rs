@@ -1,0 +1,70 @@
+//! The `/v1` operations. Each handler translates HTTP into one use case call and back.
+
+pub mod categories;
+pub mod inventory;
+pub mod meta;
+pub mod orders;
+pub mod pets;
+
+use actix_web::HttpResponse;
+use actix_web::http::header;
+
+use crate::endpoint::Endpoint;
+
+/// Every `/v1` resource with its operations: the router and the OpenAPI document both come
+/// from this list.
+pub fn endpoints() -> Vec<Endpoint> {
+    vec![
+        Endpoint::at("/").op(meta::__path_api_info, meta::api_info),
+        Endpoint::at("/pets")
+            .op(pets::__path_list_pets, pets::list_pets)
+            .op(pets::__path_create_pet, pets::create_pet),
+        Endpoint::at("/pets/{petId}")
+            .op(pets::__path_get_pet, pets::get_pet)
+            .op(pets::__path_replace_pet, pets::replace_pet)
+            .op(pets::__path_delete_pet, pets::delete_pet),
+        Endpoint::at("/categories")
+            .op(
+                categories::__path_list_categories,
+                categories::list_categories,
+            )
+            .op(
+                categories::__path_create_category,
+                categories::create_category,
+            ),
+        Endpoint::at("/categories/{categoryId}")
+            .op(categories::__path_get_category, categories::get_category)
+            .op(
+                categories::__path_replace_category,
+                categories::replace_category,
+            )
+            .op(
+                categories::__path_delete_category,
+                categories::delete_category,
+            ),
+        Endpoint::at("/store/orders")
+            .op(orders::__path_list_orders, orders::list_orders)
+            .op(orders::__path_place_order, orders::place_order),
+        Endpoint::at("/store/orders/{orderId}")
+            .op(orders::__path_get_order, orders::get_order)
+            .op(orders::__path_update_order, orders::update_order)
+            .op(orders::__path_cancel_order, orders::cancel_order),
+        Endpoint::at("/inventory").op(inventory::__path_list_inventory, inventory::list_inventory),
+        Endpoint::at("/inventory/{petId}")
+            .op(
+                inventory::__path_get_inventory_item,
+                inventory::get_inventory_item,
+            )
+            .op(
+                inventory::__path_update_inventory,
+                inventory::update_inventory,
+            ),
+    ]
+}
+
+/// `201 Created` with the new resource's `Location`.
+fn created(location: String, body: &impl serde::Serialize) -> HttpResponse {
+    HttpResponse::Created()
+        .insert_header((header::LOCATION, location))
+        .json(body)
+}

@@ -1,0 +1,148 @@
+//! `/v1/store/orders`.
+//!
+//! Until API keys land, every caller sees every order (`OrderScope::All`) and orders have no
+//! owner; the scope is where customers will be narrowed to their own.
+
+use actix_web::{HttpResponse, web};
+use petstore_core::{NewOrder, Order, OrderId, OrderPatch, OrderQuery, OrderScope, PetId};
+
+use crate::error::{ApiError, ErrorBody};
+use crate::extract::{JsonBody, PathId, QueryParams};
+use crate::pagination::{Paging, page_response};
+use crate::routes::created;
+use crate::state::AppState;
+
+/// Lists orders by id.
+#[utoipa::path(
+    get,
+    path = "/store/orders",
+    operation_id = "listOrders",
+    tag = "store",
+    params(
+        ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "Page size, 20 if not given."),
+        ("cursor" = Option<String>, Query, pattern = r"^k[0-9a-f]{1,15}$", description = "Where the page starts: pass the cursor of a `Link: rel=\"next\"` header, unchanged."),
+        ("petId" = Option<PetId>, Query, description = "Only orders for this pet."),
+        ("complete" = Option<bool>, Query, description = "Only complete (`true`) or open (`false`) orders."),
+    ),
+    responses(
+        (status = 200, description = "A page of orders, by id.", body = Vec<Order>,
+            headers(("Link" = String, description = "`<…>; rel=\"next\"` when another page follows."))),
+    )
+)]
+pub async fn list_orders(
+    state: web::Data<AppState>,
+    mut query: QueryParams,
+) -> Result<HttpResponse, ApiError> {
+    let paging = Paging::<OrderId>::take(&mut query)?;
+    let pet_id = query.parse::<PetId>("petId")?;
+    let complete = query.parse_bool("complete")?;
+    query.finish()?;
+    let mut filters = Vec::new();
+    if let Some(pet) = pet_id {
+        filters.push(("petId", pet.to_string()));
+    }
+    if let Some(complete) = complete {
+        filters.push(("complete", complete.to_string()));
+    }
+    let list = OrderQuery {
+        pet_id,
+        complete,
+        after: paging.after,
+        limit: paging.limit,
+        owner: None,
+    };
+    let page = state
+        .run(move |shop| shop.list_orders(&list, OrderScope::All))
+        .await?;
+    Ok(page_response(
+        "/v1/store/orders",
+        &page,
+        paging.limit,
+        &filters,
+    ))
+}
+
+/// Places an order: its units leave stock at once.
+#[utoipa::path(
+    post,
+    path = "/store/orders",
+    operation_id = "placeOrder",
+    tag = "store",
+    request_body = NewOrder,
+    responses(
+        (status = 201, description = "The order, placed.", body = Order,
+            headers(("Location" = String, description = "The new order's URL."))),
+        (status = 409, description = "`insufficient_stock`: not enough units; `pet_not_available`: the pet is not for sale.", body = ErrorBody),
+        (status = 422, description = "`unknown_pet`: the pet does not exist.", body = ErrorBody),
+    )
+)]
+pub async fn place_order(
+    state: web::Data<AppState>,
+    JsonBody(new): JsonBody<NewOrder>,
+) -> Result<HttpResponse, ApiError> {
+    let order = state.run(move |shop| shop.place_order(new, None)).await?;
+    Ok(created(format!("/v1/store/orders/{}", order.id), &order))
+}
+
+/// Reads one order.
+#[utoipa::path(
+    get,
+    path = "/store/orders/{orderId}",
+    operation_id = "getOrder",
+    tag = "store",
+    params(("orderId" = OrderId, Path, description = "The order's id.")),
+    responses((status = 200, description = "The order.", body = Order))
+)]
+pub async fn get_order(
+    state: web::Data<AppState>,
+    PathId(id): PathId<OrderId>,
+) -> Result<HttpResponse, ApiError> {
+    let order = state
+        .run(move |shop| shop.get_order(id, OrderScope::All))
+        .await?;
+    Ok(HttpResponse::Ok().json(order))
+}
+
+/// Sets or clears an order's ship date, or completes it. Completion is final.
+#[utoipa::path(
+    patch,
+    path = "/store/orders/{orderId}",
+    operation_id = "updateOrder",
+    tag = "store",
+    params(("orderId" = OrderId, Path, description = "The order's id.")),
+    request_body = OrderPatch,
+    responses(
+        (status = 200, description = "The order, updated.", body = Order),
+        (status = 409, description = "`invalid_transition`: a complete order cannot be made open again.", body = ErrorBody),
+    )
+)]
+pub async fn update_order(
+    state: web::Data<AppState>,
+    PathId(id): PathId<OrderId>,
+    JsonBody(patch): JsonBody<OrderPatch>,
+) -> Result<HttpResponse, ApiError> {
+    let order = state.run(move |shop| shop.update_order(id, patch)).await?;
+    Ok(HttpResponse::Ok().json(order))
+}
+
+/// Cancels an open order: it is removed and its units go back in stock.
+#[utoipa::path(
+    delete,
+    path = "/store/orders/{orderId}",
+    operation_id = "cancelOrder",
+    tag = "store",
+    params(("orderId" = OrderId, Path, description = "The order's id.")),
+    responses(
+        (status = 204, description = "The order is cancelled."),
+        (status = 409, description = "`order_not_cancellable`: the order is complete.", body = ErrorBody),
+    )
+)]
+pub async fn cancel_order(
+    state: web::Data<AppState>,
+    PathId(id): PathId<OrderId>,
+) -> Result<HttpResponse, ApiError> {
+    state
+        .run(move |shop| shop.cancel_order(id, OrderScope::All))
+        .await?;
+    Ok(HttpResponse::NoContent().finish())
+}

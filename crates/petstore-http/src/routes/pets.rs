@@ -1,0 +1,217 @@
+//! `/v1/pets`: the catalogue.
+
+use actix_web::http::StatusCode;
+use actix_web::http::header::{HeaderMap, HeaderName, HeaderValue};
+use actix_web::{HttpResponse, ResponseError, web};
+use chrono::{DateTime, TimeZone, Utc};
+use petstore_core::{CategoryId, Name, NewPet, Pet, PetId, PetQuery, PetStatus};
+
+use crate::error::{ApiError, ErrorBody};
+use crate::extract::{JsonBody, PathId, QueryParams};
+use crate::pagination::{Paging, page_response};
+use crate::routes::created;
+use crate::state::AppState;
+
+/// The most ids one `id` filter may list.
+const MAX_IDS: usize = 100;
+
+/// Lists pets by id, filtered.
+#[utoipa::path(
+    get,
+    path = "/pets",
+    operation_id = "listPets",
+    tag = "pets",
+    params(
+        ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "Page size, 20 if not given."),
+        ("cursor" = Option<String>, Query, pattern = r"^k[0-9a-f]{1,15}$", description = "Where the page starts: pass the cursor of a `Link: rel=\"next\"` header, unchanged."),
+        ("status" = Option<PetStatus>, Query, description = "Only pets with this status."),
+        ("categoryId" = Option<CategoryId>, Query, description = "Only pets in this category."),
+        ("name" = Option<String>, Query, max_length = 100, description = "Only pets whose name contains this text, ignoring case."),
+        ("id" = Option<Vec<PetId>>, Query, max_items = 100, style = Form, explode, description = "Only these pets (repeat the parameter for several)."),
+    ),
+    responses(
+        (status = 200, description = "A page of pets, by id. A `Link` header points to the next page when there is one.", body = Vec<Pet>,
+            headers(("Link" = String, description = "`<…>; rel=\"next\"` when another page follows."))),
+    )
+)]
+pub async fn list_pets(
+    state: web::Data<AppState>,
+    mut query: QueryParams,
+) -> Result<HttpResponse, ApiError> {
+    let paging = Paging::<PetId>::take(&mut query)?;
+    let status = query.parse::<PetStatus>("status")?;
+    let category_id = query.parse::<CategoryId>("categoryId")?;
+    let name = query.take("name")?;
+    let ids = query.parse_all::<PetId>("id")?;
+    query.finish()?;
+    if ids.len() > MAX_IDS {
+        return Err(ApiError::invalid_parameter("id: at most 100 ids at once"));
+    }
+    if name
+        .as_ref()
+        .is_some_and(|n| n.chars().count() > Name::MAX_CHARS)
+    {
+        return Err(ApiError::invalid_parameter("name: at most 100 characters"));
+    }
+
+    let mut filters = Vec::new();
+    if let Some(status) = status {
+        filters.push(("status", status.to_string()));
+    }
+    if let Some(category) = category_id {
+        filters.push(("categoryId", category.to_string()));
+    }
+    if let Some(name) = &name {
+        filters.push(("name", name.clone()));
+    }
+    filters.extend(ids.iter().map(|id| ("id", id.to_string())));
+
+    let pet_query = PetQuery {
+        status,
+        category_id,
+        name_contains: name,
+        ids,
+        after: paging.after,
+        limit: paging.limit,
+    };
+    let page = state.run(move |shop| shop.list_pets(&pet_query)).await?;
+    Ok(page_response("/v1/pets", &page, paging.limit, &filters))
+}
+
+/// Adds a pet to the catalogue, with no stock.
+#[utoipa::path(
+    post,
+    path = "/pets",
+    operation_id = "createPet",
+    tag = "pets",
+    request_body = NewPet,
+    responses(
+        (status = 201, description = "The pet, created.", body = Pet,
+            headers(("Location" = String, description = "The new pet's URL."))),
+        (status = 422, description = "`unknown_category`: the category does not exist.", body = ErrorBody),
+    )
+)]
+pub async fn create_pet(
+    state: web::Data<AppState>,
+    JsonBody(new): JsonBody<NewPet>,
+) -> Result<HttpResponse, ApiError> {
+    let pet = state.run(move |shop| shop.create_pet(new)).await?;
+    Ok(created(format!("/v1/pets/{}", pet.id), &pet))
+}
+
+/// When `getPet` was deprecated in favour of `listPets?id=`.
+pub fn get_pet_deprecated_at() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 11, 22, 0, 0, 0)
+        .single()
+        .unwrap_or_default()
+}
+
+/// When `getPet` stops answering (410 `gone` from then on).
+pub fn get_pet_sunset() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2030, 12, 5, 0, 0, 0)
+        .single()
+        .unwrap_or_default()
+}
+
+/// Reads one pet. Deprecated: use `GET /v1/pets?id={petId}`.
+#[utoipa::path(
+    get,
+    path = "/pets/{petId}",
+    operation_id = "getPet",
+    tag = "pets",
+    params(("petId" = PetId, Path, description = "The pet's id.")),
+    responses(
+        (status = 200, description = "The pet.", body = Pet),
+        (status = 410, description = "`gone`: this operation reached its sunset; use `listPets?id=`.", body = ErrorBody),
+    )
+)]
+pub async fn get_pet(
+    state: web::Data<AppState>,
+    id: Result<PathId<PetId>, ApiError>,
+) -> HttpResponse {
+    let pet_id = id.as_ref().ok().map(|PathId(id)| *id);
+    let result = match id {
+        Err(error) => Err(error),
+        Ok(_) if state.clock().now() >= get_pet_sunset() => Err(ApiError::new(
+            StatusCode::GONE,
+            "gone",
+            "getPet was retired on 2030-12-05; use GET /v1/pets?id={petId}",
+        )),
+        Ok(PathId(id)) => state.run(move |shop| shop.get_pet(id)).await,
+    };
+    let mut response = match result {
+        Ok(pet) => HttpResponse::Ok().json(pet),
+        Err(error) => error.error_response(),
+    };
+    add_deprecation_headers(response.headers_mut(), pet_id);
+    response
+}
+
+/// `Deprecation` (RFC 9745), `Sunset` (RFC 8594) and the successor's `Link`, on every
+/// response of `getPet`, errors included.
+fn add_deprecation_headers(headers: &mut HeaderMap, pet_id: Option<PetId>) {
+    let mut set = |name: &'static str, value: String| {
+        if let Ok(value) = HeaderValue::from_str(&value) {
+            headers.insert(HeaderName::from_static(name), value);
+        }
+    };
+    set(
+        "deprecation",
+        format!("@{}", get_pet_deprecated_at().timestamp()),
+    );
+    set(
+        "sunset",
+        get_pet_sunset()
+            .format("%a, %d %b %Y %H:%M:%S GMT")
+            .to_string(),
+    );
+    if let Some(id) = pet_id {
+        set(
+            "link",
+            format!("</v1/pets?id={id}>; rel=\"successor-version\""),
+        );
+    }
+}
+
+/// Replaces a pet's name, category and status. A status set here is a staff decision and
+/// is recorded as a status change.
+#[utoipa::path(
+    put,
+    path = "/pets/{petId}",
+    operation_id = "replacePet",
+    tag = "pets",
+    params(("petId" = PetId, Path, description = "The pet's id.")),
+    request_body = NewPet,
+    responses(
+        (status = 200, description = "The pet, replaced.", body = Pet),
+        (status = 422, description = "`unknown_category`: the category does not exist.", body = ErrorBody),
+    )
+)]
+pub async fn replace_pet(
+    state: web::Data<AppState>,
+    PathId(id): PathId<PetId>,
+    JsonBody(new): JsonBody<NewPet>,
+) -> Result<HttpResponse, ApiError> {
+    let pet = state.run(move |shop| shop.replace_pet(id, new)).await?;
+    Ok(HttpResponse::Ok().json(pet))
+}
+
+/// Removes a pet and its inventory entry.
+#[utoipa::path(
+    delete,
+    path = "/pets/{petId}",
+    operation_id = "deletePet",
+    tag = "pets",
+    params(("petId" = PetId, Path, description = "The pet's id.")),
+    responses(
+        (status = 204, description = "The pet is gone."),
+        (status = 409, description = "`pet_has_open_orders`: complete or cancel its orders first.", body = ErrorBody),
+    )
+)]
+pub async fn delete_pet(
+    state: web::Data<AppState>,
+    PathId(id): PathId<PetId>,
+) -> Result<HttpResponse, ApiError> {
+    state.run(move |shop| shop.delete_pet(id)).await?;
+    Ok(HttpResponse::NoContent().finish())
+}

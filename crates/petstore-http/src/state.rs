@@ -1,0 +1,63 @@
+//! What every handler shares: the use cases and the clock.
+
+use std::sync::Arc;
+
+use actix_web::web;
+use petstore_core::{Clock, DomainError, Service};
+use petstore_store::SqliteStore;
+
+use crate::error::ApiError;
+
+/// The use cases as the HTTP layer runs them: on SQLite, with an injectable clock.
+pub type PetService = Service<SqliteStore, Arc<dyn Clock>>;
+
+/// Shared by all workers and handlers; cheap to clone.
+#[derive(Clone)]
+pub struct AppState {
+    service: Arc<PetService>,
+    clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for AppState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AppState")
+            .field("store", self.service.store())
+            .finish_non_exhaustive()
+    }
+}
+
+impl AppState {
+    /// The state for a store and a clock (tests pass a `ManualClock`).
+    pub fn new(store: SqliteStore, clock: Arc<dyn Clock>) -> Self {
+        Self {
+            service: Arc::new(Service::with_clock(store, Arc::clone(&clock))),
+            clock,
+        }
+    }
+
+    /// The clock requests are judged by (deprecation sunsets).
+    pub fn clock(&self) -> &dyn Clock {
+        &*self.clock
+    }
+
+    /// The store, for health checks.
+    pub fn store(&self) -> &SqliteStore {
+        self.service.store()
+    }
+
+    /// Runs a use case on the blocking thread pool, off the async workers: the store is
+    /// synchronous and a transaction may wait on SQLite's lock.
+    pub async fn run<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&PetService) -> Result<T, DomainError> + Send + 'static,
+    ) -> Result<T, ApiError> {
+        let service = Arc::clone(&self.service);
+        match web::block(move || work(&service)).await {
+            Ok(result) => result.map_err(ApiError::from),
+            Err(error) => {
+                tracing::error!(%error, "a use case panicked or was cancelled");
+                Err(ApiError::internal())
+            }
+        }
+    }
+}
