@@ -1,0 +1,178 @@
+//! The real actix app on a fresh SQLite file, with a clock the test controls.
+
+#![allow(dead_code)] // each test file uses its own part of this module
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+
+use actix_http::Request;
+use actix_web::body::MessageBody;
+use actix_web::dev::{Service, ServiceResponse};
+use actix_web::http::{Method, StatusCode, header::HeaderMap};
+use actix_web::test::{self, TestRequest};
+use chrono::{DateTime, Utc};
+use petstore_core::ManualClock;
+use petstore_http::{AppState, HttpLimits, app};
+use petstore_store::{SqliteStore, StoreConfig};
+use serde_json::Value;
+use tempfile::TempDir;
+
+/// A running app and what it stands on.
+pub struct TestApp<S> {
+    pub service: S,
+    pub clock: Arc<ManualClock>,
+    _dir: TempDir,
+}
+
+/// What came back.
+#[derive(Debug)]
+pub struct Reply {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Value,
+    pub content_type: String,
+}
+
+impl Reply {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// Asserts an error reply: the status, the code, and the contract's JSON shape.
+    #[track_caller]
+    pub fn assert_error(&self, status: u16, code: &str) {
+        assert_eq!(self.status.as_u16(), status, "{self:?}");
+        assert_eq!(self.content_type, "application/json", "{self:?}");
+        assert_eq!(self.body["code"], code, "{self:?}");
+        assert_eq!(self.body["status"], status, "{self:?}");
+        assert!(
+            self.body["message"].as_str().is_some_and(|m| !m.is_empty()),
+            "{self:?}"
+        );
+    }
+}
+
+/// Today, for the clock: before getPet's sunset.
+pub fn now() -> DateTime<Utc> {
+    "2026-11-22T10:00:00Z".parse().unwrap()
+}
+
+/// A fresh database file, its state for the app, and the clock the app reads.
+pub fn fresh_state() -> (AppState, Arc<ManualClock>, TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&StoreConfig::new(dir.path().join("api.db"))).unwrap();
+    let clock = Arc::new(ManualClock::new(now()));
+    let state = AppState::new(store, clock.clone());
+    (state, clock, dir)
+}
+
+pub async fn start() -> TestApp<
+    impl Service<Request, Response = ServiceResponse<impl MessageBody>, Error = actix_web::Error>,
+> {
+    let (state, clock, dir) = fresh_state();
+    let service = test::init_service(app(state, HttpLimits::default())).await;
+    TestApp {
+        service,
+        clock,
+        _dir: dir,
+    }
+}
+
+/// Sends a request and reads the whole reply.
+pub async fn send<S, B>(service: &S, request: TestRequest) -> Reply
+where
+    S: Service<Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody + 'static,
+{
+    // A service-level error is rendered the way actix's HTTP dispatcher renders it: with
+    // the error's own `error_response`.
+    let response = match test::try_call_service(service, request.to_request()).await {
+        Ok(response) => response.map_into_boxed_body().into_parts().1,
+        Err(error) => error.error_response(),
+    };
+    let status = response.status();
+    let headers = response.headers().clone();
+    let content_type = headers
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let bytes = actix_web::body::to_bytes(response.into_body())
+        .await
+        .unwrap();
+    let body = if bytes.is_empty() {
+        Value::Null
+    } else if content_type.starts_with("application/json") {
+        serde_json::from_slice(&bytes).unwrap()
+    } else {
+        Value::String(String::from_utf8_lossy(&bytes).into_owned())
+    };
+    Reply {
+        status,
+        headers,
+        body,
+        content_type,
+    }
+}
+
+impl<S, B> TestApp<S>
+where
+    S: Service<Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody + 'static,
+{
+    pub async fn send(&self, request: TestRequest) -> Reply {
+        send(&self.service, request).await
+    }
+
+    pub async fn get(&self, uri: &str) -> Reply {
+        self.send(TestRequest::get().uri(uri)).await
+    }
+
+    pub async fn delete(&self, uri: &str) -> Reply {
+        self.send(TestRequest::delete().uri(uri)).await
+    }
+
+    /// A request with a JSON body.
+    pub async fn json(&self, method: Method, uri: &str, body: Value) -> Reply {
+        self.send(
+            TestRequest::default()
+                .method(method)
+                .uri(uri)
+                .set_json(body),
+        )
+        .await
+    }
+
+    pub async fn post(&self, uri: &str, body: Value) -> Reply {
+        self.json(Method::POST, uri, body).await
+    }
+
+    /// Creates what most tests need: a category and a pet with `stock` units. Returns the
+    /// pet's id.
+    pub async fn pet_with_stock(&self, name: &str, stock: u32) -> i64 {
+        let category = self
+            .post(
+                "/v1/categories",
+                serde_json::json!({"name": format!("{name} kind")}),
+            )
+            .await;
+        assert_eq!(category.status, StatusCode::CREATED, "{category:?}");
+        let pet = self
+            .post(
+                "/v1/pets",
+                serde_json::json!({"name": name, "categoryId": category.body["id"]}),
+            )
+            .await;
+        assert_eq!(pet.status, StatusCode::CREATED, "{pet:?}");
+        let id = pet.body["id"].as_i64().unwrap();
+        let stocked = self
+            .json(
+                Method::PATCH,
+                &format!("/v1/inventory/{id}"),
+                serde_json::json!({"quantity": stock}),
+            )
+            .await;
+        assert_eq!(stocked.status, StatusCode::OK, "{stocked:?}");
+        id
+    }
+}

@@ -1,0 +1,150 @@
+//! The OpenAPI document: a snapshot of all of it (any change to the contract shows up in
+//! review), and the facts the contract requires of it.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use petstore_http::openapi::document;
+use petstore_http::pagination::CURSOR_PATTERN;
+use serde_json::{Value, json};
+
+fn doc() -> Value {
+    serde_json::to_value(document()).unwrap()
+}
+
+#[test]
+fn the_document_matches_its_reviewed_snapshot() {
+    insta::assert_json_snapshot!("openapi", doc());
+}
+
+#[test]
+fn the_seed_operations_keep_their_paths_and_ids() {
+    let doc = doc();
+    let seed = [
+        ("/pets", "get", "listPets", "200"),
+        ("/pets", "post", "createPet", "201"),
+        ("/pets/{petId}", "get", "getPet", "200"),
+        ("/categories", "get", "listCategories", "200"),
+        ("/categories", "post", "createCategory", "201"),
+        ("/store/orders", "get", "listOrders", "200"),
+        ("/store/orders/{orderId}", "delete", "cancelOrder", "204"),
+        ("/inventory", "get", "listInventory", "200"),
+        ("/inventory/{petId}", "patch", "updateInventory", "200"),
+    ];
+    for (path, method, id, success) in seed {
+        let operation = &doc["paths"][path][method];
+        assert_eq!(operation["operationId"], id, "{method} {path}");
+        assert!(
+            operation["responses"][success].is_object(),
+            "{id} answers {success}"
+        );
+    }
+    assert_eq!(doc["openapi"], "3.1.0");
+    assert_eq!(doc["info"]["version"], "1.0.0");
+    assert_eq!(doc["servers"][0]["url"], "/v1");
+    assert_eq!(
+        doc["components"]["securitySchemes"]["bearerAuth"]["scheme"],
+        "bearer"
+    );
+    let error = &doc["components"]["schemas"]["Error"];
+    assert_eq!(error["required"], json!(["code", "message", "status"]));
+}
+
+#[test]
+fn deprecation_and_stability_are_marked() {
+    let doc = doc();
+    let get_pet = &doc["paths"]["/pets/{petId}"]["get"];
+    assert_eq!(get_pet["deprecated"], true);
+    assert_eq!(get_pet["x-deprecated-sunset"], "2030-12-05");
+    assert!(get_pet["responses"]["200"]["headers"]["Sunset"].is_object());
+    let cancel = &doc["paths"]["/store/orders/{orderId}"]["delete"];
+    assert_eq!(
+        (&cancel["x-stability"], &cancel["x-stability-level"]),
+        (&json!("beta"), &json!("beta"))
+    );
+    let inventory = &doc["paths"]["/inventory/{petId}"]["patch"];
+    assert_eq!(inventory["x-stability"], "experimental");
+    assert_eq!(inventory["x-stability-level"], "alpha");
+    assert!(
+        doc["paths"]["/pets"]["get"].get("x-stability").is_none(),
+        "stable: no marker"
+    );
+}
+
+#[test]
+fn every_operation_documents_its_errors() {
+    let doc = doc();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, operation) in item.as_object().unwrap() {
+            let responses = operation["responses"].as_object().unwrap();
+            for status in ["500", "503"] {
+                assert!(
+                    responses.contains_key(status),
+                    "{method} {path} lacks {status}"
+                );
+            }
+            if operation.get("requestBody").is_some() {
+                for status in ["400", "413", "415"] {
+                    assert!(
+                        responses.contains_key(status),
+                        "{method} {path} lacks {status}"
+                    );
+                }
+            }
+            if path.contains('{') {
+                assert!(responses.contains_key("404"), "{method} {path} lacks 404");
+            }
+            for (status, response) in responses {
+                assert!(
+                    response["headers"]["X-Request-Id"].is_object(),
+                    "{method} {path} {status}"
+                );
+                if status.starts_with('4') || status.starts_with('5') {
+                    let schema = &response["content"]["application/json"]["schema"]["$ref"];
+                    assert_eq!(
+                        schema, "#/components/schemas/Error",
+                        "{method} {path} {status}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn bounds_are_in_the_schemas() {
+    let doc = doc();
+    let schemas = &doc["components"]["schemas"];
+    assert_eq!(
+        (&schemas["Name"]["minLength"], &schemas["Name"]["maxLength"]),
+        (&json!(1), &json!(100))
+    );
+    assert_eq!(schemas["Description"]["maxLength"], 1000);
+    assert_eq!(
+        (
+            &schemas["Quantity"]["minimum"],
+            &schemas["Quantity"]["maximum"]
+        ),
+        (&json!(1), &json!(1000))
+    );
+    assert_eq!(schemas["PetId"]["maximum"], 9_007_199_254_740_991_i64);
+    assert_eq!(
+        schemas["InventoryUpdate"]["properties"]["quantity"]["maximum"],
+        1_000_000
+    );
+    assert_eq!(
+        schemas["NewPet"]["additionalProperties"], false,
+        "unknown fields are refused"
+    );
+    let list_pets = doc["paths"]["/pets"]["get"]["parameters"]
+        .as_array()
+        .unwrap();
+    let param = |name: &str| {
+        list_pets
+            .iter()
+            .find(|p| p["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(param("limit")["schema"]["maximum"], 100);
+    assert_eq!(param("cursor")["schema"]["pattern"], CURSOR_PATTERN);
+}

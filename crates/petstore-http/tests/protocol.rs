@@ -1,0 +1,206 @@
+//! The contract's conventions on every path out: JSON errors from routing, methods, media
+//! types, sizes and panics; request ids; versioning and getPet's deprecation.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use actix_web::http::Method;
+use actix_web::test::{self, TestRequest};
+use actix_web::{HttpResponse, web};
+use chrono::Duration;
+use petstore_http::{HttpLimits, app};
+use serde_json::json;
+
+use common::{send, start};
+
+#[actix_web::test]
+async fn unknown_routes_and_versions_are_json_404s() {
+    let api = start().await;
+    api.get("/nowhere").await.assert_error(404, "not_found");
+    api.get("/v1/nowhere").await.assert_error(404, "not_found");
+    api.get("/v1/pets/1/fur")
+        .await
+        .assert_error(404, "not_found");
+    for uri in ["/v2/pets", "/v0", "/v10/store/orders"] {
+        api.get(uri).await.assert_error(404, "unsupported_version");
+    }
+}
+
+#[actix_web::test]
+async fn unserved_methods_are_405_with_allow() {
+    let api = start().await;
+    let cases = [
+        (Method::DELETE, "/v1/pets", "GET, POST"),
+        (Method::PATCH, "/v1/pets/1", "GET, PUT, DELETE"),
+        (Method::POST, "/v1/inventory", "GET"),
+        (Method::PUT, "/v1/inventory/1", "GET, PATCH"),
+        (Method::PUT, "/v1/store/orders/1", "GET, PATCH, DELETE"),
+        (Method::POST, "/healthz", "GET"),
+    ];
+    for (method, uri, allow) in cases {
+        let reply = api
+            .send(TestRequest::default().method(method).uri(uri))
+            .await;
+        reply.assert_error(405, "method_not_allowed");
+        assert_eq!(reply.header("allow"), Some(allow), "{uri}");
+    }
+}
+
+#[actix_web::test]
+async fn bodies_must_be_json_and_small() {
+    let api = start().await;
+    let plain = TestRequest::post()
+        .uri("/v1/categories")
+        .insert_header(("content-type", "text/plain"))
+        .set_payload(r#"{"name":"Dogs"}"#);
+    api.send(plain)
+        .await
+        .assert_error(415, "unsupported_media_type");
+    let none = TestRequest::post()
+        .uri("/v1/categories")
+        .set_payload(r#"{"name":"Dogs"}"#);
+    api.send(none)
+        .await
+        .assert_error(415, "unsupported_media_type");
+    let charset = TestRequest::post()
+        .uri("/v1/categories")
+        .insert_header(("content-type", "application/json; charset=utf-8"))
+        .set_payload(r#"{"name":"Dogs"}"#);
+    assert_eq!(api.send(charset).await.status, 201);
+
+    let big = json!({"name": "Cats", "description": "x".repeat(20_000)});
+    api.post("/v1/categories", big)
+        .await
+        .assert_error(413, "payload_too_large");
+    let broken = TestRequest::post()
+        .uri("/v1/categories")
+        .insert_header(("content-type", "application/json"))
+        .set_payload("{\"name\":");
+    api.send(broken).await.assert_error(400, "invalid_json");
+    let trailing = TestRequest::post()
+        .uri("/v1/categories")
+        .insert_header(("content-type", "application/json"))
+        .set_payload("{\"name\":\"A\"} x");
+    api.send(trailing).await.assert_error(400, "invalid_json");
+    let empty = TestRequest::post()
+        .uri("/v1/categories")
+        .insert_header(("content-type", "application/json"));
+    api.send(empty).await.assert_error(400, "invalid_json");
+    // Nothing of the refused requests was stored.
+    assert_eq!(
+        api.get("/v1/categories")
+            .await
+            .body
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+#[actix_web::test]
+async fn every_response_carries_a_request_id() {
+    let api = start().await;
+    let echoed = api
+        .send(
+            TestRequest::get()
+                .uri("/v1")
+                .insert_header(("x-request-id", "trace-42.a")),
+        )
+        .await;
+    assert_eq!(echoed.header("x-request-id"), Some("trace-42.a"));
+    let replaced = api
+        .send(
+            TestRequest::get()
+                .uri("/v1")
+                .insert_header(("x-request-id", "no spaces allowed")),
+        )
+        .await;
+    let generated = replaced.header("x-request-id").unwrap();
+    assert_eq!(generated.len(), 16);
+    assert!(generated.bytes().all(|b| b.is_ascii_hexdigit()));
+    let error = api.get("/v1/pets/abc").await;
+    assert!(error.header("x-request-id").is_some());
+    let not_found = api.get("/v3").await;
+    assert!(not_found.header("x-request-id").is_some());
+}
+
+async fn boom() -> HttpResponse {
+    panic!("secret detail: /etc/petstore.db");
+}
+
+#[actix_web::test]
+async fn a_panic_is_a_json_500_without_internals() {
+    let (state, _clock, _dir) = common::fresh_state();
+    let service = test::init_service(
+        app(state, HttpLimits::default()).route("/test-panic", web::get().to(boom)),
+    )
+    .await;
+    let reply = send(&service, TestRequest::get().uri("/test-panic")).await;
+    reply.assert_error(500, "internal");
+    assert!(
+        !reply.body.to_string().contains("secret"),
+        "{:?}",
+        reply.body
+    );
+    assert!(reply.header("x-request-id").is_some());
+    // The worker survives: the next request is served.
+    let after = send(&service, TestRequest::get().uri("/healthz")).await;
+    assert_eq!(after.status, 200);
+}
+
+#[actix_web::test]
+async fn get_pet_announces_its_deprecation_then_is_gone_at_sunset() {
+    let api = start().await;
+    let pet = api.pet_with_stock("Rex", 0).await;
+    let reply = api.get(&format!("/v1/pets/{pet}")).await;
+    assert_eq!(reply.status, 200);
+    assert_eq!(
+        reply.header("deprecation"),
+        Some("@1795305600"),
+        "2026-11-22T00:00:00Z"
+    );
+    assert_eq!(
+        reply.header("sunset"),
+        Some("Thu, 05 Dec 2030 00:00:00 GMT")
+    );
+    assert_eq!(
+        reply.header("link"),
+        Some(format!("</v1/pets?id={pet}>; rel=\"successor-version\"").as_str())
+    );
+    let missing = api.get("/v1/pets/99").await;
+    missing.assert_error(404, "not_found");
+    assert!(missing.header("deprecation").is_some() && missing.header("sunset").is_some());
+
+    let sunset: chrono::DateTime<chrono::Utc> = "2030-12-05T00:00:00Z".parse().unwrap();
+    api.clock.set(sunset - Duration::seconds(1));
+    assert_eq!(api.get(&format!("/v1/pets/{pet}")).await.status, 200);
+    api.clock.set(sunset);
+    let gone = api.get(&format!("/v1/pets/{pet}")).await;
+    gone.assert_error(410, "gone");
+    assert_eq!(gone.header("sunset"), Some("Thu, 05 Dec 2030 00:00:00 GMT"));
+    // The successor keeps working.
+    let successor = api.get(&format!("/v1/pets?id={pet}")).await;
+    assert_eq!(successor.body[0]["id"], pet);
+}
+
+#[actix_web::test]
+async fn health_readiness_document_and_docs_are_served() {
+    let api = start().await;
+    assert_eq!(api.get("/healthz").await.body, json!({"status": "ok"}));
+    assert_eq!(api.get("/readyz").await.body, json!({"status": "ready"}));
+    let document = api.get("/openapi.json").await;
+    assert_eq!(document.status, 200);
+    assert_eq!(
+        document.body,
+        serde_json::to_value(petstore_http::openapi::document()).unwrap()
+    );
+    let docs = api.get("/docs/").await;
+    assert_eq!(docs.status, 200);
+    assert!(docs.content_type.starts_with("text/html"));
+    assert!(
+        docs.body.as_str().unwrap().contains("swagger"),
+        "served from the binary"
+    );
+}
