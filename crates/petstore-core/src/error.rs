@@ -44,6 +44,7 @@ impl ValidationError {
 
 /// The kinds of resource a [`DomainError::NotFound`] can be about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Resource {
     /// A pet.
     Pet,
@@ -53,6 +54,8 @@ pub enum Resource {
     Order,
     /// The inventory entry of a pet.
     InventoryItem,
+    /// An API key.
+    Key,
 }
 
 impl fmt::Display for Resource {
@@ -62,6 +65,7 @@ impl fmt::Display for Resource {
             Resource::Category => "category",
             Resource::Order => "order",
             Resource::InventoryItem => "inventory item",
+            Resource::Key => "key",
         })
     }
 }

@@ -107,6 +107,18 @@ define_id! {
     /// The id of a recorded [`Event`](crate::Event); ids increase with every event.
     EventId
 }
+define_id! {
+    /// The id of an [`ApiKey`](crate::ApiKey). Never reused: a revoked key keeps its id, and
+    /// the orders it placed stay its own.
+    KeyId
+}
+
+impl From<KeyId> for OwnerId {
+    /// Orders belong to the key that placed them.
+    fn from(key: KeyId) -> OwnerId {
+        OwnerId(key.0)
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -7,6 +7,7 @@
 //! - [`model`]: the resources, in the API's exact JSON shapes, built only from validated
 //!   [`values`] and [`ids`] ("parse, don't validate");
 //! - [`rules`]: the pet status state machine and the order and stock rules, as pure functions;
+//! - [`access`]: API keys, roles and the one table of what each role may do;
 //! - [`repository`]: the traits a store implements, and its unit of work;
 //! - [`Service`]: the use cases, one transaction each, over any [`Store`];
 //! - [`InMemoryStore`]: a store in memory, for tests and small embedded catalogues;
@@ -43,6 +44,7 @@
 
 #![deny(missing_docs)]
 
+pub mod access;
 pub mod clock;
 pub mod error;
 pub mod events;
@@ -60,16 +62,17 @@ pub mod service;
 pub mod testkit;
 pub mod values;
 
+pub use access::{ApiKey, Caller, KeySecret, NewApiKey, Permission, Role, StoredKey};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::{DomainError, Resource, ValidationError};
 pub use events::{DomainEvent, Event, EventType};
-pub use ids::{CategoryId, EventId, MAX_ID, OrderId, OwnerId, PetId};
+pub use ids::{CategoryId, EventId, KeyId, MAX_ID, OrderId, OwnerId, PetId};
 pub use memory::InMemoryStore;
 pub use model::{
     Category, InventoryItem, InventoryUpdate, NewCategory, NewOrder, NewPet, Order, OrderPatch,
     Pet, PetStatus,
 };
-pub use query::{CategoryQuery, InventoryQuery, OrderQuery, OrderScope, Page, PetQuery};
+pub use query::{CategoryQuery, InventoryQuery, KeyQuery, OrderQuery, OrderScope, Page, PetQuery};
 pub use repository::{RepoResult, Snapshot, Store, Transaction};
 pub use rules::{PetStock, Transition};
 pub use service::Service;

@@ -12,11 +12,12 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use chrono::{DateTime, Utc};
 
+use crate::access::{ApiKey, NewApiKey, Role, StoredKey};
 use crate::error::DomainError;
 use crate::events::{DomainEvent, Event};
-use crate::ids::{CategoryId, EventId, OrderId, OwnerId, PetId};
+use crate::ids::{CategoryId, EventId, KeyId, OrderId, OwnerId, PetId};
 use crate::model::{Category, InventoryItem, NewCategory, NewOrder, NewPet, Order, Pet};
-use crate::query::{CategoryQuery, InventoryQuery, OrderQuery, PetQuery, fold_case};
+use crate::query::{CategoryQuery, InventoryQuery, KeyQuery, OrderQuery, PetQuery, fold_case};
 use crate::repository::{RepoResult, Snapshot, Store, Transaction};
 use crate::values::{Name, Stock};
 
@@ -38,10 +39,12 @@ struct Catalogue {
     pets: BTreeMap<PetId, Pet>,
     stock: BTreeMap<PetId, Stock>,
     orders: BTreeMap<OrderId, Order>,
+    keys: BTreeMap<KeyId, StoredKey>,
     // Like SQLite's AUTOINCREMENT: ids are never reused, even after a delete.
     last_category_id: i64,
     last_pet_id: i64,
     last_order_id: i64,
+    last_key_id: i64,
 }
 
 impl InMemoryStore {
@@ -220,6 +223,36 @@ impl<C: Borrow<Catalogue>> Snapshot for View<'_, C> {
             .cloned()
             .collect())
     }
+
+    fn key(&mut self, id: KeyId) -> RepoResult<Option<ApiKey>> {
+        Ok(self.catalogue.borrow().keys.get(&id).map(|k| k.key.clone()))
+    }
+
+    fn keys(&mut self, query: &KeyQuery) -> RepoResult<Vec<ApiKey>> {
+        let catalogue = self.catalogue.borrow();
+        let stored = page(&catalogue.keys, query.after, query.limit, |_| true);
+        Ok(stored.into_iter().map(|k| k.key).collect())
+    }
+
+    fn keys_with_prefix(&mut self, prefix: &str) -> RepoResult<Vec<StoredKey>> {
+        Ok(self
+            .catalogue
+            .borrow()
+            .keys
+            .values()
+            .filter(|k| k.key.prefix == prefix)
+            .cloned()
+            .collect())
+    }
+
+    fn has_active_key(&mut self, role: Option<Role>) -> RepoResult<bool> {
+        Ok(self
+            .catalogue
+            .borrow()
+            .keys
+            .values()
+            .any(|k| k.key.revoked_at.is_none() && role.is_none_or(|r| k.key.role == r)))
+    }
 }
 
 fn inventory_item(catalogue: &Catalogue, pet: &Pet) -> InventoryItem {
@@ -328,6 +361,40 @@ impl Transaction for View<'_, Catalogue> {
 
     fn delete_order(&mut self, id: OrderId) -> RepoResult<()> {
         self.catalogue.orders.remove(&id);
+        Ok(())
+    }
+
+    fn insert_key(
+        &mut self,
+        new: &NewApiKey,
+        prefix: &str,
+        hash: &[u8; 32],
+        created_at: DateTime<Utc>,
+    ) -> RepoResult<ApiKey> {
+        let id = next_id(&mut self.catalogue.last_key_id, KeyId::new)?;
+        let key = ApiKey {
+            id,
+            name: new.name.clone(),
+            role: new.role,
+            prefix: prefix.to_owned(),
+            created_at,
+            revoked_at: None,
+        };
+        let stored = StoredKey {
+            key: key.clone(),
+            hash: *hash,
+        };
+        self.catalogue.keys.insert(id, stored);
+        Ok(key)
+    }
+
+    fn revoke_key(&mut self, id: KeyId, at: DateTime<Utc>) -> RepoResult<()> {
+        let slot = self
+            .catalogue
+            .keys
+            .get_mut(&id)
+            .ok_or_else(|| Self::missing("key", id))?;
+        slot.key.revoked_at = Some(at);
         Ok(())
     }
 

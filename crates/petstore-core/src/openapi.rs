@@ -7,7 +7,7 @@ use utoipa::openapi::RefOr;
 use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, Schema, SchemaFormat, Type};
 use utoipa::{PartialSchema, ToSchema};
 
-use crate::ids::{CategoryId, EventId, MAX_ID, OrderId, PetId};
+use crate::ids::{CategoryId, EventId, KeyId, MAX_ID, OrderId, PetId};
 use crate::values::{Description, Name, Quantity, Stock};
 
 /// White space that `str::trim` removes (Unicode `White_Space`), as a regex class body.
@@ -45,7 +45,13 @@ macro_rules! id_schema {
     )*};
 }
 
-id_schema!(PetId: "a pet", CategoryId: "a category", OrderId: "an order", EventId: "an event");
+id_schema!(
+    PetId: "a pet",
+    CategoryId: "a category",
+    OrderId: "an order",
+    EventId: "an event",
+    KeyId: "an API key",
+);
 
 impl PartialSchema for Name {
     fn schema() -> RefOr<Schema> {

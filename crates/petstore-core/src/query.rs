@@ -62,6 +62,15 @@ pub struct OrderQuery {
     pub owner: Option<OwnerId>,
 }
 
+/// Position for listing API keys.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KeyQuery {
+    /// Only keys with a larger id.
+    pub after: Option<crate::ids::KeyId>,
+    /// Page size.
+    pub limit: PageSize,
+}
+
 /// Which orders a caller may see. A caller asking for an order outside its scope is told
 /// it does not exist, so order ids of other customers leak nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,11 +11,12 @@
 
 use chrono::{DateTime, Utc};
 
+use crate::access::{ApiKey, NewApiKey, Role, StoredKey};
 use crate::error::DomainError;
 use crate::events::{DomainEvent, Event};
-use crate::ids::{CategoryId, EventId, OrderId, OwnerId, PetId};
+use crate::ids::{CategoryId, EventId, KeyId, OrderId, OwnerId, PetId};
 use crate::model::{Category, InventoryItem, NewCategory, NewOrder, NewPet, Order, Pet};
-use crate::query::{CategoryQuery, InventoryQuery, OrderQuery, PetQuery};
+use crate::query::{CategoryQuery, InventoryQuery, KeyQuery, OrderQuery, PetQuery};
 use crate::values::{Name, Stock};
 
 /// Shorthand for the results of repository methods.
@@ -55,6 +56,15 @@ pub trait Snapshot {
 
     /// Up to `limit` recorded events with ids above `after`, oldest first.
     fn events_after(&mut self, after: Option<EventId>, limit: u32) -> RepoResult<Vec<Event>>;
+
+    /// The key with this id, revoked or not.
+    fn key(&mut self, id: KeyId) -> RepoResult<Option<ApiKey>>;
+    /// Keys, revoked ones included, by id.
+    fn keys(&mut self, query: &KeyQuery) -> RepoResult<Vec<ApiKey>>;
+    /// Every key, revoked or not, whose secret starts with `prefix`, with its hash.
+    fn keys_with_prefix(&mut self, prefix: &str) -> RepoResult<Vec<StoredKey>>;
+    /// Whether any key that is not revoked exists (with this role, if given).
+    fn has_active_key(&mut self, role: Option<Role>) -> RepoResult<bool>;
 }
 
 /// Reads and writes inside one atomic transaction.
@@ -87,6 +97,17 @@ pub trait Transaction: Snapshot {
 
     /// Records events, in order, with ids above every id recorded before (the outbox).
     fn append_events(&mut self, time: DateTime<Utc>, events: &[DomainEvent]) -> RepoResult<()>;
+
+    /// Stores a new key: its secret's prefix and hash, never the secret.
+    fn insert_key(
+        &mut self,
+        new: &NewApiKey,
+        prefix: &str,
+        hash: &[u8; 32],
+        created_at: DateTime<Utc>,
+    ) -> RepoResult<ApiKey>;
+    /// Marks a key revoked at `at`.
+    fn revoke_key(&mut self, id: KeyId, at: DateTime<Utc>) -> RepoResult<()>;
 }
 
 /// A store: runs work in transactions.

@@ -74,6 +74,8 @@ macro_rules! conformance_suite {
             every_change_records_its_events_in_order,
             ship_dates_can_be_set_and_cleared,
             racing_orders_never_oversell,
+            keys_authenticate_until_revoked,
+            admin_keys_are_bootstrapped_once,
         );
 
         #[test]

@@ -6,9 +6,10 @@ use chrono::{DateTime, Utc};
 
 use super::Must;
 use crate::{
-    CategoryId, CategoryQuery, DomainError, EventType, InventoryQuery, ManualClock, Name,
-    NewCategory, NewOrder, NewPet, Order, OrderId, OrderPatch, OrderQuery, OrderScope, OwnerId,
-    PageSize, Pet, PetId, PetQuery, PetStatus, Quantity, Resource, Service, Stock, Store,
+    ApiKey, Caller, CategoryId, CategoryQuery, DomainError, EventType, InventoryQuery, KeyId,
+    KeyQuery, KeySecret, ManualClock, Name, NewApiKey, NewCategory, NewOrder, NewPet, Order,
+    OrderId, OrderPatch, OrderQuery, OrderScope, OwnerId, PageSize, Pet, PetId, PetQuery,
+    PetStatus, Quantity, Resource, Role, Service, Stock, Store,
 };
 
 /// The instant the kit's clock shows.
@@ -784,4 +785,134 @@ pub fn racing_orders_never_oversell<S: Store + Sync>(store: S) {
         )
         .must("list orders");
     assert_eq!(orders.items.len(), UNITS as usize);
+}
+
+fn secret(seed: u8) -> KeySecret {
+    KeySecret::from_random([seed; 32])
+}
+
+fn new_key(name_text: &str, role: Role) -> NewApiKey {
+    NewApiKey {
+        name: name(name_text),
+        role,
+    }
+}
+
+/// A key authenticates as its role until revoked; a wrong secret with the same prefix, and a
+/// revoked key, authenticate nothing; secrets are stored only as hashes.
+pub fn keys_authenticate_until_revoked<S: Store>(store: S) {
+    let f = Fixture::new(store);
+    let alice_secret = secret(1);
+    let alice = f
+        .shop
+        .create_key(new_key("Alice", Role::Customer), &alice_secret)
+        .must("create a key");
+    assert_eq!(
+        (alice.role, alice.prefix.as_str(), alice.revoked_at),
+        (Role::Customer, alice_secret.prefix(), None)
+    );
+    assert_eq!(alice.created_at, start_time());
+    assert_eq!(
+        f.shop.authenticate(&alice_secret).must("authenticate"),
+        Some(Caller {
+            key: alice.id,
+            role: Role::Customer
+        })
+    );
+    // Same prefix, different secret: not Alice.
+    let mut forged = alice_secret.reveal().to_owned();
+    forged.pop();
+    forged.push('x');
+    let forged = KeySecret::parse(&forged).must("a well-formed secret");
+    assert_eq!(f.shop.authenticate(&forged).must("authenticate"), None);
+    assert_eq!(f.shop.authenticate(&secret(9)).must("authenticate"), None);
+
+    let stored = f
+        .shop
+        .store()
+        .read(|s| s.keys_with_prefix(alice_secret.prefix()))
+        .must("read keys");
+    assert_eq!(stored.len(), 1);
+    assert_eq!(stored[0].hash, alice_secret.hash(), "only the hash is kept");
+
+    assert_eq!(
+        code(f.shop.revoke_key(alice.id, Some(alice.id))),
+        "invalid_transition",
+        "a key cannot revoke itself"
+    );
+    assert!(
+        f.shop
+            .authenticate(&alice_secret)
+            .must("authenticate")
+            .is_some()
+    );
+    f.shop.revoke_key(alice.id, None).must("revoke");
+    f.shop
+        .revoke_key(alice.id, None)
+        .must("revoking again changes nothing");
+    assert_eq!(
+        f.shop.authenticate(&alice_secret).must("authenticate"),
+        None
+    );
+    let listed = f.shop.list_keys(&KeyQuery::default()).must("list keys");
+    assert_eq!(listed.items.len(), 1);
+    assert_eq!(
+        listed.items[0].revoked_at,
+        Some(start_time()),
+        "a revoked key stays listed"
+    );
+    assert_eq!(
+        code(f.shop.revoke_key(KeyId::new(99).must("id"), None)),
+        "not_found"
+    );
+}
+
+/// The bootstrap admin key is created only while no admin key is active, and the first
+/// admin key only while there is no key at all.
+pub fn admin_keys_are_bootstrapped_once<S: Store>(store: S) {
+    let f = Fixture::new(store);
+    let first = f
+        .shop
+        .create_first_admin_key(&secret(1))
+        .must("first start");
+    let first: ApiKey = first.must("a first admin key on an empty store");
+    assert_eq!(first.role, Role::Admin);
+    assert_eq!(
+        f.shop
+            .create_first_admin_key(&secret(2))
+            .must("second start"),
+        None
+    );
+    assert_eq!(
+        f.shop.ensure_admin_key(&secret(3)).must("bootstrap"),
+        None,
+        "an admin is active"
+    );
+
+    f.shop
+        .revoke_key(first.id, None)
+        .must("revoke the only admin");
+    let staff = f
+        .shop
+        .create_key(new_key("Clerk", Role::Staff), &secret(4))
+        .must("create staff");
+    assert_eq!(
+        f.shop.create_first_admin_key(&secret(5)).must("a start"),
+        None,
+        "keys exist"
+    );
+    let bootstrap = f
+        .shop
+        .ensure_admin_key(&secret(6))
+        .must("bootstrap")
+        .must("no admin is active");
+    assert_eq!(bootstrap.role, Role::Admin);
+    assert!(bootstrap.id > staff.id);
+    assert_eq!(
+        f.shop
+            .authenticate(&secret(6))
+            .must("authenticate")
+            .map(|c| c.role),
+        Some(Role::Admin)
+    );
 }
