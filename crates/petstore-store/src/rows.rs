@@ -7,12 +7,13 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use diesel::prelude::*;
 use diesel::sqlite::Sqlite;
 use petstore_core::{
-    Category, CategoryId, Description, Event, EventId, EventType, InventoryItem, Name, Order,
-    OrderId, OwnerId, Pet, PetId, PetStatus, Quantity, Stock, ValidationError,
+    ApiKey, Category, CategoryId, Description, Event, EventId, EventType, InventoryItem, KeyId,
+    Name, Order, OrderId, OwnerId, Pet, PetId, PetStatus, Quantity, Role, Stock, StoredKey,
+    ValidationError,
 };
 
 use crate::error::StoreError;
-use crate::schema::{categories, events, orders, pets};
+use crate::schema::{api_keys, categories, events, orders, pets};
 
 fn corrupt(table: &'static str, id: i64) -> impl Fn(ValidationError) -> StoreError {
     move |error| StoreError::Corrupt(format!("{table} row {id}: {error}"))
@@ -181,4 +182,61 @@ pub(crate) struct NewEventRow<'a> {
     pub(crate) event_type: &'static str,
     pub(crate) subject: String,
     pub(crate) data: String,
+}
+
+#[derive(Debug, Queryable, Selectable)]
+#[diesel(table_name = api_keys, check_for_backend(Sqlite))]
+pub(crate) struct KeyRow {
+    id: i64,
+    name: String,
+    role: String,
+    prefix: String,
+    hash: Vec<u8>,
+    created_at: String,
+    revoked_at: Option<String>,
+}
+
+impl TryFrom<KeyRow> for StoredKey {
+    type Error = StoreError;
+
+    fn try_from(row: KeyRow) -> Result<Self, StoreError> {
+        let bad = corrupt("api_keys", row.id);
+        let hash: [u8; 32] =
+            row.hash.as_slice().try_into().map_err(|_| {
+                StoreError::Corrupt(format!("api_keys row {}: hash length", row.id))
+            })?;
+        Ok(StoredKey {
+            key: ApiKey {
+                id: KeyId::new(row.id).map_err(&bad)?,
+                name: Name::parse(&row.name).map_err(&bad)?,
+                role: row.role.parse::<Role>().map_err(&bad)?,
+                prefix: row.prefix,
+                created_at: parse_time("api_keys", row.id, &row.created_at)?,
+                revoked_at: row
+                    .revoked_at
+                    .as_deref()
+                    .map(|text| parse_time("api_keys", row.id, text))
+                    .transpose()?,
+            },
+            hash,
+        })
+    }
+}
+
+impl TryFrom<KeyRow> for ApiKey {
+    type Error = StoreError;
+
+    fn try_from(row: KeyRow) -> Result<Self, StoreError> {
+        StoredKey::try_from(row).map(|stored| stored.key)
+    }
+}
+
+#[derive(Debug, Insertable)]
+#[diesel(table_name = api_keys)]
+pub(crate) struct NewKeyRow<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) role: &'static str,
+    pub(crate) prefix: &'a str,
+    pub(crate) hash: &'a [u8],
+    pub(crate) created_at: String,
 }

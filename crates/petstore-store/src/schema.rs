@@ -44,4 +44,16 @@ diesel::table! {
     }
 }
 
-diesel::allow_tables_to_appear_in_same_query!(categories, pets, orders, events);
+diesel::table! {
+    api_keys (id) {
+        id -> BigInt,
+        name -> Text,
+        role -> Text,
+        prefix -> Text,
+        hash -> Binary,
+        created_at -> Text,
+        revoked_at -> Nullable<Text>,
+    }
+}
+
+diesel::allow_tables_to_appear_in_same_query!(categories, pets, orders, events, api_keys);

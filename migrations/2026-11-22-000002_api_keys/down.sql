@@ -1,0 +1,2 @@
+DROP TRIGGER api_keys_are_not_deleted;
+DROP TABLE api_keys;
