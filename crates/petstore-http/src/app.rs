@@ -1,5 +1,7 @@
 //! The actix application: routes, shared state and the middleware every request crosses.
 
+use std::num::NonZeroU32;
+
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::middleware::{ErrorHandlers, from_fn};
@@ -7,6 +9,7 @@ use actix_web::{App, HttpRequest, HttpResponse, Resource, web};
 use serde_json::json;
 use utoipa_swagger_ui::SwaggerUi;
 
+use crate::auth::{RateLimits, authenticate};
 use crate::error::ApiError;
 use crate::extract::BodyLimit;
 use crate::middleware::{catch_panics, json_errors, request_context};
@@ -15,19 +18,25 @@ use crate::routes::{self, meta};
 use crate::state::AppState;
 
 /// Limits the HTTP layer enforces.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct HttpLimits {
     /// The largest request body, in bytes.
     pub max_body_bytes: usize,
+    /// Requests per key (or client address, without a valid key), shared by all workers.
+    pub rate: RateLimits,
 }
 
 impl Default for HttpLimits {
     fn default() -> Self {
         Self {
             max_body_bytes: 16 * 1024,
+            rate: RateLimits::new(DEFAULT_RATE, DEFAULT_RATE),
         }
     }
 }
+
+/// The default rate limit: 100 requests a second per key, in bursts of up to 100.
+pub const DEFAULT_RATE: NonZeroU32 = NonZeroU32::MIN.saturating_add(99);
 
 /// The application, as the server runs it and as the tests call it.
 pub fn app(
@@ -44,12 +53,14 @@ pub fn app(
 > {
     let v1 = routes::endpoints().into_iter().fold(
         web::scope("/v1")
+            .wrap(from_fn(authenticate))
             .route("", web::get().to(meta::api_info))
             .default_service(web::to(unknown_route)),
         |scope, endpoint| scope.service(endpoint),
     );
     App::new()
         .app_data(web::Data::new(state))
+        .app_data(limits.rate.clone())
         .app_data(BodyLimit(limits.max_body_bytes))
         .app_data(web::PayloadConfig::new(limits.max_body_bytes))
         .service(v1)

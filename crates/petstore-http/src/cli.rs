@@ -6,10 +6,15 @@ use std::time::Duration;
 
 use actix_web::HttpServer;
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use petstore_core::SystemClock;
+use std::num::NonZeroU32;
+
+use petstore_core::{
+    KeyId, KeyQuery, KeySecret, Name, NewApiKey, PageSize, Role, Service, SystemClock,
+};
 use petstore_store::{Durability, SqliteStore, StoreConfig};
 
-use crate::app::{HttpLimits, app};
+use crate::app::{DEFAULT_RATE, HttpLimits, app};
+use crate::auth::{RateLimits, generate_secret};
 use crate::state::AppState;
 
 /// The pet store service: a JSON HTTP API under /v1 on an embedded SQLite database.
@@ -40,17 +45,56 @@ pub enum Command {
     Serve(ServeArgs),
     /// Create the database if needed, apply pending migrations, and exit.
     Migrate(DatabaseArgs),
+    /// Manage API keys directly in the database (works while the service runs).
+    Keys {
+        /// What to do with keys.
+        #[command(subcommand)]
+        action: KeysCommand,
+        /// The database.
+        #[command(flatten)]
+        database: DatabaseArgs,
+    },
+}
+
+/// `petstore keys …`.
+#[derive(Debug, Subcommand)]
+pub enum KeysCommand {
+    /// Create a key and print it, and nothing else, on standard output.
+    Create {
+        /// What the key may do.
+        #[arg(long, value_parser = parse_role)]
+        role: Role,
+        /// What the key is for.
+        #[arg(long)]
+        name: String,
+    },
+    /// List keys (never their secrets).
+    List,
+    /// Revoke a key by id.
+    Revoke {
+        /// The key's id.
+        id: i64,
+    },
+}
+
+fn parse_role(text: &str) -> Result<Role, String> {
+    text.parse::<Role>().map_err(|e| e.reason.into_owned())
 }
 
 /// Where the database is.
 #[derive(Debug, Clone, Args)]
 pub struct DatabaseArgs {
     /// The SQLite database file; created if missing.
-    #[arg(long, env = "PETSTORE_DATABASE", default_value = "petstore.db")]
+    #[arg(
+        long,
+        env = "PETSTORE_DATABASE",
+        default_value = "petstore.db",
+        global = true
+    )]
     pub database: PathBuf,
     /// When a commit is durable: `full` survives power loss, `normal` is faster and survives
     /// a crash of the process.
-    #[arg(long, env = "PETSTORE_DURABILITY", value_enum, default_value_t = DurabilityArg::Full)]
+    #[arg(long, env = "PETSTORE_DURABILITY", value_enum, default_value_t = DurabilityArg::Full, global = true)]
     pub durability: DurabilityArg,
 }
 
@@ -87,6 +131,12 @@ pub struct ServeArgs {
     /// How long an idle keep-alive connection stays open, in seconds.
     #[arg(long, env = "PETSTORE_KEEP_ALIVE_SECS", default_value_t = 5)]
     pub keep_alive_secs: u64,
+    /// Requests per second per API key (per client address for requests without a valid key).
+    #[arg(long, env = "PETSTORE_RATE_LIMIT", default_value_t = DEFAULT_RATE)]
+    pub rate_limit: NonZeroU32,
+    /// Requests a key may make at once before the per-second rate applies (default: the rate).
+    #[arg(long, env = "PETSTORE_RATE_LIMIT_BURST")]
+    pub rate_limit_burst: Option<NonZeroU32>,
     /// How long in-flight requests may finish after SIGTERM, in seconds.
     #[arg(long, env = "PETSTORE_SHUTDOWN_TIMEOUT_SECS", default_value_t = 30)]
     pub shutdown_timeout_secs: u64,
@@ -129,19 +179,119 @@ pub fn migrate(args: &DatabaseArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// A usable service from the first start: `PETSTORE_BOOTSTRAP_ADMIN_KEY` becomes an admin key
+/// while no admin key is active; without it, a database with no key at all gets a new admin
+/// key, printed once on standard error.
+async fn bootstrap_admin_key(state: &AppState) -> Result<(), String> {
+    let configured = std::env::var("PETSTORE_BOOTSTRAP_ADMIN_KEY").ok();
+    let from_env = configured.is_some();
+    let secret = match configured {
+        Some(text) => KeySecret::parse(&text)
+            .map_err(|e| format!("PETSTORE_BOOTSTRAP_ADMIN_KEY {}", e.reason))?,
+        None => generate_secret().map_err(|e| e.to_string())?,
+    };
+    let shown = secret.reveal().to_owned();
+    let created = state
+        .run(move |shop| {
+            if from_env {
+                shop.ensure_admin_key(&secret)
+            } else {
+                shop.create_first_admin_key(&secret)
+            }
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+    match created {
+        Some(key) if from_env => {
+            tracing::info!(key_id = %key.id, "PETSTORE_BOOTSTRAP_ADMIN_KEY is now an admin key");
+        }
+        Some(key) => {
+            tracing::info!(key_id = %key.id, "created the first admin key");
+            eprintln!(
+                "\nNo API key existed, so an admin key was created. It is shown only this once:\n\n    {shown}\n\nUse it as `Authorization: Bearer <key>`; create more keys with `POST /v1/keys`\nor `petstore keys create`.\n"
+            );
+        }
+        None => {}
+    }
+    Ok(())
+}
+
+/// `petstore keys …`.
+pub fn keys(action: KeysCommand, database: &DatabaseArgs) -> Result<(), String> {
+    let store = SqliteStore::open(&database.store_config()).map_err(|e| e.to_string())?;
+    let shop = Service::new(store);
+    match action {
+        KeysCommand::Create { role, name } => {
+            let name = Name::parse(&name).map_err(|e| format!("--name {}", e.reason))?;
+            let secret = generate_secret().map_err(|e| e.to_string())?;
+            let key = shop
+                .create_key(NewApiKey { name, role }, &secret)
+                .map_err(|e| e.to_string())?;
+            tracing::info!(key_id = %key.id, role = %key.role, "key created");
+            println!("{}", secret.reveal());
+        }
+        KeysCommand::List => {
+            let mut after = None;
+            println!(
+                "{:>6}  {:<8}  {:<12}  {:<20}  {:<9}  name",
+                "id", "role", "prefix", "created", "state"
+            );
+            loop {
+                let page = shop
+                    .list_keys(&KeyQuery {
+                        after,
+                        limit: PageSize::new(100).map_err(|e| e.to_string())?,
+                    })
+                    .map_err(|e| e.to_string())?;
+                for key in &page.items {
+                    let state = if key.revoked_at.is_some() {
+                        "revoked"
+                    } else {
+                        "active"
+                    };
+                    println!(
+                        "{:>6}  {:<8}  {:<12}  {:<20}  {:<9}  {}",
+                        key.id,
+                        key.role,
+                        key.prefix,
+                        key.created_at.format("%Y-%m-%d %H:%M:%S"),
+                        state,
+                        key.name
+                    );
+                }
+                match page.next_after.map(KeyId::new) {
+                    Some(Ok(next)) => after = Some(next),
+                    _ => break,
+                }
+            }
+        }
+        KeysCommand::Revoke { id } => {
+            let id = KeyId::new(id).map_err(|e| format!("key id {}", e.reason))?;
+            shop.revoke_key(id, None).map_err(|e| e.to_string())?;
+            tracing::info!(key_id = %id, "key revoked");
+        }
+    }
+    Ok(())
+}
+
 /// `petstore serve`: runs until SIGINT or SIGTERM, then lets in-flight requests finish.
 pub async fn serve(args: ServeArgs) -> Result<(), String> {
     let mut config = args.database.store_config();
     config.connection_timeout = Duration::from_millis(args.db_wait_ms);
     let store = SqliteStore::open(&config).map_err(|e| e.to_string())?;
     let state = AppState::new(store, Arc::new(SystemClock));
+    bootstrap_admin_key(&state).await?;
     let limits = HttpLimits {
         max_body_bytes: args.max_body_bytes,
+        rate: RateLimits::new(
+            args.rate_limit,
+            args.rate_limit_burst.unwrap_or(args.rate_limit),
+        ),
     };
     // Build the document once, before the workers need it.
     let _ = crate::openapi::document();
 
-    let mut server = HttpServer::new(move || app(state.clone(), limits))
+    let mut server = HttpServer::new(move || app(state.clone(), limits.clone()))
         .client_request_timeout(Duration::from_millis(args.client_timeout_ms))
         .keep_alive(Duration::from_secs(args.keep_alive_secs))
         .shutdown_timeout(args.shutdown_timeout_secs);

@@ -8,6 +8,7 @@
 #![deny(missing_docs)]
 
 pub mod app;
+pub mod auth;
 pub mod cli;
 mod endpoint;
 pub mod error;

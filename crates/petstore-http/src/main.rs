@@ -12,6 +12,7 @@ async fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Serve(args) => cli::serve(args).await,
         Command::Migrate(args) => cli::migrate(&args),
+        Command::Keys { action, database } => cli::keys(action, &database),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -33,6 +33,7 @@ use crate::routes::{self, pets};
         (name = "categories", description = "Categories of pets."),
         (name = "store", description = "Orders for pets."),
         (name = "inventory", description = "Stock per pet."),
+        (name = "keys", description = "API keys (admin only)."),
         (name = "meta", description = "About the API."),
     )
 )]
@@ -60,14 +61,16 @@ fn build() -> utoipa::openapi::OpenApi {
         endpoint.schemas(&mut schemas);
         components.schemas.extend(schemas);
     }
-    // Declared for the clients to come; enforced, and required per operation, once API
-    // keys land.
     components.add_security_scheme(
         "bearerAuth",
         SecurityScheme::Http(
             Http::builder()
                 .scheme(HttpAuthScheme::Bearer)
-                .description(Some("Pass your API key as a Bearer token."))
+                .description(Some(
+                    "Pass your API key as a Bearer token. An operation's requirement names the \
+                     role it needs (`staff`: staff or admin; `admin`: admin only); an empty \
+                     one takes any valid key.",
+                ))
                 .build(),
         ),
     );
@@ -166,9 +169,20 @@ fn is_in(parameter: &RefOr<utoipa::openapi::path::Parameter>, place: ParameterIn
     matches!(parameter, RefOr::T(p) if p.parameter_in == place)
 }
 
+/// The roles an operation's `bearerAuth` requirement names, or `None` when it needs no key.
+fn required_roles(operation: &Operation) -> Option<Vec<String>> {
+    let requirements = serde_json::to_value(operation.security.as_ref()?).ok()?;
+    let roles = requirements
+        .as_array()?
+        .iter()
+        .find_map(|r| r.get("bearerAuth"))?;
+    serde_json::from_value(roles.clone()).ok()
+}
+
 /// The errors any operation can answer, by what it takes, and the `X-Request-Id` header on
 /// every response.
 fn add_shared_responses(operation: &mut Operation) {
+    let roles = required_roles(operation);
     let parameters = operation.parameters.as_deref().unwrap_or_default();
     let has_path = parameters.iter().any(|p| is_in(p, ParameterIn::Path));
     let has_query = parameters.iter().any(|p| is_in(p, ParameterIn::Query));
@@ -184,6 +198,32 @@ fn add_shared_responses(operation: &mut Operation) {
         bad_request.push("`validation_failed`: a field is missing, unknown or breaks a rule; the message names it");
     }
     let mut shared: Vec<(&str, Response)> = Vec::new();
+    if let Some(roles) = &roles {
+        let mut unauthorized = error_response(
+            "`unauthorized`: no API key, or not a valid one (unknown, revoked, malformed).",
+        );
+        unauthorized
+            .headers
+            .insert("WWW-Authenticate".into(), string_header("`Bearer`."));
+        shared.push(("401", unauthorized));
+        if !roles.is_empty() {
+            shared.push((
+                "403",
+                error_response(&format!(
+                    "`forbidden`: this needs a {} key.",
+                    roles.join(" or ")
+                )),
+            ));
+        }
+        let mut limited = error_response(
+            "`rate_limited`: too many requests for this key (or, without a valid key, this address).",
+        );
+        limited.headers.insert(
+            "Retry-After".into(),
+            string_header("Seconds to wait before retrying."),
+        );
+        shared.push(("429", limited));
+    }
     if !bad_request.is_empty() {
         shared.push(("400", error_response(&bad_request.join("; "))));
     }

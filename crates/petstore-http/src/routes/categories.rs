@@ -3,6 +3,7 @@
 use actix_web::{HttpResponse, web};
 use petstore_core::{Category, CategoryId, CategoryQuery, NewCategory};
 
+use crate::auth::{AnyKey, Auth, StaffOnly};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{JsonBody, PathId, QueryParams};
 use crate::pagination::{Paging, page_response};
@@ -19,12 +20,14 @@ use crate::state::AppState;
         ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "Page size, 20 if not given."),
         ("cursor" = Option<String>, Query, pattern = r"^k[0-9a-f]{1,15}$", description = "Where the page starts: pass the cursor of a `Link: rel=\"next\"` header, unchanged."),
     ),
+    security(("bearerAuth" = [])),
     responses(
         (status = 200, description = "A page of categories, by id.", body = Vec<Category>,
             headers(("Link" = String, description = "`<…>; rel=\"next\"` when another page follows."))),
     )
 )]
 pub async fn list_categories(
+    _caller: Auth<AnyKey>,
     state: web::Data<AppState>,
     mut query: QueryParams,
 ) -> Result<HttpResponse, ApiError> {
@@ -45,6 +48,7 @@ pub async fn list_categories(
     operation_id = "createCategory",
     tag = "categories",
     request_body = NewCategory,
+    security(("bearerAuth" = ["staff"])),
     responses(
         (status = 201, description = "The category, created.", body = Category,
             headers(("Location" = String, description = "The new category's URL."))),
@@ -52,6 +56,7 @@ pub async fn list_categories(
     )
 )]
 pub async fn create_category(
+    _caller: Auth<StaffOnly>,
     state: web::Data<AppState>,
     JsonBody(new): JsonBody<NewCategory>,
 ) -> Result<HttpResponse, ApiError> {
@@ -69,9 +74,11 @@ pub async fn create_category(
     operation_id = "getCategory",
     tag = "categories",
     params(("categoryId" = CategoryId, Path, description = "The category's id.")),
+    security(("bearerAuth" = [])),
     responses((status = 200, description = "The category.", body = Category))
 )]
 pub async fn get_category(
+    _caller: Auth<AnyKey>,
     state: web::Data<AppState>,
     PathId(id): PathId<CategoryId>,
 ) -> Result<HttpResponse, ApiError> {
@@ -87,12 +94,14 @@ pub async fn get_category(
     tag = "categories",
     params(("categoryId" = CategoryId, Path, description = "The category's id.")),
     request_body = NewCategory,
+    security(("bearerAuth" = ["staff"])),
     responses(
         (status = 200, description = "The category, replaced.", body = Category),
         (status = 409, description = "`category_exists`: another category has the name.", body = ErrorBody),
     )
 )]
 pub async fn replace_category(
+    _caller: Auth<StaffOnly>,
     state: web::Data<AppState>,
     PathId(id): PathId<CategoryId>,
     JsonBody(new): JsonBody<NewCategory>,
@@ -110,12 +119,14 @@ pub async fn replace_category(
     operation_id = "deleteCategory",
     tag = "categories",
     params(("categoryId" = CategoryId, Path, description = "The category's id.")),
+    security(("bearerAuth" = ["staff"])),
     responses(
         (status = 204, description = "The category is gone."),
         (status = 409, description = "`category_in_use`: pets still belong to it.", body = ErrorBody),
     )
 )]
 pub async fn delete_category(
+    _caller: Auth<StaffOnly>,
     state: web::Data<AppState>,
     PathId(id): PathId<CategoryId>,
 ) -> Result<HttpResponse, ApiError> {

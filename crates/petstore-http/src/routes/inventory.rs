@@ -3,6 +3,7 @@
 use actix_web::{HttpResponse, web};
 use petstore_core::{InventoryItem, InventoryQuery, InventoryUpdate, PetId, PetStatus};
 
+use crate::auth::{AnyKey, Auth, StaffOnly};
 use crate::error::ApiError;
 use crate::extract::{JsonBody, PathId, QueryParams};
 use crate::pagination::{Paging, page_response};
@@ -19,12 +20,14 @@ use crate::state::AppState;
         ("cursor" = Option<String>, Query, pattern = r"^k[0-9a-f]{1,15}$", description = "Where the page starts: pass the cursor of a `Link: rel=\"next\"` header, unchanged."),
         ("status" = Option<PetStatus>, Query, description = "Only pets with this status."),
     ),
+    security(("bearerAuth" = [])),
     responses(
         (status = 200, description = "A page of inventory entries, by pet id.", body = Vec<InventoryItem>,
             headers(("Link" = String, description = "`<…>; rel=\"next\"` when another page follows."))),
     )
 )]
 pub async fn list_inventory(
+    _caller: Auth<AnyKey>,
     state: web::Data<AppState>,
     mut query: QueryParams,
 ) -> Result<HttpResponse, ApiError> {
@@ -53,9 +56,11 @@ pub async fn list_inventory(
     operation_id = "getInventoryItem",
     tag = "inventory",
     params(("petId" = PetId, Path, description = "The pet's id.")),
+    security(("bearerAuth" = [])),
     responses((status = 200, description = "The pet's stock.", body = InventoryItem))
 )]
 pub async fn get_inventory_item(
+    _caller: Auth<AnyKey>,
     state: web::Data<AppState>,
     PathId(pet_id): PathId<PetId>,
 ) -> Result<HttpResponse, ApiError> {
@@ -73,9 +78,11 @@ pub async fn get_inventory_item(
     tag = "inventory",
     params(("petId" = PetId, Path, description = "The pet's id.")),
     request_body = InventoryUpdate,
+    security(("bearerAuth" = ["staff"])),
     responses((status = 200, description = "The pet's stock, updated.", body = InventoryItem))
 )]
 pub async fn update_inventory(
+    _caller: Auth<StaffOnly>,
     state: web::Data<AppState>,
     PathId(pet_id): PathId<PetId>,
     JsonBody(update): JsonBody<InventoryUpdate>,

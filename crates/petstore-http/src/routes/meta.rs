@@ -4,6 +4,8 @@ use actix_web::HttpResponse;
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use crate::auth::{AnyKey, Auth};
+
 /// The service and API versions.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -25,9 +27,10 @@ pub const API_VERSION: &str = "1.0.0";
     path = "/",
     operation_id = "getApiInfo",
     tag = "meta",
+    security(("bearerAuth" = [])),
     responses((status = 200, description = "The service and API versions.", body = ApiInfo))
 )]
-pub async fn api_info() -> HttpResponse {
+pub async fn api_info(_caller: Auth<AnyKey>) -> HttpResponse {
     HttpResponse::Ok().json(ApiInfo {
         name: "petstore",
         version: env!("CARGO_PKG_VERSION"),

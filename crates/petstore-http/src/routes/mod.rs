@@ -2,6 +2,7 @@
 
 pub mod categories;
 pub mod inventory;
+pub mod keys;
 pub mod meta;
 pub mod orders;
 pub mod pets;
@@ -50,6 +51,12 @@ pub fn endpoints() -> Vec<Endpoint> {
             .op(orders::__path_update_order, orders::update_order)
             .op(orders::__path_cancel_order, orders::cancel_order),
         Endpoint::at("/inventory").op(inventory::__path_list_inventory, inventory::list_inventory),
+        Endpoint::at("/keys")
+            .op(keys::__path_list_keys, keys::list_keys)
+            .op(keys::__path_create_key, keys::create_key),
+        Endpoint::at("/keys/{keyId}")
+            .op(keys::__path_get_key, keys::get_key)
+            .op(keys::__path_revoke_key, keys::revoke_key),
         Endpoint::at("/inventory/{petId}")
             .op(
                 inventory::__path_get_inventory_item,

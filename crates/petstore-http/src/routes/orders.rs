@@ -1,11 +1,13 @@
 //! `/v1/store/orders`.
 //!
-//! Until API keys land, every caller sees every order (`OrderScope::All`) and orders have no
-//! owner; the scope is where customers will be narrowed to their own.
+//! An order belongs to the key that placed it. A customer lists, reads and cancels only its own
+//! (another's order is 404, as if it did not exist); staff and admin see all. The domain decides
+//! that from the caller (`Caller::order_scope`); these handlers only pass it on.
 
 use actix_web::{HttpResponse, web};
-use petstore_core::{NewOrder, Order, OrderId, OrderPatch, OrderQuery, OrderScope, PetId};
+use petstore_core::{NewOrder, Order, OrderId, OrderPatch, OrderQuery, PetId};
 
+use crate::auth::{AnyKey, Auth, StaffOnly};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{JsonBody, PathId, QueryParams};
 use crate::pagination::{Paging, page_response};
@@ -24,12 +26,14 @@ use crate::state::AppState;
         ("petId" = Option<PetId>, Query, description = "Only orders for this pet."),
         ("complete" = Option<bool>, Query, description = "Only complete (`true`) or open (`false`) orders."),
     ),
+    security(("bearerAuth" = [])),
     responses(
         (status = 200, description = "A page of orders, by id.", body = Vec<Order>,
             headers(("Link" = String, description = "`<…>; rel=\"next\"` when another page follows."))),
     )
 )]
 pub async fn list_orders(
+    caller: Auth<AnyKey>,
     state: web::Data<AppState>,
     mut query: QueryParams,
 ) -> Result<HttpResponse, ApiError> {
@@ -52,7 +56,7 @@ pub async fn list_orders(
         owner: None,
     };
     let page = state
-        .run(move |shop| shop.list_orders(&list, OrderScope::All))
+        .run(move |shop| shop.list_orders(&list, caller.0.order_scope()))
         .await?;
     Ok(page_response(
         "/v1/store/orders",
@@ -69,6 +73,7 @@ pub async fn list_orders(
     operation_id = "placeOrder",
     tag = "store",
     request_body = NewOrder,
+    security(("bearerAuth" = [])),
     responses(
         (status = 201, description = "The order, placed.", body = Order,
             headers(("Location" = String, description = "The new order's URL."))),
@@ -77,10 +82,13 @@ pub async fn list_orders(
     )
 )]
 pub async fn place_order(
+    caller: Auth<AnyKey>,
     state: web::Data<AppState>,
     JsonBody(new): JsonBody<NewOrder>,
 ) -> Result<HttpResponse, ApiError> {
-    let order = state.run(move |shop| shop.place_order(new, None)).await?;
+    let order = state
+        .run(move |shop| shop.place_order(new, Some(caller.0.owner())))
+        .await?;
     Ok(created(format!("/v1/store/orders/{}", order.id), &order))
 }
 
@@ -91,14 +99,16 @@ pub async fn place_order(
     operation_id = "getOrder",
     tag = "store",
     params(("orderId" = OrderId, Path, description = "The order's id.")),
+    security(("bearerAuth" = [])),
     responses((status = 200, description = "The order.", body = Order))
 )]
 pub async fn get_order(
+    caller: Auth<AnyKey>,
     state: web::Data<AppState>,
     PathId(id): PathId<OrderId>,
 ) -> Result<HttpResponse, ApiError> {
     let order = state
-        .run(move |shop| shop.get_order(id, OrderScope::All))
+        .run(move |shop| shop.get_order(id, caller.0.order_scope()))
         .await?;
     Ok(HttpResponse::Ok().json(order))
 }
@@ -111,12 +121,14 @@ pub async fn get_order(
     tag = "store",
     params(("orderId" = OrderId, Path, description = "The order's id.")),
     request_body = OrderPatch,
+    security(("bearerAuth" = ["staff"])),
     responses(
         (status = 200, description = "The order, updated.", body = Order),
         (status = 409, description = "`invalid_transition`: a complete order cannot be made open again.", body = ErrorBody),
     )
 )]
 pub async fn update_order(
+    _caller: Auth<StaffOnly>,
     state: web::Data<AppState>,
     PathId(id): PathId<OrderId>,
     JsonBody(patch): JsonBody<OrderPatch>,
@@ -132,17 +144,19 @@ pub async fn update_order(
     operation_id = "cancelOrder",
     tag = "store",
     params(("orderId" = OrderId, Path, description = "The order's id.")),
+    security(("bearerAuth" = [])),
     responses(
         (status = 204, description = "The order is cancelled."),
         (status = 409, description = "`order_not_cancellable`: the order is complete.", body = ErrorBody),
     )
 )]
 pub async fn cancel_order(
+    caller: Auth<AnyKey>,
     state: web::Data<AppState>,
     PathId(id): PathId<OrderId>,
 ) -> Result<HttpResponse, ApiError> {
     state
-        .run(move |shop| shop.cancel_order(id, OrderScope::All))
+        .run(move |shop| shop.cancel_order(id, caller.0.order_scope()))
         .await?;
     Ok(HttpResponse::NoContent().finish())
 }

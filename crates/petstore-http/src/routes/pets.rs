@@ -6,6 +6,7 @@ use actix_web::{HttpResponse, ResponseError, web};
 use chrono::{DateTime, TimeZone, Utc};
 use petstore_core::{CategoryId, Name, NewPet, Pet, PetId, PetQuery, PetStatus};
 
+use crate::auth::{AnyKey, Auth, StaffOnly};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{JsonBody, PathId, QueryParams};
 use crate::pagination::{Paging, page_response};
@@ -29,12 +30,14 @@ const MAX_IDS: usize = 100;
         ("name" = Option<String>, Query, max_length = 100, description = "Only pets whose name contains this text, ignoring case."),
         ("id" = Option<Vec<PetId>>, Query, max_items = 100, style = Form, explode, description = "Only these pets (repeat the parameter for several)."),
     ),
+    security(("bearerAuth" = [])),
     responses(
         (status = 200, description = "A page of pets, by id. A `Link` header points to the next page when there is one.", body = Vec<Pet>,
             headers(("Link" = String, description = "`<…>; rel=\"next\"` when another page follows."))),
     )
 )]
 pub async fn list_pets(
+    _caller: Auth<AnyKey>,
     state: web::Data<AppState>,
     mut query: QueryParams,
 ) -> Result<HttpResponse, ApiError> {
@@ -85,6 +88,7 @@ pub async fn list_pets(
     operation_id = "createPet",
     tag = "pets",
     request_body = NewPet,
+    security(("bearerAuth" = ["staff"])),
     responses(
         (status = 201, description = "The pet, created.", body = Pet,
             headers(("Location" = String, description = "The new pet's URL."))),
@@ -92,6 +96,7 @@ pub async fn list_pets(
     )
 )]
 pub async fn create_pet(
+    _caller: Auth<StaffOnly>,
     state: web::Data<AppState>,
     JsonBody(new): JsonBody<NewPet>,
 ) -> Result<HttpResponse, ApiError> {
@@ -120,24 +125,27 @@ pub fn get_pet_sunset() -> DateTime<Utc> {
     operation_id = "getPet",
     tag = "pets",
     params(("petId" = PetId, Path, description = "The pet's id.")),
+    security(("bearerAuth" = [])),
     responses(
         (status = 200, description = "The pet.", body = Pet),
         (status = 410, description = "`gone`: this operation reached its sunset; use `listPets?id=`.", body = ErrorBody),
     )
 )]
 pub async fn get_pet(
+    caller: Result<Auth<AnyKey>, ApiError>,
     state: web::Data<AppState>,
     id: Result<PathId<PetId>, ApiError>,
 ) -> HttpResponse {
+    // Both extractions are taken as results so that even a refusal carries the headers.
     let pet_id = id.as_ref().ok().map(|PathId(id)| *id);
-    let result = match id {
-        Err(error) => Err(error),
-        Ok(_) if state.clock().now() >= get_pet_sunset() => Err(ApiError::new(
+    let result = match (caller, id) {
+        (Err(error), _) | (_, Err(error)) => Err(error),
+        (Ok(_), Ok(_)) if state.clock().now() >= get_pet_sunset() => Err(ApiError::new(
             StatusCode::GONE,
             "gone",
             "getPet was retired on 2030-12-05; use GET /v1/pets?id={petId}",
         )),
-        Ok(PathId(id)) => state.run(move |shop| shop.get_pet(id)).await,
+        (Ok(_), Ok(PathId(id))) => state.run(move |shop| shop.get_pet(id)).await,
     };
     let mut response = match result {
         Ok(pet) => HttpResponse::Ok().json(pet),
@@ -182,12 +190,14 @@ fn add_deprecation_headers(headers: &mut HeaderMap, pet_id: Option<PetId>) {
     tag = "pets",
     params(("petId" = PetId, Path, description = "The pet's id.")),
     request_body = NewPet,
+    security(("bearerAuth" = ["staff"])),
     responses(
         (status = 200, description = "The pet, replaced.", body = Pet),
         (status = 422, description = "`unknown_category`: the category does not exist.", body = ErrorBody),
     )
 )]
 pub async fn replace_pet(
+    _caller: Auth<StaffOnly>,
     state: web::Data<AppState>,
     PathId(id): PathId<PetId>,
     JsonBody(new): JsonBody<NewPet>,
@@ -203,12 +213,14 @@ pub async fn replace_pet(
     operation_id = "deletePet",
     tag = "pets",
     params(("petId" = PetId, Path, description = "The pet's id.")),
+    security(("bearerAuth" = ["staff"])),
     responses(
         (status = 204, description = "The pet is gone."),
         (status = 409, description = "`pet_has_open_orders`: complete or cancel its orders first.", body = ErrorBody),
     )
 )]
 pub async fn delete_pet(
+    _caller: Auth<StaffOnly>,
     state: web::Data<AppState>,
     PathId(id): PathId<PetId>,
 ) -> Result<HttpResponse, ApiError> {

@@ -1,0 +1,310 @@
+//! Authentication, authorization and rate limiting, in one place.
+//!
+//! The [`authenticate`] middleware (on the `/v1` scope) resolves the bearer key once per
+//! request, applies the rate limit (per key; per client address when no valid key was given)
+//! and leaves what it found in the request. The [`Auth`] extractor, the first argument of every
+//! `/v1` handler, turns that into 401 or 403 according to the [`Requirement`] in the handler's
+//! signature; the requirement's permission is checked against the domain's one policy table,
+//! `Role::grants`.
+
+use std::future::{Ready, ready};
+use std::marker::PhantomData;
+use std::net::IpAddr;
+use std::num::NonZeroU32;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
+use actix_web::http::StatusCode;
+use actix_web::http::header::{self, HeaderMap, HeaderName, HeaderValue};
+use actix_web::middleware::Next;
+use actix_web::{Error, FromRequest, HttpMessage, HttpRequest, web};
+use governor::clock::{Clock, DefaultClock};
+use governor::middleware::StateInformationMiddleware;
+use governor::{DefaultKeyedRateLimiter, Quota};
+use petstore_core::{Caller, KeyId, KeySecret, Permission};
+
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// What the middleware found about the caller.
+#[derive(Debug, Clone, Copy)]
+enum Authentication {
+    /// No `Authorization` header.
+    Missing,
+    /// A header, but not a known, unrevoked key.
+    Invalid,
+    /// A valid key.
+    Valid(Caller),
+}
+
+/// Who a rate-limit bucket belongs to.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Bucket {
+    Key(KeyId),
+    Address(Option<IpAddr>),
+}
+
+/// The rate limiter and its policy, shared by all workers.
+#[derive(Clone)]
+pub struct RateLimits {
+    limiter: Arc<DefaultKeyedRateLimiter<Bucket, StateInformationMiddleware>>,
+    per_second: NonZeroU32,
+    burst: NonZeroU32,
+}
+
+impl std::fmt::Debug for RateLimits {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RateLimits")
+            .field("per_second", &self.per_second)
+            .field("burst", &self.burst)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Buckets kept before idle ones are dropped, so a flood of addresses cannot grow memory
+/// without bound.
+const MAX_BUCKETS: usize = 10_000;
+
+impl RateLimits {
+    /// `per_second` requests a second per key or address, with bursts of up to `burst`.
+    pub fn new(per_second: NonZeroU32, burst: NonZeroU32) -> Self {
+        let quota = Quota::per_second(per_second).allow_burst(burst);
+        Self {
+            limiter: Arc::new(
+                governor::RateLimiter::keyed(quota).with_middleware::<StateInformationMiddleware>(),
+            ),
+            per_second,
+            burst,
+        }
+    }
+
+    /// `RateLimit-Policy`: the quota over the window that refills it.
+    fn policy(&self) -> String {
+        let window = self.burst.get().div_ceil(self.per_second.get());
+        format!("\"default\";q={};w={window}", self.burst)
+    }
+
+    /// Takes one request from `bucket`: the headers to send, or the refusal.
+    fn take(&self, bucket: &Bucket) -> Result<Vec<(HeaderName, String)>, ApiError> {
+        if self.limiter.len() > MAX_BUCKETS {
+            self.limiter.retain_recent();
+        }
+        let policy = (HeaderName::from_static("ratelimit-policy"), self.policy());
+        match self.limiter.check_key(bucket) {
+            Ok(state) => {
+                let remaining = state.remaining_burst_capacity();
+                let used = self.burst.get() - remaining;
+                let reset = used.div_ceil(self.per_second.get());
+                let current = format!("\"default\";r={remaining};t={reset}");
+                Ok(vec![
+                    policy,
+                    (HeaderName::from_static("ratelimit"), current),
+                ])
+            }
+            Err(not_until) => {
+                let seconds =
+                    whole_seconds(not_until.wait_time_from(DefaultClock::default().now()));
+                let mut error = ApiError::new(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "rate_limited",
+                    format!("too many requests; retry in {seconds} s"),
+                );
+                for (name, value) in [
+                    (header::RETRY_AFTER, seconds.to_string()),
+                    (policy.0, policy.1),
+                    (
+                        HeaderName::from_static("ratelimit"),
+                        format!("\"default\";r=0;t={seconds}"),
+                    ),
+                ] {
+                    if let Ok(value) = HeaderValue::from_str(&value) {
+                        error = error.with_header(name, value);
+                    }
+                }
+                Err(error)
+            }
+        }
+    }
+}
+
+fn bearer_secret(headers: &HeaderMap) -> Result<Option<KeySecret>, ()> {
+    let Some(value) = headers.get(header::AUTHORIZATION) else {
+        return Ok(None);
+    };
+    let text = value.to_str().map_err(|_| ())?;
+    let (scheme, token) = text.split_once(' ').ok_or(())?;
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return Err(());
+    }
+    KeySecret::parse(token.trim()).map(Some).map_err(|_| ())
+}
+
+/// Resolves the caller's key, applies the rate limit, and marks every answer `no-store`
+/// (answers to authenticated requests must not sit in shared caches).
+pub async fn authenticate(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<impl MessageBody>, Error> {
+    let state = req
+        .app_data::<web::Data<AppState>>()
+        .cloned()
+        .ok_or_else(ApiError::internal)?;
+    let authentication = match bearer_secret(req.headers()) {
+        Ok(None) => Authentication::Missing,
+        Err(()) => Authentication::Invalid,
+        Ok(Some(secret)) => match state.run(move |shop| shop.authenticate(&secret)).await? {
+            Some(caller) => Authentication::Valid(caller),
+            None => Authentication::Invalid,
+        },
+    };
+    let bucket = match authentication {
+        Authentication::Valid(caller) => Bucket::Key(caller.key),
+        _ => Bucket::Address(req.peer_addr().map(|addr| addr.ip())),
+    };
+    let rate_headers = match req.app_data::<RateLimits>() {
+        Some(limits) => limits.take(&bucket)?,
+        None => Vec::new(),
+    };
+    req.extensions_mut().insert(authentication);
+
+    let mut response = next.call(req).await?;
+    let headers = response.headers_mut();
+    for (name, value) in rate_headers {
+        if let Ok(value) = HeaderValue::from_str(&value) {
+            headers.insert(name, value);
+        }
+    }
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    Ok(response)
+}
+
+/// What an operation requires of its caller, named in the handler's signature:
+/// `Auth<AnyKey>`, `Auth<StaffOnly>`, `Auth<AdminOnly>`.
+pub trait Requirement {
+    /// The permission the caller's role must grant.
+    const PERMISSION: Permission;
+}
+
+/// Any valid key (read the catalogue, shop).
+#[derive(Debug)]
+pub struct AnyKey;
+impl Requirement for AnyKey {
+    const PERMISSION: Permission = Permission::Shop;
+}
+
+/// Staff or admin (change the catalogue and inventory, manage every order).
+#[derive(Debug)]
+pub struct StaffOnly;
+impl Requirement for StaffOnly {
+    const PERMISSION: Permission = Permission::ManageStore;
+}
+
+/// Admin (manage keys).
+#[derive(Debug)]
+pub struct AdminOnly;
+impl Requirement for AdminOnly {
+    const PERMISSION: Permission = Permission::ManageKeys;
+}
+
+/// The authenticated caller of an operation that requires `R`; extracting it answers 401
+/// (no key, or not a valid one) or 403 (a valid key whose role is not enough).
+#[derive(Debug)]
+pub struct Auth<R>(pub Caller, PhantomData<R>);
+
+/// 401 `unauthorized`, with the challenge the contract asks for.
+pub fn unauthorized(message: &str) -> ApiError {
+    ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", message)
+        .with_header(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"))
+}
+
+impl<R: Requirement> FromRequest for Auth<R> {
+    type Error = ApiError;
+    type Future = Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let found = req.extensions().get::<Authentication>().copied();
+        ready(match found {
+            Some(Authentication::Valid(caller)) if caller.may(R::PERMISSION) => {
+                Ok(Auth(caller, PhantomData))
+            }
+            Some(Authentication::Valid(caller)) => Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "forbidden",
+                format!("a {} key may not do this", caller.role),
+            )),
+            Some(Authentication::Invalid) => Err(unauthorized(
+                "the API key is not valid (unknown, revoked or malformed)",
+            )),
+            Some(Authentication::Missing) | None => Err(unauthorized(
+                "pass your API key as a Bearer token in the Authorization header",
+            )),
+        })
+    }
+}
+
+/// A new key's secret, from the operating system's random generator.
+pub fn generate_secret() -> Result<KeySecret, ApiError> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|error| {
+        tracing::error!(%error, "the OS random generator failed");
+        ApiError::internal()
+    })?;
+    Ok(KeySecret::from_random(bytes))
+}
+
+/// A wait in whole seconds, rounded up: a client told to wait 0 s would retry too soon.
+fn whole_seconds(wait: Duration) -> u64 {
+    wait.as_secs() + u64::from(wait.subsec_nanos() > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers_with(value: &str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::AUTHORIZATION, HeaderValue::from_str(value).unwrap());
+        headers
+    }
+
+    #[test]
+    fn only_well_formed_bearer_tokens_are_read() {
+        let key = format!("pst_{}", "a".repeat(64));
+        assert!(bearer_secret(&HeaderMap::new()).unwrap().is_none());
+        assert!(
+            bearer_secret(&headers_with(&format!("Bearer {key}")))
+                .unwrap()
+                .is_some()
+        );
+        assert!(
+            bearer_secret(&headers_with(&format!("bearer {key}")))
+                .unwrap()
+                .is_some()
+        );
+        for bad in [
+            key.clone(),
+            format!("Basic {key}"),
+            "Bearer short".to_owned(),
+            "Bearer".to_owned(),
+        ] {
+            assert!(bearer_secret(&headers_with(&bad)).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_limiter_counts_down_then_refuses_with_retry_after() {
+        let limits = RateLimits::new(NonZeroU32::new(1).unwrap(), NonZeroU32::new(2).unwrap());
+        let bucket = Bucket::Key(KeyId::new(1).unwrap());
+        let first = limits.take(&bucket).unwrap();
+        assert_eq!(first[0].1, "\"default\";q=2;w=2");
+        assert_eq!(first[1].1, "\"default\";r=1;t=1");
+        assert_eq!(limits.take(&bucket).unwrap()[1].1, "\"default\";r=0;t=2");
+        let refused = limits.take(&bucket).unwrap_err();
+        assert_eq!(refused.code(), "rate_limited");
+        // Another bucket is not affected.
+        assert!(limits.take(&Bucket::Address(None)).is_ok());
+        assert_eq!(whole_seconds(Duration::from_millis(1500)), 2);
+    }
+}

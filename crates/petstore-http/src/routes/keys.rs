@@ -1,0 +1,138 @@
+//! `/v1/keys`: API keys (admin only).
+
+use actix_web::{HttpResponse, web};
+use chrono::{DateTime, Utc};
+use petstore_core::{ApiKey, KeyId, KeyQuery, Name, NewApiKey, Role};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::auth::{AdminOnly, Auth, generate_secret};
+use crate::error::{ApiError, ErrorBody};
+use crate::extract::{JsonBody, PathId, QueryParams};
+use crate::pagination::{Paging, page_response};
+use crate::routes::created;
+use crate::state::AppState;
+
+/// A key just created: the one answer that shows its secret.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CreatedApiKey {
+    /// Its id.
+    id: KeyId,
+    /// What it is for.
+    name: Name,
+    /// What it may do.
+    role: Role,
+    /// The secret's first characters, to recognise it in a list.
+    prefix: String,
+    /// When it was created.
+    created_at: DateTime<Utc>,
+    /// The secret, to pass as `Authorization: Bearer <key>`. Shown this once: only its hash
+    /// is stored.
+    key: String,
+}
+
+/// Lists keys, revoked ones included, by id. Secrets are never shown.
+#[utoipa::path(
+    get,
+    path = "/keys",
+    operation_id = "listKeys",
+    tag = "keys",
+    params(
+        ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "Page size, 20 if not given."),
+        ("cursor" = Option<String>, Query, pattern = r"^k[0-9a-f]{1,15}$", description = "Where the page starts: pass the cursor of a `Link: rel=\"next\"` header, unchanged."),
+    ),
+    security(("bearerAuth" = ["admin"])),
+    responses(
+        (status = 200, description = "A page of keys, by id.", body = Vec<ApiKey>,
+            headers(("Link" = String, description = "`<…>; rel=\"next\"` when another page follows."))),
+    )
+)]
+pub async fn list_keys(
+    _caller: Auth<AdminOnly>,
+    state: web::Data<AppState>,
+    mut query: QueryParams,
+) -> Result<HttpResponse, ApiError> {
+    let paging = Paging::<KeyId>::take(&mut query)?;
+    query.finish()?;
+    let list = KeyQuery {
+        after: paging.after,
+        limit: paging.limit,
+    };
+    let page = state.run(move |shop| shop.list_keys(&list)).await?;
+    Ok(page_response("/v1/keys", &page, paging.limit, &[]))
+}
+
+/// Creates a key. The answer is the only place its secret ever appears.
+#[utoipa::path(
+    post,
+    path = "/keys",
+    operation_id = "createKey",
+    tag = "keys",
+    request_body = NewApiKey,
+    security(("bearerAuth" = ["admin"])),
+    responses(
+        (status = 201, description = "The key, with its secret.", body = CreatedApiKey,
+            headers(("Location" = String, description = "The new key's URL."))),
+    )
+)]
+pub async fn create_key(
+    _caller: Auth<AdminOnly>,
+    state: web::Data<AppState>,
+    JsonBody(new): JsonBody<NewApiKey>,
+) -> Result<HttpResponse, ApiError> {
+    let secret = generate_secret()?;
+    let shown = secret.reveal().to_owned();
+    let key = state.run(move |shop| shop.create_key(new, &secret)).await?;
+    let body = CreatedApiKey {
+        id: key.id,
+        name: key.name,
+        role: key.role,
+        prefix: key.prefix,
+        created_at: key.created_at,
+        key: shown,
+    };
+    Ok(created(format!("/v1/keys/{}", body.id), &body))
+}
+
+/// Reads one key (never its secret).
+#[utoipa::path(
+    get,
+    path = "/keys/{keyId}",
+    operation_id = "getKey",
+    tag = "keys",
+    params(("keyId" = KeyId, Path, description = "The key's id.")),
+    security(("bearerAuth" = ["admin"])),
+    responses((status = 200, description = "The key.", body = ApiKey))
+)]
+pub async fn get_key(
+    _caller: Auth<AdminOnly>,
+    state: web::Data<AppState>,
+    PathId(id): PathId<KeyId>,
+) -> Result<HttpResponse, ApiError> {
+    let key = state.run(move |shop| shop.get_key(id)).await?;
+    Ok(HttpResponse::Ok().json(key))
+}
+
+/// Revokes a key: it authenticates nothing from then on, and stays listed.
+#[utoipa::path(
+    delete,
+    path = "/keys/{keyId}",
+    operation_id = "revokeKey",
+    tag = "keys",
+    params(("keyId" = KeyId, Path, description = "The key's id.")),
+    security(("bearerAuth" = ["admin"])),
+    responses(
+        (status = 204, description = "The key is revoked."),
+        (status = 409, description = "`invalid_transition`: a key cannot revoke itself.", body = ErrorBody),
+    )
+)]
+pub async fn revoke_key(
+    caller: Auth<AdminOnly>,
+    state: web::Data<AppState>,
+    PathId(id): PathId<KeyId>,
+) -> Result<HttpResponse, ApiError> {
+    let by = caller.0.key;
+    state.run(move |shop| shop.revoke_key(id, Some(by))).await?;
+    Ok(HttpResponse::NoContent().finish())
+}
