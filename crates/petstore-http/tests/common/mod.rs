@@ -11,7 +11,10 @@ use actix_web::dev::{Service, ServiceResponse};
 use actix_web::http::{Method, StatusCode, header::HeaderMap};
 use actix_web::test::{self, TestRequest};
 use chrono::{DateTime, Utc};
-use petstore_core::ManualClock;
+use std::num::NonZeroU32;
+
+use petstore_core::{KeySecret, ManualClock, Name, NewApiKey, Role};
+use petstore_http::auth::RateLimits;
 use petstore_http::{AppState, HttpLimits, app};
 use petstore_store::{SqliteStore, StoreConfig};
 use serde_json::Value;
@@ -21,6 +24,9 @@ use tempfile::TempDir;
 pub struct TestApp<S> {
     pub service: S,
     pub clock: Arc<ManualClock>,
+    pub state: AppState,
+    /// An admin key's secret; requests go with it unless a test says otherwise.
+    pub admin: String,
     _dir: TempDir,
 }
 
@@ -66,14 +72,49 @@ pub fn fresh_state() -> (AppState, Arc<ManualClock>, TempDir) {
     (state, clock, dir)
 }
 
+/// Creates a key directly through the use cases, as the CLI does; returns its secret.
+pub async fn create_key(state: &AppState, role: Role, seed: u8) -> String {
+    let secret = KeySecret::from_random([seed; 32]);
+    let shown = secret.reveal().to_owned();
+    let new = NewApiKey {
+        name: Name::parse(&format!("{role} {seed}")).unwrap(),
+        role,
+    };
+    state
+        .run(move |shop| shop.create_key(new, &secret))
+        .await
+        .unwrap();
+    shown
+}
+
+/// Limits that no test trips unless it means to.
+pub fn generous_limits() -> HttpLimits {
+    let rate = NonZeroU32::new(100_000).unwrap();
+    HttpLimits {
+        rate: RateLimits::new(rate, rate),
+        ..HttpLimits::default()
+    }
+}
+
 pub async fn start() -> TestApp<
     impl Service<Request, Response = ServiceResponse<impl MessageBody>, Error = actix_web::Error>,
 > {
+    start_with(generous_limits()).await
+}
+
+pub async fn start_with(
+    limits: HttpLimits,
+) -> TestApp<
+    impl Service<Request, Response = ServiceResponse<impl MessageBody>, Error = actix_web::Error>,
+> {
     let (state, clock, dir) = fresh_state();
-    let service = test::init_service(app(state, HttpLimits::default())).await;
+    let admin = create_key(&state, Role::Admin, 200).await;
+    let service = test::init_service(app(state.clone(), limits)).await;
     TestApp {
         service,
         clock,
+        state,
+        admin,
         _dir: dir,
     }
 }
@@ -120,8 +161,23 @@ where
     S: Service<Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
     B: MessageBody + 'static,
 {
+    /// Sends `request` as the admin key.
     pub async fn send(&self, request: TestRequest) -> Reply {
+        self.send_as(Some(&self.admin), request).await
+    }
+
+    /// Sends `request` with `key` as its bearer token, or with no `Authorization` at all.
+    pub async fn send_as(&self, key: Option<&str>, request: TestRequest) -> Reply {
+        let request = match key {
+            Some(key) => request.insert_header(("authorization", format!("Bearer {key}"))),
+            None => request,
+        };
         send(&self.service, request).await
+    }
+
+    /// A new key with `role`; returns its secret.
+    pub async fn key(&self, role: Role, seed: u8) -> String {
+        create_key(&self.state, role, seed).await
     }
 
     pub async fn get(&self, uri: &str) -> Reply {
