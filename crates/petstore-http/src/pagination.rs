@@ -47,6 +47,20 @@ pub fn decode_cursor<T: TryFrom<i64, Error = ValidationError>>(
         .map_err(|_| invalid())
 }
 
+/// The paging parameters every list takes, as the OpenAPI document describes them (the
+/// handlers read them with [`Paging::take`]).
+#[derive(Debug, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)] // read by the document only
+pub struct PageParams {
+    /// Page size, 20 if not given.
+    #[param(minimum = 1, maximum = 100)]
+    limit: Option<u32>,
+    /// Where the page starts: pass the cursor of a `Link: rel="next"` header, unchanged.
+    #[param(pattern = r"^k[0-9a-f]{1,15}$")]
+    cursor: Option<String>,
+}
+
 /// The paging parameters of a list request, taken from its query.
 #[derive(Debug, Clone, Copy)]
 pub struct Paging<T> {

@@ -14,6 +14,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use diesel::prelude::*;
 use diesel::sql_types::Text;
+use petstore_core::testkit::all_pages;
 use petstore_core::testkit::scenarios::Fixture;
 use petstore_core::{
     NewOrder, OrderId, OrderQuery, OrderScope, PageSize, PetId, Quantity, Service, Stock,
@@ -152,25 +153,15 @@ fn killed_mid_write_loses_nothing_acknowledged() {
         }
         // Whatever the child did not get to report may or may not have committed, but the
         // units always add up: every unit is in stock or in an order.
-        let mut open_units = 0u64;
-        let mut after = None;
-        loop {
+        let (orders, _) = all_pages(|after| {
             let query = OrderQuery {
                 after,
                 limit: PageSize::new(100).unwrap(),
                 ..OrderQuery::default()
             };
-            let page = shop.list_orders(&query, OrderScope::All).unwrap();
-            open_units += page
-                .items
-                .iter()
-                .map(|o| u64::from(o.quantity.get()))
-                .sum::<u64>();
-            match page.next_after {
-                Some(next) => after = Some(OrderId::new(next).unwrap()),
-                None => break,
-            }
-        }
+            shop.list_orders(&query, OrderScope::All).unwrap()
+        });
+        let open_units: u64 = orders.iter().map(|o| u64::from(o.quantity.get())).sum();
         let stock = shop
             .get_inventory_item(PetId::new(1).unwrap())
             .unwrap()

@@ -45,6 +45,25 @@ impl<T> Must<T> for Option<T> {
     }
 }
 
+/// Every item of a keyset-paginated list, walking its pages: `fetch` gets the position to start
+/// after (an id of type `Id`) and returns one page. Also returns how many pages it took.
+pub fn all_pages<T, Id: TryFrom<i64, Error = crate::ValidationError>>(
+    mut fetch: impl FnMut(Option<Id>) -> crate::Page<T>,
+) -> (Vec<T>, usize) {
+    let mut items = Vec::new();
+    let mut after = None;
+    let mut pages = 0;
+    loop {
+        let page = fetch(after);
+        pages += 1;
+        items.extend(page.items);
+        match page.next_after {
+            Some(next) => after = Some(Id::try_from(next).must("a valid position")),
+            None => return (items, pages),
+        }
+    }
+}
+
 /// Defines one `#[test]` per conformance scenario, plus the property and race tests, for the
 /// store made by `$make` (a function or closure taking nothing and returning a fresh store).
 ///

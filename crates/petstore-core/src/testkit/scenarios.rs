@@ -4,7 +4,7 @@ use std::sync::{Arc, Barrier};
 
 use chrono::{DateTime, Utc};
 
-use super::Must;
+use super::{Must, all_pages};
 use crate::{
     ApiKey, Caller, CategoryId, CategoryQuery, DomainError, EventType, InventoryQuery, KeyId,
     KeyQuery, KeySecret, ManualClock, Name, NewApiKey, NewCategory, NewOrder, NewPet, Order,
@@ -549,25 +549,14 @@ pub fn lists_page_by_id_with_filters<S: Store>(store: S) {
         );
     }
     let limit = PageSize::new(10).must("page size");
-    let mut seen = Vec::new();
-    let mut after = None;
-    let mut pages = 0;
-    loop {
-        let page = f
-            .shop
-            .list_pets(&PetQuery {
-                after,
-                limit,
-                ..PetQuery::default()
-            })
-            .must("list");
-        pages += 1;
-        seen.extend(page.items);
-        match page.next_after {
-            Some(next) => after = Some(PetId::new(next).must("cursor")),
-            None => break,
-        }
-    }
+    let (seen, pages) = all_pages(|after| {
+        let query = PetQuery {
+            after,
+            limit,
+            ..PetQuery::default()
+        };
+        f.shop.list_pets(&query).must("list")
+    });
     assert_eq!(pages, 3);
     assert_eq!(seen, created, "every pet once, by id");
 

@@ -20,8 +20,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 
-use super::Must;
 use super::scenarios::{Fixture, name};
+use super::{Must, all_pages};
 use crate::{
     CategoryQuery, DomainError, InventoryItem, InventoryQuery, NewPet, Order, OrderId, OrderPatch,
     OrderQuery, OrderScope, PageSize, Pet, PetId, PetQuery, PetStatus, Stock, Store,
@@ -125,58 +125,32 @@ struct Ledger {
 fn read_world<S: Store>(f: &Fixture<S>) -> World {
     // A small page size, so that reading the world exercises paging too.
     let limit = PageSize::new(7).must("page size");
-    let mut pets = Vec::new();
-    let mut after = None;
-    loop {
-        let page = f
-            .shop
-            .list_pets(&PetQuery {
-                after,
-                limit,
-                ..PetQuery::default()
-            })
-            .must("list pets");
-        pets.extend(page.items);
-        match page.next_after {
-            Some(next) => after = Some(PetId::new(next).must("cursor")),
-            None => break,
-        }
-    }
-    let mut inventory = Vec::new();
-    let mut after = None;
-    loop {
-        let page = f
-            .shop
-            .list_inventory(&InventoryQuery {
-                after,
-                limit,
-                ..InventoryQuery::default()
-            })
-            .must("list inventory");
-        inventory.extend(page.items);
-        match page.next_after {
-            Some(next) => after = Some(PetId::new(next).must("cursor")),
-            None => break,
-        }
-    }
-    let mut orders = Vec::new();
-    let mut after = None;
-    loop {
+    let (pets, _) = all_pages(|after| {
+        let query = PetQuery {
+            after,
+            limit,
+            ..PetQuery::default()
+        };
+        f.shop.list_pets(&query).must("list pets")
+    });
+    let (inventory, _) = all_pages(|after| {
+        let query = InventoryQuery {
+            after,
+            limit,
+            ..InventoryQuery::default()
+        };
+        f.shop.list_inventory(&query).must("list inventory")
+    });
+    let (orders, _) = all_pages(|after| {
         let query = OrderQuery {
             after,
             limit,
             ..OrderQuery::default()
         };
-        let page = f
-            .shop
+        f.shop
             .list_orders(&query, OrderScope::All)
-            .must("list orders");
-        orders.extend(page.items);
-        match page.next_after {
-            Some(next) => after = Some(OrderId::new(next).must("cursor")),
-            None => break,
-        }
-    }
+            .must("list orders")
+    });
     let categories = f
         .shop
         .list_categories(&CategoryQuery::default())

@@ -6,7 +6,7 @@ use petstore_core::{Category, CategoryId, CategoryQuery, NewCategory};
 use crate::auth::{AnyKey, Auth, StaffOnly};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{JsonBody, PathId, QueryParams};
-use crate::pagination::{Paging, page_response};
+use crate::pagination::{PageParams, Paging, page_response};
 use crate::routes::created;
 use crate::state::AppState;
 
@@ -17,8 +17,7 @@ use crate::state::AppState;
     operation_id = "listCategories",
     tag = "categories",
     params(
-        ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "Page size, 20 if not given."),
-        ("cursor" = Option<String>, Query, pattern = r"^k[0-9a-f]{1,15}$", description = "Where the page starts: pass the cursor of a `Link: rel=\"next\"` header, unchanged."),
+        PageParams,
     ),
     security(("bearerAuth" = [])),
     responses(

@@ -6,7 +6,7 @@ use petstore_core::{InventoryItem, InventoryQuery, InventoryUpdate, PetId, PetSt
 use crate::auth::{AnyKey, Auth, StaffOnly};
 use crate::error::ApiError;
 use crate::extract::{JsonBody, PathId, QueryParams};
-use crate::pagination::{Paging, page_response};
+use crate::pagination::{PageParams, Paging, page_response};
 use crate::state::AppState;
 
 /// Lists every pet's stock, by pet id.
@@ -16,8 +16,7 @@ use crate::state::AppState;
     operation_id = "listInventory",
     tag = "inventory",
     params(
-        ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "Page size, 20 if not given."),
-        ("cursor" = Option<String>, Query, pattern = r"^k[0-9a-f]{1,15}$", description = "Where the page starts: pass the cursor of a `Link: rel=\"next\"` header, unchanged."),
+        PageParams,
         ("status" = Option<PetStatus>, Query, description = "Only pets with this status."),
     ),
     security(("bearerAuth" = [])),

@@ -9,7 +9,7 @@ use utoipa::ToSchema;
 use crate::auth::{AdminOnly, Auth, generate_secret};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{JsonBody, PathId, QueryParams};
-use crate::pagination::{Paging, page_response};
+use crate::pagination::{PageParams, Paging, page_response};
 use crate::routes::created;
 use crate::state::AppState;
 
@@ -39,8 +39,7 @@ pub struct CreatedApiKey {
     operation_id = "listKeys",
     tag = "keys",
     params(
-        ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "Page size, 20 if not given."),
-        ("cursor" = Option<String>, Query, pattern = r"^k[0-9a-f]{1,15}$", description = "Where the page starts: pass the cursor of a `Link: rel=\"next\"` header, unchanged."),
+        PageParams,
     ),
     security(("bearerAuth" = ["admin"])),
     responses(

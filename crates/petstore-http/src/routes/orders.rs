@@ -10,7 +10,7 @@ use petstore_core::{NewOrder, Order, OrderId, OrderPatch, OrderQuery, PetId};
 use crate::auth::{AnyKey, Auth, StaffOnly};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{JsonBody, PathId, QueryParams};
-use crate::pagination::{Paging, page_response};
+use crate::pagination::{PageParams, Paging, page_response};
 use crate::routes::created;
 use crate::state::AppState;
 
@@ -21,8 +21,7 @@ use crate::state::AppState;
     operation_id = "listOrders",
     tag = "store",
     params(
-        ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "Page size, 20 if not given."),
-        ("cursor" = Option<String>, Query, pattern = r"^k[0-9a-f]{1,15}$", description = "Where the page starts: pass the cursor of a `Link: rel=\"next\"` header, unchanged."),
+        PageParams,
         ("petId" = Option<PetId>, Query, description = "Only orders for this pet."),
         ("complete" = Option<bool>, Query, description = "Only complete (`true`) or open (`false`) orders."),
     ),

@@ -9,7 +9,7 @@ use petstore_core::{CategoryId, Name, NewPet, Pet, PetId, PetQuery, PetStatus};
 use crate::auth::{AnyKey, Auth, StaffOnly};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{JsonBody, PathId, QueryParams};
-use crate::pagination::{Paging, page_response};
+use crate::pagination::{PageParams, Paging, page_response};
 use crate::routes::created;
 use crate::state::AppState;
 
@@ -23,8 +23,7 @@ const MAX_IDS: usize = 100;
     operation_id = "listPets",
     tag = "pets",
     params(
-        ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "Page size, 20 if not given."),
-        ("cursor" = Option<String>, Query, pattern = r"^k[0-9a-f]{1,15}$", description = "Where the page starts: pass the cursor of a `Link: rel=\"next\"` header, unchanged."),
+        PageParams,
         ("status" = Option<PetStatus>, Query, description = "Only pets with this status."),
         ("categoryId" = Option<CategoryId>, Query, description = "Only pets in this category."),
         ("name" = Option<String>, Query, max_length = 100, description = "Only pets whose name contains this text, ignoring case."),
