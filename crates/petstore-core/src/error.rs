@@ -146,6 +146,12 @@ pub enum DomainError {
         /// The pet id given.
         id: PetId,
     },
+    /// The resource changed since the client read it (its precondition does not hold).
+    #[error("the {0} changed since it was read")]
+    PreconditionFailed(Resource),
+    /// An idempotency key was used before for a different request.
+    #[error("this idempotency key was used for a different request")]
+    IdempotencyKeyReused,
     /// The store cannot serve the request now (busy, locked, out of connections); retrying later may work.
     #[error("storage unavailable: {0}")]
     Unavailable(String),
@@ -169,6 +175,8 @@ impl DomainError {
             DomainError::InvalidTransition(_) => "invalid_transition",
             DomainError::UnknownCategory { .. } => "unknown_category",
             DomainError::UnknownPet { .. } => "unknown_pet",
+            DomainError::PreconditionFailed(_) => "precondition_failed",
+            DomainError::IdempotencyKeyReused => "idempotency_key_reused",
             DomainError::Unavailable(_) => "unavailable",
             DomainError::Storage(_) => "internal",
         }

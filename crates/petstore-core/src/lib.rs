@@ -48,12 +48,14 @@ pub mod access;
 pub mod clock;
 pub mod error;
 pub mod events;
+pub mod idempotency;
 pub mod ids;
 mod json_int;
 pub mod memory;
 pub mod model;
 #[cfg(feature = "openapi")]
 pub mod openapi;
+pub mod precondition;
 pub mod query;
 pub mod repository;
 pub mod rules;
@@ -66,12 +68,14 @@ pub use access::{ApiKey, Caller, KeySecret, NewApiKey, Permission, Role, StoredK
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::{DomainError, Resource, ValidationError};
 pub use events::{DomainEvent, Event, EventType};
+pub use idempotency::{IdempotencyKey, IdempotencyRecord, RECORD_LIFETIME, RecordedResponse};
 pub use ids::{CategoryId, EventId, KeyId, MAX_ID, OrderId, OwnerId, PetId};
 pub use memory::InMemoryStore;
 pub use model::{
     Category, InventoryItem, InventoryUpdate, NewCategory, NewOrder, NewPet, Order, OrderPatch,
     Pet, PetStatus,
 };
+pub use precondition::{Always, Precondition};
 pub use query::{CategoryQuery, InventoryQuery, KeyQuery, OrderQuery, OrderScope, Page, PetQuery};
 pub use repository::{RepoResult, Snapshot, Store, Transaction};
 pub use rules::{PetStock, Transition};

@@ -15,6 +15,7 @@ use chrono::{DateTime, Utc};
 use crate::access::{ApiKey, NewApiKey, Role, StoredKey};
 use crate::error::DomainError;
 use crate::events::{DomainEvent, Event};
+use crate::idempotency::IdempotencyRecord;
 use crate::ids::{CategoryId, EventId, KeyId, OrderId, OwnerId, PetId};
 use crate::model::{Category, InventoryItem, NewCategory, NewOrder, NewPet, Order, Pet};
 use crate::query::{CategoryQuery, InventoryQuery, KeyQuery, OrderQuery, PetQuery, fold_case};
@@ -40,6 +41,7 @@ struct Catalogue {
     stock: BTreeMap<PetId, Stock>,
     orders: BTreeMap<OrderId, Order>,
     keys: BTreeMap<KeyId, StoredKey>,
+    idempotency: BTreeMap<(OwnerId, String), IdempotencyRecord>,
     // Like SQLite's AUTOINCREMENT: ids are never reused, even after a delete.
     last_category_id: i64,
     last_pet_id: i64,
@@ -245,6 +247,19 @@ impl<C: Borrow<Catalogue>> Snapshot for View<'_, C> {
             .collect())
     }
 
+    fn idempotency_record(
+        &mut self,
+        owner: OwnerId,
+        key: &str,
+    ) -> RepoResult<Option<IdempotencyRecord>> {
+        Ok(self
+            .catalogue
+            .borrow()
+            .idempotency
+            .get(&(owner, key.to_owned()))
+            .cloned())
+    }
+
     fn has_active_key(&mut self, role: Option<Role>) -> RepoResult<bool> {
         Ok(self
             .catalogue
@@ -395,6 +410,25 @@ impl Transaction for View<'_, Catalogue> {
             .get_mut(&id)
             .ok_or_else(|| Self::missing("key", id))?;
         slot.key.revoked_at = Some(at);
+        Ok(())
+    }
+
+    fn insert_idempotency_record(
+        &mut self,
+        owner: OwnerId,
+        key: &str,
+        record: &IdempotencyRecord,
+    ) -> RepoResult<()> {
+        self.catalogue
+            .idempotency
+            .insert((owner, key.to_owned()), record.clone());
+        Ok(())
+    }
+
+    fn purge_idempotency_records(&mut self, before: DateTime<Utc>) -> RepoResult<()> {
+        self.catalogue
+            .idempotency
+            .retain(|_, record| record.recorded_at >= before);
         Ok(())
     }
 

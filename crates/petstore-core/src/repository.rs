@@ -14,6 +14,7 @@ use chrono::{DateTime, Utc};
 use crate::access::{ApiKey, NewApiKey, Role, StoredKey};
 use crate::error::DomainError;
 use crate::events::{DomainEvent, Event};
+use crate::idempotency::IdempotencyRecord;
 use crate::ids::{CategoryId, EventId, KeyId, OrderId, OwnerId, PetId};
 use crate::model::{Category, InventoryItem, NewCategory, NewOrder, NewPet, Order, Pet};
 use crate::query::{CategoryQuery, InventoryQuery, KeyQuery, OrderQuery, PetQuery};
@@ -65,6 +66,13 @@ pub trait Snapshot {
     fn keys_with_prefix(&mut self, prefix: &str) -> RepoResult<Vec<StoredKey>>;
     /// Whether any key that is not revoked exists (with this role, if given).
     fn has_active_key(&mut self, role: Option<Role>) -> RepoResult<bool>;
+
+    /// What was recorded for the idempotency key `key` of `owner`.
+    fn idempotency_record(
+        &mut self,
+        owner: OwnerId,
+        key: &str,
+    ) -> RepoResult<Option<IdempotencyRecord>>;
 }
 
 /// Reads and writes inside one atomic transaction.
@@ -108,6 +116,16 @@ pub trait Transaction: Snapshot {
     ) -> RepoResult<ApiKey>;
     /// Marks a key revoked at `at`.
     fn revoke_key(&mut self, id: KeyId, at: DateTime<Utc>) -> RepoResult<()>;
+
+    /// Records the response to the idempotency key `key` of `owner`.
+    fn insert_idempotency_record(
+        &mut self,
+        owner: OwnerId,
+        key: &str,
+        record: &IdempotencyRecord,
+    ) -> RepoResult<()>;
+    /// Forgets the records made before `before`.
+    fn purge_idempotency_records(&mut self, before: DateTime<Utc>) -> RepoResult<()>;
 }
 
 /// A store: runs work in transactions.

@@ -7,10 +7,12 @@ use crate::access::{ApiKey, Caller, KeySecret, NewApiKey, Role};
 use crate::clock::{Clock, SystemClock};
 use crate::error::{DomainError, Resource};
 use crate::events::{DomainEvent, Event};
+use crate::idempotency::{IdempotencyKey, IdempotencyRecord, RECORD_LIFETIME, RecordedResponse};
 use crate::ids::{CategoryId, EventId, KeyId, OrderId, OwnerId, PetId};
 use crate::model::{
     Category, InventoryItem, NewCategory, NewOrder, NewPet, Order, OrderPatch, Pet,
 };
+use crate::precondition::{Always, Precondition};
 use crate::query::{
     CategoryQuery, InventoryQuery, KeyQuery, OrderQuery, OrderScope, Page, PetQuery,
 };
@@ -58,22 +60,55 @@ impl<S: Store, C: Clock> Service<S, C> {
         })
     }
 
+    /// Runs a create once per idempotency key: the effect, its events and the response
+    /// `render` makes of it are committed together. A retry with the same key and request gets
+    /// the recorded response and changes nothing; the same key with another request is refused.
+    /// A refused request records nothing, so its retry runs again.
+    fn once<T>(
+        &self,
+        key: &IdempotencyKey,
+        render: impl FnOnce(&T) -> RecordedResponse,
+        work: impl FnOnce(&mut dyn Transaction) -> Result<(T, Vec<DomainEvent>), DomainError>,
+    ) -> Result<RecordedResponse, DomainError> {
+        let time = self.clock.now();
+        self.store.write(|tx| {
+            tx.purge_idempotency_records(time - RECORD_LIFETIME)?;
+            if let Some(record) = tx.idempotency_record(key.owner, &key.key)? {
+                return if record.fingerprint == key.fingerprint {
+                    Ok(record.response)
+                } else {
+                    Err(DomainError::IdempotencyKeyReused)
+                };
+            }
+            let (value, events) = work(tx)?;
+            tx.append_events(time, &events)?;
+            let response = render(&value);
+            let record = IdempotencyRecord {
+                fingerprint: key.fingerprint,
+                response: response.clone(),
+                recorded_at: time,
+            };
+            tx.insert_idempotency_record(key.owner, &key.key, &record)?;
+            Ok(response)
+        })
+    }
+
     // ---- categories ------------------------------------------------------------------
 
     /// Creates a category. Its name must not be taken, whatever the case.
     pub fn create_category(&self, new: NewCategory) -> Result<Category, DomainError> {
-        self.change(|tx| {
-            if tx.category_named(&new.name)?.is_some() {
-                return Err(DomainError::CategoryExists {
-                    name: new.name.as_str().to_owned(),
-                });
-            }
-            let category = tx.insert_category(&new)?;
-            Ok((
-                category.clone(),
-                vec![DomainEvent::CategoryCreated(category)],
-            ))
-        })
+        self.change(|tx| create_category(tx, &new))
+    }
+
+    /// [`create_category`](Self::create_category), once per idempotency key (see
+    /// [`idempotency`](crate::idempotency)); `render` makes the response to record.
+    pub fn create_category_once(
+        &self,
+        new: NewCategory,
+        key: &IdempotencyKey,
+        render: impl FnOnce(&Category) -> RecordedResponse,
+    ) -> Result<RecordedResponse, DomainError> {
+        self.once(key, render, |tx| create_category(tx, &new))
     }
 
     /// The category with this id.
@@ -93,8 +128,20 @@ impl<S: Store, C: Clock> Service<S, C> {
         id: CategoryId,
         new: NewCategory,
     ) -> Result<Category, DomainError> {
+        self.replace_category_if(id, new, Always)
+    }
+
+    /// [`replace_category`](Self::replace_category), if `condition` holds for the category as
+    /// it is (see [`precondition`](crate::precondition)).
+    pub fn replace_category_if(
+        &self,
+        id: CategoryId,
+        new: NewCategory,
+        condition: impl Precondition<Category>,
+    ) -> Result<Category, DomainError> {
         self.change(|tx| {
             let current = existing_category(tx, id)?;
+            require(&condition, &current, Resource::Category)?;
             if let Some(other) = tx.category_named(&new.name)?
                 && other.id != id
             {
@@ -120,8 +167,18 @@ impl<S: Store, C: Clock> Service<S, C> {
 
     /// Deletes a category no pet belongs to.
     pub fn delete_category(&self, id: CategoryId) -> Result<(), DomainError> {
+        self.delete_category_if(id, Always)
+    }
+
+    /// [`delete_category`](Self::delete_category), if `condition` holds for the category as it is.
+    pub fn delete_category_if(
+        &self,
+        id: CategoryId,
+        condition: impl Precondition<Category>,
+    ) -> Result<(), DomainError> {
         self.change(|tx| {
-            existing_category(tx, id)?;
+            let current = existing_category(tx, id)?;
+            require(&condition, &current, Resource::Category)?;
             if tx.category_has_pets(id)? {
                 return Err(DomainError::CategoryInUse { id });
             }
@@ -134,11 +191,18 @@ impl<S: Store, C: Clock> Service<S, C> {
 
     /// Creates a pet in an existing category, with an inventory entry at 0.
     pub fn create_pet(&self, new: NewPet) -> Result<Pet, DomainError> {
-        self.change(|tx| {
-            known_category(tx, new.category_id)?;
-            let pet = tx.insert_pet(&new)?;
-            Ok((pet.clone(), vec![DomainEvent::PetCreated(pet)]))
-        })
+        self.change(|tx| create_pet(tx, &new))
+    }
+
+    /// [`create_pet`](Self::create_pet), once per idempotency key; `render` makes the response
+    /// to record.
+    pub fn create_pet_once(
+        &self,
+        new: NewPet,
+        key: &IdempotencyKey,
+        render: impl FnOnce(&Pet) -> RecordedResponse,
+    ) -> Result<RecordedResponse, DomainError> {
+        self.once(key, render, |tx| create_pet(tx, &new))
     }
 
     /// The pet with this id.
@@ -155,8 +219,19 @@ impl<S: Store, C: Clock> Service<S, C> {
     /// Replaces a pet's name, category and status. A status set here is a staff decision:
     /// it is recorded as a status change and no rule overrides it.
     pub fn replace_pet(&self, id: PetId, new: NewPet) -> Result<Pet, DomainError> {
+        self.replace_pet_if(id, new, Always)
+    }
+
+    /// [`replace_pet`](Self::replace_pet), if `condition` holds for the pet as it is.
+    pub fn replace_pet_if(
+        &self,
+        id: PetId,
+        new: NewPet,
+        condition: impl Precondition<Pet>,
+    ) -> Result<Pet, DomainError> {
         self.change(|tx| {
             let current = existing_pet(tx, id)?;
+            require(&condition, &current, Resource::Pet)?;
             known_category(tx, new.category_id)?;
             let replaced = Pet {
                 id,
@@ -179,8 +254,18 @@ impl<S: Store, C: Clock> Service<S, C> {
 
     /// Deletes a pet and its inventory entry. Refused while the pet has open orders.
     pub fn delete_pet(&self, id: PetId) -> Result<(), DomainError> {
+        self.delete_pet_if(id, Always)
+    }
+
+    /// [`delete_pet`](Self::delete_pet), if `condition` holds for the pet as it is.
+    pub fn delete_pet_if(
+        &self,
+        id: PetId,
+        condition: impl Precondition<Pet>,
+    ) -> Result<(), DomainError> {
         self.change(|tx| {
-            existing_pet(tx, id)?;
+            let current = existing_pet(tx, id)?;
+            require(&condition, &current, Resource::Pet)?;
             if tx.open_order_count(id)? > 0 {
                 return Err(DomainError::PetHasOpenOrders { id });
             }
@@ -211,11 +296,23 @@ impl<S: Store, C: Clock> Service<S, C> {
 
     /// Sets a pet's stock level; the pet's status follows the stock rules.
     pub fn set_stock(&self, pet_id: PetId, stock: Stock) -> Result<InventoryItem, DomainError> {
+        self.set_stock_if(pet_id, stock, Always)
+    }
+
+    /// [`set_stock`](Self::set_stock), if `condition` holds for the inventory entry as it is.
+    pub fn set_stock_if(
+        &self,
+        pet_id: PetId,
+        stock: Stock,
+        condition: impl Precondition<InventoryItem>,
+    ) -> Result<InventoryItem, DomainError> {
         self.change(|tx| {
             let pet = tx
                 .pet(pet_id)?
                 .ok_or_else(|| DomainError::not_found(Resource::InventoryItem, pet_id))?;
-            let transition = pet_stock(tx, &pet)?.set_stock(stock);
+            let facts = pet_stock(tx, &pet)?;
+            require(&condition, &facts.inventory_item(), Resource::InventoryItem)?;
+            let transition = facts.set_stock(stock);
             apply(tx, &pet, &transition)?;
             Ok((transition.after.inventory_item(), transition.events))
         })
@@ -226,17 +323,19 @@ impl<S: Store, C: Clock> Service<S, C> {
     /// Places an order: the units leave stock at once. `owner` is who may see and cancel it
     /// besides staff.
     pub fn place_order(&self, new: NewOrder, owner: Option<OwnerId>) -> Result<Order, DomainError> {
-        self.change(|tx| {
-            let pet = tx
-                .pet(new.pet_id)?
-                .ok_or(DomainError::UnknownPet { id: new.pet_id })?;
-            let transition = pet_stock(tx, &pet)?.place_order(new.quantity)?;
-            let order = tx.insert_order(&new, owner)?;
-            apply(tx, &pet, &transition)?;
-            let mut events = vec![DomainEvent::OrderPlaced(order.clone())];
-            events.extend(transition.events);
-            Ok((order, events))
-        })
+        self.change(|tx| place_order(tx, &new, owner))
+    }
+
+    /// [`place_order`](Self::place_order), once per idempotency key: a client retrying after a
+    /// lost answer cannot order twice. `render` makes the response to record.
+    pub fn place_order_once(
+        &self,
+        new: NewOrder,
+        owner: Option<OwnerId>,
+        key: &IdempotencyKey,
+        render: impl FnOnce(&Order) -> RecordedResponse,
+    ) -> Result<RecordedResponse, DomainError> {
+        self.once(key, render, |tx| place_order(tx, &new, owner))
     }
 
     /// The order with this id, if the scope allows seeing it.
@@ -265,8 +364,19 @@ impl<S: Store, C: Clock> Service<S, C> {
     /// Changes an order's ship date or completes it. Completion is final: asking to make a
     /// complete order open again is an invalid transition.
     pub fn update_order(&self, id: OrderId, patch: OrderPatch) -> Result<Order, DomainError> {
+        self.update_order_if(id, patch, Always)
+    }
+
+    /// [`update_order`](Self::update_order), if `condition` holds for the order as it is.
+    pub fn update_order_if(
+        &self,
+        id: OrderId,
+        patch: OrderPatch,
+        condition: impl Precondition<Order>,
+    ) -> Result<Order, DomainError> {
         self.change(|tx| {
             let current = visible_order(tx, id, OrderScope::All)?;
+            require(&condition, &current, Resource::Order)?;
             let completes = match (current.complete, patch.complete) {
                 (true, Some(false)) => {
                     return Err(DomainError::InvalidTransition(
@@ -309,8 +419,19 @@ impl<S: Store, C: Clock> Service<S, C> {
 
     /// Cancels an open order: it is removed and its units go back in stock.
     pub fn cancel_order(&self, id: OrderId, scope: OrderScope) -> Result<(), DomainError> {
+        self.cancel_order_if(id, scope, Always)
+    }
+
+    /// [`cancel_order`](Self::cancel_order), if `condition` holds for the order as it is.
+    pub fn cancel_order_if(
+        &self,
+        id: OrderId,
+        scope: OrderScope,
+        condition: impl Precondition<Order>,
+    ) -> Result<(), DomainError> {
         self.change(|tx| {
             let order = visible_order(tx, id, scope)?;
+            require(&condition, &order, Resource::Order)?;
             if order.complete {
                 return Err(DomainError::OrderNotCancellable { id });
             }
@@ -370,6 +491,16 @@ impl<S: Store, C: Clock> Service<S, C> {
     /// nothing. A key cannot revoke itself (`revoked_by`), so an admin cannot lock itself out
     /// by mistake; the command line, which uses no key, can revoke any.
     pub fn revoke_key(&self, id: KeyId, revoked_by: Option<KeyId>) -> Result<(), DomainError> {
+        self.revoke_key_if(id, revoked_by, Always)
+    }
+
+    /// [`revoke_key`](Self::revoke_key), if `condition` holds for the key as it is.
+    pub fn revoke_key_if(
+        &self,
+        id: KeyId,
+        revoked_by: Option<KeyId>,
+        condition: impl Precondition<ApiKey>,
+    ) -> Result<(), DomainError> {
         if revoked_by == Some(id) {
             return Err(DomainError::InvalidTransition(
                 "a key cannot revoke itself; use another admin key or `petstore keys revoke`"
@@ -381,6 +512,7 @@ impl<S: Store, C: Clock> Service<S, C> {
             let key = tx
                 .key(id)?
                 .ok_or_else(|| DomainError::not_found(Resource::Key, id))?;
+            require(&condition, &key, Resource::Key)?;
             if key.revoked_at.is_none() {
                 tx.revoke_key(id, now)?;
             }
@@ -434,6 +566,61 @@ impl<S: Store, C: Clock> Service<S, C> {
         self.store
             .read(|snapshot| snapshot.events_after(after, limit.get()))
     }
+}
+
+/// Refuses the change when the client's condition on the current state does not hold.
+fn require<T>(
+    condition: &impl Precondition<T>,
+    current: &T,
+    resource: Resource,
+) -> Result<(), DomainError> {
+    if condition.holds(current) {
+        Ok(())
+    } else {
+        Err(DomainError::PreconditionFailed(resource))
+    }
+}
+
+/// The create use cases' transactional bodies, shared by their plain and idempotent forms.
+fn create_category(
+    tx: &mut dyn Transaction,
+    new: &NewCategory,
+) -> Result<(Category, Vec<DomainEvent>), DomainError> {
+    if tx.category_named(&new.name)?.is_some() {
+        return Err(DomainError::CategoryExists {
+            name: new.name.as_str().to_owned(),
+        });
+    }
+    let category = tx.insert_category(new)?;
+    Ok((
+        category.clone(),
+        vec![DomainEvent::CategoryCreated(category)],
+    ))
+}
+
+fn create_pet(
+    tx: &mut dyn Transaction,
+    new: &NewPet,
+) -> Result<(Pet, Vec<DomainEvent>), DomainError> {
+    known_category(tx, new.category_id)?;
+    let pet = tx.insert_pet(new)?;
+    Ok((pet.clone(), vec![DomainEvent::PetCreated(pet)]))
+}
+
+fn place_order(
+    tx: &mut dyn Transaction,
+    new: &NewOrder,
+    owner: Option<OwnerId>,
+) -> Result<(Order, Vec<DomainEvent>), DomainError> {
+    let pet = tx
+        .pet(new.pet_id)?
+        .ok_or(DomainError::UnknownPet { id: new.pet_id })?;
+    let transition = pet_stock(tx, &pet)?.place_order(new.quantity)?;
+    let order = tx.insert_order(new, owner)?;
+    apply(tx, &pet, &transition)?;
+    let mut events = vec![DomainEvent::OrderPlaced(order.clone())];
+    events.extend(transition.events);
+    Ok((order, events))
 }
 
 fn existing_category(snapshot: &mut dyn Snapshot, id: CategoryId) -> Result<Category, DomainError> {

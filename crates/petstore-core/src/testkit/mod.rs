@@ -95,6 +95,10 @@ macro_rules! conformance_suite {
             racing_orders_never_oversell,
             keys_authenticate_until_revoked,
             admin_keys_are_bootstrapped_once,
+            conditional_changes_apply_only_to_the_state_they_expect,
+            racing_conditional_replacements_let_exactly_one_win,
+            idempotent_creates_replay_and_change_nothing,
+            concurrent_retries_place_one_order,
         );
 
         #[test]

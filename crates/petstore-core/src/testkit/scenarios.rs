@@ -905,3 +905,224 @@ pub fn admin_keys_are_bootstrapped_once<S: Store>(store: S) {
         Some(Role::Admin)
     );
 }
+
+/// A conditional change applies only while its condition holds for the current state; a
+/// refused one changes nothing and records nothing.
+pub fn conditional_changes_apply_only_to_the_state_they_expect<S: Store>(store: S) {
+    let f = Fixture::new(store);
+    let rex = f.pet_with_stock("Rex", 2);
+    let events = f.event_count();
+    let stale = rex.clone();
+    let renamed = f
+        .shop
+        .replace_pet_if(rex.id, NewPet::new(name("Rex II"), f.dogs), |now: &Pet| {
+            *now == rex
+        })
+        .must("the pet is as read");
+    let refused =
+        f.shop
+            .replace_pet_if(rex.id, NewPet::new(name("Rex III"), f.dogs), |now: &Pet| {
+                *now == stale
+            });
+    assert_eq!(
+        refused.err(),
+        Some(DomainError::PreconditionFailed(Resource::Pet))
+    );
+    assert_eq!(f.shop.get_pet(rex.id).must("read"), renamed);
+
+    let item = f.shop.get_inventory_item(rex.id).must("read stock");
+    let refused = f
+        .shop
+        .set_stock_if(rex.id, Stock::ZERO, |now: &crate::InventoryItem| {
+            now.quantity.get() == 99
+        });
+    assert_eq!(code(refused), "precondition_failed");
+    f.shop
+        .set_stock_if(
+            rex.id,
+            Stock::from_level(5),
+            |now: &crate::InventoryItem| *now == item,
+        )
+        .must("as read");
+
+    let order = f.order(rex.id, 1).must("order");
+    assert_eq!(
+        code(
+            f.shop
+                .cancel_order_if(order.id, OrderScope::All, |_: &Order| false)
+        ),
+        "precondition_failed"
+    );
+    assert_eq!(
+        code(
+            f.shop
+                .delete_category_if(f.dogs, |_: &crate::Category| false)
+        ),
+        "precondition_failed"
+    );
+    assert_eq!(f.state_of(rex.id), (PetStatus::Available, 4));
+    assert_eq!(
+        f.event_types_after(events),
+        vec![
+            EventType::PetUpdated,
+            EventType::InventoryUpdated,
+            EventType::OrderPlaced,
+            EventType::InventoryUpdated
+        ],
+        "renamed, restocked, ordered; the refusals recorded nothing"
+    );
+}
+
+/// Two clients replace a pet from the same state at once: exactly one wins, the other is
+/// told the pet changed.
+pub fn racing_conditional_replacements_let_exactly_one_win<S: Store + Sync>(store: S) {
+    let f = Fixture::new(store);
+    for round in 0..10 {
+        let pet = f.pet_with_stock(&format!("Pet {round}"), 0);
+        let start = Barrier::new(2);
+        let outcomes: Vec<Result<Pet, DomainError>> = std::thread::scope(|scope| {
+            let racers: Vec<_> = ["Left", "Right"]
+                .into_iter()
+                .map(|label| {
+                    let (f, pet, start) = (&f, &pet, &start);
+                    scope.spawn(move || {
+                        start.wait();
+                        let new = NewPet::new(name(label), f.dogs);
+                        f.shop.replace_pet_if(pet.id, new, |now: &Pet| now == pet)
+                    })
+                })
+                .collect();
+            racers
+                .into_iter()
+                .map(|racer| racer.join().unwrap_or_else(|_| panic!("a racer panicked")))
+                .collect()
+        });
+        let winners: Vec<&Pet> = outcomes.iter().filter_map(|o| o.as_ref().ok()).collect();
+        assert_eq!(winners.len(), 1, "round {round}: {outcomes:?}");
+        assert!(
+            outcomes
+                .iter()
+                .any(|o| matches!(o, Err(DomainError::PreconditionFailed(_))))
+        );
+        assert_eq!(
+            &f.shop.get_pet(pet.id).must("read"),
+            winners[0],
+            "the winner's state stays"
+        );
+    }
+}
+
+fn idempotency_key(owner: i64, key: &str, body: &str) -> crate::IdempotencyKey {
+    let owner = OwnerId::new(owner).must("id");
+    crate::IdempotencyKey::new(owner, key, "POST", "/v1/store/orders", body.as_bytes())
+        .must("a valid key")
+}
+
+fn render_order(order: &Order) -> crate::RecordedResponse {
+    crate::RecordedResponse {
+        status: 201,
+        headers: vec![("Location".into(), format!("/v1/store/orders/{}", order.id))],
+        body: serde_json::to_vec(order).unwrap_or_default(),
+    }
+}
+
+/// A create sent again with the same idempotency key and request gets the first response and
+/// changes nothing; another request under the same key is refused; other callers' keys are
+/// theirs; a refused request records nothing; a record is forgotten after its lifetime.
+pub fn idempotent_creates_replay_and_change_nothing<S: Store>(store: S) {
+    let f = Fixture::new(store);
+    let rex = f.pet_with_stock("Rex", 3);
+    let new = NewOrder::new(rex.id, qty(1));
+    let key = idempotency_key(1, "order-1", "one unit");
+    let first = f
+        .shop
+        .place_order_once(new.clone(), None, &key, render_order)
+        .must("first");
+    let events = f.event_count();
+    let again = f
+        .shop
+        .place_order_once(new.clone(), None, &key, render_order)
+        .must("retry");
+    assert_eq!(again, first, "the same response");
+    assert_eq!(f.event_count(), events, "the retry recorded nothing");
+    assert_eq!(
+        f.state_of(rex.id),
+        (PetStatus::Available, 2),
+        "one unit taken, once"
+    );
+
+    let other_body = idempotency_key(1, "order-1", "two units");
+    let reused = f.shop.place_order_once(
+        NewOrder::new(rex.id, qty(2)),
+        None,
+        &other_body,
+        render_order,
+    );
+    assert_eq!(reused.err(), Some(DomainError::IdempotencyKeyReused));
+
+    let other_caller = idempotency_key(2, "order-1", "one unit");
+    let theirs = f
+        .shop
+        .place_order_once(new.clone(), None, &other_caller, render_order)
+        .must("theirs");
+    assert_ne!(theirs, first, "another caller's key is another key");
+
+    let too_many = idempotency_key(1, "order-2", "five units");
+    let refused =
+        f.shop
+            .place_order_once(NewOrder::new(rex.id, qty(5)), None, &too_many, render_order);
+    assert_eq!(code(refused), "insufficient_stock");
+    f.shop
+        .set_stock(rex.id, Stock::from_level(10))
+        .must("restock");
+    let placed =
+        f.shop
+            .place_order_once(NewOrder::new(rex.id, qty(5)), None, &too_many, render_order);
+    assert_eq!(
+        placed.must("a refused request's retry runs again").status,
+        201
+    );
+
+    f.clock
+        .advance(crate::RECORD_LIFETIME + chrono::Duration::seconds(1));
+    let fresh = f
+        .shop
+        .place_order_once(new, None, &key, render_order)
+        .must("after the lifetime");
+    assert_ne!(fresh, first, "a forgotten key starts afresh");
+}
+
+/// 50 threads send one order with the same idempotency key at once: one order is placed and
+/// all 50 get its response.
+pub fn concurrent_retries_place_one_order<S: Store + Sync>(store: S) {
+    let f = Fixture::new(store);
+    let rex = f.pet_with_stock("Rex", 100);
+    let key = idempotency_key(1, "flaky-network", "one unit");
+    let start = Barrier::new(50);
+    let responses: Vec<crate::RecordedResponse> = std::thread::scope(|scope| {
+        let racers: Vec<_> = (0..50)
+            .map(|_| {
+                scope.spawn(|| {
+                    start.wait();
+                    f.shop
+                        .place_order_once(NewOrder::new(rex.id, qty(1)), None, &key, render_order)
+                        .must("an idempotent order")
+                })
+            })
+            .collect();
+        racers
+            .into_iter()
+            .map(|racer| racer.join().unwrap_or_else(|_| panic!("a racer panicked")))
+            .collect()
+    });
+    assert!(
+        responses.windows(2).all(|w| w[0] == w[1]),
+        "all got the same response"
+    );
+    assert_eq!(f.state_of(rex.id), (PetStatus::Available, 99));
+    let orders = f
+        .shop
+        .list_orders(&OrderQuery::default(), OrderScope::All)
+        .must("list");
+    assert_eq!(orders.items.len(), 1);
+}
