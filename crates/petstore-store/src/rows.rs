@@ -12,8 +12,10 @@ use petstore_core::{
     ValidationError,
 };
 
+use petstore_core::{IdempotencyRecord, RecordedResponse};
+
 use crate::error::StoreError;
-use crate::schema::{api_keys, categories, events, orders, pets};
+use crate::schema::{api_keys, categories, events, idempotency_records, orders, pets};
 
 fn corrupt(table: &'static str, id: i64) -> impl Fn(ValidationError) -> StoreError {
     move |error| StoreError::Corrupt(format!("{table} row {id}: {error}"))
@@ -239,4 +241,47 @@ pub(crate) struct NewKeyRow<'a> {
     pub(crate) prefix: &'a str,
     pub(crate) hash: &'a [u8],
     pub(crate) created_at: String,
+}
+
+#[derive(Debug, Queryable, Selectable)]
+#[diesel(table_name = idempotency_records, check_for_backend(Sqlite))]
+pub(crate) struct IdempotencyRow {
+    fingerprint: Vec<u8>,
+    status: i32,
+    headers: String,
+    body: Vec<u8>,
+    recorded_at: String,
+}
+
+impl TryFrom<IdempotencyRow> for IdempotencyRecord {
+    type Error = StoreError;
+
+    fn try_from(row: IdempotencyRow) -> Result<Self, StoreError> {
+        let bad = |what: &str| StoreError::Corrupt(format!("idempotency record: {what}"));
+        Ok(IdempotencyRecord {
+            fingerprint: row
+                .fingerprint
+                .as_slice()
+                .try_into()
+                .map_err(|_| bad("fingerprint"))?,
+            response: RecordedResponse {
+                status: u16::try_from(row.status).map_err(|_| bad("status"))?,
+                headers: serde_json::from_str(&row.headers).map_err(|_| bad("headers"))?,
+                body: row.body,
+            },
+            recorded_at: parse_time("idempotency_records", 0, &row.recorded_at)?,
+        })
+    }
+}
+
+#[derive(Debug, Insertable)]
+#[diesel(table_name = idempotency_records)]
+pub(crate) struct NewIdempotencyRow<'a> {
+    pub(crate) owner_id: i64,
+    pub(crate) idempotency_key: &'a str,
+    pub(crate) fingerprint: &'a [u8],
+    pub(crate) status: i32,
+    pub(crate) headers: String,
+    pub(crate) body: &'a [u8],
+    pub(crate) recorded_at: String,
 }

@@ -56,4 +56,23 @@ diesel::table! {
     }
 }
 
-diesel::allow_tables_to_appear_in_same_query!(categories, pets, orders, events, api_keys);
+diesel::table! {
+    idempotency_records (owner_id, idempotency_key) {
+        owner_id -> BigInt,
+        idempotency_key -> Text,
+        fingerprint -> Binary,
+        status -> Integer,
+        headers -> Text,
+        body -> Binary,
+        recorded_at -> Text,
+    }
+}
+
+diesel::allow_tables_to_appear_in_same_query!(
+    categories,
+    pets,
+    orders,
+    events,
+    api_keys,
+    idempotency_records
+);

@@ -11,12 +11,14 @@ use petstore_core::{
     Snapshot, Stock, StoredKey, Transaction,
 };
 
+use petstore_core::IdempotencyRecord;
+
 use crate::error::{QueryResultExt, StoreError, Violation, violation};
 use crate::rows::{
-    CategoryRow, CategoryValues, EventRow, KeyRow, NewEventRow, NewKeyRow, NewOrderRow, OrderRow,
-    PetRow, PetValues, format_time,
+    CategoryRow, CategoryValues, EventRow, IdempotencyRow, KeyRow, NewEventRow, NewIdempotencyRow,
+    NewKeyRow, NewOrderRow, OrderRow, PetRow, PetValues, format_time,
 };
-use crate::schema::{api_keys, categories, events, orders, pets};
+use crate::schema::{api_keys, categories, events, idempotency_records, orders, pets};
 
 /// One transaction's view of the database. `SqliteStore` opens the transaction around it.
 pub(crate) struct SqliteTx<'c> {
@@ -267,6 +269,20 @@ impl Snapshot for SqliteTx<'_> {
         convert(rows)
     }
 
+    fn idempotency_record(
+        &mut self,
+        owner: OwnerId,
+        key: &str,
+    ) -> RepoResult<Option<IdempotencyRecord>> {
+        let row = idempotency_records::table
+            .find((owner.get(), key))
+            .select(IdempotencyRow::as_select())
+            .first(self.conn)
+            .optional()
+            .or_storage()?;
+        convert_one(row)
+    }
+
     fn has_active_key(&mut self, role: Option<Role>) -> RepoResult<bool> {
         let mut active = api_keys::table
             .filter(api_keys::revoked_at.is_null())
@@ -458,6 +474,40 @@ impl Transaction for SqliteTx<'_> {
             .execute(self.conn)
             .or_storage()?;
         exactly_one(affected, "key", id.get())
+    }
+
+    fn insert_idempotency_record(
+        &mut self,
+        owner: OwnerId,
+        key: &str,
+        record: &IdempotencyRecord,
+    ) -> RepoResult<()> {
+        let headers = serde_json::to_string(&record.response.headers)
+            .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        let row = NewIdempotencyRow {
+            owner_id: owner.get(),
+            idempotency_key: key,
+            fingerprint: &record.fingerprint,
+            status: i32::from(record.response.status),
+            headers,
+            body: &record.response.body,
+            recorded_at: format_time(record.recorded_at),
+        };
+        diesel::insert_into(idempotency_records::table)
+            .values(&row)
+            .execute(self.conn)
+            .or_storage()?;
+        Ok(())
+    }
+
+    fn purge_idempotency_records(&mut self, before: DateTime<Utc>) -> RepoResult<()> {
+        diesel::delete(
+            idempotency_records::table
+                .filter(idempotency_records::recorded_at.lt(format_time(before))),
+        )
+        .execute(self.conn)
+        .or_storage()?;
+        Ok(())
     }
 
     fn append_events(&mut self, time: DateTime<Utc>, events: &[DomainEvent]) -> RepoResult<()> {
