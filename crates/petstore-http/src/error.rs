@@ -186,9 +186,10 @@ impl From<DomainError> for ApiError {
             | DomainError::InsufficientStock { .. }
             | DomainError::OrderNotCancellable { .. }
             | DomainError::InvalidTransition(_) => StatusCode::CONFLICT,
-            DomainError::UnknownCategory { .. } | DomainError::UnknownPet { .. } => {
-                StatusCode::UNPROCESSABLE_ENTITY
-            }
+            DomainError::UnknownCategory { .. }
+            | DomainError::UnknownPet { .. }
+            | DomainError::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
+            DomainError::PreconditionFailed(_) => StatusCode::PRECONDITION_FAILED,
             DomainError::Unavailable(detail) => {
                 tracing::warn!(%detail, "storage unavailable");
                 return ApiError::unavailable();
@@ -240,6 +241,11 @@ mod tests {
                 422,
             ),
             (DomainError::UnknownPet { id: pet }, 422),
+            (DomainError::IdempotencyKeyReused, 422),
+            (
+                DomainError::PreconditionFailed(petstore_core::Resource::Pet),
+                412,
+            ),
             (DomainError::Unavailable("locked".into()), 503),
             (DomainError::Storage("disk on fire".into()), 500),
         ];

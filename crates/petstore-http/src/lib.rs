@@ -10,6 +10,7 @@
 pub mod app;
 pub mod auth;
 pub mod cli;
+pub mod conditional;
 mod endpoint;
 pub mod error;
 pub mod extract;

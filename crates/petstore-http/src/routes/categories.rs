@@ -1,13 +1,17 @@
 //! `/v1/categories`.
 
+use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, web};
 use petstore_core::{Category, CategoryId, CategoryQuery, NewCategory};
 
 use crate::auth::{AnyKey, Auth, StaffOnly};
+use crate::conditional::{
+    IdempotencyHeader, IfMatch, IfNoneMatch, changed_response, read_response, render_created,
+    replay,
+};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{JsonBody, PathId, QueryParams};
 use crate::pagination::{PageParams, Paging, page_response};
-use crate::routes::created;
 use crate::state::AppState;
 
 /// Lists categories by id.
@@ -55,15 +59,21 @@ pub async fn list_categories(
     )
 )]
 pub async fn create_category(
-    _caller: Auth<StaffOnly>,
+    caller: Auth<StaffOnly>,
     state: web::Data<AppState>,
+    idempotency: IdempotencyHeader,
     JsonBody(new): JsonBody<NewCategory>,
 ) -> Result<HttpResponse, ApiError> {
-    let category = state.run(move |shop| shop.create_category(new)).await?;
-    Ok(created(
-        format!("/v1/categories/{}", category.id),
-        &category,
-    ))
+    let key = idempotency.key(caller.0.owner(), "/v1/categories", &new)?;
+    let render =
+        |category: &Category| render_created(format!("/v1/categories/{}", category.id), category);
+    let recorded = state
+        .run(move |shop| match key {
+            Some(key) => shop.create_category_once(new, &key, render),
+            None => shop.create_category(new).map(|category| render(&category)),
+        })
+        .await?;
+    Ok(replay(recorded))
 }
 
 /// Reads one category.
@@ -79,10 +89,11 @@ pub async fn create_category(
 pub async fn get_category(
     _caller: Auth<AnyKey>,
     state: web::Data<AppState>,
+    if_none_match: IfNoneMatch,
     PathId(id): PathId<CategoryId>,
 ) -> Result<HttpResponse, ApiError> {
     let category = state.run(move |shop| shop.get_category(id)).await?;
-    Ok(HttpResponse::Ok().json(category))
+    Ok(read_response(&category, &if_none_match))
 }
 
 /// Replaces a category's name and description.
@@ -102,13 +113,16 @@ pub async fn get_category(
 pub async fn replace_category(
     _caller: Auth<StaffOnly>,
     state: web::Data<AppState>,
+    if_match: IfMatch,
     PathId(id): PathId<CategoryId>,
     JsonBody(new): JsonBody<NewCategory>,
 ) -> Result<HttpResponse, ApiError> {
     let category = state
-        .run(move |shop| shop.replace_category(id, new))
+        .run(move |shop| {
+            shop.replace_category_if(id, new, move |now: &Category| if_match.allows(now))
+        })
         .await?;
-    Ok(HttpResponse::Ok().json(category))
+    Ok(changed_response(StatusCode::OK, &category))
 }
 
 /// Deletes a category no pet belongs to.
@@ -127,8 +141,11 @@ pub async fn replace_category(
 pub async fn delete_category(
     _caller: Auth<StaffOnly>,
     state: web::Data<AppState>,
+    if_match: IfMatch,
     PathId(id): PathId<CategoryId>,
 ) -> Result<HttpResponse, ApiError> {
-    state.run(move |shop| shop.delete_category(id)).await?;
+    state
+        .run(move |shop| shop.delete_category_if(id, move |now: &Category| if_match.allows(now)))
+        .await?;
     Ok(HttpResponse::NoContent().finish())
 }

@@ -1,9 +1,11 @@
 //! `/v1/inventory`: stock per pet.
 
+use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, web};
 use petstore_core::{InventoryItem, InventoryQuery, InventoryUpdate, PetId, PetStatus};
 
 use crate::auth::{AnyKey, Auth, StaffOnly};
+use crate::conditional::{IfMatch, IfNoneMatch, changed_response, read_response};
 use crate::error::ApiError;
 use crate::extract::{JsonBody, PathId, QueryParams};
 use crate::pagination::{PageParams, Paging, page_response};
@@ -61,12 +63,13 @@ pub async fn list_inventory(
 pub async fn get_inventory_item(
     _caller: Auth<AnyKey>,
     state: web::Data<AppState>,
+    if_none_match: IfNoneMatch,
     PathId(pet_id): PathId<PetId>,
 ) -> Result<HttpResponse, ApiError> {
     let item = state
         .run(move |shop| shop.get_inventory_item(pet_id))
         .await?;
-    Ok(HttpResponse::Ok().json(item))
+    Ok(read_response(&item, &if_none_match))
 }
 
 /// Sets a pet's stock; its status follows the stock rules.
@@ -83,11 +86,16 @@ pub async fn get_inventory_item(
 pub async fn update_inventory(
     _caller: Auth<StaffOnly>,
     state: web::Data<AppState>,
+    if_match: IfMatch,
     PathId(pet_id): PathId<PetId>,
     JsonBody(update): JsonBody<InventoryUpdate>,
 ) -> Result<HttpResponse, ApiError> {
     let item = state
-        .run(move |shop| shop.set_stock(pet_id, update.quantity))
+        .run(move |shop| {
+            shop.set_stock_if(pet_id, update.quantity, move |now: &InventoryItem| {
+                if_match.allows(now)
+            })
+        })
         .await?;
-    Ok(HttpResponse::Ok().json(item))
+    Ok(changed_response(StatusCode::OK, &item))
 }

@@ -7,6 +7,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::auth::{AdminOnly, Auth, generate_secret};
+use crate::conditional::{IdempotencyHeader, IfMatch, IfNoneMatch, read_response};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{JsonBody, PathId, QueryParams};
 use crate::pagination::{PageParams, Paging, page_response};
@@ -78,8 +79,15 @@ pub async fn list_keys(
 pub async fn create_key(
     _caller: Auth<AdminOnly>,
     state: web::Data<AppState>,
+    idempotency: IdempotencyHeader,
     JsonBody(new): JsonBody<NewApiKey>,
 ) -> Result<HttpResponse, ApiError> {
+    if idempotency.is_present() {
+        // A replay would have to store the secret to show it again; secrets are never stored.
+        return Err(ApiError::invalid_parameter(
+            "Idempotency-Key: createKey cannot be replayed, its secret is shown once",
+        ));
+    }
     let secret = generate_secret()?;
     let shown = secret.reveal().to_owned();
     let key = state.run(move |shop| shop.create_key(new, &secret)).await?;
@@ -107,10 +115,11 @@ pub async fn create_key(
 pub async fn get_key(
     _caller: Auth<AdminOnly>,
     state: web::Data<AppState>,
+    if_none_match: IfNoneMatch,
     PathId(id): PathId<KeyId>,
 ) -> Result<HttpResponse, ApiError> {
     let key = state.run(move |shop| shop.get_key(id)).await?;
-    Ok(HttpResponse::Ok().json(key))
+    Ok(read_response(&key, &if_none_match))
 }
 
 /// Revokes a key: it authenticates nothing from then on, and stays listed.
@@ -129,9 +138,12 @@ pub async fn get_key(
 pub async fn revoke_key(
     caller: Auth<AdminOnly>,
     state: web::Data<AppState>,
+    if_match: IfMatch,
     PathId(id): PathId<KeyId>,
 ) -> Result<HttpResponse, ApiError> {
     let by = caller.0.key;
-    state.run(move |shop| shop.revoke_key(id, Some(by))).await?;
+    state
+        .run(move |shop| shop.revoke_key_if(id, Some(by), move |now: &ApiKey| if_match.allows(now)))
+        .await?;
     Ok(HttpResponse::NoContent().finish())
 }

@@ -4,14 +4,18 @@
 //! (another's order is 404, as if it did not exist); staff and admin see all. The domain decides
 //! that from the caller (`Caller::order_scope`); these handlers only pass it on.
 
+use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, web};
 use petstore_core::{NewOrder, Order, OrderId, OrderPatch, OrderQuery, PetId};
 
 use crate::auth::{AnyKey, Auth, StaffOnly};
+use crate::conditional::{
+    IdempotencyHeader, IfMatch, IfNoneMatch, changed_response, read_response, render_created,
+    replay,
+};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{JsonBody, PathId, QueryParams};
 use crate::pagination::{PageParams, Paging, page_response};
-use crate::routes::created;
 use crate::state::AppState;
 
 /// Lists orders by id.
@@ -83,12 +87,21 @@ pub async fn list_orders(
 pub async fn place_order(
     caller: Auth<AnyKey>,
     state: web::Data<AppState>,
+    idempotency: IdempotencyHeader,
     JsonBody(new): JsonBody<NewOrder>,
 ) -> Result<HttpResponse, ApiError> {
-    let order = state
-        .run(move |shop| shop.place_order(new, Some(caller.0.owner())))
+    let owner = caller.0.owner();
+    let key = idempotency.key(owner, "/v1/store/orders", &new)?;
+    let render = |order: &Order| render_created(format!("/v1/store/orders/{}", order.id), order);
+    let recorded = state
+        .run(move |shop| match key {
+            Some(key) => shop.place_order_once(new, Some(owner), &key, render),
+            None => shop
+                .place_order(new, Some(owner))
+                .map(|order| render(&order)),
+        })
         .await?;
-    Ok(created(format!("/v1/store/orders/{}", order.id), &order))
+    Ok(replay(recorded))
 }
 
 /// Reads one order.
@@ -104,12 +117,13 @@ pub async fn place_order(
 pub async fn get_order(
     caller: Auth<AnyKey>,
     state: web::Data<AppState>,
+    if_none_match: IfNoneMatch,
     PathId(id): PathId<OrderId>,
 ) -> Result<HttpResponse, ApiError> {
     let order = state
         .run(move |shop| shop.get_order(id, caller.0.order_scope()))
         .await?;
-    Ok(HttpResponse::Ok().json(order))
+    Ok(read_response(&order, &if_none_match))
 }
 
 /// Sets or clears an order's ship date, or completes it. Completion is final.
@@ -129,11 +143,14 @@ pub async fn get_order(
 pub async fn update_order(
     _caller: Auth<StaffOnly>,
     state: web::Data<AppState>,
+    if_match: IfMatch,
     PathId(id): PathId<OrderId>,
     JsonBody(patch): JsonBody<OrderPatch>,
 ) -> Result<HttpResponse, ApiError> {
-    let order = state.run(move |shop| shop.update_order(id, patch)).await?;
-    Ok(HttpResponse::Ok().json(order))
+    let order = state
+        .run(move |shop| shop.update_order_if(id, patch, move |now: &Order| if_match.allows(now)))
+        .await?;
+    Ok(changed_response(StatusCode::OK, &order))
 }
 
 /// Cancels an open order: it is removed and its units go back in stock.
@@ -152,10 +169,12 @@ pub async fn update_order(
 pub async fn cancel_order(
     caller: Auth<AnyKey>,
     state: web::Data<AppState>,
+    if_match: IfMatch,
     PathId(id): PathId<OrderId>,
 ) -> Result<HttpResponse, ApiError> {
+    let scope = caller.0.order_scope();
     state
-        .run(move |shop| shop.cancel_order(id, caller.0.order_scope()))
+        .run(move |shop| shop.cancel_order_if(id, scope, move |now: &Order| if_match.allows(now)))
         .await?;
     Ok(HttpResponse::NoContent().finish())
 }

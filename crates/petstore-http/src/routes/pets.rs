@@ -7,10 +7,13 @@ use chrono::{DateTime, TimeZone, Utc};
 use petstore_core::{CategoryId, Name, NewPet, Pet, PetId, PetQuery, PetStatus};
 
 use crate::auth::{AnyKey, Auth, StaffOnly};
+use crate::conditional::{
+    IdempotencyHeader, IfMatch, IfNoneMatch, changed_response, read_response, render_created,
+    replay,
+};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{JsonBody, PathId, QueryParams};
 use crate::pagination::{PageParams, Paging, page_response};
-use crate::routes::created;
 use crate::state::AppState;
 
 /// The most ids one `id` filter may list.
@@ -95,12 +98,20 @@ pub async fn list_pets(
     )
 )]
 pub async fn create_pet(
-    _caller: Auth<StaffOnly>,
+    caller: Auth<StaffOnly>,
     state: web::Data<AppState>,
+    idempotency: IdempotencyHeader,
     JsonBody(new): JsonBody<NewPet>,
 ) -> Result<HttpResponse, ApiError> {
-    let pet = state.run(move |shop| shop.create_pet(new)).await?;
-    Ok(created(format!("/v1/pets/{}", pet.id), &pet))
+    let key = idempotency.key(caller.0.owner(), "/v1/pets", &new)?;
+    let render = |pet: &Pet| render_created(format!("/v1/pets/{}", pet.id), pet);
+    let recorded = state
+        .run(move |shop| match key {
+            Some(key) => shop.create_pet_once(new, &key, render),
+            None => shop.create_pet(new).map(|pet| render(&pet)),
+        })
+        .await?;
+    Ok(replay(recorded))
 }
 
 /// When `getPet` was deprecated in favour of `listPets?id=`.
@@ -133,9 +144,10 @@ pub fn get_pet_sunset() -> DateTime<Utc> {
 pub async fn get_pet(
     caller: Result<Auth<AnyKey>, ApiError>,
     state: web::Data<AppState>,
+    if_none_match: IfNoneMatch,
     id: Result<PathId<PetId>, ApiError>,
 ) -> HttpResponse {
-    // Both extractions are taken as results so that even a refusal carries the headers.
+    // The extractions are taken as results so that even a refusal carries the headers.
     let pet_id = id.as_ref().ok().map(|PathId(id)| *id);
     let result = match (caller, id) {
         (Err(error), _) | (_, Err(error)) => Err(error),
@@ -147,7 +159,7 @@ pub async fn get_pet(
         (Ok(_), Ok(PathId(id))) => state.run(move |shop| shop.get_pet(id)).await,
     };
     let mut response = match result {
-        Ok(pet) => HttpResponse::Ok().json(pet),
+        Ok(pet) => read_response(&pet, &if_none_match),
         Err(error) => error.error_response(),
     };
     add_deprecation_headers(response.headers_mut(), pet_id);
@@ -198,11 +210,14 @@ fn add_deprecation_headers(headers: &mut HeaderMap, pet_id: Option<PetId>) {
 pub async fn replace_pet(
     _caller: Auth<StaffOnly>,
     state: web::Data<AppState>,
+    if_match: IfMatch,
     PathId(id): PathId<PetId>,
     JsonBody(new): JsonBody<NewPet>,
 ) -> Result<HttpResponse, ApiError> {
-    let pet = state.run(move |shop| shop.replace_pet(id, new)).await?;
-    Ok(HttpResponse::Ok().json(pet))
+    let pet = state
+        .run(move |shop| shop.replace_pet_if(id, new, move |now: &Pet| if_match.allows(now)))
+        .await?;
+    Ok(changed_response(StatusCode::OK, &pet))
 }
 
 /// Removes a pet and its inventory entry.
@@ -221,8 +236,11 @@ pub async fn replace_pet(
 pub async fn delete_pet(
     _caller: Auth<StaffOnly>,
     state: web::Data<AppState>,
+    if_match: IfMatch,
     PathId(id): PathId<PetId>,
 ) -> Result<HttpResponse, ApiError> {
-    state.run(move |shop| shop.delete_pet(id)).await?;
+    state
+        .run(move |shop| shop.delete_pet_if(id, move |now: &Pet| if_match.allows(now)))
+        .await?;
     Ok(HttpResponse::NoContent().finish())
 }

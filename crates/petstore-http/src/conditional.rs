@@ -1,0 +1,287 @@
+//! HTTP's conditional requests and retries: `ETag`, `If-Match`, `If-None-Match` and
+//! `Idempotency-Key`.
+//!
+//! An entity tag is a hash of a resource's JSON representation, so it changes exactly when what
+//! a client sees changes. `If-Match` becomes a [`Precondition`](petstore_core::Precondition)
+//! that the domain checks inside the write transaction, so two clients editing from the same
+//! state cannot both win.
+
+use std::future::{Ready, ready};
+
+use actix_web::dev::Payload;
+use actix_web::http::StatusCode;
+use actix_web::http::header::{self, HeaderName, HeaderValue};
+use actix_web::{FromRequest, HttpRequest, HttpResponse};
+use petstore_core::{IdempotencyKey, OwnerId, RecordedResponse};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use crate::error::ApiError;
+
+/// The grammar of an `Idempotency-Key`: 1 to 255 visible ASCII characters.
+pub const IDEMPOTENCY_KEY_PATTERN: &str = "^[!-~]{1,255}$";
+
+/// The strong entity tag of a representation: the first 128 bits of the SHA-256 of its JSON.
+pub fn entity_tag(value: &impl Serialize) -> String {
+    let json = serde_json::to_vec(value).unwrap_or_default();
+    let digest = Sha256::digest(&json);
+    let mut tag = String::with_capacity(34);
+    tag.push('"');
+    for byte in &digest[..16] {
+        tag.push_str(&format!("{byte:02x}"));
+    }
+    tag.push('"');
+    tag
+}
+
+/// The tags of a condition header (`*`, or a comma-separated list of entity tags, weak ones
+/// allowed), or `None` for `*`; `Err` when the value is not of that form.
+fn parse_condition(text: &str) -> Result<Option<Vec<String>>, ()> {
+    let trimmed = text.trim_matches([' ', '\t']);
+    if trimmed == "*" {
+        return Ok(None);
+    }
+    let mut tags = Vec::new();
+    let mut rest = trimmed;
+    loop {
+        let (weak, quoted) = match rest.strip_prefix("W/") {
+            Some(after) => (true, after),
+            None => (false, rest),
+        };
+        let body = quoted.strip_prefix('"').ok_or(())?;
+        // A tag ends at the next quote: commas inside it are part of it.
+        let end = body.find('"').ok_or(())?;
+        let inner = &body[..end];
+        if !inner
+            .bytes()
+            .all(|b| b == b'!' || (b'#'..=b'~').contains(&b))
+        {
+            return Err(());
+        }
+        tags.push(if weak {
+            format!("W/\"{inner}\"")
+        } else {
+            format!("\"{inner}\"")
+        });
+        rest = body[end + 1..].trim_start_matches([' ', '\t']);
+        if rest.is_empty() {
+            return Ok(Some(tags));
+        }
+        rest = rest
+            .strip_prefix(',')
+            .ok_or(())?
+            .trim_start_matches([' ', '\t']);
+    }
+}
+
+fn condition_header(
+    req: &HttpRequest,
+    name: HeaderName,
+) -> Option<Result<Option<Vec<String>>, ()>> {
+    let value = req.headers().get(&name)?;
+    Some(value.to_str().map_err(|_| ()).and_then(parse_condition))
+}
+
+/// `If-Match` on a change: the change applies only if the resource still has one of these
+/// tags (strong comparison: weak tags never match), or exists at all for `*`. A value that is
+/// not a list of entity tags matches nothing: the change is refused (412), never applied blind.
+#[derive(Debug, Clone, Default)]
+pub struct IfMatch(Option<Option<Vec<String>>>);
+
+impl IfMatch {
+    /// Whether the change may go ahead on `current`.
+    pub fn allows(&self, current: &impl Serialize) -> bool {
+        match &self.0 {
+            None | Some(None) => true,
+            Some(Some(tags)) => {
+                let tag = entity_tag(current);
+                tags.contains(&tag)
+            }
+        }
+    }
+}
+
+impl FromRequest for IfMatch {
+    type Error = ApiError;
+    type Future = Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let condition = condition_header(req, header::IF_MATCH)
+            .map(|parsed| parsed.unwrap_or_else(|()| Some(Vec::new())));
+        ready(Ok(IfMatch(condition)))
+    }
+}
+
+/// `If-None-Match` on a read: answer 304 when the client already has this representation
+/// (weak comparison). A value that is not a list of entity tags is ignored: a plain read.
+#[derive(Debug, Clone, Default)]
+pub struct IfNoneMatch(Option<Option<Vec<String>>>);
+
+impl IfNoneMatch {
+    fn matches(&self, tag: &str) -> bool {
+        match &self.0 {
+            None => false,
+            Some(None) => true,
+            Some(Some(tags)) => tags.iter().any(|t| t.trim_start_matches("W/") == tag),
+        }
+    }
+}
+
+impl FromRequest for IfNoneMatch {
+    type Error = ApiError;
+    type Future = Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        ready(Ok(IfNoneMatch(
+            condition_header(req, header::IF_NONE_MATCH).and_then(Result::ok),
+        )))
+    }
+}
+
+/// A single resource read: 200 with its `ETag`, or 304 when the client's copy is current.
+pub fn read_response(value: &impl Serialize, if_none_match: &IfNoneMatch) -> HttpResponse {
+    let tag = entity_tag(value);
+    if if_none_match.matches(&tag) {
+        return HttpResponse::NotModified()
+            .insert_header((header::ETAG, tag))
+            .finish();
+    }
+    HttpResponse::Ok()
+        .insert_header((header::ETAG, tag))
+        .json(value)
+}
+
+/// The answer to a change: `status` with the new representation and its `ETag`.
+pub fn changed_response(status: StatusCode, value: &impl Serialize) -> HttpResponse {
+    HttpResponse::build(status)
+        .insert_header((header::ETAG, entity_tag(value)))
+        .json(value)
+}
+
+/// The `Idempotency-Key` header of a create, if sent.
+#[derive(Debug, Clone, Default)]
+pub struct IdempotencyHeader(Option<String>);
+
+impl FromRequest for IdempotencyHeader {
+    type Error = ApiError;
+    type Future = Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let value = req.headers().get("idempotency-key").map(|value| {
+            value
+                .to_str()
+                .map(str::to_owned)
+                .map_err(|_| ApiError::invalid_parameter("Idempotency-Key: must be visible ASCII"))
+        });
+        ready(value.transpose().map(IdempotencyHeader))
+    }
+}
+
+impl IdempotencyHeader {
+    /// Whether the client sent one.
+    pub fn is_present(&self) -> bool {
+        self.0.is_some()
+    }
+
+    /// The domain's idempotency key for this request, if the client sent one.
+    pub fn key(
+        &self,
+        owner: OwnerId,
+        path: &str,
+        body: &impl Serialize,
+    ) -> Result<Option<IdempotencyKey>, ApiError> {
+        let Some(text) = &self.0 else {
+            return Ok(None);
+        };
+        let canonical = serde_json::to_vec(body).unwrap_or_default();
+        IdempotencyKey::new(owner, text, "POST", path, &canonical)
+            .map(Some)
+            .map_err(|e| ApiError::invalid_parameter(format!("Idempotency-Key: {}", e.reason)))
+    }
+}
+
+/// How a create answers: `201 Created` with `Location`, `ETag` and the resource, as a response
+/// that can be recorded and replayed.
+pub fn render_created(location: String, value: &impl Serialize) -> RecordedResponse {
+    RecordedResponse {
+        status: 201,
+        headers: vec![
+            ("Location".to_owned(), location),
+            ("ETag".to_owned(), entity_tag(value)),
+        ],
+        body: serde_json::to_vec(value).unwrap_or_default(),
+    }
+}
+
+/// Sends a recorded response (a first answer, or its replay).
+pub fn replay(recorded: RecordedResponse) -> HttpResponse {
+    let status = StatusCode::from_u16(recorded.status).unwrap_or(StatusCode::OK);
+    let mut response = HttpResponse::build(status);
+    response.content_type("application/json");
+    for (name, value) in recorded.headers {
+        if let (Ok(name), Ok(value)) = (
+            HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(&value),
+        ) {
+            response.insert_header((name, value));
+        }
+    }
+    response.body(recorded.body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tags_follow_the_representation() {
+        let a = entity_tag(&serde_json::json!({"id": 1, "name": "Rex"}));
+        assert_eq!(a.len(), 34);
+        assert!(a.starts_with('"') && a.ends_with('"'));
+        assert_eq!(a, entity_tag(&serde_json::json!({"id": 1, "name": "Rex"})));
+        assert_ne!(a, entity_tag(&serde_json::json!({"id": 1, "name": "Max"})));
+    }
+
+    #[test]
+    fn conditions_parse_per_the_documented_grammar() {
+        assert_eq!(parse_condition("*"), Ok(None));
+        assert_eq!(
+            parse_condition(r#""a", W/"b" ,"c""#),
+            Ok(Some(vec!["\"a\"".into(), "W/\"b\"".into(), "\"c\"".into()]))
+        );
+        assert_eq!(
+            parse_condition(r#"W/"N,", "x""#),
+            Ok(Some(vec!["W/\"N,\"".into(), "\"x\"".into()])),
+            "a comma inside a tag belongs to it"
+        );
+        for bad in [
+            "",
+            "0",
+            "a",
+            "\"a",
+            "\"a\"x",
+            "\"a b\"",
+            "w/\"a\"",
+            "*, \"a\"",
+            "\"a\",",
+            "\"a\" \"b\"",
+        ] {
+            assert!(parse_condition(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn if_match_compares_strongly_and_if_none_match_weakly() {
+        let value = serde_json::json!({"id": 1});
+        let tag = entity_tag(&value);
+        let strong = IfMatch(Some(Some(vec![tag.clone()])));
+        let weak = IfMatch(Some(Some(vec![format!("W/{tag}")])));
+        assert!(strong.allows(&value));
+        assert!(!weak.allows(&value));
+        assert!(IfMatch::default().allows(&value));
+        assert!(IfNoneMatch(Some(Some(vec![format!("W/{tag}")]))).matches(&tag));
+        assert!(!IfNoneMatch::default().matches(&tag));
+        // Malformed: If-Match matches nothing, If-None-Match is ignored.
+        assert!(!IfMatch(Some(Some(Vec::new()))).allows(&value));
+    }
+}
