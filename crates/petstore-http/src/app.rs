@@ -66,6 +66,7 @@ pub fn app(
         .service(v1)
         .service(get_only("/healthz", healthz))
         .service(get_only("/readyz", readyz))
+        .service(get_only("/metrics", metrics))
         .service(SwaggerUi::new("/docs/{_:.*}").url("/openapi.json", openapi::document().clone()))
         .default_service(web::to(unknown_route))
         // The last `wrap` runs first: ids and logs around everything, then the panic guard,
@@ -112,6 +113,14 @@ async fn unknown_route(req: HttpRequest) -> ApiError {
 /// The process is up.
 async fn healthz() -> HttpResponse {
     HttpResponse::Ok().json(json!({"status": "ok"}))
+}
+
+/// Prometheus metrics (OpenMetrics text).
+async fn metrics(state: web::Data<AppState>) -> HttpResponse {
+    let text = state.metrics().render(state.store().pool_state());
+    HttpResponse::Ok()
+        .content_type("application/openmetrics-text; version=1.0.0; charset=utf-8")
+        .body(text)
 }
 
 /// The database answers and is migrated.

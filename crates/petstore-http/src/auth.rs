@@ -163,8 +163,15 @@ pub async fn authenticate(
         Authentication::Valid(caller) => Bucket::Key(caller.key),
         _ => Bucket::Address(req.peer_addr().map(|addr| addr.ip())),
     };
-    let rate_headers = match req.app_data::<RateLimits>() {
-        Some(limits) => limits.take(&bucket)?,
+    let rate_headers = match req
+        .app_data::<RateLimits>()
+        .map(|limits| limits.take(&bucket))
+    {
+        Some(Ok(headers)) => headers,
+        Some(Err(refusal)) => {
+            state.metrics().rate_limited();
+            return Err(refusal.into());
+        }
         None => Vec::new(),
     };
     req.extensions_mut().insert(authentication);

@@ -14,6 +14,7 @@ pub mod conditional;
 mod endpoint;
 pub mod error;
 pub mod extract;
+pub mod metrics;
 pub mod middleware;
 pub mod openapi;
 pub mod pagination;

@@ -10,11 +10,12 @@ use actix_web::body::{EitherBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::middleware::{ErrorHandlerResponse, Next};
-use actix_web::{Error, ResponseError};
+use actix_web::{Error, ResponseError, web};
 use futures_util::FutureExt;
 use tracing::Instrument;
 
 use crate::error::ApiError;
+use crate::state::AppState;
 
 /// `X-Request-Id`.
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -52,18 +53,45 @@ pub async fn request_context(
         "request",
         request_id = %id,
         method = %req.method(),
-        route = req.match_pattern().as_deref().unwrap_or("unmatched"),
+        route = tracing::field::Empty,
     );
+    let state = req.app_data::<web::Data<AppState>>().cloned();
+    let _in_flight = state
+        .as_ref()
+        .map(|state| state.metrics().request_started());
+    let method = req.method().to_string();
     let started = Instant::now();
     let header_value = HeaderValue::from_str(&id).ok();
     // No clone of the request may be held across `next.call`: the router needs it unshared.
     let result = next.call(req).instrument(span.clone()).await;
-    let status = match &result {
-        Ok(response) => response.status(),
-        Err(error) => error.as_response_error().status_code(),
+    let (status, route) = match &result {
+        Ok(response) => (
+            response.status(),
+            // The pattern, not the path: fuzzed paths must not make new series or log fields.
+            response
+                .request()
+                .match_pattern()
+                .unwrap_or_else(|| "unmatched".to_owned()),
+        ),
+        Err(error) => (
+            error.as_response_error().status_code(),
+            "unmatched".to_owned(),
+        ),
     };
-    let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
-    span.in_scope(|| tracing::info!(status = status.as_u16(), latency_ms, "request handled"));
+    let seconds = started.elapsed().as_secs_f64();
+    span.record("route", route.as_str());
+    span.in_scope(|| {
+        tracing::info!(
+            status = status.as_u16(),
+            latency_ms = seconds * 1000.0,
+            "request handled"
+        );
+    });
+    if let Some(state) = &state {
+        state
+            .metrics()
+            .request_finished(&method, &route, status.as_u16(), seconds);
+    }
     match result {
         Ok(mut response) => {
             if let Some(value) = header_value {

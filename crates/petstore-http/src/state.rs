@@ -7,6 +7,7 @@ use petstore_core::{Clock, DomainError, Service};
 use petstore_store::SqliteStore;
 
 use crate::error::ApiError;
+use crate::metrics::Metrics;
 
 /// The use cases as the HTTP layer runs them: on SQLite, with an injectable clock.
 pub type PetService = Service<SqliteStore, Arc<dyn Clock>>;
@@ -16,6 +17,7 @@ pub type PetService = Service<SqliteStore, Arc<dyn Clock>>;
 pub struct AppState {
     service: Arc<PetService>,
     clock: Arc<dyn Clock>,
+    metrics: Arc<Metrics>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -32,12 +34,18 @@ impl AppState {
         Self {
             service: Arc::new(Service::with_clock(store, Arc::clone(&clock))),
             clock,
+            metrics: Arc::new(Metrics::new()),
         }
     }
 
     /// The clock requests are judged by (deprecation sunsets).
     pub fn clock(&self) -> &dyn Clock {
         &*self.clock
+    }
+
+    /// The process's metrics.
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
     }
 
     /// The store, for health checks.

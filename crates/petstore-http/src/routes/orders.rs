@@ -4,6 +4,9 @@
 //! (another's order is 404, as if it did not exist); staff and admin see all. The domain decides
 //! that from the caller (`Caller::order_scope`); these handlers only pass it on.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, web};
 use petstore_core::{NewOrder, Order, OrderId, OrderPatch, OrderQuery, PetId};
@@ -92,7 +95,15 @@ pub async fn place_order(
 ) -> Result<HttpResponse, ApiError> {
     let owner = caller.0.owner();
     let key = idempotency.key(owner, "/v1/store/orders", &new)?;
-    let render = |order: &Order| render_created(format!("/v1/store/orders/{}", order.id), order);
+    // The domain renders the response only when it places the order, never for a replay.
+    let placed = Arc::new(AtomicBool::new(false));
+    let render = {
+        let placed = Arc::clone(&placed);
+        move |order: &Order| {
+            placed.store(true, Ordering::Relaxed);
+            render_created(format!("/v1/store/orders/{}", order.id), order)
+        }
+    };
     let recorded = state
         .run(move |shop| match key {
             Some(key) => shop.place_order_once(new, Some(owner), &key, render),
@@ -101,6 +112,9 @@ pub async fn place_order(
                 .map(|order| render(&order)),
         })
         .await?;
+    if placed.load(Ordering::Relaxed) {
+        state.metrics().order_placed();
+    }
     Ok(replay(recorded))
 }
 

@@ -1,0 +1,165 @@
+//! Prometheus metrics, served in the OpenMetrics text format at `GET /metrics`.
+//!
+//! Requests are labelled by the route's pattern (`/v1/pets/{petId}`), never the raw path, so a
+//! fuzzer or a scanner cannot create new series: anything unrouted is `unmatched`.
+
+use petstore_store::PoolState;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    method: String,
+    route: String,
+    status: u16,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RouteLabels {
+    method: String,
+    route: String,
+}
+
+fn latency_histogram() -> Histogram {
+    // 0.25 ms to about 4 s, doubling.
+    Histogram::new(exponential_buckets(0.000_25, 2.0, 15))
+}
+
+/// The service's metrics, shared by every worker.
+#[derive(Debug)]
+pub struct Metrics {
+    registry: Registry,
+    requests: Family<RequestLabels, Counter>,
+    latency: Family<RouteLabels, Histogram, fn() -> Histogram>,
+    in_flight: Gauge,
+    pool_open: Gauge,
+    pool_idle: Gauge,
+    orders_placed: Counter,
+    rate_limited: Counter,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Counts a request as in flight until dropped (also when its handler panics or the client goes).
+#[derive(Debug)]
+pub struct InFlight(Gauge);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.dec();
+    }
+}
+
+impl Metrics {
+    /// A fresh set of metrics, registered.
+    pub fn new() -> Self {
+        let mut registry = Registry::with_prefix("petstore");
+        let requests = Family::<RequestLabels, Counter>::default();
+        let latency = Family::<RouteLabels, Histogram, fn() -> Histogram>::new_with_constructor(
+            latency_histogram as fn() -> Histogram,
+        );
+        let in_flight = Gauge::default();
+        let pool_open = Gauge::default();
+        let pool_idle = Gauge::default();
+        let orders_placed = Counter::default();
+        let rate_limited = Counter::default();
+        registry.register(
+            "http_requests",
+            "HTTP requests answered, by method, route pattern and status",
+            requests.clone(),
+        );
+        registry.register(
+            "http_request_duration_seconds",
+            "Time to answer an HTTP request, by method and route pattern",
+            latency.clone(),
+        );
+        registry.register(
+            "http_requests_in_flight",
+            "HTTP requests being answered now",
+            in_flight.clone(),
+        );
+        registry.register(
+            "db_connections",
+            "Database connections open (writer and readers)",
+            pool_open.clone(),
+        );
+        registry.register(
+            "db_connections_idle",
+            "Database connections open and idle",
+            pool_idle.clone(),
+        );
+        registry.register(
+            "orders_placed",
+            "Orders placed (replays of an idempotent request not counted)",
+            orders_placed.clone(),
+        );
+        registry.register(
+            "rate_limited_requests",
+            "Requests refused by the rate limit",
+            rate_limited.clone(),
+        );
+        Self {
+            registry,
+            requests,
+            latency,
+            in_flight,
+            pool_open,
+            pool_idle,
+            orders_placed,
+            rate_limited,
+        }
+    }
+
+    /// A request starts.
+    pub fn request_started(&self) -> InFlight {
+        self.in_flight.inc();
+        InFlight(self.in_flight.clone())
+    }
+
+    /// A request was answered.
+    pub fn request_finished(&self, method: &str, route: &str, status: u16, seconds: f64) {
+        let (method, route) = (method.to_owned(), route.to_owned());
+        self.latency
+            .get_or_create(&RouteLabels {
+                method: method.clone(),
+                route: route.clone(),
+            })
+            .observe(seconds);
+        self.requests
+            .get_or_create(&RequestLabels {
+                method,
+                route,
+                status,
+            })
+            .inc();
+    }
+
+    /// An order was placed.
+    pub fn order_placed(&self) {
+        self.orders_placed.inc();
+    }
+
+    /// A request was refused by the rate limit.
+    pub fn rate_limited(&self) {
+        self.rate_limited.inc();
+    }
+
+    /// The metrics in the OpenMetrics text format, with the pool's state as it is now.
+    pub fn render(&self, pool: PoolState) -> String {
+        self.pool_open.set(i64::from(pool.connections));
+        self.pool_idle.set(i64::from(pool.idle));
+        let mut text = String::new();
+        if prometheus_client::encoding::text::encode(&mut text, &self.registry).is_err() {
+            tracing::error!("the metrics could not be encoded");
+        }
+        text
+    }
+}
