@@ -1,0 +1,180 @@
+//! What operators see: `/metrics`, and one log line per request carrying its id and route.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::io::Write;
+use std::num::NonZeroU32;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use actix_web::test::TestRequest;
+use petstore_http::HttpLimits;
+use petstore_http::auth::RateLimits;
+use serde_json::json;
+
+use common::{start, start_with};
+
+/// The value of the metric line starting with `prefix` (name and labels).
+fn metric(text: &str, prefix: &str) -> Option<f64> {
+    text.lines()
+        .find(|line| line.starts_with(prefix))
+        .and_then(|line| line.rsplit(' ').next())
+        .and_then(|value| value.parse().ok())
+}
+
+#[actix_web::test]
+async fn metrics_count_requests_by_route_pattern_never_by_raw_path() {
+    let api = start().await;
+    let pet = api.pet_with_stock("Rex", 10).await;
+    api.get(&format!("/v1/pets/{pet}")).await;
+    api.get("/v1/pets/12345").await;
+    for junk in [
+        "/v1/pets/abc",
+        "/wp-admin/setup.php",
+        "/v1/%2e%2e/etc",
+        "/v9/x",
+    ] {
+        api.get(junk).await;
+    }
+    let reply = api.send_as(None, TestRequest::get().uri("/metrics")).await;
+    assert_eq!(reply.status, 200, "no key needed");
+    assert!(
+        reply
+            .content_type
+            .starts_with("application/openmetrics-text")
+    );
+    let text = reply.body.as_str().unwrap().to_owned();
+
+    let ok = r#"petstore_http_requests_total{method="GET",route="/v1/pets/{petId}",status="200"}"#;
+    let missing =
+        r#"petstore_http_requests_total{method="GET",route="/v1/pets/{petId}",status="404"}"#;
+    let invalid =
+        r#"petstore_http_requests_total{method="GET",route="/v1/pets/{petId}",status="400"}"#;
+    assert_eq!(metric(&text, ok), Some(1.0), "{text}");
+    assert_eq!(metric(&text, missing), Some(1.0));
+    assert_eq!(
+        metric(&text, invalid),
+        Some(1.0),
+        "/v1/pets/abc is counted under its pattern"
+    );
+    assert!(
+        metric(
+            &text,
+            r#"petstore_http_requests_total{method="GET",route="unmatched",status="404"}"#
+        ) >= Some(3.0)
+    );
+    for raw in ["wp-admin", "etc", "12345", "abc", "/v9"] {
+        assert!(!text.contains(raw), "a raw path made a series: {raw}");
+    }
+    assert!(text.contains(r#"petstore_http_request_duration_seconds_bucket{le="0.00025",method="GET",route="/v1/pets/{petId}"}"#)
+        || text.contains(r#"petstore_http_request_duration_seconds_bucket{method="GET",route="/v1/pets/{petId}",le="#));
+    assert_eq!(
+        metric(&text, "petstore_http_requests_in_flight "),
+        Some(1.0),
+        "the scrape itself"
+    );
+    assert!(
+        metric(&text, "petstore_db_connections ") >= Some(2.0),
+        "writer and readers"
+    );
+}
+
+#[actix_web::test]
+async fn metrics_count_placed_orders_but_not_replays() {
+    let api = start().await;
+    let pet = api.pet_with_stock("Rex", 10).await;
+    let order = |key: Option<&str>| {
+        let request = TestRequest::post()
+            .uri("/v1/store/orders")
+            .set_json(json!({"petId": pet}));
+        match key {
+            Some(key) => request.insert_header(("idempotency-key", key.to_owned())),
+            None => request,
+        }
+    };
+    api.send(order(None)).await;
+    api.send(order(Some("once"))).await;
+    api.send(order(Some("once"))).await;
+    api.send(
+        TestRequest::post()
+            .uri("/v1/store/orders")
+            .set_json(json!({"petId": pet, "quantity": 50})),
+    )
+    .await;
+    let text = api.get("/metrics").await.body.as_str().unwrap().to_owned();
+    assert_eq!(
+        metric(&text, "petstore_orders_placed_total "),
+        Some(2.0),
+        "{text}"
+    );
+}
+
+#[actix_web::test]
+async fn metrics_count_rate_limit_refusals() {
+    let one = NonZeroU32::new(1).unwrap();
+    let api = start_with(HttpLimits {
+        rate: RateLimits::new(one, one),
+        ..HttpLimits::default()
+    })
+    .await;
+    api.get("/v1/pets").await;
+    api.get("/v1/pets").await.assert_error(429, "rate_limited");
+    api.get("/v1/pets").await.assert_error(429, "rate_limited");
+    let text = api.get("/metrics").await.body.as_str().unwrap().to_owned();
+    assert_eq!(
+        metric(&text, "petstore_rate_limited_requests_total "),
+        Some(2.0),
+        "{text}"
+    );
+}
+
+#[derive(Clone, Default)]
+struct LogBuffer(Arc<Mutex<Vec<u8>>>);
+
+impl Write for LogBuffer {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(data);
+        Ok(data.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[actix_web::test]
+async fn each_request_logs_one_json_line_with_its_id_route_status_and_latency() {
+    static LOGS: OnceLock<LogBuffer> = OnceLock::new();
+    let logs = LOGS.get_or_init(|| {
+        let logs = LogBuffer::default();
+        let writer = logs.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .json()
+            .with_writer(move || writer.clone())
+            .finish();
+        tracing::subscriber::set_global_default(subscriber).unwrap();
+        logs
+    });
+    let api = start().await;
+    let reply = api
+        .send(
+            TestRequest::get()
+                .uri("/v1/pets/77")
+                .insert_header(("x-request-id", "trace-me-77")),
+        )
+        .await;
+    assert_eq!(reply.status, 404);
+    let text = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+    let line = text
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .find(|event| {
+            event["span"]["request_id"] == "trace-me-77"
+                && event["fields"]["message"] == "request handled"
+        })
+        .unwrap_or_else(|| panic!("no line for the request in {text}"));
+    assert_eq!(line["span"]["route"], "/v1/pets/{petId}");
+    assert_eq!(line["span"]["method"], "GET");
+    assert_eq!(line["fields"]["status"], 404);
+    assert!(line["fields"]["latency_ms"].as_f64().unwrap() >= 0.0);
+}
