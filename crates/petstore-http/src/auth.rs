@@ -7,12 +7,13 @@
 //! signature; the requirement's permission is checked against the domain's one policy table,
 //! `Role::grants`.
 
+use std::collections::HashMap;
 use std::future::{Ready, ready};
 use std::marker::PhantomData;
 use std::net::IpAddr;
 use std::num::NonZeroU32;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
@@ -129,6 +130,46 @@ impl RateLimits {
     }
 }
 
+/// Verified keys, remembered briefly so that a request does not pay a database read to
+/// authenticate. Entries are keyed by the secret's SHA-256 (the secret itself is not kept), live
+/// [`KeyCache::TTL`], and are all dropped when any key is revoked through the API. A key revoked
+/// by another process (`petstore keys revoke`) stops working within the TTL.
+#[derive(Debug, Default)]
+pub struct KeyCache {
+    entries: Mutex<HashMap<[u8; 32], (Caller, Instant)>>,
+}
+
+impl KeyCache {
+    /// How long a verified key is trusted without asking the database again.
+    pub const TTL: Duration = Duration::from_secs(5);
+    /// Entries kept at most; past it the cache starts afresh.
+    const CAPACITY: usize = 10_000;
+
+    fn get(&self, hash: &[u8; 32]) -> Option<Caller> {
+        let entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        entries
+            .get(hash)
+            .filter(|(_, at)| at.elapsed() < Self::TTL)
+            .map(|(caller, _)| *caller)
+    }
+
+    fn put(&self, hash: [u8; 32], caller: Caller) {
+        let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        if entries.len() >= Self::CAPACITY {
+            entries.clear();
+        }
+        entries.insert(hash, (caller, Instant::now()));
+    }
+
+    /// Forgets every verified key (a key was revoked).
+    pub fn clear(&self) {
+        self.entries
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+    }
+}
+
 fn bearer_secret(headers: &HeaderMap) -> Result<Option<KeySecret>, ()> {
     let Some(value) = headers.get(header::AUTHORIZATION) else {
         return Ok(None);
@@ -154,10 +195,19 @@ pub async fn authenticate(
     let authentication = match bearer_secret(req.headers()) {
         Ok(None) => Authentication::Missing,
         Err(()) => Authentication::Invalid,
-        Ok(Some(secret)) => match state.run(move |shop| shop.authenticate(&secret)).await? {
-            Some(caller) => Authentication::Valid(caller),
-            None => Authentication::Invalid,
-        },
+        Ok(Some(secret)) => {
+            let hash = secret.hash();
+            match state.key_cache().get(&hash) {
+                Some(caller) => Authentication::Valid(caller),
+                None => match state.run(move |shop| shop.authenticate(&secret)).await? {
+                    Some(caller) => {
+                        state.key_cache().put(hash, caller);
+                        Authentication::Valid(caller)
+                    }
+                    None => Authentication::Invalid,
+                },
+            }
+        }
     };
     let bucket = match authentication {
         Authentication::Valid(caller) => Bucket::Key(caller.key),

@@ -6,6 +6,7 @@ use actix_web::web;
 use petstore_core::{Clock, DomainError, Service};
 use petstore_store::SqliteStore;
 
+use crate::auth::KeyCache;
 use crate::error::ApiError;
 use crate::metrics::Metrics;
 
@@ -18,6 +19,7 @@ pub struct AppState {
     service: Arc<PetService>,
     clock: Arc<dyn Clock>,
     metrics: Arc<Metrics>,
+    key_cache: Arc<KeyCache>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -35,6 +37,7 @@ impl AppState {
             service: Arc::new(Service::with_clock(store, Arc::clone(&clock))),
             clock,
             metrics: Arc::new(Metrics::new()),
+            key_cache: Arc::new(KeyCache::default()),
         }
     }
 
@@ -46,6 +49,11 @@ impl AppState {
     /// The process's metrics.
     pub fn metrics(&self) -> &Metrics {
         &self.metrics
+    }
+
+    /// Recently verified API keys.
+    pub fn key_cache(&self) -> &KeyCache {
+        &self.key_cache
     }
 
     /// The store, for health checks.

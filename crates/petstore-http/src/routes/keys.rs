@@ -145,5 +145,7 @@ pub async fn revoke_key(
     state
         .run(move |shop| shop.revoke_key_if(id, Some(by), move |now: &ApiKey| if_match.allows(now)))
         .await?;
+    // The revoked key must not keep working from the cache of verified keys.
+    state.key_cache().clear();
     Ok(HttpResponse::NoContent().finish())
 }
