@@ -1,0 +1,71 @@
+//! Seeds a database for the load benchmark: categories, pets with stock, and a staff key,
+//! whose secret is the only thing printed on standard output.
+//!
+//! `cargo run --release -p petstore-http --example seed -- bench.db 100000`
+
+use std::process::ExitCode;
+
+use petstore_core::{
+    CategoryId, KeySecret, Name, NewApiKey, NewCategory, NewPet, PetStatus, Role, Service, Stock,
+    Store,
+};
+use petstore_store::{Durability, SqliteStore, StoreConfig};
+
+const CATEGORIES: i64 = 20;
+const BATCH: u32 = 5_000;
+
+fn main() -> ExitCode {
+    let mut args = std::env::args().skip(1);
+    let database = args.next().unwrap_or_else(|| "bench.db".to_owned());
+    let pets: u32 = args.next().and_then(|n| n.parse().ok()).unwrap_or(100_000);
+    match seed(&database, pets) {
+        Ok(secret) => {
+            println!("{secret}");
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("seeding failed: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn seed(database: &str, pets: u32) -> Result<String, Box<dyn std::error::Error>> {
+    let mut config = StoreConfig::new(database);
+    // Seeding is setup, not what is measured: no fsync per batch.
+    config.durability = Durability::Normal;
+    let store = SqliteStore::open(&config)?;
+    store.write(|tx| {
+        for n in 0..CATEGORIES {
+            tx.insert_category(&NewCategory::new(Name::parse(&format!("Kind {n}"))?))?;
+        }
+        Ok(())
+    })?;
+    let mut made = 0;
+    while made < pets {
+        let batch = BATCH.min(pets - made);
+        store.write(|tx| {
+            for n in made..made + batch {
+                let category = CategoryId::new(i64::from(n) % CATEGORIES + 1)?;
+                let pet = NewPet::new(Name::parse(&format!("Pet {n}"))?, category)
+                    .with_status(PetStatus::Available);
+                let pet = tx.insert_pet(&pet)?;
+                tx.set_stock(pet.id, Stock::from_level(1_000_000))?;
+            }
+            Ok(())
+        })?;
+        made += batch;
+    }
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes)?;
+    let secret = KeySecret::from_random(bytes);
+    let shop = Service::new(store);
+    shop.create_key(
+        NewApiKey {
+            name: Name::parse("load benchmark")?,
+            role: Role::Staff,
+        },
+        &secret,
+    )?;
+    Ok(secret.reveal().to_owned())
+}
