@@ -13,6 +13,7 @@ use crate::model::{Category, InventoryItem, Order, Pet, PetStatus};
 
 /// The kinds of event, with the contract's dotted names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub enum EventType {
     /// `pet.created`
     #[serde(rename = "pet.created")]

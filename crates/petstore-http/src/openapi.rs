@@ -35,6 +35,7 @@ use crate::routes::{self, pets};
         (name = "categories", description = "Categories of pets."),
         (name = "store", description = "Orders for pets."),
         (name = "inventory", description = "Stock per pet."),
+        (name = "events", description = "The feed of every change, as CloudEvents (staff)."),
         (name = "keys", description = "API keys (admin only)."),
         (name = "meta", description = "About the API."),
     )

@@ -1,6 +1,7 @@
 //! The `/v1` operations. Each handler translates HTTP into one use case call and back.
 
 pub mod categories;
+pub mod events;
 pub mod inventory;
 pub mod keys;
 pub mod meta;
@@ -51,6 +52,7 @@ pub fn endpoints() -> Vec<Endpoint> {
             .op(orders::__path_update_order, orders::update_order)
             .op(orders::__path_cancel_order, orders::cancel_order),
         Endpoint::at("/inventory").op(inventory::__path_list_inventory, inventory::list_inventory),
+        Endpoint::at("/events").op(events::__path_list_events, events::list_events),
         Endpoint::at("/keys")
             .op(keys::__path_list_keys, keys::list_keys)
             .op(keys::__path_create_key, keys::create_key),

@@ -1,0 +1,111 @@
+//! `/v1/events`: the feed of every change, as CloudEvents 1.0 (staff).
+//!
+//! Each change recorded its events in the same transaction as the change (the outbox), with
+//! increasing ids; writers are serialised, so an event never becomes visible after one with a
+//! larger id. A follower that pages with `after` therefore sees every event once, in order.
+
+use actix_web::http::header;
+use actix_web::{HttpResponse, web};
+use chrono::{DateTime, Utc};
+use petstore_core::{Event, EventId, EventType, PageSize};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::auth::{Auth, StaffOnly};
+use crate::error::ApiError;
+use crate::extract::QueryParams;
+use crate::state::AppState;
+
+/// A change, as a CloudEvents 1.0 event in the structured JSON format.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CloudEvent {
+    /// Always `1.0`.
+    specversion: &'static str,
+    /// The event's id: a decimal integer, larger for later events.
+    #[schema(pattern = "^[1-9][0-9]*$")]
+    id: String,
+    /// Where it comes from: this API.
+    source: &'static str,
+    /// What happened: `pet.created`, `order.placed`, …
+    #[serde(rename = "type")]
+    event_type: EventType,
+    /// When the change was committed.
+    time: DateTime<Utc>,
+    /// The resource it is about, as a path under `/v1` (`pets/3`).
+    subject: String,
+    /// Always `application/json`.
+    datacontenttype: &'static str,
+    /// The resource after the change, `{"id"}` of a deleted one, or `{"petId", "from", "to"}`
+    /// of a status change.
+    data: serde_json::Value,
+}
+
+impl From<Event> for CloudEvent {
+    fn from(event: Event) -> Self {
+        CloudEvent {
+            specversion: "1.0",
+            id: event.id.to_string(),
+            source: "/v1",
+            event_type: event.event_type,
+            time: event.time,
+            subject: event.subject,
+            datacontenttype: "application/json",
+            data: event.data,
+        }
+    }
+}
+
+/// The events after `after`, oldest first.
+#[utoipa::path(
+    get,
+    path = "/events",
+    operation_id = "listEvents",
+    tag = "events",
+    params(
+        ("after" = Option<i64>, Query, minimum = 0, maximum = 9007199254740991_i64, description = "Only events with a larger id; 0 or absent for the first."),
+        ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "How many, 20 if not given."),
+    ),
+    security(("bearerAuth" = ["staff"])),
+    responses(
+        (status = 200, description = "Events, oldest first. When the page is full, `Link: rel=\"next\"` points after its last event; a follower polls that link.", body = Vec<CloudEvent>,
+            headers(("Link" = String, description = "`</v1/events?after=N&limit=L>; rel=\"next\"` when the page is full."))),
+    )
+)]
+pub async fn list_events(
+    _caller: Auth<StaffOnly>,
+    state: web::Data<AppState>,
+    mut query: QueryParams,
+) -> Result<HttpResponse, ApiError> {
+    let after = match query.take("after")? {
+        None => None,
+        Some(text) => parse_after(&text)?,
+    };
+    let limit = query.parse::<PageSize>("limit")?.unwrap_or_default();
+    query.finish()?;
+    let events = state
+        .run(move |shop| shop.events_after(after, limit))
+        .await?;
+    let mut response = HttpResponse::Ok();
+    if events.len() == limit.get() as usize
+        && let Some(last) = events.last()
+    {
+        let link = format!(
+            "</v1/events?after={}&limit={}>; rel=\"next\"",
+            last.id,
+            limit.get()
+        );
+        response.insert_header((header::LINK, link));
+    }
+    let events: Vec<CloudEvent> = events.into_iter().map(CloudEvent::from).collect();
+    Ok(response.json(events))
+}
+
+/// `after`: 0 means from the first event.
+fn parse_after(text: &str) -> Result<Option<EventId>, ApiError> {
+    if text == "0" {
+        return Ok(None);
+    }
+    text.parse::<EventId>()
+        .map(Some)
+        .map_err(|e| ApiError::invalid_parameter(format!("after: {}", e.reason)))
+}
