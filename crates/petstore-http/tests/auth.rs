@@ -4,9 +4,7 @@
 
 mod common;
 
-use std::io::Write;
 use std::num::NonZeroU32;
-use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use actix_web::http::Method;
@@ -291,35 +289,9 @@ async fn requests_without_a_valid_key_share_their_address_allowance() {
     assert_eq!(api.get("/v1/pets").await.status, 200);
 }
 
-/// A shared buffer the test's logs go to.
-#[derive(Clone, Default)]
-struct LogBuffer(Arc<Mutex<Vec<u8>>>);
-
-impl Write for LogBuffer {
-    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(data);
-        Ok(data.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 #[actix_web::test]
 async fn a_key_never_appears_in_logs_or_later_responses() {
-    // A process-wide subscriber: tracing caches which call sites are enabled globally, so a
-    // thread-scoped one misses events while other tests run in parallel.
-    static LOGS: OnceLock<LogBuffer> = OnceLock::new();
-    let logs = LOGS.get_or_init(|| {
-        let logs = LogBuffer::default();
-        let writer = logs.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::TRACE)
-            .with_writer(move || writer.clone())
-            .finish();
-        tracing::subscriber::set_global_default(subscriber).unwrap();
-        logs
-    });
+    let logs = common::captured_logs();
 
     let api = start().await;
     let created = api
@@ -344,7 +316,7 @@ async fn a_key_never_appears_in_logs_or_later_responses() {
         "a later response showed the secret"
     );
 
-    let logged = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+    let logged = logs.text();
     assert!(
         logged.contains("request handled"),
         "the logs were captured: {logged}"

@@ -4,9 +4,7 @@
 
 mod common;
 
-use std::io::Write;
 use std::num::NonZeroU32;
-use std::sync::{Arc, Mutex, OnceLock};
 
 use actix_web::test::TestRequest;
 use petstore_http::HttpLimits;
@@ -129,32 +127,9 @@ async fn metrics_count_rate_limit_refusals() {
     );
 }
 
-#[derive(Clone, Default)]
-struct LogBuffer(Arc<Mutex<Vec<u8>>>);
-
-impl Write for LogBuffer {
-    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(data);
-        Ok(data.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 #[actix_web::test]
 async fn each_request_logs_one_json_line_with_its_id_route_status_and_latency() {
-    static LOGS: OnceLock<LogBuffer> = OnceLock::new();
-    let logs = LOGS.get_or_init(|| {
-        let logs = LogBuffer::default();
-        let writer = logs.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .json()
-            .with_writer(move || writer.clone())
-            .finish();
-        tracing::subscriber::set_global_default(subscriber).unwrap();
-        logs
-    });
+    let logs = common::captured_logs();
     let api = start().await;
     let reply = api
         .send(
@@ -164,7 +139,7 @@ async fn each_request_logs_one_json_line_with_its_id_route_status_and_latency() 
         )
         .await;
     assert_eq!(reply.status, 404);
-    let text = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+    let text = logs.text();
     let line = text
         .lines()
         .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())

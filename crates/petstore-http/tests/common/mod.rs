@@ -44,6 +44,18 @@ impl Reply {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
 
+    /// The target of the `Link: <…>; rel="next"` header, if there is one.
+    pub fn next_link(&self) -> Option<String> {
+        let link = self.header("link")?;
+        link.ends_with("rel=\"next\"").then(|| {
+            link.trim_start_matches('<')
+                .split('>')
+                .next()
+                .unwrap_or_default()
+                .to_owned()
+        })
+    }
+
     /// Asserts an error reply: the status, the code, and the contract's JSON shape.
     #[track_caller]
     pub fn assert_error(&self, status: u16, code: &str) {
@@ -230,5 +242,44 @@ where
             .await;
         assert_eq!(stocked.status, StatusCode::OK, "{stocked:?}");
         id
+    }
+}
+
+/// Everything the process logs, as JSON lines, from the first call on. A process-wide
+/// subscriber: tracing caches which call sites are enabled globally, so a thread-scoped one
+/// misses events while other tests run in parallel.
+pub fn captured_logs() -> &'static LogBuffer {
+    static LOGS: std::sync::OnceLock<LogBuffer> = std::sync::OnceLock::new();
+    LOGS.get_or_init(|| {
+        let logs = LogBuffer::default();
+        let writer = logs.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .json()
+            .with_max_level(tracing::Level::TRACE)
+            .with_writer(move || writer.clone())
+            .finish();
+        tracing::subscriber::set_global_default(subscriber).unwrap();
+        logs
+    })
+}
+
+/// Log output collected in memory.
+#[derive(Clone, Default)]
+pub struct LogBuffer(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl LogBuffer {
+    /// What was logged so far.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+}
+
+impl std::io::Write for LogBuffer {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(data);
+        Ok(data.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
