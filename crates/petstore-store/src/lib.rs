@@ -2,8 +2,9 @@
 //!
 //! [`SqliteStore`] implements the domain's [`Store`](petstore_core::Store): every use case of
 //! [`petstore_core::Service`] runs on it unchanged. The database runs in WAL mode with one
-//! writer connection (write transactions begin `IMMEDIATE`) and a pool of readers; see
-//! [`store`](crate::store) for why. Migrations from the repository's `migrations/` folder are
+//! writer connection (write transactions begin `IMMEDIATE`; writes that arrive together share
+//! one commit, see [`writer`](crate::writer)) and a pool of readers; see [`store`](crate::store)
+//! for why. Migrations from the repository's `migrations/` folder are
 //! compiled in and applied by [`SqliteStore::open`] or [`migrate`].
 //!
 //! ```no_run
@@ -27,7 +28,9 @@ mod rows;
 mod schema;
 pub mod store;
 mod transaction;
+pub mod writer;
 
 pub use config::{Durability, StoreConfig};
 pub use error::StoreError;
 pub use store::{MIGRATIONS, PoolState, SqliteStore, connect, migrate};
+pub use writer::WriterStats;

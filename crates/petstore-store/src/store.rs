@@ -1,13 +1,17 @@
 //! The SQLite store: connection pools, pragmas, migrations and the unit of work.
 //!
-//! Writer strategy: one writer connection. SQLite allows one writer at a time anyway; with a
-//! single connection, writers queue in the pool (bounded by `connection_timeout`) instead of
-//! spinning on `SQLITE_BUSY`, and every write transaction begins `IMMEDIATE`, taking the write
-//! lock before its first read, so a rule checked inside it still holds at commit, even against
-//! another process (the `petstore keys` command) writing to the same file. Readers have their
-//! own pool and, in WAL mode, never wait for the writer.
+//! Writer strategy: one writer connection with group commit ([`writer`](crate::writer)).
+//! SQLite allows one writer at a time anyway; with a single connection, writers queue (bounded
+//! by `connection_timeout`) instead of spinning on `SQLITE_BUSY`, and write transactions begin
+//! `IMMEDIATE`, taking the write lock before their first read, so a rule checked inside one
+//! still holds at commit, even against another process (the `petstore keys` command) writing to
+//! the same file. Writes that queue up while one runs share its transaction (each in its own
+//! savepoint) and one durable commit. Readers have their own pool and, in WAL mode, never wait
+//! for the writer.
 
 use diesel::connection::SimpleConnection;
+use std::sync::Arc;
+
 use diesel::r2d2::{ConnectionManager, CustomizeConnection, Pool};
 use diesel::sqlite::SqliteConnection;
 use diesel::{Connection, RunQueryDsl};
@@ -17,6 +21,7 @@ use petstore_core::{DomainError, RepoResult, Snapshot, Store, Transaction};
 use crate::config::StoreConfig;
 use crate::error::StoreError;
 use crate::transaction::SqliteTx;
+use crate::writer::{GroupWriter, WriterStats};
 
 /// The SQL migrations in `migrations/`, compiled into the binary.
 pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations");
@@ -26,14 +31,14 @@ type SqlitePool = Pool<ConnectionManager<SqliteConnection>>;
 /// The pet store's [`Store`] on a SQLite file.
 #[derive(Clone)]
 pub struct SqliteStore {
-    writer: SqlitePool,
+    writer: Arc<GroupWriter>,
     readers: SqlitePool,
 }
 
 impl std::fmt::Debug for SqliteStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SqliteStore")
-            .field("writer", &self.writer.state())
+            .field("writer", &self.writer.stats())
             .field("readers", &self.readers.state())
             .finish()
     }
@@ -112,7 +117,7 @@ impl SqliteStore {
                 .build(ConnectionManager::<SqliteConnection>::new(url))
         };
         Ok(Self {
-            writer: pool(1)?,
+            writer: Arc::new(GroupWriter::new(connect(config)?, config)),
             readers: pool(config.readers.max(1))?,
         })
     }
@@ -132,11 +137,21 @@ impl SqliteStore {
 
     /// Connections open and idle, writer and readers (for metrics).
     pub fn pool_state(&self) -> PoolState {
-        let (writer, readers) = (self.writer.state(), self.readers.state());
+        let readers = self.readers.state();
         PoolState {
-            connections: writer.connections + readers.connections,
-            idle: writer.idle_connections + readers.idle_connections,
+            connections: 1 + readers.connections,
+            idle: u32::from(self.writer.is_idle()) + readers.idle_connections,
         }
+    }
+
+    /// Writers waiting for the writer connection now.
+    pub fn writers_waiting(&self) -> usize {
+        self.writer.waiting()
+    }
+
+    /// Writes run and commits made: fewer commits than writes means writes were grouped.
+    pub fn writer_stats(&self) -> WriterStats {
+        self.writer.stats()
     }
 }
 
@@ -160,11 +175,7 @@ impl Store for SqliteStore {
     }
 
     fn write<T>(&self, work: impl FnOnce(&mut dyn Transaction) -> RepoResult<T>) -> RepoResult<T> {
-        let mut conn = self.writer.get().map_err(StoreError::from)?;
-        conn.immediate_transaction::<T, StoreError, _>(|conn| {
-            work(&mut SqliteTx { conn }).map_err(StoreError::Domain)
-        })
-        .map_err(DomainError::from)
+        self.writer.write(work)
     }
 }
 
@@ -190,11 +201,12 @@ mod tests {
             config.durability = durability;
             config.busy_timeout = std::time::Duration::from_millis(1234);
             let store = SqliteStore::open(&config).unwrap();
-            for pool in [&store.writer, &store.readers] {
-                let mut conn = pool.get().unwrap();
-                assert_eq!(pragma(&mut conn, "foreign_keys"), 1);
-                assert_eq!(pragma(&mut conn, "synchronous"), synchronous);
-                assert_eq!(pragma(&mut conn, "busy_timeout"), 1234);
+            let mut reader = store.readers.get().unwrap();
+            let mut writer = connect(&config).unwrap();
+            for conn in [&mut *reader, &mut writer] {
+                assert_eq!(pragma(conn, "foreign_keys"), 1);
+                assert_eq!(pragma(conn, "synchronous"), synchronous);
+                assert_eq!(pragma(conn, "busy_timeout"), 1234);
             }
         }
     }

@@ -1,0 +1,305 @@
+//! Group commit on the single writer connection.
+//!
+//! SQLite has one writer, and a durable commit waits for the disk (`fsync`). Writes that arrive
+//! while another is running share one transaction and one commit instead of taking turns at the
+//! disk:
+//!
+//! 1. A writer takes the connection (waiting at most the configured time, else `Unavailable`).
+//!    If no transaction is open, it begins one (`BEGIN IMMEDIATE`).
+//! 2. It runs its work inside a savepoint: work that fails (or panics) is rolled back to the
+//!    savepoint alone, so every write keeps its own answer and its own failure.
+//! 3. If other writers are waiting (and the batch is not full), it hands the open transaction
+//!    to the next one; otherwise it commits.
+//! 4. Every writer of the batch waits for that commit before returning: nothing is acknowledged
+//!    before it is durable, and if the commit fails, every writer of the batch reports it.
+//!
+//! The work itself runs on its caller's thread: closures borrow their caller's data and never
+//! cross threads.
+
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use diesel::connection::{AnsiTransactionManager, TransactionManager};
+use diesel::result::QueryResult;
+use diesel::sqlite::SqliteConnection;
+use petstore_core::{DomainError, RepoResult, Transaction};
+
+use crate::config::StoreConfig;
+use crate::error::StoreError;
+use crate::store::connect;
+use crate::transaction::SqliteTx;
+
+/// Writes that may share one commit, at most.
+const MAX_BATCH: usize = 64;
+
+/// The writer connection and the batch its open transaction belongs to.
+pub(crate) struct GroupWriter {
+    state: Mutex<State>,
+    turn: Condvar,
+    wait: Duration,
+    config: StoreConfig,
+    writes: AtomicU64,
+    commits: AtomicU64,
+}
+
+struct State {
+    /// `None` while a writer uses it.
+    conn: Option<SqliteConnection>,
+    /// Writers waiting for the connection.
+    waiting: usize,
+    /// The open transaction, if any.
+    batch: Option<Arc<Batch>>,
+    /// Writers that joined it.
+    members: usize,
+}
+
+/// One transaction shared by several writes, and its outcome.
+#[derive(Default)]
+struct Batch {
+    outcome: Mutex<Option<Result<(), DomainError>>>,
+    done: Condvar,
+    /// Set when a savepoint could not be closed: the transaction's state is unknown, so the
+    /// batch is rolled back instead of committed.
+    broken: AtomicBool,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Every critical section here leaves the state consistent before it can panic.
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Batch {
+    fn finish(&self, outcome: Result<(), DomainError>) {
+        *lock(&self.outcome) = Some(outcome);
+        self.done.notify_all();
+    }
+
+    fn wait(&self) -> Result<(), DomainError> {
+        let mut outcome = lock(&self.outcome);
+        loop {
+            if let Some(result) = outcome.as_ref() {
+                return result.clone();
+            }
+            outcome = self
+                .done
+                .wait(outcome)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+}
+
+type Manager = AnsiTransactionManager;
+
+// Transactions and savepoints go through Diesel's transaction manager, so that Diesel's own
+// nested transactions (it inserts several rows at once inside one) become savepoints too.
+fn step(result: QueryResult<()>) -> Result<(), DomainError> {
+    result.map_err(|e| StoreError::from(e).into())
+}
+
+fn begin_immediate(conn: &mut SqliteConnection) -> Result<(), DomainError> {
+    step(Manager::begin_transaction_sql(conn, "BEGIN IMMEDIATE"))
+}
+
+/// Opens a savepoint (a nested level) or, at depth 0, a transaction.
+fn begin(conn: &mut SqliteConnection) -> Result<(), DomainError> {
+    step(<Manager as TransactionManager<SqliteConnection>>::begin_transaction(conn))
+}
+
+/// Releases the innermost savepoint or, at depth 1, commits.
+fn commit(conn: &mut SqliteConnection) -> Result<(), DomainError> {
+    step(<Manager as TransactionManager<SqliteConnection>>::commit_transaction(conn))
+}
+
+/// Rolls back the innermost level.
+fn rollback(conn: &mut SqliteConnection) -> Result<(), DomainError> {
+    step(<Manager as TransactionManager<SqliteConnection>>::rollback_transaction(conn))
+}
+
+/// How many transaction levels are open, or `None` if Diesel's manager is broken.
+fn depth(conn: &mut SqliteConnection) -> Option<u32> {
+    <Manager as TransactionManager<SqliteConnection>>::transaction_manager_status_mut(conn)
+        .transaction_depth()
+        .ok()
+        .map(|depth| depth.map_or(0, |d| d.get()))
+}
+
+/// Rolls back every level above `level` (a panic may have left Diesel's own levels open).
+fn unwind_to(conn: &mut SqliteConnection, level: u32) -> Result<(), DomainError> {
+    loop {
+        match depth(conn) {
+            Some(open) if open > level => rollback(conn)?,
+            Some(_) => return Ok(()),
+            None => {
+                return Err(DomainError::Storage(
+                    "the transaction manager is broken".into(),
+                ));
+            }
+        }
+    }
+}
+
+/// What counts a store's writes and commits, for metrics and tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WriterStats {
+    /// Writes run.
+    pub writes: u64,
+    /// Transactions committed (fewer than writes when writes were grouped).
+    pub commits: u64,
+}
+
+impl GroupWriter {
+    pub(crate) fn new(conn: SqliteConnection, config: &StoreConfig) -> Self {
+        Self {
+            state: Mutex::new(State {
+                conn: Some(conn),
+                waiting: 0,
+                batch: None,
+                members: 0,
+            }),
+            turn: Condvar::new(),
+            wait: config.connection_timeout,
+            config: config.clone(),
+            writes: AtomicU64::new(0),
+            commits: AtomicU64::new(0),
+        }
+    }
+
+    pub(crate) fn stats(&self) -> WriterStats {
+        WriterStats {
+            writes: self.writes.load(Ordering::Relaxed),
+            commits: self.commits.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Writers waiting for the connection now.
+    pub(crate) fn waiting(&self) -> usize {
+        lock(&self.state).waiting
+    }
+
+    /// Whether the connection is free now (for the pool gauges).
+    pub(crate) fn is_idle(&self) -> bool {
+        lock(&self.state).conn.is_some()
+    }
+
+    /// Runs `work` in the shared transaction, in a savepoint of its own; returns once the
+    /// transaction it joined has committed (or failed).
+    pub(crate) fn write<T>(
+        &self,
+        work: impl FnOnce(&mut dyn Transaction) -> RepoResult<T>,
+    ) -> RepoResult<T> {
+        let (mut conn, batch) = self.join()?;
+        self.writes.fetch_add(1, Ordering::Relaxed);
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            begin(&mut conn)?;
+            Ok(work(&mut SqliteTx { conn: &mut conn }))
+        }));
+        // Back to the batch's own level (1): keep this write's savepoint, or undo it.
+        let closed = match &outcome {
+            Ok(Ok(Ok(_))) => unwind_to(&mut conn, 2).and_then(|()| commit(&mut conn)),
+            _ => unwind_to(&mut conn, 1),
+        };
+        if closed.is_err() || depth(&mut conn) != Some(1) {
+            batch.broken.store(true, Ordering::Relaxed);
+        }
+        let shared = self.leave(conn, &batch);
+        match outcome {
+            Err(panic) => resume_unwind(panic),
+            Ok(Err(savepoint_failed)) => Err(savepoint_failed),
+            Ok(Ok(Err(refused))) => Err(refused),
+            Ok(Ok(Ok(value))) => shared.map(|()| value),
+        }
+    }
+
+    /// Takes the connection, joining the open transaction or beginning one.
+    fn join(&self) -> Result<(SqliteConnection, Arc<Batch>), DomainError> {
+        let deadline = Instant::now() + self.wait;
+        let mut state = lock(&self.state);
+        state.waiting += 1;
+        let mut conn = loop {
+            if let Some(conn) = state.conn.take() {
+                break conn;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                state.waiting -= 1;
+                return Err(DomainError::Unavailable(format!(
+                    "the writer connection stayed busy for {:?}",
+                    self.wait
+                )));
+            }
+            state = self
+                .turn
+                .wait_timeout(state, deadline - now)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        };
+        state.waiting -= 1;
+        state.members += 1;
+        if let Some(batch) = &state.batch {
+            return Ok((conn, Arc::clone(batch)));
+        }
+        let batch = Arc::new(Batch::default());
+        state.batch = Some(Arc::clone(&batch));
+        drop(state);
+        // Begun outside the lock: it may wait for another process's lock (busy_timeout), and
+        // nobody can use the connection meanwhile anyway.
+        if let Err(error) = begin_immediate(&mut conn) {
+            let mut state = lock(&self.state);
+            state.batch = None;
+            state.members = 0;
+            state.conn = Some(conn);
+            drop(state);
+            self.turn.notify_one();
+            batch.finish(Err(error.clone()));
+            return Err(error);
+        }
+        Ok((conn, batch))
+    }
+
+    /// Hands the open transaction to a waiting writer, or commits it; then waits for the
+    /// batch's outcome.
+    fn leave(&self, mut conn: SqliteConnection, batch: &Arc<Batch>) -> Result<(), DomainError> {
+        let mut state = lock(&self.state);
+        let broken = batch.broken.load(Ordering::Relaxed);
+        if !broken && state.waiting > 0 && state.members < MAX_BATCH {
+            state.conn = Some(conn);
+            drop(state);
+            self.turn.notify_one();
+            return batch.wait();
+        }
+        state.batch = None;
+        state.members = 0;
+        drop(state);
+        // The commit (and its fsync) runs outside the lock: writers arriving meanwhile queue
+        // up and form the next batch.
+        let outcome = if broken {
+            let _ = unwind_to(&mut conn, 0);
+            Err(DomainError::Storage(
+                "a savepoint could not be closed; the batch was rolled back".into(),
+            ))
+        } else {
+            match commit(&mut conn) {
+                Ok(()) => {
+                    self.commits.fetch_add(1, Ordering::Relaxed);
+                    Ok(())
+                }
+                Err(error) => {
+                    let _ = unwind_to(&mut conn, 0);
+                    Err(error)
+                }
+            }
+        };
+        if depth(&mut conn) != Some(0) {
+            // Diesel's manager lost track (a failed commit or rollback): start afresh.
+            if let Ok(fresh) = connect(&self.config) {
+                conn = fresh;
+            }
+        }
+        batch.finish(outcome.clone());
+        lock(&self.state).conn = Some(conn);
+        self.turn.notify_one();
+        outcome
+    }
+}

@@ -1,0 +1,140 @@
+//! Writes that queue up while one runs share its transaction and one commit, each keeping its
+//! own outcome.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use petstore_core::testkit::scenarios::name;
+use petstore_core::{DomainError, NewCategory, Store};
+
+/// A write to run on its own thread.
+type Job<'a> = Box<dyn FnOnce(&common::TempStore) -> Result<(), DomainError> + Send + 'a>;
+
+/// Holds the writer inside a write until `waiting` others queue behind it, runs `queued` in
+/// those others, then lets everything finish. Returns the queued writes' outcomes.
+fn batch_behind_a_held_write(
+    store: &common::TempStore,
+    queued: Vec<Job<'_>>,
+) -> Vec<std::thread::Result<Result<(), DomainError>>> {
+    let (entered_tx, entered) = mpsc::channel::<()>();
+    let (release_tx, release) = mpsc::channel::<()>();
+    let count = queued.len();
+    std::thread::scope(|scope| {
+        let holder = scope.spawn(move || {
+            store.write(|tx| {
+                entered_tx.send(()).unwrap();
+                release.recv().unwrap();
+                tx.insert_category(&NewCategory::new(name("Holder")))
+            })
+        });
+        entered.recv().unwrap();
+        let others: Vec<_> = queued
+            .into_iter()
+            .map(|job| scope.spawn(move || job(store)))
+            .collect();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while store.store.writers_waiting() < count {
+            assert!(Instant::now() < deadline, "the writers did not queue up");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        release_tx.send(()).unwrap();
+        holder.join().unwrap().unwrap();
+        others.into_iter().map(|other| other.join()).collect()
+    })
+}
+
+fn create(text: &'static str) -> Job<'static> {
+    Box::new(move |store: &common::TempStore| {
+        store
+            .write(|tx| tx.insert_category(&NewCategory::new(name(text))))
+            .map(|_| ())
+    })
+}
+
+fn category_count(store: &common::TempStore) -> usize {
+    store
+        .read(|s| {
+            s.categories(&petstore_core::CategoryQuery {
+                limit: petstore_core::PageSize::new(100).unwrap(),
+                after: None,
+            })
+        })
+        .unwrap()
+        .len()
+}
+
+#[test]
+fn writes_that_queue_up_share_one_commit() {
+    let store = common::TempStore::new();
+    let before = store.store.writer_stats();
+    let outcomes = batch_behind_a_held_write(
+        &store,
+        vec![
+            create("A"),
+            create("B"),
+            create("C"),
+            create("D"),
+            create("E"),
+        ],
+    );
+    assert!(
+        outcomes.iter().all(|o| matches!(o, Ok(Ok(())))),
+        "{outcomes:?}"
+    );
+    let after = store.store.writer_stats();
+    assert_eq!(after.writes - before.writes, 6);
+    assert_eq!(
+        after.commits - before.commits,
+        1,
+        "one commit for the six writes"
+    );
+    assert_eq!(category_count(&store), 6);
+}
+
+#[test]
+fn a_refused_write_in_a_batch_leaves_the_others_committed() {
+    let store = common::TempStore::new();
+    // "holder" clashes with the holder's category (names are unique regardless of case).
+    let outcomes =
+        batch_behind_a_held_write(&store, vec![create("A"), create("holder"), create("B")]);
+    let refused = outcomes
+        .iter()
+        .filter(|o| matches!(o, Ok(Err(DomainError::CategoryExists { .. }))))
+        .count();
+    let ok = outcomes.iter().filter(|o| matches!(o, Ok(Ok(())))).count();
+    assert_eq!((ok, refused), (2, 1), "{outcomes:?}");
+    assert_eq!(category_count(&store), 3, "Holder, A and B");
+}
+
+#[test]
+fn a_panicking_write_in_a_batch_panics_alone() {
+    let store = common::TempStore::new();
+    let panicking: Job<'static> = Box::new(|store: &common::TempStore| {
+        store.write(|tx| {
+            tx.insert_category(&NewCategory::new(name("Doomed")))?;
+            panic!("a bug in a use case");
+            #[allow(unreachable_code)]
+            Ok(())
+        })
+    });
+    let outcomes = batch_behind_a_held_write(&store, vec![create("A"), panicking, create("B")]);
+    assert_eq!(
+        outcomes.iter().filter(|o| o.is_err()).count(),
+        1,
+        "only its own thread panicked"
+    );
+    assert_eq!(
+        outcomes.iter().filter(|o| matches!(o, Ok(Ok(())))).count(),
+        2
+    );
+    assert_eq!(category_count(&store), 3, "Holder, A and B; not Doomed");
+    // The writer goes on.
+    store
+        .write(|tx| tx.insert_category(&NewCategory::new(name("After"))))
+        .unwrap();
+    assert_eq!(category_count(&store), 4);
+}
