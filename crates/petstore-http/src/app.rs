@@ -117,7 +117,10 @@ async fn healthz() -> HttpResponse {
 
 /// Prometheus metrics (OpenMetrics text).
 async fn metrics(state: web::Data<AppState>) -> HttpResponse {
-    let text = state.metrics().render(state.store().pool_state());
+    let store = state.store();
+    let text = state
+        .metrics()
+        .render(store.pool_state(), store.writer_stats());
     HttpResponse::Ok()
         .content_type("application/openmetrics-text; version=1.0.0; charset=utf-8")
         .body(text)

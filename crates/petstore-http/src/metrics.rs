@@ -3,7 +3,7 @@
 //! Requests are labelled by the route's pattern (`/v1/pets/{petId}`), never the raw path, so a
 //! fuzzer or a scanner cannot create new series: anything unrouted is `unmatched`.
 
-use petstore_store::PoolState;
+use petstore_store::{PoolState, WriterStats};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -40,6 +40,8 @@ pub struct Metrics {
     pool_idle: Gauge,
     orders_placed: Counter,
     rate_limited: Counter,
+    writes: Counter,
+    commits: Counter,
 }
 
 impl Default for Metrics {
@@ -71,6 +73,8 @@ impl Metrics {
         let pool_idle = Gauge::default();
         let orders_placed = Counter::default();
         let rate_limited = Counter::default();
+        let writes = Counter::default();
+        let commits = Counter::default();
         registry.register(
             "http_requests",
             "HTTP requests answered, by method, route pattern and status",
@@ -106,6 +110,16 @@ impl Metrics {
             "Requests refused by the rate limit",
             rate_limited.clone(),
         );
+        registry.register(
+            "db_writes",
+            "Write transactions run by the store",
+            writes.clone(),
+        );
+        registry.register(
+            "db_commits",
+            "Commits made by the store; writes / commits is the group commit's batch size",
+            commits.clone(),
+        );
         Self {
             registry,
             requests,
@@ -115,6 +129,8 @@ impl Metrics {
             pool_idle,
             orders_placed,
             rate_limited,
+            writes,
+            commits,
         }
     }
 
@@ -152,10 +168,15 @@ impl Metrics {
         self.rate_limited.inc();
     }
 
-    /// The metrics in the OpenMetrics text format, with the pool's state as it is now.
-    pub fn render(&self, pool: PoolState) -> String {
+    /// The metrics in the OpenMetrics text format, with the store's state as it is now.
+    pub fn render(&self, pool: PoolState, writer: WriterStats) -> String {
         self.pool_open.set(i64::from(pool.connections));
         self.pool_idle.set(i64::from(pool.idle));
+        // The store counts; these counters catch up with it.
+        self.writes
+            .inc_by(writer.writes.saturating_sub(self.writes.get()));
+        self.commits
+            .inc_by(writer.commits.saturating_sub(self.commits.get()));
         let mut text = String::new();
         if prometheus_client::encoding::text::encode(&mut text, &self.registry).is_err() {
             tracing::error!("the metrics could not be encoded");
