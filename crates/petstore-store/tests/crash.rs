@@ -1,8 +1,9 @@
 //! Nothing acknowledged is lost when the process dies mid-write.
 //!
-//! The test re-runs its own binary as a child process that places (and sometimes cancels)
-//! orders in a loop, printing each one after its commit returned; the parent kills it with
-//! SIGKILL at a random moment, reopens the database and checks it.
+//! The test re-runs its own binary as a child process whose four threads place (and sometimes
+//! cancel) orders in a loop, printing each one after its commit returned, so that writes are
+//! grouped into shared commits; the parent kills it with SIGKILL at a random moment, reopens
+//! the database and checks it.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -31,21 +32,31 @@ fn crash_child() {
     let path = std::env::var(CHILD_DATABASE).expect("run as a child of the crash test");
     let shop = Service::new(SqliteStore::open(&StoreConfig::new(path)).unwrap());
     let pet = PetId::new(1).unwrap();
-    let mut out = std::io::stdout().lock();
-    for n in 0u64.. {
-        let order = shop
-            .place_order(NewOrder::new(pet, Quantity::ONE), None)
-            .unwrap();
-        writeln!(out, "placed {}", order.id).unwrap();
-        if n % 3 == 0 {
-            // Announced first: a kill between the cancel's commit and its report must not
-            // make the parent expect the order.
-            writeln!(out, "cancelling {}", order.id).unwrap();
-            shop.cancel_order(order.id, OrderScope::All).unwrap();
-            writeln!(out, "cancelled {}", order.id).unwrap();
+    // Four writers at once, so that the kill lands in the middle of group commits.
+    std::thread::scope(|scope| {
+        for _ in 0..4 {
+            scope.spawn(|| {
+                let report = |line: String| {
+                    let mut out = std::io::stdout().lock();
+                    writeln!(out, "{line}").unwrap();
+                    out.flush().unwrap();
+                };
+                for n in 0u64.. {
+                    let order = shop
+                        .place_order(NewOrder::new(pet, Quantity::ONE), None)
+                        .unwrap();
+                    report(format!("placed {}", order.id));
+                    if n % 3 == 0 {
+                        // Announced first: a kill between the cancel's commit and its report
+                        // must not make the parent expect the order.
+                        report(format!("cancelling {}", order.id));
+                        shop.cancel_order(order.id, OrderScope::All).unwrap();
+                        report(format!("cancelled {}", order.id));
+                    }
+                }
+            });
         }
-        out.flush().unwrap();
-    }
+    });
 }
 
 /// A pseudo-random delay, different each round, without a random-number crate.
