@@ -63,16 +63,14 @@ macro_rules! define_id {
             }
         }
 
-        /// Parses the decimal form used in paths and query strings: digits only, no sign,
-        /// no spaces.
+        /// Parses the decimal form used in paths and query strings: digits, optionally with a
+        /// zero fraction (`5.0`, an integer to JSON Schema); no sign, no spaces.
         impl FromStr for $name {
             type Err = ValidationError;
 
             fn from_str(text: &str) -> Result<Self, ValidationError> {
-                if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
-                    return Err(ValidationError::new("id", "must be a positive integer"));
-                }
-                let value = text.parse::<i64>().unwrap_or(i64::MAX);
+                let value = crate::json_int::parse_text(text)
+                    .ok_or_else(|| ValidationError::new("id", "must be a positive integer"))?;
                 Self::new(value)
             }
         }
@@ -137,15 +135,22 @@ mod tests {
     }
 
     #[test]
-    fn parses_only_plain_digits() {
+    fn parses_digits_with_an_optional_zero_fraction() {
         assert_eq!("42".parse::<OrderId>().map(OrderId::get), Ok(42));
+        assert_eq!(
+            "42.0".parse::<OrderId>().map(OrderId::get),
+            Ok(42),
+            "an integer to JSON Schema"
+        );
         for bad in [
             "",
             "0",
+            "0.0",
             "-1",
             "+1",
             " 1",
-            "1.0",
+            "1.5",
+            "1e3",
             "abc",
             "99999999999999999999",
             "9007199254740992",

@@ -9,6 +9,23 @@ use std::fmt;
 use serde::Deserializer;
 use serde::de::{self, Visitor};
 
+/// Parses an integer written in a path or query string: digits, optionally followed by a
+/// fraction of zeros (`5`, `5.0`, `5.00`), as JSON Schema counts `5.0` an integer. No sign, no
+/// exponent, no spaces. `None` for anything else, or a value beyond `i64`.
+pub(crate) fn parse_text(text: &str) -> Option<i64> {
+    let whole = match text.split_once('.') {
+        Some((whole, fraction)) if !fraction.is_empty() && fraction.bytes().all(|b| b == b'0') => {
+            whole
+        }
+        Some(_) => return None,
+        None => text,
+    };
+    if whole.is_empty() || !whole.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    whole.parse().ok()
+}
+
 /// Deserializes an integer, accepting integral floats such as `5.0`.
 pub(crate) fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<i64, D::Error> {
     deserializer.deserialize_any(IntegerVisitor)
@@ -57,6 +74,27 @@ mod tests {
         serde_json::from_str::<Holder>(json)
             .map(|h| h.n)
             .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn text_integers_may_carry_a_zero_fraction() {
+        assert_eq!(super::parse_text("42"), Some(42));
+        assert_eq!(super::parse_text("42.0"), Some(42));
+        assert_eq!(super::parse_text("42.000"), Some(42));
+        for bad in [
+            "",
+            ".0",
+            "42.",
+            "42.5",
+            "-1",
+            "+1",
+            "1e3",
+            " 1",
+            "4 2",
+            "99999999999999999999",
+        ] {
+            assert_eq!(super::parse_text(bad), None, "{bad:?}");
+        }
     }
 
     #[test]

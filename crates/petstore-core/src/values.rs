@@ -220,6 +220,8 @@ impl PageSize {
     pub const MAX: u32 = 100;
     /// The page size when the client does not ask for one.
     pub const DEFAULT: PageSize = PageSize(20);
+    /// The largest page.
+    pub const MAX_PAGE: PageSize = PageSize(Self::MAX);
 
     /// Checks that `value` is within 1 ..= 100.
     pub fn new(value: i64) -> Result<Self, ValidationError> {
@@ -247,14 +249,11 @@ impl Default for PageSize {
 impl FromStr for PageSize {
     type Err = ValidationError;
 
+    /// Digits, optionally with a zero fraction (`20.0`, an integer to JSON Schema).
     fn from_str(text: &str) -> Result<Self, ValidationError> {
-        if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(ValidationError::new(
-                "limit",
-                "must be an integer from 1 to 100",
-            ));
-        }
-        PageSize::new(text.parse::<i64>().unwrap_or(i64::MAX))
+        let value = crate::json_int::parse_text(text)
+            .ok_or_else(|| ValidationError::new("limit", "must be an integer from 1 to 100"))?;
+        PageSize::new(value)
     }
 }
 

@@ -131,6 +131,15 @@ async fn pets_are_created_read_replaced_and_deleted() {
     let read = api.get("/v1/pets/1").await;
     assert_eq!(read.status, 200);
     assert_eq!(read.body, created.body);
+    // JSON Schema counts 1.0 an integer, in paths and queries too.
+    assert_eq!(api.get("/v1/pets/1.0").await.body, created.body);
+    assert_eq!(
+        api.get("/v1/pets?limit=1.0&id=1.00").await.body,
+        json!([created.body])
+    );
+    api.get("/v1/pets/1.5")
+        .await
+        .assert_error(400, "invalid_parameter");
 
     let replaced = api
         .json(
