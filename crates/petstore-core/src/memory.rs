@@ -226,6 +226,14 @@ impl<C: Borrow<Catalogue>> Snapshot for View<'_, C> {
             .collect())
     }
 
+    fn last_event_id(&mut self) -> RepoResult<Option<EventId>> {
+        Ok(self
+            .pending
+            .last()
+            .or(self.committed.last())
+            .map(|event| event.id))
+    }
+
     fn key(&mut self, id: KeyId) -> RepoResult<Option<ApiKey>> {
         Ok(self.catalogue.borrow().keys.get(&id).map(|k| k.key.clone()))
     }

@@ -57,6 +57,8 @@ pub trait Snapshot {
 
     /// Up to `limit` recorded events with ids above `after`, oldest first.
     fn events_after(&mut self, after: Option<EventId>, limit: u32) -> RepoResult<Vec<Event>>;
+    /// The id of the latest recorded event, if any.
+    fn last_event_id(&mut self) -> RepoResult<Option<EventId>>;
 
     /// The key with this id, revoked or not.
     fn key(&mut self, id: KeyId) -> RepoResult<Option<ApiKey>>;

@@ -557,6 +557,12 @@ impl<S: Store, C: Clock> Service<S, C> {
 
     // ---- events ----------------------------------------------------------------------
 
+    /// The id of the latest recorded event, if any: where a follower that wants only what
+    /// happens from now on starts.
+    pub fn last_event_id(&self) -> Result<Option<EventId>, DomainError> {
+        self.store.read(|snapshot| snapshot.last_event_id())
+    }
+
     /// Up to `limit` events after `after`, oldest first.
     pub fn events_after(
         &self,

@@ -239,6 +239,16 @@ impl Snapshot for SqliteTx<'_> {
         convert(rows)
     }
 
+    fn last_event_id(&mut self) -> RepoResult<Option<EventId>> {
+        let last: Option<i64> = events::table
+            .select(diesel::dsl::max(events::id))
+            .first(self.conn)
+            .or_storage()?;
+        last.map(EventId::new)
+            .transpose()
+            .map_err(|e| StoreError::Corrupt(e.to_string()).into())
+    }
+
     fn key(&mut self, id: KeyId) -> RepoResult<Option<ApiKey>> {
         let row = api_keys::table
             .find(id.get())

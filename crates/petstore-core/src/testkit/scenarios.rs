@@ -670,6 +670,10 @@ pub fn every_change_records_its_events_in_order<S: Store>(store: S) {
         .events_after(None, PageSize::new(100).must("size"))
         .must("read events");
     assert!(events.windows(2).all(|w| w[0].id < w[1].id), "ids increase");
+    assert_eq!(
+        f.shop.last_event_id().must("the latest id"),
+        events.last().map(|e| e.id)
+    );
     assert!(
         events.iter().all(|e| e.time == start_time()),
         "times come from the clock"
