@@ -291,7 +291,10 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
     // Build the document once, before the workers need it.
     let _ = crate::openapi::document();
 
+    let stopping = state.clone();
     let mut server = HttpServer::new(move || app(state.clone(), limits.clone()))
+        // Signals are handled below, so that open event streams can be ended first.
+        .disable_signals()
         .client_request_timeout(Duration::from_millis(args.client_timeout_ms))
         .keep_alive(Duration::from_secs(args.keep_alive_secs))
         .shutdown_timeout(args.shutdown_timeout_secs);
@@ -304,7 +307,31 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
     for address in server.addrs() {
         tracing::info!(%address, database = %args.database.database.display(), "petstore listening");
     }
-    server.run().await.map_err(|e| e.to_string())?;
+    let server = server.run();
+    let handle = server.handle();
+    actix_web::rt::spawn(async move {
+        wait_for_stop_signal().await;
+        tracing::info!("stopping: finishing in-flight requests");
+        stopping.begin_shutdown();
+        handle.stop(true).await;
+    });
+    server.await.map_err(|e| e.to_string())?;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// SIGTERM or SIGINT (Ctrl-C).
+async fn wait_for_stop_signal() {
+    use actix_web::rt::signal::unix::{SignalKind, signal};
+    let interrupt = Box::pin(actix_web::rt::signal::ctrl_c());
+    match signal(SignalKind::terminate()) {
+        Ok(mut terminate) => {
+            let terminated = Box::pin(async move { terminate.recv().await });
+            futures_util::future::select(interrupt, terminated).await;
+        }
+        Err(error) => {
+            tracing::warn!(%error, "cannot listen for SIGTERM; stopping on Ctrl-C only");
+            let _ = interrupt.await;
+        }
+    }
 }

@@ -44,9 +44,10 @@ struct BaseDocument;
 
 /// The stability of operations that are not stable: `x-stability`, mirrored as oasdiff's
 /// `x-stability-level` (which has no "experimental": `alpha` is its nearest word).
-const STABILITY: [(&str, &str, &str); 2] = [
+const STABILITY: [(&str, &str, &str); 3] = [
     ("cancelOrder", "beta", "beta"),
     ("updateInventory", "experimental", "alpha"),
+    ("streamEvents", "experimental", "alpha"),
 ];
 
 /// The document, built once.

@@ -1,6 +1,7 @@
 //! What every handler shares: the use cases and the clock.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use actix_web::web;
 use petstore_core::{Clock, DomainError, Service};
@@ -20,6 +21,7 @@ pub struct AppState {
     clock: Arc<dyn Clock>,
     metrics: Arc<Metrics>,
     key_cache: Arc<KeyCache>,
+    stopping: Arc<AtomicBool>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -38,6 +40,7 @@ impl AppState {
             clock,
             metrics: Arc::new(Metrics::new()),
             key_cache: Arc::new(KeyCache::default()),
+            stopping: Arc::new(AtomicBool::new(false)),
         }
     }
 
@@ -49,6 +52,16 @@ impl AppState {
     /// The process's metrics.
     pub fn metrics(&self) -> &Metrics {
         &self.metrics
+    }
+
+    /// Marks the service as stopping: open event streams end, so that the drain can finish.
+    pub fn begin_shutdown(&self) {
+        self.stopping.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether the service is stopping.
+    pub fn is_stopping(&self) -> bool {
+        self.stopping.load(Ordering::Relaxed)
     }
 
     /// Recently verified API keys.

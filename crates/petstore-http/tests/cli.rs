@@ -145,6 +145,35 @@ impl Server {
         reply
     }
 
+    /// Sends a request with a JSON body and reads the whole answer.
+    fn post(&self, path: &str, key: &str, body: &str) -> String {
+        let mut stream = TcpStream::connect(&self.address).unwrap();
+        write!(
+            stream,
+            "POST {path} HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {key}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut reply = String::new();
+        stream.read_to_string(&mut reply).unwrap();
+        reply
+    }
+
+    /// Opens the event stream, after `last_event_id` if given.
+    fn open_stream(&self, key: &str, last_event_id: Option<u64>) -> TcpStream {
+        let mut stream = TcpStream::connect(&self.address).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_millis(200)))
+            .unwrap();
+        let resume = last_event_id.map_or(String::new(), |id| format!("Last-Event-ID: {id}\r\n"));
+        write!(
+            stream,
+            "GET /v1/events/stream HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {key}\r\n{resume}\r\n"
+        )
+        .unwrap();
+        stream
+    }
+
     /// SIGTERM, then the exit code.
     fn terminate(mut self) -> (Option<i32>, Vec<String>) {
         self.stop()
@@ -218,4 +247,110 @@ fn a_first_start_prints_a_new_admin_key_once() {
         !second_logs.iter().any(|line| is_generated_key(line.trim())),
         "printed only once"
     );
+}
+
+/// Reads from `stream` until `done` holds for what was read, or 10 s pass.
+fn read_until(stream: &mut TcpStream, done: impl Fn(&str) -> bool) -> String {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let mut text = String::new();
+    let mut buffer = [0u8; 4096];
+    while !done(&text) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "gave up waiting; read: {text}"
+        );
+        match stream.read(&mut buffer) {
+            Ok(0) => panic!("the stream closed; read: {text}"),
+            Ok(n) => text.push_str(&String::from_utf8_lossy(&buffer[..n])),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(e) => panic!("{e}"),
+        }
+    }
+    text
+}
+
+/// The `id:` of each Server-Sent Events frame in `text`, with its `event:` type.
+fn frames(text: &str) -> Vec<(u64, String)> {
+    let lines: Vec<&str> = text.lines().collect();
+    lines
+        .windows(2)
+        .filter_map(|pair| {
+            let id = pair[0].strip_prefix("id: ")?.parse().ok()?;
+            let kind = pair[1].strip_prefix("event: ")?.to_owned();
+            Some((id, kind))
+        })
+        .collect()
+}
+
+#[test]
+fn the_event_stream_sends_live_events_and_resumes_from_last_event_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let database = dir.path().join("stream.db");
+    let key = "stream-admin-0123456789abcdef0123456789";
+    let server = serve(&database, Some(key));
+
+    let mut live = server.open_stream(key, None);
+    let head = read_until(&mut live, |text| text.contains(": connected"));
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(
+        head.to_lowercase()
+            .contains("content-type: text/event-stream"),
+        "{head}"
+    );
+    assert!(
+        server
+            .post("/v1/categories", key, r#"{"name": "Dogs"}"#)
+            .starts_with("HTTP/1.1 201")
+    );
+    let seen = read_until(&mut live, |text| !frames(text).is_empty());
+    let received = frames(&seen);
+    assert_eq!(
+        received.len(),
+        1,
+        "only live events, not earlier ones: {seen}"
+    );
+    let (last_id, kind) = received[0].clone();
+    assert_eq!(kind, "category.created");
+    assert!(seen.contains(r#""specversion":"1.0""#));
+    drop(live);
+
+    // Changes while the client is away.
+    assert!(
+        server
+            .post("/v1/categories", key, r#"{"name": "Cats"}"#)
+            .starts_with("HTTP/1.1 201")
+    );
+    assert!(
+        server
+            .post("/v1/categories", key, r#"{"name": "Birds"}"#)
+            .starts_with("HTTP/1.1 201")
+    );
+
+    let mut resumed = server.open_stream(key, Some(last_id));
+    let text = read_until(&mut resumed, |text| frames(text).len() >= 2);
+    let missed: Vec<u64> = frames(&text).iter().map(|(id, _)| *id).collect();
+    assert_eq!(
+        missed,
+        vec![last_id + 1, last_id + 2],
+        "exactly the missed events, in order"
+    );
+    // And then live events on the same connection.
+    assert!(
+        server
+            .post("/v1/categories", key, r#"{"name": "Fish"}"#)
+            .starts_with("HTTP/1.1 201")
+    );
+    let more = read_until(&mut resumed, |text| !frames(text).is_empty());
+    assert_eq!(
+        frames(&more),
+        vec![(last_id + 3, "category.created".to_owned())]
+    );
+    drop(resumed);
+
+    let (code, _) = server.terminate();
+    assert_eq!(code, Some(0));
 }

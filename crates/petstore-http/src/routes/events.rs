@@ -1,4 +1,4 @@
-//! `/v1/events`: the feed of every change, as CloudEvents 1.0 (staff).
+//! `/v1/events`: the feed of every change, as CloudEvents 1.0 (staff), and its live stream.
 //!
 //! Each change recorded its events in the same transaction as the change (the outbox), with
 //! increasing ids; writers are serialised, so an event never becomes visible after one with a
@@ -108,4 +108,101 @@ fn parse_after(text: &str) -> Result<Option<EventId>, ApiError> {
     text.parse::<EventId>()
         .map(Some)
         .map_err(|e| ApiError::invalid_parameter(format!("after: {}", e.reason)))
+}
+
+/// How often an open stream looks for new events when there were none.
+const POLL: std::time::Duration = std::time::Duration::from_millis(250);
+/// How long a stream stays silent before a heartbeat comment, so that proxies keep it open.
+const HEARTBEAT: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// Where an open stream is.
+struct Follower {
+    state: web::Data<AppState>,
+    after: Option<EventId>,
+    quiet_since: std::time::Instant,
+}
+
+/// One Server-Sent Events frame per event: its id, its type, and the CloudEvent on one line.
+fn frames(events: Vec<Event>) -> String {
+    let mut text = String::new();
+    for event in events {
+        let id = event.id;
+        let kind = event.event_type;
+        let json = serde_json::to_string(&CloudEvent::from(event)).unwrap_or_default();
+        text.push_str(&format!("id: {id}\nevent: {kind}\ndata: {json}\n\n"));
+    }
+    text
+}
+
+/// The live stream of events, as Server-Sent Events.
+#[utoipa::path(
+    get,
+    path = "/events/stream",
+    operation_id = "streamEvents",
+    tag = "events",
+    params(
+        ("Last-Event-ID" = Option<String>, Header, pattern = "^(0|[1-9][0-9]{0,15})$", description = "Resume after this event id: everything after it is sent first, then live events. Without it, only events from now on."),
+    ),
+    security(("bearerAuth" = ["staff"])),
+    responses(
+        (status = 200, description = "A `text/event-stream` that stays open: one frame per event (`id:` its id, `event:` its type, `data:` the CloudEvent as JSON), and a `: heartbeat` comment after 15 s of silence. A client that reconnects with `Last-Event-ID` misses nothing.", content_type = "text/event-stream", body = String),
+    )
+)]
+pub async fn stream_events(
+    _caller: Auth<StaffOnly>,
+    state: web::Data<AppState>,
+    request: actix_web::HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let after = match request.headers().get("last-event-id") {
+        Some(value) => {
+            let text = value
+                .to_str()
+                .map_err(|_| ApiError::invalid_parameter("Last-Event-ID: not an event id"))?;
+            parse_after(text)
+                .map_err(|_| ApiError::invalid_parameter("Last-Event-ID: not an event id"))?
+        }
+        None => state.run(|shop| shop.last_event_id()).await?,
+    };
+    let follower = Follower {
+        state,
+        after,
+        quiet_since: std::time::Instant::now(),
+    };
+    let opening = futures_util::stream::once(async {
+        Ok::<_, actix_web::Error>(web::Bytes::from_static(b": connected\n\n"))
+    });
+    // Pulled by actix only when the client has taken the previous chunk: a slow client slows
+    // its own stream and nothing else.
+    let events = futures_util::stream::unfold(follower, |mut follower| async move {
+        loop {
+            if follower.state.is_stopping() {
+                // The service is draining: end, and the client resumes elsewhere.
+                return None;
+            }
+            let after = follower.after;
+            let batch = follower
+                .state
+                .run(move |shop| shop.events_after(after, PageSize::MAX_PAGE))
+                .await;
+            match batch {
+                Ok(events) if !events.is_empty() => {
+                    follower.after = events.last().map(|e| e.id);
+                    follower.quiet_since = std::time::Instant::now();
+                    let chunk = web::Bytes::from(frames(events));
+                    return Some((Ok::<_, actix_web::Error>(chunk), follower));
+                }
+                Ok(_) if follower.quiet_since.elapsed() >= HEARTBEAT => {
+                    follower.quiet_since = std::time::Instant::now();
+                    return Some((Ok(web::Bytes::from_static(b": heartbeat\n\n")), follower));
+                }
+                Ok(_) => actix_web::rt::time::sleep(POLL).await,
+                // The client reconnects with Last-Event-ID and misses nothing.
+                Err(_) => return None,
+            }
+        }
+    });
+    Ok(HttpResponse::Ok()
+        .content_type("text/event-stream")
+        .insert_header((header::CACHE_CONTROL, "no-cache"))
+        .streaming(futures_util::StreamExt::chain(opening, events)))
 }

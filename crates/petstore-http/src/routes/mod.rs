@@ -53,6 +53,7 @@ pub fn endpoints() -> Vec<Endpoint> {
             .op(orders::__path_cancel_order, orders::cancel_order),
         Endpoint::at("/inventory").op(inventory::__path_list_inventory, inventory::list_inventory),
         Endpoint::at("/events").op(events::__path_list_events, events::list_events),
+        Endpoint::at("/events/stream").op(events::__path_stream_events, events::stream_events),
         Endpoint::at("/keys")
             .op(keys::__path_list_keys, keys::list_keys)
             .op(keys::__path_create_key, keys::create_key),
