@@ -159,6 +159,12 @@ impl Server {
         reply
     }
 
+    /// Creates a category, which records one event.
+    fn create_category(&self, key: &str, name: &str) {
+        let reply = self.post("/v1/categories", key, &format!(r#"{{"name": "{name}"}}"#));
+        assert!(reply.starts_with("HTTP/1.1 201"), "{reply}");
+    }
+
     /// Opens the event stream, after `last_event_id` if given.
     fn open_stream(&self, key: &str, last_event_id: Option<u64>) -> TcpStream {
         let mut stream = TcpStream::connect(&self.address).unwrap();
@@ -301,11 +307,7 @@ fn the_event_stream_sends_live_events_and_resumes_from_last_event_id() {
             .contains("content-type: text/event-stream"),
         "{head}"
     );
-    assert!(
-        server
-            .post("/v1/categories", key, r#"{"name": "Dogs"}"#)
-            .starts_with("HTTP/1.1 201")
-    );
+    server.create_category(key, "Dogs");
     let seen = read_until(&mut live, |text| !frames(text).is_empty());
     let received = frames(&seen);
     assert_eq!(
@@ -319,16 +321,8 @@ fn the_event_stream_sends_live_events_and_resumes_from_last_event_id() {
     drop(live);
 
     // Changes while the client is away.
-    assert!(
-        server
-            .post("/v1/categories", key, r#"{"name": "Cats"}"#)
-            .starts_with("HTTP/1.1 201")
-    );
-    assert!(
-        server
-            .post("/v1/categories", key, r#"{"name": "Birds"}"#)
-            .starts_with("HTTP/1.1 201")
-    );
+    server.create_category(key, "Cats");
+    server.create_category(key, "Birds");
 
     let mut resumed = server.open_stream(key, Some(last_id));
     let text = read_until(&mut resumed, |text| frames(text).len() >= 2);
@@ -339,11 +333,7 @@ fn the_event_stream_sends_live_events_and_resumes_from_last_event_id() {
         "exactly the missed events, in order"
     );
     // And then live events on the same connection.
-    assert!(
-        server
-            .post("/v1/categories", key, r#"{"name": "Fish"}"#)
-            .starts_with("HTTP/1.1 201")
-    );
+    server.create_category(key, "Fish");
     let more = read_until(&mut resumed, |text| !frames(text).is_empty());
     assert_eq!(
         frames(&more),
