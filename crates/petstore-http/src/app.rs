@@ -10,6 +10,7 @@ use serde_json::json;
 use utoipa_swagger_ui::SwaggerUi;
 
 use crate::auth::{RateLimits, authenticate};
+use crate::endpoint::method_not_allowed;
 use crate::error::ApiError;
 use crate::extract::BodyLimit;
 use crate::middleware::{catch_panics, json_errors, request_context};
@@ -84,9 +85,7 @@ where
 {
     web::resource(path)
         .get(handler)
-        .default_service(web::to(|| async {
-            Err::<HttpResponse, _>(ApiError::method_not_allowed("GET"))
-        }))
+        .default_service(method_not_allowed("GET".to_owned()))
 }
 
 /// No route matched: under a version other than `/v1` that is `unsupported_version`.

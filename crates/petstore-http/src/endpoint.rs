@@ -91,6 +91,14 @@ impl Endpoint {
     }
 }
 
+/// The route a resource answers unserved methods with: 405 and `Allow: <allow>`.
+pub(crate) fn method_not_allowed(allow: String) -> actix_web::Route {
+    web::to(move || {
+        let error = ApiError::method_not_allowed(&allow);
+        async move { Err::<actix_web::HttpResponse, _>(error) }
+    })
+}
+
 impl HttpServiceFactory for Endpoint {
     fn register(self, config: &mut AppService) {
         let allow = self
@@ -100,10 +108,7 @@ impl HttpServiceFactory for Endpoint {
             .collect::<Vec<_>>()
             .join(", ");
         self.resource
-            .default_service(web::to(move || {
-                let error = ApiError::method_not_allowed(&allow);
-                async move { Err::<actix_web::HttpResponse, _>(error) }
-            }))
+            .default_service(method_not_allowed(allow))
             .register(config);
     }
 }
