@@ -151,9 +151,9 @@ pub fn read_response(value: &impl Serialize, if_none_match: &IfNoneMatch) -> Htt
         .json(value)
 }
 
-/// The answer to a change: `status` with the new representation and its `ETag`.
-pub fn changed_response(status: StatusCode, value: &impl Serialize) -> HttpResponse {
-    HttpResponse::build(status)
+/// The answer to a change: 200 with the new representation and its `ETag`.
+pub fn changed_response(value: &impl Serialize) -> HttpResponse {
+    HttpResponse::Ok()
         .insert_header((header::ETAG, entity_tag(value)))
         .json(value)
 }

@@ -57,6 +57,7 @@ pub struct PageParams {
     #[param(minimum = 1, maximum = 100)]
     limit: Option<u32>,
     /// Where the page starts: pass the cursor of a `Link: rel="next"` header, unchanged.
+    // utoipa takes only a literal here; tests/openapi.rs checks it equals CURSOR_PATTERN.
     #[param(pattern = r"^k[0-9a-f]{1,15}$")]
     cursor: Option<String>,
 }

@@ -1,6 +1,5 @@
 //! `/v1/categories`.
 
-use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, web};
 use petstore_core::{Category, CategoryId, CategoryQuery, NewCategory};
 
@@ -122,7 +121,7 @@ pub async fn replace_category(
             shop.replace_category_if(id, new, move |now: &Category| if_match.allows(now))
         })
         .await?;
-    Ok(changed_response(StatusCode::OK, &category))
+    Ok(changed_response(&category))
 }
 
 /// Deletes a category no pet belongs to.

@@ -1,6 +1,5 @@
 //! `/v1/inventory`: stock per pet.
 
-use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, web};
 use petstore_core::{InventoryItem, InventoryQuery, InventoryUpdate, PetId, PetStatus};
 
@@ -97,5 +96,5 @@ pub async fn update_inventory(
             })
         })
         .await?;
-    Ok(changed_response(StatusCode::OK, &item))
+    Ok(changed_response(&item))
 }

@@ -7,7 +7,6 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, web};
 use petstore_core::{NewOrder, Order, OrderId, OrderPatch, OrderQuery, PetId};
 
@@ -164,7 +163,7 @@ pub async fn update_order(
     let order = state
         .run(move |shop| shop.update_order_if(id, patch, move |now: &Order| if_match.allows(now)))
         .await?;
-    Ok(changed_response(StatusCode::OK, &order))
+    Ok(changed_response(&order))
 }
 
 /// Cancels an open order: it is removed and its units go back in stock.

@@ -217,7 +217,7 @@ pub async fn replace_pet(
     let pet = state
         .run(move |shop| shop.replace_pet_if(id, new, move |now: &Pet| if_match.allows(now)))
         .await?;
-    Ok(changed_response(StatusCode::OK, &pet))
+    Ok(changed_response(&pet))
 }
 
 /// Removes a pet and its inventory entry.
