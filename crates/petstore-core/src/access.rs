@@ -200,8 +200,13 @@ impl KeySecret {
 
     /// Whether this secret hashes to `stored`, compared in constant time.
     pub fn matches(&self, stored: &[u8; 32]) -> bool {
-        self.hash().ct_eq(stored).into()
+        hashes_match(&self.hash(), stored)
     }
+}
+
+/// Whether two secret hashes are equal, compared in constant time.
+pub fn hashes_match(a: &[u8; 32], b: &[u8; 32]) -> bool {
+    a.ct_eq(b).into()
 }
 
 /// A stored key with the hash of its secret, as a store hands it to authentication.

@@ -3,7 +3,7 @@
 //! A use case loads the facts it needs, asks [`rules`](crate::rules) what follows, and writes
 //! the new state together with its events. It never talks to HTTP or SQL.
 
-use crate::access::{ApiKey, Caller, KeySecret, NewApiKey, Role};
+use crate::access::{ApiKey, Caller, KeySecret, NewApiKey, Role, hashes_match};
 use crate::clock::{Clock, SystemClock};
 use crate::error::{DomainError, Resource};
 use crate::events::{DomainEvent, Event};
@@ -460,9 +460,10 @@ impl<S: Store, C: Clock> Service<S, C> {
             .store
             .read(|snapshot| snapshot.keys_with_prefix(secret.prefix()))?;
         // Every candidate is compared, in constant time, whatever the first one gives.
+        let hash = secret.hash();
         let mut found = None;
         for candidate in candidates {
-            if secret.matches(&candidate.hash) && candidate.key.revoked_at.is_none() {
+            if hashes_match(&hash, &candidate.hash) && candidate.key.revoked_at.is_none() {
                 found = Some(Caller {
                     key: candidate.key.id,
                     role: candidate.key.role,
