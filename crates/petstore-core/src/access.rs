@@ -47,7 +47,7 @@ impl Role {
         match permission {
             Permission::Shop => true,
             Permission::ManageStore => matches!(self, Role::Admin | Role::Staff),
-            Permission::ManageKeys => matches!(self, Role::Admin),
+            Permission::Administer => matches!(self, Role::Admin),
         }
     }
 }
@@ -76,8 +76,8 @@ pub enum Permission {
     Shop,
     /// Change the catalogue and inventory; see, complete and cancel every order. Staff, admin.
     ManageStore,
-    /// Create, list and revoke keys. Admin.
-    ManageKeys,
+    /// Manage API keys and webhook subscriptions. Admin.
+    Administer,
 }
 
 /// An authenticated caller: the key it presented and that key's role.
@@ -236,7 +236,7 @@ mod tests {
                 [
                     role.grants(Shop),
                     role.grants(ManageStore),
-                    role.grants(ManageKeys)
+                    role.grants(Administer)
                 ],
                 grants,
                 "{role}"

@@ -56,6 +56,8 @@ pub enum Resource {
     InventoryItem,
     /// An API key.
     Key,
+    /// A webhook subscription.
+    Webhook,
 }
 
 impl fmt::Display for Resource {
@@ -66,6 +68,7 @@ impl fmt::Display for Resource {
             Resource::Order => "order",
             Resource::InventoryItem => "inventory item",
             Resource::Key => "key",
+            Resource::Webhook => "webhook",
         })
     }
 }

@@ -111,6 +111,15 @@ define_id! {
     KeyId
 }
 
+define_id! {
+    /// The id of a [`Webhook`](crate::webhooks::Webhook) subscription.
+    WebhookId
+}
+define_id! {
+    /// The id of a recorded [`DeliveryAttempt`](crate::webhooks::DeliveryAttempt).
+    DeliveryId
+}
+
 impl From<KeyId> for OwnerId {
     /// Orders belong to the key that placed them.
     fn from(key: KeyId) -> OwnerId {

@@ -8,6 +8,7 @@
 //!   [`values`] and [`ids`] ("parse, don't validate");
 //! - [`rules`]: the pet status state machine and the order and stock rules, as pure functions;
 //! - [`access`]: API keys, roles and the one table of what each role may do;
+//! - [`webhooks`]: subscriptions, Standard Webhooks signing, delivery order and retries;
 //! - [`repository`]: the traits a store implements, and its unit of work;
 //! - [`Service`]: the use cases, one transaction each, over any [`Store`];
 //! - [`InMemoryStore`]: a store in memory, for tests and small embedded catalogues;
@@ -63,13 +64,14 @@ pub mod service;
 #[cfg(any(test, feature = "testkit"))]
 pub mod testkit;
 pub mod values;
+pub mod webhooks;
 
 pub use access::{ApiKey, Caller, KeySecret, NewApiKey, Permission, Role, StoredKey};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::{DomainError, Resource, ValidationError};
 pub use events::{DomainEvent, Event, EventType};
 pub use idempotency::{IdempotencyKey, IdempotencyRecord, RECORD_LIFETIME, RecordedResponse};
-pub use ids::{CategoryId, EventId, KeyId, MAX_ID, OrderId, OwnerId, PetId};
+pub use ids::{CategoryId, DeliveryId, EventId, KeyId, MAX_ID, OrderId, OwnerId, PetId, WebhookId};
 pub use memory::InMemoryStore;
 pub use model::{
     Category, InventoryItem, InventoryUpdate, NewCategory, NewOrder, NewPet, Order, OrderPatch,
@@ -81,3 +83,7 @@ pub use repository::{RepoResult, Snapshot, Store, Transaction};
 pub use rules::{PetStock, Transition};
 pub use service::Service;
 pub use values::{Description, Name, PageSize, Quantity, Stock};
+pub use webhooks::{
+    AttemptReport, DeliveryAttempt, DeliveryOutcome, DeliveryQuery, DeliveryState, EventTypes,
+    NewWebhook, PendingDelivery, RetryPolicy, Webhook, WebhookQuery, WebhookSecret, WebhookUrl,
+};

@@ -16,11 +16,15 @@ use crate::access::{ApiKey, NewApiKey, Role, StoredKey};
 use crate::error::DomainError;
 use crate::events::{DomainEvent, Event};
 use crate::idempotency::IdempotencyRecord;
-use crate::ids::{CategoryId, EventId, KeyId, OrderId, OwnerId, PetId};
+use crate::ids::{CategoryId, DeliveryId, EventId, KeyId, OrderId, OwnerId, PetId, WebhookId};
 use crate::model::{Category, InventoryItem, NewCategory, NewOrder, NewPet, Order, Pet};
 use crate::query::{CategoryQuery, InventoryQuery, KeyQuery, OrderQuery, PetQuery, fold_case};
 use crate::repository::{RepoResult, Snapshot, Store, Transaction};
 use crate::values::{Name, Stock};
+use crate::webhooks::{
+    DeliveryAttempt, DeliveryQuery, DeliveryState, NewDeliveryAttempt, NewWebhook, Webhook,
+    WebhookQuery, WebhookSecret,
+};
 
 /// A [`Store`] in memory. See the [module docs](self).
 #[derive(Debug, Default)]
@@ -42,11 +46,15 @@ struct Catalogue {
     orders: BTreeMap<OrderId, Order>,
     keys: BTreeMap<KeyId, StoredKey>,
     idempotency: BTreeMap<(OwnerId, String), IdempotencyRecord>,
+    webhooks: BTreeMap<WebhookId, (Webhook, WebhookSecret)>,
+    deliveries: BTreeMap<DeliveryId, (WebhookId, DeliveryAttempt)>,
     // Like SQLite's AUTOINCREMENT: ids are never reused, even after a delete.
     last_category_id: i64,
     last_pet_id: i64,
     last_order_id: i64,
     last_key_id: i64,
+    last_webhook_id: i64,
+    last_delivery_id: i64,
 }
 
 impl InMemoryStore {
@@ -276,6 +284,53 @@ impl<C: Borrow<Catalogue>> Snapshot for View<'_, C> {
             .values()
             .any(|k| k.key.revoked_at.is_none() && role.is_none_or(|r| k.key.role == r)))
     }
+
+    fn webhook(&mut self, id: WebhookId) -> RepoResult<Option<Webhook>> {
+        Ok(self
+            .catalogue
+            .borrow()
+            .webhooks
+            .get(&id)
+            .map(|w| w.0.clone()))
+    }
+
+    fn webhooks(&mut self, query: &WebhookQuery) -> RepoResult<Vec<Webhook>> {
+        let catalogue = self.catalogue.borrow();
+        let stored = page(&catalogue.webhooks, query.after, query.limit, |_| true);
+        Ok(stored.into_iter().map(|w| w.0).collect())
+    }
+
+    fn webhook_secret(&mut self, id: WebhookId) -> RepoResult<Option<WebhookSecret>> {
+        Ok(self
+            .catalogue
+            .borrow()
+            .webhooks
+            .get(&id)
+            .map(|w| w.1.clone()))
+    }
+
+    fn webhooks_due(&mut self, now: DateTime<Utc>) -> RepoResult<Vec<WebhookId>> {
+        Ok(self
+            .catalogue
+            .borrow()
+            .webhooks
+            .values()
+            .filter(|w| w.0.delivery.is_due(now))
+            .map(|w| w.0.id)
+            .collect())
+    }
+
+    fn delivery_attempts(
+        &mut self,
+        webhook: WebhookId,
+        query: &DeliveryQuery,
+    ) -> RepoResult<Vec<DeliveryAttempt>> {
+        let catalogue = self.catalogue.borrow();
+        let stored = page(&catalogue.deliveries, query.after, query.limit, |d| {
+            d.0 == webhook
+        });
+        Ok(stored.into_iter().map(|d| d.1).collect())
+    }
 }
 
 fn inventory_item(catalogue: &Catalogue, pet: &Pet) -> InventoryItem {
@@ -438,6 +493,65 @@ impl Transaction for View<'_, Catalogue> {
             .idempotency
             .retain(|_, record| record.recorded_at >= before);
         Ok(())
+    }
+
+    fn insert_webhook(
+        &mut self,
+        new: &NewWebhook,
+        secret: &WebhookSecret,
+        created_at: DateTime<Utc>,
+        state: &DeliveryState,
+    ) -> RepoResult<Webhook> {
+        let id = next_id(&mut self.catalogue.last_webhook_id, WebhookId::new)?;
+        let webhook = Webhook {
+            id,
+            url: new.url.clone(),
+            events: new.events.clone(),
+            created_at,
+            delivery: *state,
+        };
+        self.catalogue
+            .webhooks
+            .insert(id, (webhook.clone(), secret.clone()));
+        Ok(webhook)
+    }
+
+    fn delete_webhook(&mut self, id: WebhookId) -> RepoResult<()> {
+        self.catalogue.webhooks.remove(&id);
+        self.catalogue.deliveries.retain(|_, d| d.0 != id);
+        Ok(())
+    }
+
+    fn set_delivery_state(&mut self, id: WebhookId, state: &DeliveryState) -> RepoResult<()> {
+        let slot = self
+            .catalogue
+            .webhooks
+            .get_mut(&id)
+            .ok_or_else(|| Self::missing("webhook", id))?;
+        slot.0.delivery = *state;
+        Ok(())
+    }
+
+    fn insert_delivery_attempt(&mut self, new: &NewDeliveryAttempt) -> RepoResult<DeliveryAttempt> {
+        if !self.catalogue.webhooks.contains_key(&new.webhook_id) {
+            return Err(Self::missing("webhook", new.webhook_id));
+        }
+        let id = next_id(&mut self.catalogue.last_delivery_id, DeliveryId::new)?;
+        let attempt = DeliveryAttempt {
+            id,
+            event_id: new.event_id,
+            event_type: new.event_type,
+            attempt: new.attempt,
+            attempted_at: new.attempted_at,
+            outcome: new.outcome,
+            status_code: new.status_code,
+            error: new.error.clone(),
+            next_attempt_at: new.next_attempt_at,
+        };
+        self.catalogue
+            .deliveries
+            .insert(id, (new.webhook_id, attempt.clone()));
+        Ok(attempt)
     }
 
     fn append_events(&mut self, time: DateTime<Utc>, events: &[DomainEvent]) -> RepoResult<()> {

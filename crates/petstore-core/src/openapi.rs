@@ -4,11 +4,15 @@
 use std::borrow::Cow;
 
 use utoipa::openapi::RefOr;
-use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, Schema, SchemaFormat, Type};
+use utoipa::openapi::schema::{
+    ArrayBuilder, KnownFormat, ObjectBuilder, Schema, SchemaFormat, Type,
+};
 use utoipa::{PartialSchema, ToSchema};
 
-use crate::ids::{CategoryId, EventId, KeyId, MAX_ID, OrderId, PetId};
+use crate::ids::{CategoryId, DeliveryId, EventId, KeyId, MAX_ID, OrderId, PetId, WebhookId};
+use crate::events::EventType;
 use crate::values::{Description, Name, Quantity, Stock};
+use crate::webhooks::{EventTypes, WEBHOOK_URL_PATTERN, WebhookUrl};
 
 /// White space that `str::trim` removes (Unicode `White_Space`), as a regex class body.
 const TRIMMED: &str = r"\t-\r \x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000";
@@ -51,6 +55,8 @@ id_schema!(
     OrderId: "an order",
     EventId: "an event",
     KeyId: "an API key",
+    WebhookId: "a webhook subscription",
+    DeliveryId: "a delivery attempt",
 );
 
 impl PartialSchema for Name {
@@ -69,6 +75,39 @@ impl PartialSchema for Name {
 }
 
 impl ToSchema for Name {}
+
+impl PartialSchema for WebhookUrl {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .format(Some(SchemaFormat::Custom("uri".into())))
+            .max_length(Some(WebhookUrl::MAX_CHARS))
+            .pattern(Some(WEBHOOK_URL_PATTERN))
+            .description(Some(
+                "An absolute http:// or https:// URL with a host, an optional port and path; no \
+                 user information, no fragment. Private and loopback addresses are refused \
+                 unless the service allows them.",
+            ))
+            .examples(["https://hooks.example.com/petstore"])
+            .into()
+    }
+}
+
+impl ToSchema for WebhookUrl {}
+
+impl PartialSchema for EventTypes {
+    fn schema() -> RefOr<Schema> {
+        ArrayBuilder::new()
+            .items(utoipa::openapi::Ref::from_schema_name(EventType::name()))
+            .min_items(Some(1))
+            .max_items(Some(EventType::ALL.len()))
+            .unique_items(true)
+            .description(Some("The event types to receive: at least one, each once."))
+            .into()
+    }
+}
+
+impl ToSchema for EventTypes {}
 
 impl PartialSchema for Description {
     fn schema() -> RefOr<Schema> {

@@ -15,10 +15,14 @@ use crate::access::{ApiKey, NewApiKey, Role, StoredKey};
 use crate::error::DomainError;
 use crate::events::{DomainEvent, Event};
 use crate::idempotency::IdempotencyRecord;
-use crate::ids::{CategoryId, EventId, KeyId, OrderId, OwnerId, PetId};
+use crate::ids::{CategoryId, EventId, KeyId, OrderId, OwnerId, PetId, WebhookId};
 use crate::model::{Category, InventoryItem, NewCategory, NewOrder, NewPet, Order, Pet};
 use crate::query::{CategoryQuery, InventoryQuery, KeyQuery, OrderQuery, PetQuery};
 use crate::values::{Name, Stock};
+use crate::webhooks::{
+    DeliveryAttempt, DeliveryQuery, DeliveryState, NewDeliveryAttempt, NewWebhook, Webhook,
+    WebhookQuery, WebhookSecret,
+};
 
 /// Shorthand for the results of repository methods.
 pub type RepoResult<T> = Result<T, DomainError>;
@@ -75,6 +79,22 @@ pub trait Snapshot {
         owner: OwnerId,
         key: &str,
     ) -> RepoResult<Option<IdempotencyRecord>>;
+
+    /// The webhook subscription with this id.
+    fn webhook(&mut self, id: WebhookId) -> RepoResult<Option<Webhook>>;
+    /// Webhook subscriptions, by id.
+    fn webhooks(&mut self, query: &WebhookQuery) -> RepoResult<Vec<Webhook>>;
+    /// The signing secret of a subscription.
+    fn webhook_secret(&mut self, id: WebhookId) -> RepoResult<Option<WebhookSecret>>;
+    /// The ids of the subscriptions that may be attempted at `now` (no retry waiting for a
+    /// later time), by id.
+    fn webhooks_due(&mut self, now: DateTime<Utc>) -> RepoResult<Vec<WebhookId>>;
+    /// A subscription's delivery attempts, by id.
+    fn delivery_attempts(
+        &mut self,
+        webhook: WebhookId,
+        query: &DeliveryQuery,
+    ) -> RepoResult<Vec<DeliveryAttempt>>;
 }
 
 /// Reads and writes inside one atomic transaction.
@@ -128,6 +148,24 @@ pub trait Transaction: Snapshot {
     ) -> RepoResult<()>;
     /// Forgets the records made before `before`.
     fn purge_idempotency_records(&mut self, before: DateTime<Utc>) -> RepoResult<()>;
+
+    /// Stores a new subscription, with its secret (needed to sign), and gives it an id.
+    fn insert_webhook(
+        &mut self,
+        new: &NewWebhook,
+        secret: &WebhookSecret,
+        created_at: DateTime<Utc>,
+        state: &DeliveryState,
+    ) -> RepoResult<Webhook>;
+    /// Removes a subscription and its delivery attempts.
+    fn delete_webhook(&mut self, id: WebhookId) -> RepoResult<()>;
+    /// Sets where a subscription's deliveries stand.
+    fn set_delivery_state(&mut self, id: WebhookId, state: &DeliveryState) -> RepoResult<()>;
+    /// Records a delivery attempt and gives it an id.
+    fn insert_delivery_attempt(
+        &mut self,
+        attempt: &NewDeliveryAttempt,
+    ) -> RepoResult<DeliveryAttempt>;
 }
 
 /// A store: runs work in transactions.

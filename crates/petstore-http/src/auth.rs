@@ -262,7 +262,7 @@ impl Requirement for StaffOnly {
 #[derive(Debug)]
 pub struct AdminOnly;
 impl Requirement for AdminOnly {
-    const PERMISSION: Permission = Permission::ManageKeys;
+    const PERMISSION: Permission = Permission::Administer;
 }
 
 /// The authenticated caller of an operation that requires `R`; extracting it answers 401

@@ -99,6 +99,8 @@ macro_rules! conformance_suite {
             racing_conditional_replacements_let_exactly_one_win,
             idempotent_creates_replay_and_change_nothing,
             concurrent_retries_place_one_order,
+            webhooks_deliver_matching_events_in_order_and_retry_failures,
+            webhooks_skip_other_events_and_can_be_deleted,
         );
 
         #[test]

@@ -1130,3 +1130,212 @@ pub fn concurrent_retries_place_one_order<S: Store + Sync>(store: S) {
         .must("list");
     assert_eq!(orders.items.len(), 1);
 }
+
+fn webhook_to(f: &Fixture<impl Store>, types: &[EventType]) -> crate::Webhook {
+    let new = crate::NewWebhook {
+        url: crate::WebhookUrl::parse("https://hooks.example.com/petstore").must("a valid URL"),
+        events: crate::EventTypes::new(types.to_vec()).must("valid event types"),
+    };
+    f.shop
+        .create_webhook(new, &crate::WebhookSecret::from_random([9; 32]))
+        .must("create a webhook")
+}
+
+fn answered(status: u16) -> crate::AttemptReport {
+    crate::AttemptReport {
+        status_code: Some(status),
+        error: None,
+    }
+}
+
+/// A subscription receives, one at a time and in order, the events of its types recorded after
+/// it was created; the cursor moves only on a 2xx; a failure waits out the retry delay and the
+/// same event comes again; every attempt is listed.
+pub fn webhooks_deliver_matching_events_in_order_and_retry_failures<S: Store>(store: S) {
+    use EventType::*;
+    let f = Fixture::new(store);
+    let policy = crate::RetryPolicy::default();
+    let before = f.pet_with_stock("Before", 3);
+    f.order(before.id, 1).must("an order before the webhook");
+    let hook = webhook_to(&f, &[OrderPlaced, OrderCancelled]);
+    assert_eq!(
+        hook.delivery.delivered_through,
+        f.shop.last_event_id().must("the latest id"),
+        "a new subscription starts after the latest event"
+    );
+    assert_eq!(f.shop.next_delivery(hook.id).must("next"), None);
+
+    let rex = f.pet_with_stock("Rex", 5);
+    let first = f.order(rex.id, 1).must("order");
+    f.shop
+        .cancel_order(first.id, OrderScope::All)
+        .must("cancel");
+
+    let pending = f
+        .shop
+        .next_delivery(hook.id)
+        .must("next")
+        .must("a delivery");
+    assert_eq!(pending.event.event_type, OrderPlaced);
+    assert_eq!(pending.attempt, 1);
+    assert_eq!(pending.url.as_str(), "https://hooks.example.com/petstore");
+    let placed_id = pending.event.id;
+    let attempt = f
+        .shop
+        .record_delivery(&pending, answered(204), &policy)
+        .must("record")
+        .must("a recorded attempt");
+    assert_eq!(attempt.outcome, crate::DeliveryOutcome::Delivered);
+    assert_eq!(
+        f.shop
+            .record_delivery(&pending, answered(204), &policy)
+            .must("record again"),
+        None,
+        "a second report on a delivered event counts for nothing"
+    );
+
+    let pending = f
+        .shop
+        .next_delivery(hook.id)
+        .must("next")
+        .must("a delivery");
+    assert_eq!(pending.event.event_type, OrderCancelled);
+    assert!(pending.event.id > placed_id);
+    let failed = f
+        .shop
+        .record_delivery(&pending, answered(503), &policy)
+        .must("record")
+        .must("a recorded attempt");
+    assert_eq!(failed.outcome, crate::DeliveryOutcome::Failed);
+    let retry_at = start_time() + chrono::Duration::seconds(5);
+    assert_eq!(failed.next_attempt_at, Some(retry_at));
+    assert_eq!(f.shop.next_delivery(hook.id).must("next"), None, "waiting");
+    assert!(!f.shop.webhooks_due().must("due").contains(&hook.id));
+
+    f.clock.set(retry_at);
+    assert!(f.shop.webhooks_due().must("due").contains(&hook.id));
+    let again = f.shop.next_delivery(hook.id).must("next").must("the retry");
+    assert_eq!((again.event.id, again.attempt), (pending.event.id, 2));
+    let failed = f
+        .shop
+        .record_delivery(&again, answered(500), &policy)
+        .must("record")
+        .must("a recorded attempt");
+    assert_eq!(
+        failed.next_attempt_at,
+        Some(retry_at + chrono::Duration::seconds(10)),
+        "the delay doubles"
+    );
+    f.clock.set(retry_at + chrono::Duration::seconds(10));
+    let third = f.shop.next_delivery(hook.id).must("next").must("the retry");
+    assert_eq!(third.attempt, 3);
+    f.shop
+        .record_delivery(&third, answered(200), &policy)
+        .must("record");
+    assert_eq!(
+        f.shop.next_delivery(hook.id).must("next"),
+        None,
+        "up to date"
+    );
+    let state = f.shop.get_webhook(hook.id).must("read").delivery;
+    assert_eq!(
+        state.delivered_through,
+        f.shop.last_event_id().must("latest"),
+        "delivered, then past the later events of other types"
+    );
+    assert_eq!((state.failed_attempts, state.next_attempt_at), (0, None));
+
+    let (attempts, _) = all_pages(|after| {
+        f.shop
+            .list_deliveries(
+                hook.id,
+                &crate::DeliveryQuery {
+                    after,
+                    limit: PageSize::new(2).must("size"),
+                },
+            )
+            .must("list deliveries")
+    });
+    let summary: Vec<_> = attempts
+        .iter()
+        .map(|a| (a.event_type, a.attempt, a.outcome, a.status_code))
+        .collect();
+    use crate::DeliveryOutcome::{Delivered, Failed};
+    assert_eq!(
+        summary,
+        vec![
+            (OrderPlaced, 1, Delivered, Some(204)),
+            (OrderCancelled, 1, Failed, Some(503)),
+            (OrderCancelled, 2, Failed, Some(500)),
+            (OrderCancelled, 3, Delivered, Some(200)),
+        ]
+    );
+}
+
+/// Events a subscription does not receive are stepped over and its cursor moves past them;
+/// subscriptions are listed, and deleting one forgets it and its attempts.
+pub fn webhooks_skip_other_events_and_can_be_deleted<S: Store>(store: S) {
+    let f = Fixture::new(store);
+    let orders = webhook_to(&f, &[EventType::OrderPlaced]);
+    let pets = webhook_to(&f, &[EventType::PetCreated, EventType::PetDeleted]);
+    let rex = f.pet_with_stock("Rex", 2);
+    assert_eq!(f.shop.next_delivery(orders.id).must("next"), None);
+    assert_eq!(
+        f.shop
+            .get_webhook(orders.id)
+            .must("read")
+            .delivery
+            .delivered_through,
+        f.shop.last_event_id().must("latest"),
+        "the cursor moved past the events it does not receive"
+    );
+    let pending = f
+        .shop
+        .next_delivery(pets.id)
+        .must("next")
+        .must("pet.created");
+    assert_eq!(pending.event.subject, format!("pets/{}", rex.id));
+
+    let (listed, _) = all_pages(|after| {
+        f.shop
+            .list_webhooks(&crate::WebhookQuery {
+                after,
+                limit: PageSize::new(1).must("size"),
+            })
+            .must("list webhooks")
+    });
+    assert_eq!(
+        listed.iter().map(|w| w.id).collect::<Vec<_>>(),
+        vec![orders.id, pets.id]
+    );
+
+    f.shop
+        .record_delivery(&pending, answered(500), &crate::RetryPolicy::default())
+        .must("record");
+    f.shop.delete_webhook(pets.id).must("delete");
+    for refused in [
+        f.shop.get_webhook(pets.id).map(|_| ()),
+        f.shop.delete_webhook(pets.id),
+        f.shop
+            .list_deliveries(pets.id, &crate::DeliveryQuery::default())
+            .map(|_| ()),
+    ] {
+        assert_eq!(
+            refused,
+            Err(DomainError::not_found(Resource::Webhook, pets.id))
+        );
+    }
+    assert_eq!(f.shop.next_delivery(pets.id).must("next"), None);
+    assert_eq!(
+        f.shop
+            .record_delivery(&pending, answered(200), &crate::RetryPolicy::default())
+            .must("a late report"),
+        None,
+        "a report on a deleted subscription records nothing"
+    );
+    assert_eq!(
+        f.shop.webhooks_due().must("due"),
+        vec![orders.id],
+        "only the remaining subscription"
+    );
+}

@@ -20,6 +20,8 @@ use crate::repository::{Snapshot, Store, Transaction};
 use crate::rules::{PetStock, Transition};
 use crate::values::{PageSize, Stock};
 
+mod webhooks;
+
 /// The pet store's use cases over a [`Store`].
 ///
 /// Cheap to share: wrap it in an `Arc`, or give it an `Arc`'d store.
