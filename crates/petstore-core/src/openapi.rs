@@ -9,8 +9,8 @@ use utoipa::openapi::schema::{
 };
 use utoipa::{PartialSchema, ToSchema};
 
-use crate::ids::{CategoryId, DeliveryId, EventId, KeyId, MAX_ID, OrderId, PetId, WebhookId};
 use crate::events::EventType;
+use crate::ids::{CategoryId, DeliveryId, EventId, KeyId, MAX_ID, OrderId, PetId, WebhookId};
 use crate::values::{Description, Name, Quantity, Stock};
 use crate::webhooks::{EventTypes, WEBHOOK_URL_PATTERN, WebhookUrl};
 

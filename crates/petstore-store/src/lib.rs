@@ -28,6 +28,7 @@ mod rows;
 mod schema;
 pub mod store;
 mod transaction;
+mod webhooks;
 pub mod writer;
 
 pub use config::{Durability, StoreConfig};

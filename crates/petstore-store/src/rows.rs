@@ -17,7 +17,7 @@ use petstore_core::{IdempotencyRecord, RecordedResponse};
 use crate::error::StoreError;
 use crate::schema::{api_keys, categories, events, idempotency_records, orders, pets};
 
-fn corrupt(table: &'static str, id: i64) -> impl Fn(ValidationError) -> StoreError {
+pub(crate) fn corrupt(table: &'static str, id: i64) -> impl Fn(ValidationError) -> StoreError {
     move |error| StoreError::Corrupt(format!("{table} row {id}: {error}"))
 }
 
@@ -26,7 +26,11 @@ pub(crate) fn format_time(time: DateTime<Utc>) -> String {
     time.to_rfc3339_opts(SecondsFormat::AutoSi, true)
 }
 
-fn parse_time(table: &'static str, id: i64, text: &str) -> Result<DateTime<Utc>, StoreError> {
+pub(crate) fn parse_time(
+    table: &'static str,
+    id: i64,
+    text: &str,
+) -> Result<DateTime<Utc>, StoreError> {
     DateTime::parse_from_rfc3339(text)
         .map(|t| t.with_timezone(&Utc))
         .map_err(|e| StoreError::Corrupt(format!("{table} row {id}: bad time {text:?}: {e}")))

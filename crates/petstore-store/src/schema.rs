@@ -68,11 +68,41 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    webhooks (id) {
+        id -> BigInt,
+        url -> Text,
+        event_types -> Text,
+        secret -> Text,
+        created_at -> Text,
+        delivered_through -> BigInt,
+        failed_attempts -> BigInt,
+        next_attempt_at -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    webhook_deliveries (id) {
+        id -> BigInt,
+        webhook_id -> BigInt,
+        event_id -> BigInt,
+        event_type -> Text,
+        attempt -> BigInt,
+        attempted_at -> Text,
+        outcome -> Text,
+        status_code -> Nullable<Integer>,
+        error -> Nullable<Text>,
+        next_attempt_at -> Nullable<Text>,
+    }
+}
+
 diesel::allow_tables_to_appear_in_same_query!(
     categories,
     pets,
     orders,
     events,
     api_keys,
-    idempotency_records
+    idempotency_records,
+    webhooks,
+    webhook_deliveries
 );

@@ -12,6 +12,11 @@ use petstore_core::{
 };
 
 use petstore_core::IdempotencyRecord;
+use petstore_core::webhooks::NewDeliveryAttempt;
+use petstore_core::{
+    DeliveryAttempt, DeliveryQuery, DeliveryState, NewWebhook, Webhook, WebhookId, WebhookQuery,
+    WebhookSecret,
+};
 
 use crate::error::{QueryResultExt, StoreError, Violation, violation};
 use crate::rows::{
@@ -26,7 +31,7 @@ pub(crate) struct SqliteTx<'c> {
 }
 
 /// A page query reads one row more than the page holds, to tell whether another page follows.
-fn probe(limit: PageSize) -> i64 {
+pub(crate) fn probe(limit: PageSize) -> i64 {
     i64::from(limit.get()) + 1
 }
 
@@ -44,19 +49,21 @@ fn contains_pattern(needle: &str) -> String {
     pattern
 }
 
-fn convert<R, T: TryFrom<R, Error = StoreError>>(rows: Vec<R>) -> RepoResult<Vec<T>> {
+pub(crate) fn convert<R, T: TryFrom<R, Error = StoreError>>(rows: Vec<R>) -> RepoResult<Vec<T>> {
     rows.into_iter()
         .map(|row| T::try_from(row).map_err(DomainError::from))
         .collect()
 }
 
-fn convert_one<R, T: TryFrom<R, Error = StoreError>>(row: Option<R>) -> RepoResult<Option<T>> {
+pub(crate) fn convert_one<R, T: TryFrom<R, Error = StoreError>>(
+    row: Option<R>,
+) -> RepoResult<Option<T>> {
     row.map(T::try_from).transpose().map_err(DomainError::from)
 }
 
 /// An UPDATE or DELETE by id touched no row: the use case checked the row exists in this
 /// same transaction, so this is a store bug, not a client error.
-fn exactly_one(affected: usize, what: &str, id: i64) -> RepoResult<()> {
+pub(crate) fn exactly_one(affected: usize, what: &str, id: i64) -> RepoResult<()> {
     if affected == 1 {
         Ok(())
     } else {
@@ -304,6 +311,30 @@ impl Snapshot for SqliteTx<'_> {
             .get_result(self.conn)
             .or_storage()
     }
+
+    fn webhook(&mut self, id: WebhookId) -> RepoResult<Option<Webhook>> {
+        self.webhook_by_id(id)
+    }
+
+    fn webhooks(&mut self, query: &WebhookQuery) -> RepoResult<Vec<Webhook>> {
+        self.webhook_page(query)
+    }
+
+    fn webhook_secret(&mut self, id: WebhookId) -> RepoResult<Option<WebhookSecret>> {
+        self.webhook_secret_of(id)
+    }
+
+    fn webhooks_due(&mut self, now: DateTime<Utc>) -> RepoResult<Vec<WebhookId>> {
+        self.webhook_ids_due(now)
+    }
+
+    fn delivery_attempts(
+        &mut self,
+        webhook: WebhookId,
+        query: &DeliveryQuery,
+    ) -> RepoResult<Vec<DeliveryAttempt>> {
+        self.delivery_page(webhook, query)
+    }
 }
 
 impl Transaction for SqliteTx<'_> {
@@ -518,6 +549,31 @@ impl Transaction for SqliteTx<'_> {
         .execute(self.conn)
         .or_storage()?;
         Ok(())
+    }
+
+    fn insert_webhook(
+        &mut self,
+        new: &NewWebhook,
+        secret: &WebhookSecret,
+        created_at: DateTime<Utc>,
+        state: &DeliveryState,
+    ) -> RepoResult<Webhook> {
+        self.add_webhook(new, secret, created_at, state)
+    }
+
+    fn delete_webhook(&mut self, id: WebhookId) -> RepoResult<()> {
+        self.remove_webhook(id)
+    }
+
+    fn set_delivery_state(&mut self, id: WebhookId, state: &DeliveryState) -> RepoResult<()> {
+        self.update_delivery_state(id, state)
+    }
+
+    fn insert_delivery_attempt(
+        &mut self,
+        attempt: &NewDeliveryAttempt,
+    ) -> RepoResult<DeliveryAttempt> {
+        self.add_delivery_attempt(attempt)
     }
 
     fn append_events(&mut self, time: DateTime<Utc>, events: &[DomainEvent]) -> RepoResult<()> {

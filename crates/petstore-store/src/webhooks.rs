@@ -1,0 +1,300 @@
+//! Webhook subscriptions and their delivery attempts, in the `webhooks` and
+//! `webhook_deliveries` tables. The repository methods of [`SqliteTx`] delegate here.
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel::sqlite::Sqlite;
+use petstore_core::{
+    DeliveryAttempt, DeliveryId, DeliveryOutcome, DeliveryQuery, DeliveryState, EventId, EventType,
+    EventTypes, NewWebhook, RepoResult, Webhook, WebhookId, WebhookQuery, WebhookSecret,
+    WebhookUrl, webhooks::NewDeliveryAttempt,
+};
+
+use crate::error::{QueryResultExt, StoreError};
+use crate::rows::{corrupt, format_time, parse_time};
+use crate::schema::{webhook_deliveries, webhooks};
+use crate::transaction::{SqliteTx, convert, convert_one, exactly_one, probe};
+
+#[derive(Debug, Queryable, Selectable)]
+#[diesel(table_name = webhooks, check_for_backend(Sqlite))]
+pub(crate) struct WebhookRow {
+    id: i64,
+    url: String,
+    event_types: String,
+    created_at: String,
+    delivered_through: i64,
+    failed_attempts: i64,
+    next_attempt_at: Option<String>,
+}
+
+impl TryFrom<WebhookRow> for Webhook {
+    type Error = StoreError;
+
+    fn try_from(row: WebhookRow) -> Result<Self, StoreError> {
+        let bad = corrupt("webhooks", row.id);
+        let types = row
+            .event_types
+            .split(' ')
+            .map(str::parse::<EventType>)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(&bad)?;
+        let delivered_through = match row.delivered_through {
+            0 => None,
+            n => Some(EventId::new(n).map_err(&bad)?),
+        };
+        Ok(Webhook {
+            id: WebhookId::new(row.id).map_err(&bad)?,
+            url: WebhookUrl::parse(&row.url).map_err(&bad)?,
+            events: EventTypes::new(types).map_err(&bad)?,
+            created_at: parse_time("webhooks", row.id, &row.created_at)?,
+            delivery: DeliveryState {
+                delivered_through,
+                failed_attempts: u32::try_from(row.failed_attempts).map_err(|_| {
+                    StoreError::Corrupt(format!("webhooks row {}: failed_attempts", row.id))
+                })?,
+                next_attempt_at: row
+                    .next_attempt_at
+                    .as_deref()
+                    .map(|text| parse_time("webhooks", row.id, text))
+                    .transpose()?,
+            },
+        })
+    }
+}
+
+#[derive(Debug, Insertable)]
+#[diesel(table_name = webhooks)]
+struct NewWebhookRow<'a> {
+    url: &'a str,
+    event_types: String,
+    secret: &'a str,
+    created_at: String,
+    delivered_through: i64,
+    failed_attempts: i64,
+    next_attempt_at: Option<String>,
+}
+
+#[derive(Debug, Queryable, Selectable)]
+#[diesel(table_name = webhook_deliveries, check_for_backend(Sqlite))]
+pub(crate) struct DeliveryRow {
+    id: i64,
+    event_id: i64,
+    event_type: String,
+    attempt: i64,
+    attempted_at: String,
+    outcome: String,
+    status_code: Option<i32>,
+    error: Option<String>,
+    next_attempt_at: Option<String>,
+}
+
+impl TryFrom<DeliveryRow> for DeliveryAttempt {
+    type Error = StoreError;
+
+    fn try_from(row: DeliveryRow) -> Result<Self, StoreError> {
+        let bad = corrupt("webhook_deliveries", row.id);
+        let out_of_range =
+            |what: &str| StoreError::Corrupt(format!("webhook_deliveries row {}: {what}", row.id));
+        Ok(DeliveryAttempt {
+            id: DeliveryId::new(row.id).map_err(&bad)?,
+            event_id: EventId::new(row.event_id).map_err(&bad)?,
+            event_type: row.event_type.parse().map_err(&bad)?,
+            attempt: u32::try_from(row.attempt).map_err(|_| out_of_range("attempt"))?,
+            attempted_at: parse_time("webhook_deliveries", row.id, &row.attempted_at)?,
+            outcome: match row.outcome.as_str() {
+                "delivered" => DeliveryOutcome::Delivered,
+                "failed" => DeliveryOutcome::Failed,
+                _ => return Err(out_of_range("outcome")),
+            },
+            status_code: row
+                .status_code
+                .map(u16::try_from)
+                .transpose()
+                .map_err(|_| out_of_range("status_code"))?,
+            error: row.error,
+            next_attempt_at: row
+                .next_attempt_at
+                .as_deref()
+                .map(|text| parse_time("webhook_deliveries", row.id, text))
+                .transpose()?,
+        })
+    }
+}
+
+#[derive(Debug, Insertable)]
+#[diesel(table_name = webhook_deliveries)]
+struct NewDeliveryRow<'a> {
+    webhook_id: i64,
+    event_id: i64,
+    event_type: &'static str,
+    attempt: i64,
+    attempted_at: String,
+    outcome: &'static str,
+    status_code: Option<i32>,
+    error: Option<&'a str>,
+    next_attempt_at: Option<String>,
+}
+
+fn cursor(state: &DeliveryState) -> i64 {
+    state.delivered_through.map_or(0, EventId::get)
+}
+
+impl SqliteTx<'_> {
+    pub(crate) fn webhook_by_id(&mut self, id: WebhookId) -> RepoResult<Option<Webhook>> {
+        let row = webhooks::table
+            .find(id.get())
+            .select(WebhookRow::as_select())
+            .first(self.conn)
+            .optional()
+            .or_storage()?;
+        convert_one(row)
+    }
+
+    pub(crate) fn webhook_page(&mut self, query: &WebhookQuery) -> RepoResult<Vec<Webhook>> {
+        let rows = webhooks::table
+            .filter(webhooks::id.gt(query.after.map_or(0, WebhookId::get)))
+            .order(webhooks::id.asc())
+            .limit(probe(query.limit))
+            .select(WebhookRow::as_select())
+            .load(self.conn)
+            .or_storage()?;
+        convert(rows)
+    }
+
+    pub(crate) fn webhook_secret_of(&mut self, id: WebhookId) -> RepoResult<Option<WebhookSecret>> {
+        let text: Option<String> = webhooks::table
+            .find(id.get())
+            .select(webhooks::secret)
+            .first(self.conn)
+            .optional()
+            .or_storage()?;
+        text.map(|text| WebhookSecret::parse(&text).map_err(corrupt("webhooks", id.get())))
+            .transpose()
+            .map_err(Into::into)
+    }
+
+    pub(crate) fn webhook_ids_due(&mut self, now: DateTime<Utc>) -> RepoResult<Vec<WebhookId>> {
+        // Subscriptions are few (an admin makes each); the times are compared as times, not
+        // as text, whose fraction digits vary.
+        let rows: Vec<(i64, Option<String>)> = webhooks::table
+            .order(webhooks::id.asc())
+            .select((webhooks::id, webhooks::next_attempt_at))
+            .load(self.conn)
+            .or_storage()?;
+        let mut due = Vec::new();
+        for (id, next) in rows {
+            let next = next
+                .as_deref()
+                .map(|text| parse_time("webhooks", id, text))
+                .transpose()?;
+            if next.is_none_or(|at| at <= now) {
+                due.push(WebhookId::new(id).map_err(corrupt("webhooks", id))?);
+            }
+        }
+        Ok(due)
+    }
+
+    pub(crate) fn delivery_page(
+        &mut self,
+        webhook: WebhookId,
+        query: &DeliveryQuery,
+    ) -> RepoResult<Vec<DeliveryAttempt>> {
+        let rows = webhook_deliveries::table
+            .filter(webhook_deliveries::webhook_id.eq(webhook.get()))
+            .filter(webhook_deliveries::id.gt(query.after.map_or(0, DeliveryId::get)))
+            .order(webhook_deliveries::id.asc())
+            .limit(probe(query.limit))
+            .select(DeliveryRow::as_select())
+            .load(self.conn)
+            .or_storage()?;
+        convert(rows)
+    }
+
+    pub(crate) fn add_webhook(
+        &mut self,
+        new: &NewWebhook,
+        secret: &WebhookSecret,
+        created_at: DateTime<Utc>,
+        state: &DeliveryState,
+    ) -> RepoResult<Webhook> {
+        let names: Vec<&str> = new.events.as_slice().iter().map(|t| t.as_str()).collect();
+        let row = NewWebhookRow {
+            url: new.url.as_str(),
+            event_types: names.join(" "),
+            secret: secret.reveal(),
+            created_at: format_time(created_at),
+            delivered_through: cursor(state),
+            failed_attempts: i64::from(state.failed_attempts),
+            next_attempt_at: state.next_attempt_at.map(format_time),
+        };
+        let id: i64 = diesel::insert_into(webhooks::table)
+            .values(&row)
+            .returning(webhooks::id)
+            .get_result(self.conn)
+            .or_storage()?;
+        Ok(Webhook {
+            id: WebhookId::new(id).map_err(corrupt("webhooks", id))?,
+            url: new.url.clone(),
+            events: new.events.clone(),
+            created_at,
+            delivery: *state,
+        })
+    }
+
+    pub(crate) fn remove_webhook(&mut self, id: WebhookId) -> RepoResult<()> {
+        // The attempts go with it (ON DELETE CASCADE).
+        diesel::delete(webhooks::table.find(id.get()))
+            .execute(self.conn)
+            .or_storage()?;
+        Ok(())
+    }
+
+    pub(crate) fn update_delivery_state(
+        &mut self,
+        id: WebhookId,
+        state: &DeliveryState,
+    ) -> RepoResult<()> {
+        let affected = diesel::update(webhooks::table.find(id.get()))
+            .set((
+                webhooks::delivered_through.eq(cursor(state)),
+                webhooks::failed_attempts.eq(i64::from(state.failed_attempts)),
+                webhooks::next_attempt_at.eq(state.next_attempt_at.map(format_time)),
+            ))
+            .execute(self.conn)
+            .or_storage()?;
+        exactly_one(affected, "webhook", id.get())
+    }
+
+    pub(crate) fn add_delivery_attempt(
+        &mut self,
+        new: &NewDeliveryAttempt,
+    ) -> RepoResult<DeliveryAttempt> {
+        let row = NewDeliveryRow {
+            webhook_id: new.webhook_id.get(),
+            event_id: new.event_id.get(),
+            event_type: new.event_type.as_str(),
+            attempt: i64::from(new.attempt),
+            attempted_at: format_time(new.attempted_at),
+            outcome: new.outcome.as_str(),
+            status_code: new.status_code.map(i32::from),
+            error: new.error.as_deref(),
+            next_attempt_at: new.next_attempt_at.map(format_time),
+        };
+        let id: i64 = diesel::insert_into(webhook_deliveries::table)
+            .values(&row)
+            .returning(webhook_deliveries::id)
+            .get_result(self.conn)
+            .or_storage()?;
+        Ok(DeliveryAttempt {
+            id: DeliveryId::new(id).map_err(corrupt("webhook_deliveries", id))?,
+            event_id: new.event_id,
+            event_type: new.event_type,
+            attempt: new.attempt,
+            attempted_at: new.attempted_at,
+            outcome: new.outcome,
+            status_code: new.status_code,
+            error: new.error.clone(),
+            next_attempt_at: new.next_attempt_at,
+        })
+    }
+}
