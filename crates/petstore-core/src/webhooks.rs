@@ -110,6 +110,18 @@ impl WebhookUrl {
     pub fn literal_address(&self) -> Option<IpAddr> {
         self.host().parse().ok()
     }
+
+    /// Refuses a URL whose host is a literal address that is not public; a name is checked
+    /// when delivering, on what it resolves to then.
+    pub fn require_public_literal(&self) -> Result<(), ValidationError> {
+        match self.literal_address() {
+            Some(address) if !is_public_address(address) => Err(ValidationError::new(
+                "url",
+                "must not target a private, loopback or reserved address",
+            )),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// Splits `host[:port]`; `None` if the host is missing or malformed.

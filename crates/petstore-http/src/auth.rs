@@ -303,12 +303,17 @@ impl<R: Requirement> FromRequest for Auth<R> {
 
 /// A new key's secret, from the operating system's random generator.
 pub fn generate_secret() -> Result<KeySecret, ApiError> {
+    random_bytes().map(KeySecret::from_random)
+}
+
+/// 32 bytes from the operating system's random generator, for secrets.
+pub fn random_bytes() -> Result<[u8; 32], ApiError> {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).map_err(|error| {
         tracing::error!(%error, "the OS random generator failed");
         ApiError::internal()
     })?;
-    Ok(KeySecret::from_random(bytes))
+    Ok(bytes)
 }
 
 /// A wait in whole seconds, rounded up: a client told to wait 0 s would retry too soon.

@@ -9,12 +9,13 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::num::NonZeroU32;
 
 use petstore_core::{
-    KeyId, KeyQuery, KeySecret, Name, NewApiKey, PageSize, Role, Service, SystemClock,
+    KeyId, KeyQuery, KeySecret, Name, NewApiKey, PageSize, RetryPolicy, Role, Service, SystemClock,
 };
 use petstore_store::{Durability, SqliteStore, StoreConfig};
 
 use crate::app::{DEFAULT_RATE, HttpLimits, app};
 use crate::auth::{RateLimits, generate_secret};
+use crate::delivery::DeliverySettings;
 use crate::state::AppState;
 
 /// The pet store service: a JSON HTTP API under /v1 on an embedded SQLite database.
@@ -140,6 +141,50 @@ pub struct ServeArgs {
     /// How long in-flight requests may finish after SIGTERM, in seconds.
     #[arg(long, env = "PETSTORE_SHUTDOWN_TIMEOUT_SECS", default_value_t = 30)]
     pub shutdown_timeout_secs: u64,
+    /// Webhook deliveries.
+    #[command(flatten)]
+    pub webhooks: WebhookArgs,
+}
+
+/// How webhooks are delivered.
+#[derive(Debug, Clone, Args)]
+pub struct WebhookArgs {
+    /// Let webhooks target loopback, private, link-local and other non-public addresses
+    /// (off: such targets are refused, see docs/security.md).
+    #[arg(long, env = "PETSTORE_WEBHOOK_ALLOW_PRIVATE_TARGETS")]
+    pub webhook_allow_private_targets: bool,
+    /// The wait before the first retry of a failed delivery, in milliseconds; it doubles
+    /// with each further failure.
+    #[arg(long, env = "PETSTORE_WEBHOOK_FIRST_RETRY_MS", default_value_t = 5_000)]
+    pub webhook_first_retry_ms: u64,
+    /// The longest wait between two attempts, in milliseconds.
+    #[arg(
+        long,
+        env = "PETSTORE_WEBHOOK_MAX_RETRY_DELAY_MS",
+        default_value_t = 3_600_000
+    )]
+    pub webhook_max_retry_delay_ms: u64,
+    /// How long one delivery attempt may take, in milliseconds.
+    #[arg(long, env = "PETSTORE_WEBHOOK_TIMEOUT_MS", default_value_t = 10_000)]
+    pub webhook_timeout_ms: u64,
+    /// How often the dispatcher looks for deliveries to make, in milliseconds.
+    #[arg(long, env = "PETSTORE_WEBHOOK_POLL_MS", default_value_t = 500)]
+    pub webhook_poll_ms: u64,
+}
+
+impl WebhookArgs {
+    /// The delivery settings these arguments describe.
+    pub fn settings(&self) -> DeliverySettings {
+        DeliverySettings {
+            allow_private_targets: self.webhook_allow_private_targets,
+            retry: RetryPolicy {
+                first_retry: Duration::from_millis(self.webhook_first_retry_ms.max(1)),
+                max_delay: Duration::from_millis(self.webhook_max_retry_delay_ms.max(1)),
+            },
+            timeout: Duration::from_millis(self.webhook_timeout_ms.max(1)),
+            poll: Duration::from_millis(self.webhook_poll_ms.max(1)),
+        }
+    }
 }
 
 impl DatabaseArgs {
@@ -279,8 +324,9 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
     let mut config = args.database.store_config();
     config.connection_timeout = Duration::from_millis(args.db_wait_ms);
     let store = SqliteStore::open(&config).map_err(|e| e.to_string())?;
-    let state = AppState::new(store, Arc::new(SystemClock));
+    let state = AppState::new(store, Arc::new(SystemClock)).with_delivery(args.webhooks.settings());
     bootstrap_admin_key(&state).await?;
+    let tls = crate::delivery::tls_config().map_err(|e| format!("TLS for webhooks: {e}"))?;
     let limits = HttpLimits {
         max_body_bytes: args.max_body_bytes,
         rate: RateLimits::new(
@@ -309,6 +355,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
     }
     let server = server.run();
     let handle = server.handle();
+    actix_web::rt::spawn(crate::delivery::run(stopping.clone(), tls));
     actix_web::rt::spawn(async move {
         wait_for_stop_signal().await;
         tracing::info!("stopping: finishing in-flight requests");

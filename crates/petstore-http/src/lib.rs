@@ -11,6 +11,7 @@ pub mod app;
 pub mod auth;
 pub mod cli;
 pub mod conditional;
+pub mod delivery;
 mod endpoint;
 pub mod error;
 pub mod extract;

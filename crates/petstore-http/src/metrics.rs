@@ -19,6 +19,11 @@ struct RequestLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OutcomeLabels {
+    outcome: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RouteLabels {
     method: String,
     route: String,
@@ -42,6 +47,8 @@ pub struct Metrics {
     rate_limited: Counter,
     writes: Counter,
     commits: Counter,
+    webhook_attempts: Family<OutcomeLabels, Counter>,
+    webhook_duration: Histogram,
 }
 
 impl Default for Metrics {
@@ -75,6 +82,9 @@ impl Metrics {
         let rate_limited = Counter::default();
         let writes = Counter::default();
         let commits = Counter::default();
+        let webhook_attempts = Family::<OutcomeLabels, Counter>::default();
+        // 1 ms to about 16 s, doubling.
+        let webhook_duration = Histogram::new(exponential_buckets(0.001, 2.0, 15));
         registry.register(
             "http_requests",
             "HTTP requests answered, by method, route pattern and status",
@@ -120,6 +130,16 @@ impl Metrics {
             "Commits made by the store; writes / commits is the group commit's batch size",
             commits.clone(),
         );
+        registry.register(
+            "webhook_delivery_attempts",
+            "Webhook delivery attempts, by outcome (delivered: a 2xx answer; failed: anything else)",
+            webhook_attempts.clone(),
+        );
+        registry.register(
+            "webhook_delivery_duration_seconds",
+            "Time a webhook delivery attempt took, until the answer or the failure",
+            webhook_duration.clone(),
+        );
         Self {
             registry,
             requests,
@@ -131,6 +151,8 @@ impl Metrics {
             rate_limited,
             writes,
             commits,
+            webhook_attempts,
+            webhook_duration,
         }
     }
 
@@ -161,6 +183,16 @@ impl Metrics {
     /// An order was placed.
     pub fn order_placed(&self) {
         self.orders_placed.inc();
+    }
+
+    /// A webhook delivery attempt ended.
+    pub fn webhook_attempt(&self, outcome: petstore_core::DeliveryOutcome, seconds: f64) {
+        self.webhook_attempts
+            .get_or_create(&OutcomeLabels {
+                outcome: outcome.as_str(),
+            })
+            .inc();
+        self.webhook_duration.observe(seconds);
     }
 
     /// A request was refused by the rate limit.

@@ -8,6 +8,7 @@ use petstore_core::{Clock, DomainError, Service};
 use petstore_store::SqliteStore;
 
 use crate::auth::KeyCache;
+use crate::delivery::DeliverySettings;
 use crate::error::ApiError;
 use crate::metrics::Metrics;
 
@@ -22,6 +23,7 @@ pub struct AppState {
     metrics: Arc<Metrics>,
     key_cache: Arc<KeyCache>,
     stopping: Arc<AtomicBool>,
+    delivery: Arc<DeliverySettings>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -41,7 +43,19 @@ impl AppState {
             metrics: Arc::new(Metrics::new()),
             key_cache: Arc::new(KeyCache::default()),
             stopping: Arc::new(AtomicBool::new(false)),
+            delivery: Arc::new(DeliverySettings::default()),
         }
+    }
+
+    /// The same state with these webhook delivery settings.
+    pub fn with_delivery(mut self, settings: DeliverySettings) -> Self {
+        self.delivery = Arc::new(settings);
+        self
+    }
+
+    /// How webhook deliveries are made.
+    pub fn delivery(&self) -> &DeliverySettings {
+        &self.delivery
     }
 
     /// The clock requests are judged by (deprecation sunsets).

@@ -68,6 +68,57 @@ fn deprecation_and_stability_are_marked() {
         doc["paths"]["/pets"]["get"].get("x-stability").is_none(),
         "stable: no marker"
     );
+    for (path, method) in [
+        ("/webhooks", "get"),
+        ("/webhooks", "post"),
+        ("/webhooks/{webhookId}", "get"),
+        ("/webhooks/{webhookId}", "delete"),
+        ("/webhooks/{webhookId}/deliveries", "get"),
+    ] {
+        assert_eq!(doc["paths"][path][method]["x-stability"], "beta", "{method} {path}");
+    }
+}
+
+#[test]
+fn the_webhooks_section_describes_every_event_and_its_signature() {
+    let doc = doc();
+    let webhooks = doc["webhooks"].as_object().expect("a webhooks section");
+    let types: Vec<&str> = doc["components"]["schemas"]["EventType"]["enum"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    assert_eq!(webhooks.len(), types.len(), "one entry per event type");
+    for event_type in types {
+        let post = &webhooks[event_type]["post"];
+        let headers: Vec<&str> = post["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            headers,
+            ["webhook-id", "webhook-timestamp", "webhook-signature"],
+            "{event_type}"
+        );
+        let body = &post["requestBody"]["content"]["application/json"]["schema"]["allOf"];
+        assert_eq!(body[0]["$ref"], "#/components/schemas/CloudEvent");
+        assert_eq!(body[1]["properties"]["type"]["enum"], json!([event_type]));
+        let data = body[1]["properties"]["data"]["$ref"].as_str().unwrap();
+        let name = data.trim_start_matches("#/components/schemas/");
+        assert!(
+            doc["components"]["schemas"][name].is_object(),
+            "{event_type}: {name} is described"
+        );
+        assert_eq!(post["x-stability"], "beta");
+    }
+    let envelope = &doc["components"]["schemas"]["CloudEvent"]["properties"]["data"]["anyOf"];
+    assert_eq!(envelope.as_array().map(Vec::len), Some(6), "every data shape");
+    let url = &doc["components"]["schemas"]["WebhookUrl"];
+    assert_eq!(url["pattern"], petstore_core::webhooks::WEBHOOK_URL_PATTERN);
+    assert_eq!(url["maxLength"], 2048);
 }
 
 #[test]

@@ -7,6 +7,7 @@ pub mod keys;
 pub mod meta;
 pub mod orders;
 pub mod pets;
+pub mod webhooks;
 
 use actix_web::HttpResponse;
 use actix_web::http::header;
@@ -60,6 +61,16 @@ pub fn endpoints() -> Vec<Endpoint> {
         Endpoint::at("/keys/{keyId}")
             .op(keys::__path_get_key, keys::get_key)
             .op(keys::__path_revoke_key, keys::revoke_key),
+        Endpoint::at("/webhooks")
+            .op(webhooks::__path_list_webhooks, webhooks::list_webhooks)
+            .op(webhooks::__path_create_webhook, webhooks::create_webhook),
+        Endpoint::at("/webhooks/{webhookId}")
+            .op(webhooks::__path_get_webhook, webhooks::get_webhook)
+            .op(webhooks::__path_delete_webhook, webhooks::delete_webhook),
+        Endpoint::at("/webhooks/{webhookId}/deliveries").op(
+            webhooks::__path_list_webhook_deliveries,
+            webhooks::list_webhook_deliveries,
+        ),
         Endpoint::at("/inventory/{petId}")
             .op(
                 inventory::__path_get_inventory_item,

@@ -16,6 +16,8 @@ use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::openapi::{ContentBuilder, Deprecated, Ref, RefOr};
 use utoipa_actix_web::OpenApiFactory;
 
+mod events;
+
 use crate::conditional::IDEMPOTENCY_KEY_PATTERN;
 use crate::error::ErrorBody;
 use crate::routes::{self, pets};
@@ -37,6 +39,7 @@ use crate::routes::{self, pets};
         (name = "inventory", description = "Stock per pet."),
         (name = "events", description = "The feed of every change, as CloudEvents (staff)."),
         (name = "keys", description = "API keys (admin only)."),
+        (name = "webhooks", description = "Subscriptions that receive events by signed POST (admin only)."),
         (name = "meta", description = "About the API."),
     )
 )]
@@ -44,8 +47,13 @@ struct BaseDocument;
 
 /// The stability of operations that are not stable: `x-stability`, mirrored as oasdiff's
 /// `x-stability-level` (which has no "experimental": `alpha` is its nearest word).
-const STABILITY: [(&str, &str, &str); 3] = [
+const STABILITY: [(&str, &str, &str); 8] = [
     ("cancelOrder", "beta", "beta"),
+    ("listWebhooks", "beta", "beta"),
+    ("createWebhook", "beta", "beta"),
+    ("getWebhook", "beta", "beta"),
+    ("deleteWebhook", "beta", "beta"),
+    ("listWebhookDeliveries", "beta", "beta"),
     ("updateInventory", "experimental", "alpha"),
     ("streamEvents", "experimental", "alpha"),
 ];
@@ -79,6 +87,7 @@ fn build() -> utoipa::openapi::OpenApi {
         ),
     );
     add_links(&mut doc);
+    events::describe_events(&mut doc);
     for item in doc.paths.paths.values_mut() {
         for (method, operation) in [
             (HttpMethod::Get, &mut item.get),
@@ -99,7 +108,7 @@ fn build() -> utoipa::openapi::OpenApi {
 
 /// What a create answers, and the operations that take the new id: lets clients (and
 /// stateful test tools) follow from a new resource to what can be done with it.
-const LINKS: [(&str, &str, &str, &[&str]); 3] = [
+const LINKS: [(&str, &str, &str, &[&str]); 4] = [
     (
         "/pets",
         "petId",
@@ -123,6 +132,12 @@ const LINKS: [(&str, &str, &str, &[&str]); 3] = [
         "orderId",
         "placeOrder",
         &["getOrder", "updateOrder", "cancelOrder"],
+    ),
+    (
+        "/webhooks",
+        "webhookId",
+        "createWebhook",
+        &["getWebhook", "deleteWebhook", "listWebhookDeliveries"],
     ),
 ];
 

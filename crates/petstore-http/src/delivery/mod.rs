@@ -1,0 +1,120 @@
+//! The webhook dispatcher: a background task that delivers every subscription what it is owed.
+//!
+//! It wakes every `poll` interval, asks the domain which subscriptions are due, and starts one
+//! drain per due subscription that is not already draining. A drain sends a subscription's
+//! events one at a time, in order, recording each attempt before the next
+//! ([`Service::next_delivery`](petstore_core::Service::next_delivery) /
+//! [`record_delivery`](petstore_core::Service::record_delivery)); it stops at the first
+//! failure, and the subscription is due again when its retry delay has passed. A slow or dead
+//! receiver therefore holds up only its own subscription. All of a subscription's state is in
+//! the database, so a restart picks up where the last process stopped; an attempt cut short
+//! by the stop is sent again (at least once).
+
+mod client;
+
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
+
+use petstore_core::{DeliveryOutcome, RetryPolicy, WebhookId};
+
+use crate::state::AppState;
+use client::WebhookClient;
+pub use client::tls_config;
+
+/// How deliveries are made; `petstore serve` sets it from its flags.
+#[derive(Debug, Clone)]
+pub struct DeliverySettings {
+    /// Whether subscriptions may target loopback, private and other non-public addresses
+    /// (off by default: see `docs/security.md`).
+    pub allow_private_targets: bool,
+    /// The delays between attempts at an event.
+    pub retry: RetryPolicy,
+    /// How long one attempt may take, connecting included.
+    pub timeout: Duration,
+    /// How often the dispatcher looks for due subscriptions.
+    pub poll: Duration,
+}
+
+impl Default for DeliverySettings {
+    fn default() -> Self {
+        Self {
+            allow_private_targets: false,
+            retry: RetryPolicy::default(),
+            timeout: Duration::from_secs(10),
+            poll: Duration::from_millis(500),
+        }
+    }
+}
+
+/// Runs the dispatcher until the service stops. Call it on the actix system's thread: the
+/// HTTP client it uses is bound to that thread.
+pub async fn run(state: AppState, tls: Arc<rustls::ClientConfig>) {
+    let settings = state.delivery().clone();
+    let client = Rc::new(WebhookClient::new(
+        tls,
+        settings.timeout,
+        settings.allow_private_targets,
+    ));
+    let draining: Rc<RefCell<HashSet<WebhookId>>> = Rc::default();
+    while !state.is_stopping() {
+        match state.run(|shop| shop.webhooks_due()).await {
+            Ok(due) => {
+                for id in due {
+                    if draining.borrow_mut().insert(id) {
+                        let drain = drain(state.clone(), Rc::clone(&client), id);
+                        let draining = Rc::clone(&draining);
+                        actix_web::rt::spawn(async move {
+                            drain.await;
+                            draining.borrow_mut().remove(&id);
+                        });
+                    }
+                }
+            }
+            Err(error) => tracing::warn!(%error, "cannot read the webhooks due"),
+        }
+        actix_web::rt::time::sleep(settings.poll).await;
+    }
+}
+
+/// Sends subscription `id` its events, in order, until it is up to date, an attempt fails, or
+/// the service stops.
+async fn drain(state: AppState, client: Rc<WebhookClient>, id: WebhookId) {
+    let retry = state.delivery().retry;
+    while !state.is_stopping() {
+        let pending = match state.run(move |shop| shop.next_delivery(id)).await {
+            Ok(Some(pending)) => pending,
+            Ok(None) => return,
+            Err(error) => {
+                tracing::warn!(webhook_id = %id, %error, "cannot read the next delivery");
+                return;
+            }
+        };
+        let timestamp = state.clock().now().timestamp();
+        let (report, took) = client.deliver(&pending, timestamp).await;
+        let outcome = report.outcome();
+        state.metrics().webhook_attempt(outcome, took.as_secs_f64());
+        tracing::info!(
+            webhook_id = %id,
+            event_id = %pending.event.id,
+            attempt = pending.attempt,
+            outcome = outcome.as_str(),
+            status = report.status_code,
+            error = report.error.as_deref(),
+            "webhook delivery"
+        );
+        let recorded = state
+            .run(move |shop| shop.record_delivery(&pending, report, &retry))
+            .await;
+        if let Err(error) = recorded {
+            // Not recorded, so not delivered as far as the database knows: sent again later.
+            tracing::warn!(webhook_id = %id, %error, "cannot record a delivery attempt");
+            return;
+        }
+        if outcome == DeliveryOutcome::Failed {
+            return;
+        }
+    }
+}

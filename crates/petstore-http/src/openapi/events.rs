@@ -1,0 +1,171 @@
+//! What a follower of events receives: each event type's `data`, and the OpenAPI 3.1
+//! `webhooks` section, one entry per event type, describing the signed POST a subscription gets.
+
+use petstore_core::EventType;
+use utoipa::openapi::extensions::ExtensionsBuilder;
+use utoipa::openapi::path::{
+    HttpMethod, OperationBuilder, ParameterBuilder, ParameterIn, PathItem, PathsBuilder,
+};
+use utoipa::openapi::request_body::RequestBodyBuilder;
+use utoipa::openapi::response::ResponseBuilder;
+use utoipa::openapi::schema::{
+    AllOfBuilder, AnyOfBuilder, KnownFormat, ObjectBuilder, Schema, SchemaFormat, Type,
+};
+use utoipa::openapi::{ContentBuilder, OpenApi, Ref, RefOr, Required};
+
+/// The schema of an event type's `data`: the resource after the change, the id of a deleted
+/// one, or the two statuses of a status change. Exhaustive, so a new event type cannot go
+/// undocumented.
+fn data_schema(event_type: EventType) -> &'static str {
+    match event_type {
+        EventType::PetCreated | EventType::PetUpdated => "Pet",
+        EventType::PetDeleted | EventType::CategoryDeleted => "DeletedResource",
+        EventType::PetStatusChanged => "PetStatusChange",
+        EventType::CategoryCreated | EventType::CategoryUpdated => "Category",
+        EventType::InventoryUpdated => "InventoryItem",
+        EventType::OrderPlaced
+        | EventType::OrderUpdated
+        | EventType::OrderCompleted
+        | EventType::OrderCancelled => "Order",
+    }
+}
+
+/// Adds the data schemas, types `CloudEvent.data` with them, and writes the `webhooks` section.
+pub(super) fn describe_events(doc: &mut OpenApi) {
+    let components = doc.components.get_or_insert_with(Default::default);
+    components.schemas.insert(
+        "DeletedResource".into(),
+        ObjectBuilder::new()
+            .description(Some("The data of a `*.deleted` event: the deleted resource's id."))
+            .property(
+                "id",
+                ObjectBuilder::new()
+                    .schema_type(Type::Integer)
+                    .format(Some(SchemaFormat::KnownFormat(KnownFormat::Int64)))
+                    .minimum(Some(1)),
+            )
+            .required("id")
+            .into(),
+    );
+    components.schemas.insert(
+        "PetStatusChange".into(),
+        ObjectBuilder::new()
+            .description(Some("The data of `pet.status_changed`."))
+            .property("petId", Ref::from_schema_name("PetId"))
+            .property("from", Ref::from_schema_name("PetStatus"))
+            .property("to", Ref::from_schema_name("PetStatus"))
+            .required("petId")
+            .required("from")
+            .required("to")
+            .into(),
+    );
+    if let Some(RefOr::T(Schema::Object(envelope))) = components.schemas.get_mut("CloudEvent") {
+        let mut shapes = AnyOfBuilder::new().description(Some(
+            "The resource after the change (`Pet`, `Category`, `InventoryItem`, `Order`), \
+             `DeletedResource` for a deletion, `PetStatusChange` for a status change; which one \
+             follows from `type` (see the `webhooks` section).",
+        ));
+        let mut seen = Vec::new();
+        for event_type in EventType::ALL {
+            let name = data_schema(event_type);
+            if !seen.contains(&name) {
+                seen.push(name);
+                shapes = shapes.item(Ref::from_schema_name(name));
+            }
+        }
+        envelope.properties.insert("data".into(), shapes.into());
+    }
+
+    let mut webhooks = PathsBuilder::new();
+    for event_type in EventType::ALL {
+        webhooks = webhooks.path(
+            event_type.as_str(),
+            PathItem::new(HttpMethod::Post, delivery_operation(event_type)),
+        );
+    }
+    doc.webhooks = Some(webhooks.build());
+}
+
+/// The POST a subscription receives for one event type.
+fn delivery_operation(event_type: EventType) -> utoipa::openapi::path::Operation {
+    let name = event_type.as_str();
+    let body = AllOfBuilder::new()
+        .item(Ref::from_schema_name("CloudEvent"))
+        .item(
+            ObjectBuilder::new()
+                .property(
+                    "type",
+                    ObjectBuilder::new()
+                        .schema_type(Type::String)
+                        .enum_values(Some([name])),
+                )
+                .property("data", Ref::from_schema_name(data_schema(event_type))),
+        );
+    let header = |header: &str, description: &str| {
+        ParameterBuilder::new()
+            .name(header)
+            .parameter_in(ParameterIn::Header)
+            .required(Required::True)
+            .description(Some(description))
+            .schema(Some(ObjectBuilder::new().schema_type(Type::String)))
+            .build()
+    };
+    OperationBuilder::new()
+        .operation_id(Some(operation_id(event_type)))
+        .tag("webhooks")
+        .summary(Some(format!("`{name}`, POSTed to each subscription that names it")))
+        .description(Some(
+            "Sent in order (one event at a time per subscription) and at least once: retried \
+             with exponential backoff until a 2xx answer. Verify `webhook-signature` before \
+             trusting the body, and drop a repeated `webhook-id`.",
+        ))
+        .parameters(Some([
+            header(
+                "webhook-id",
+                "The event's id: the same on every attempt, so a receiver can drop repeats.",
+            ),
+            header(
+                "webhook-timestamp",
+                "When this attempt was made, in Unix seconds; reject ones too far from now.",
+            ),
+            header(
+                "webhook-signature",
+                "`v1,` and the base64 HMAC-SHA256, keyed with the subscription's secret (the bytes after `whsec_`, base64-decoded), of `{webhook-id}.{webhook-timestamp}.{body}`.",
+            ),
+        ]))
+        .request_body(Some(
+            RequestBodyBuilder::new()
+                .required(Some(Required::True))
+                .content(
+                    "application/json",
+                    ContentBuilder::new().schema(Some(body)).build(),
+                )
+                .build(),
+        ))
+        .response(
+            "2XX",
+            ResponseBuilder::new()
+                .description("Delivered. Any other answer (redirects included), or none within the time-out, is a failed attempt.")
+                .build(),
+        )
+        .extensions(Some(
+            ExtensionsBuilder::new()
+                .add("x-stability", "beta")
+                .add("x-stability-level", "beta")
+                .build(),
+        ))
+        .build()
+}
+
+/// `pet.status_changed` → `onPetStatusChanged`.
+fn operation_id(event_type: EventType) -> String {
+    let mut id = String::from("on");
+    for word in event_type.as_str().split(['.', '_']) {
+        let mut chars = word.chars();
+        if let Some(first) = chars.next() {
+            id.extend(first.to_uppercase());
+            id.push_str(chars.as_str());
+        }
+    }
+    id
+}
