@@ -170,6 +170,9 @@ pub struct WebhookArgs {
     /// How often the dispatcher looks for deliveries to make, in milliseconds.
     #[arg(long, env = "PETSTORE_WEBHOOK_POLL_MS", default_value_t = 500)]
     pub webhook_poll_ms: u64,
+    /// How many subscriptions receive deliveries at once, at most.
+    #[arg(long, env = "PETSTORE_WEBHOOK_CONCURRENCY", default_value_t = 8)]
+    pub webhook_concurrency: usize,
 }
 
 impl WebhookArgs {
@@ -183,6 +186,7 @@ impl WebhookArgs {
             },
             timeout: Duration::from_millis(self.webhook_timeout_ms.max(1)),
             poll: Duration::from_millis(self.webhook_poll_ms.max(1)),
+            concurrency: self.webhook_concurrency.max(1),
         }
     }
 }

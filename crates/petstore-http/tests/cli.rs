@@ -2,23 +2,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod binary;
+
+use std::io::Read;
 use std::net::TcpStream;
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
 use std::time::Duration;
 
-const BINARY: &str = env!("CARGO_BIN_EXE_petstore");
-
-fn petstore(database: &Path) -> Command {
-    let mut command = Command::new(BINARY);
-    command
-        .env_remove("PETSTORE_BOOTSTRAP_ADMIN_KEY")
-        .env("PETSTORE_DATABASE", database)
-        .env("PETSTORE_LOG_FORMAT", "json");
-    command
-}
+use binary::{petstore, serve};
 
 fn is_generated_key(text: &str) -> bool {
     text.len() == 68 && text.starts_with("pst_") && text[4..].bytes().all(|b| b.is_ascii_hexdigit())
@@ -73,138 +63,6 @@ fn keys_create_prints_the_key_and_nothing_else() {
         .output()
         .unwrap();
     assert!(!bad.status.success());
-}
-
-/// A running `petstore serve` and the address it listens on.
-struct Server {
-    child: Child,
-    address: String,
-    stderr: mpsc::Receiver<String>,
-}
-
-fn serve(database: &Path, bootstrap: Option<&str>) -> Server {
-    let mut command = petstore(database);
-    command
-        .args(["serve", "--bind", "127.0.0.1:0", "--workers", "1"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    if let Some(key) = bootstrap {
-        command.env("PETSTORE_BOOTSTRAP_ADMIN_KEY", key);
-    }
-    let mut child = command.spawn().unwrap();
-    let (lines_tx, lines) = mpsc::channel();
-    let stderr = child.stderr.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if lines_tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let (address_tx, address_rx) = mpsc::channel();
-    let (rest_tx, rest) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut address_tx = Some(address_tx);
-        for line in lines {
-            if let Ok(event) = serde_json::from_str::<serde_json::Value>(&line)
-                && event["fields"]["message"] == "petstore listening"
-                && let Some(tx) = address_tx.take()
-            {
-                let _ = tx.send(
-                    event["fields"]["address"]
-                        .as_str()
-                        .unwrap_or_default()
-                        .to_owned(),
-                );
-            }
-            if rest_tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let address = address_rx
-        .recv_timeout(Duration::from_secs(30))
-        .expect("the server listens");
-    Server {
-        child,
-        address,
-        stderr: rest,
-    }
-}
-
-impl Server {
-    fn get(&self, path: &str, key: &str) -> String {
-        let mut stream = TcpStream::connect(&self.address).unwrap();
-        write!(
-            stream,
-            "GET {path} HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {key}\r\nConnection: close\r\n\r\n"
-        )
-        .unwrap();
-        let mut reply = String::new();
-        stream.read_to_string(&mut reply).unwrap();
-        reply
-    }
-
-    /// Sends a request with a JSON body and reads the whole answer.
-    fn post(&self, path: &str, key: &str, body: &str) -> String {
-        let mut stream = TcpStream::connect(&self.address).unwrap();
-        write!(
-            stream,
-            "POST {path} HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {key}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        )
-        .unwrap();
-        let mut reply = String::new();
-        stream.read_to_string(&mut reply).unwrap();
-        reply
-    }
-
-    /// Creates a category, which records one event.
-    fn create_category(&self, key: &str, name: &str) {
-        let reply = self.post("/v1/categories", key, &format!(r#"{{"name": "{name}"}}"#));
-        assert!(reply.starts_with("HTTP/1.1 201"), "{reply}");
-    }
-
-    /// Opens the event stream, after `last_event_id` if given.
-    fn open_stream(&self, key: &str, last_event_id: Option<u64>) -> TcpStream {
-        let mut stream = TcpStream::connect(&self.address).unwrap();
-        stream
-            .set_read_timeout(Some(Duration::from_millis(200)))
-            .unwrap();
-        let resume = last_event_id.map_or(String::new(), |id| format!("Last-Event-ID: {id}\r\n"));
-        write!(
-            stream,
-            "GET /v1/events/stream HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {key}\r\n{resume}\r\n"
-        )
-        .unwrap();
-        stream
-    }
-
-    /// SIGTERM, then the exit code.
-    fn terminate(mut self) -> (Option<i32>, Vec<String>) {
-        self.stop()
-    }
-
-    fn stop(&mut self) -> (Option<i32>, Vec<String>) {
-        let pid = self.child.id().to_string();
-        assert!(
-            Command::new("kill")
-                .args(["-TERM", &pid])
-                .status()
-                .unwrap()
-                .success()
-        );
-        let status = self.child.wait().unwrap();
-        (status.code(), self.stderr.try_iter().collect())
-    }
-}
-
-impl Drop for Server {
-    /// A failed assertion must not leave a server running.
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 #[test]

@@ -75,7 +75,10 @@ fn deprecation_and_stability_are_marked() {
         ("/webhooks/{webhookId}", "delete"),
         ("/webhooks/{webhookId}/deliveries", "get"),
     ] {
-        assert_eq!(doc["paths"][path][method]["x-stability"], "beta", "{method} {path}");
+        assert_eq!(
+            doc["paths"][path][method]["x-stability"], "beta",
+            "{method} {path}"
+        );
     }
 }
 
@@ -115,7 +118,11 @@ fn the_webhooks_section_describes_every_event_and_its_signature() {
         assert_eq!(post["x-stability"], "beta");
     }
     let envelope = &doc["components"]["schemas"]["CloudEvent"]["properties"]["data"]["anyOf"];
-    assert_eq!(envelope.as_array().map(Vec::len), Some(6), "every data shape");
+    assert_eq!(
+        envelope.as_array().map(Vec::len),
+        Some(6),
+        "every data shape"
+    );
     let url = &doc["components"]["schemas"]["WebhookUrl"];
     assert_eq!(url["pattern"], petstore_core::webhooks::WEBHOOK_URL_PATTERN);
     assert_eq!(url["maxLength"], 2048);

@@ -36,6 +36,9 @@ pub struct DeliverySettings {
     pub timeout: Duration,
     /// How often the dispatcher looks for due subscriptions.
     pub poll: Duration,
+    /// How many subscriptions are drained at once, at most: each holds a database
+    /// connection while it reads, and the pool is shared with requests.
+    pub concurrency: usize,
 }
 
 impl Default for DeliverySettings {
@@ -45,6 +48,7 @@ impl Default for DeliverySettings {
             retry: RetryPolicy::default(),
             timeout: Duration::from_secs(10),
             poll: Duration::from_millis(500),
+            concurrency: 8,
         }
     }
 }
@@ -63,6 +67,10 @@ pub async fn run(state: AppState, tls: Arc<rustls::ClientConfig>) {
         match state.run(|shop| shop.webhooks_due()).await {
             Ok(due) => {
                 for id in due {
+                    if draining.borrow().len() >= settings.concurrency.max(1) {
+                        // The rest wait for the next round; their order is kept anyway.
+                        break;
+                    }
                     if draining.borrow_mut().insert(id) {
                         let drain = drain(state.clone(), Rc::clone(&client), id);
                         let draining = Rc::clone(&draining);

@@ -36,7 +36,9 @@ pub(super) fn describe_events(doc: &mut OpenApi) {
     components.schemas.insert(
         "DeletedResource".into(),
         ObjectBuilder::new()
-            .description(Some("The data of a `*.deleted` event: the deleted resource's id."))
+            .description(Some(
+                "The data of a `*.deleted` event: the deleted resource's id.",
+            ))
             .property(
                 "id",
                 ObjectBuilder::new()

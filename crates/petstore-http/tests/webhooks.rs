@@ -1,0 +1,514 @@
+//! Webhooks end to end: the binary delivering to a receiver on 127.0.0.1 that checks every
+//! signature, fails when told to, and logs what it got; and the service being killed and
+//! started again in the middle.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod binary;
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use actix_web::test::TestRequest;
+use binary::{Server, serve_with};
+use petstore_core::Role;
+use petstore_core::WebhookSecret;
+use serde_json::Value;
+use serde_json::json;
+
+/// One request the receiver got.
+#[derive(Debug, Clone)]
+struct Received {
+    id: String,
+    timestamp: i64,
+    signature: String,
+    body: String,
+    /// What the receiver answered.
+    status: u16,
+}
+
+/// A webhook receiver: answers 503 to the next `failures` requests, 204 afterwards.
+#[derive(Clone)]
+struct Receiver {
+    url: String,
+    log: Arc<Mutex<Vec<Received>>>,
+    failures: Arc<AtomicUsize>,
+}
+
+impl Receiver {
+    fn start() -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let receiver = Receiver {
+            url: format!("http://{}/hooks/petstore", listener.local_addr().unwrap()),
+            log: Arc::default(),
+            failures: Arc::default(),
+        };
+        let shared = receiver.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().map_while(Result::ok) {
+                let shared = shared.clone();
+                std::thread::spawn(move || shared.answer(stream));
+            }
+        });
+        receiver
+    }
+
+    /// Reads one request, logs it, answers and closes the connection.
+    fn answer(&self, stream: TcpStream) {
+        let mut reader = BufReader::new(stream);
+        let mut request_line = String::new();
+        if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
+            return;
+        }
+        assert!(
+            request_line.starts_with("POST /hooks/petstore "),
+            "{request_line}"
+        );
+        let mut headers = Vec::new();
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            let (name, value) = line.split_once(':').unwrap();
+            headers.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
+        }
+        let header = |name: &str| {
+            headers
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default()
+        };
+        let mut body = vec![0; header("content-length").parse().unwrap()];
+        reader.read_exact(&mut body).unwrap();
+        assert_eq!(header("content-type"), "application/json");
+        let failing = self
+            .failures
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok();
+        let status = if failing { 503 } else { 204 };
+        self.log.lock().unwrap().push(Received {
+            id: header("webhook-id"),
+            timestamp: header("webhook-timestamp").parse().unwrap(),
+            signature: header("webhook-signature"),
+            body: String::from_utf8(body).unwrap(),
+            status,
+        });
+        let mut stream = reader.into_inner();
+        let reason = if failing {
+            "Service Unavailable"
+        } else {
+            "No Content"
+        };
+        let _ = write!(
+            stream,
+            "HTTP/1.1 {status} {reason}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        );
+    }
+
+    fn fail_next(&self, count: usize) {
+        self.failures.store(count, Ordering::SeqCst);
+    }
+
+    fn log(&self) -> Vec<Received> {
+        self.log.lock().unwrap().clone()
+    }
+
+    /// The ids it accepted (answered 2xx), in the order it got them.
+    fn accepted(&self) -> Vec<u64> {
+        self.log()
+            .iter()
+            .filter(|r| r.status < 300)
+            .map(|r| r.id.parse().unwrap())
+            .collect()
+    }
+
+    /// Waits until `done` holds for the log.
+    fn wait_for(&self, what: &str, done: impl Fn(&[Received]) -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !done(&self.log()) {
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {what}: {:?}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+const ADMIN: &str = "webhook-admin-0123456789abcdef0123456789";
+
+/// Retries come fast so the test is quick; everything else as deployed.
+fn start(database: &Path) -> Server {
+    serve_with(
+        database,
+        Some(ADMIN),
+        &[
+            "--webhook-allow-private-targets",
+            "--webhook-first-retry-ms",
+            "50",
+            "--webhook-max-retry-delay-ms",
+            "200",
+            "--webhook-poll-ms",
+            "20",
+        ],
+    )
+}
+
+fn json_body(reply: &str) -> Value {
+    let (_, body) = reply.split_once("\r\n\r\n").unwrap();
+    serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {reply}"))
+}
+
+/// The ids of the recorded events of `types`, from the feed.
+fn event_ids(server: &Server, types: &[&str]) -> Vec<u64> {
+    let feed = json_body(&server.get("/v1/events?limit=100", ADMIN));
+    feed.as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| types.contains(&e["type"].as_str().unwrap()))
+        .map(|e| e["id"].as_str().unwrap().parse().unwrap())
+        .collect()
+}
+
+/// Every request carries a valid signature of its body, made recently, and the body is the
+/// CloudEvent the `webhook-id` names.
+fn assert_signed(log: &[Received], secret: &WebhookSecret) {
+    let now = chrono::Utc::now().timestamp();
+    for received in log {
+        assert!(
+            secret.verify(
+                &received.id,
+                received.timestamp,
+                received.body.as_bytes(),
+                &received.signature
+            ),
+            "a valid signature: {received:?}"
+        );
+        assert!((now - received.timestamp).abs() < 120, "a recent timestamp");
+        let event: Value = serde_json::from_str(&received.body).unwrap();
+        assert_eq!(event["id"], received.id.as_str());
+        assert_eq!(event["specversion"], "1.0");
+    }
+    let forged = &log[0];
+    assert!(
+        !secret.verify(
+            &forged.id,
+            forged.timestamp,
+            b"{\"tampered\":true}",
+            &forged.signature
+        ),
+        "a changed body does not verify"
+    );
+}
+
+/// Attempts come one event at a time: a retry repeats the event, never skips ahead of it.
+fn assert_in_order(log: &[Received]) {
+    let ids: Vec<u64> = log.iter().map(|r| r.id.parse().unwrap()).collect();
+    assert!(
+        ids.windows(2).all(|w| w[0] <= w[1]),
+        "attempts in event order: {ids:?}"
+    );
+}
+
+#[test]
+fn deliveries_arrive_signed_in_order_through_failures_and_a_killed_service() {
+    let dir = tempfile::tempdir().unwrap();
+    let database = dir.path().join("webhooks.db");
+    let receiver = Receiver::start();
+    let server = start(&database);
+
+    let created = server.post(
+        "/v1/webhooks",
+        ADMIN,
+        &format!(
+            r#"{{"url": "{}", "events": ["category.created", "category.deleted"]}}"#,
+            receiver.url
+        ),
+    );
+    assert!(created.starts_with("HTTP/1.1 201"), "{created}");
+    let webhook = json_body(&created);
+    let secret = WebhookSecret::parse(webhook["secret"].as_str().unwrap()).unwrap();
+    let hook_id = webhook["id"].as_i64().unwrap();
+
+    // The receiver fails the first three attempts; every event still arrives, in order.
+    receiver.fail_next(3);
+    for name in ["Dogs", "Cats", "Birds", "Fish", "Lizards"] {
+        server.create_category(ADMIN, name);
+    }
+    // A pet is not a category event: the subscription steps over it.
+    let pet = server.post("/v1/pets", ADMIN, r#"{"name": "Rex", "categoryId": 1}"#);
+    assert!(pet.starts_with("HTTP/1.1 201"), "{pet}");
+    let expected = event_ids(&server, &["category.created"]);
+    assert_eq!(expected.len(), 5);
+    receiver.wait_for("five deliveries", |log| {
+        log.iter().filter(|r| r.status < 300).count() >= 5
+    });
+    let log = receiver.log();
+    assert_eq!(receiver.accepted(), expected, "each event once, in order");
+    assert_eq!(
+        log.iter()
+            .take(3)
+            .map(|r| (r.id.parse::<u64>().unwrap(), r.status))
+            .collect::<Vec<_>>(),
+        vec![(expected[0], 503); 3],
+        "the first event is retried until it is accepted, before any other is sent"
+    );
+    assert_signed(&log, &secret);
+    assert_in_order(&log);
+
+    let deliveries = json_body(&server.get(
+        &format!("/v1/webhooks/{hook_id}/deliveries?limit=100"),
+        ADMIN,
+    ));
+    let attempts: Vec<(u64, &str, i64)> = deliveries
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["attempt"].as_u64().unwrap(),
+                d["outcome"].as_str().unwrap(),
+                d["statusCode"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        attempts[..4],
+        [
+            (1, "failed", 503),
+            (2, "failed", 503),
+            (3, "failed", 503),
+            (4, "delivered", 204)
+        ]
+    );
+    assert_eq!(attempts.len(), 8, "{deliveries}");
+    let metrics = server.get("/metrics", ADMIN);
+    assert!(
+        metrics.contains("petstore_webhook_delivery_attempts_total{outcome=\"delivered\"} 5"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("petstore_webhook_delivery_attempts_total{outcome=\"failed\"} 3"));
+
+    // The receiver goes down; changes keep coming; the service is killed mid-way.
+    receiver.fail_next(usize::MAX);
+    for name in ["Horses", "Rabbits", "Snakes"] {
+        server.create_category(ADMIN, name);
+    }
+    let delete = {
+        let mut stream = TcpStream::connect(&server.address).unwrap();
+        write!(
+            stream,
+            "DELETE /v1/categories/5 HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {ADMIN}\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut reply = String::new();
+        stream.read_to_string(&mut reply).unwrap();
+        reply
+    };
+    assert!(delete.starts_with("HTTP/1.1 204"), "{delete}");
+    let expected = event_ids(&server, &["category.created", "category.deleted"]);
+    assert_eq!(expected.len(), 9);
+    receiver.wait_for("a failed attempt at the sixth event", |log| {
+        log.iter()
+            .any(|r| r.status == 503 && r.id == expected[5].to_string())
+    });
+    server.kill();
+
+    // Back up: the receiver recovers, the service restarts, and picks up where it stopped.
+    receiver.fail_next(0);
+    let server = start(&database);
+    receiver.wait_for("all nine deliveries", |log| {
+        log.iter().filter(|r| r.status < 300).count() >= 9
+    });
+    let log = receiver.log();
+    assert_eq!(receiver.accepted(), expected, "nothing lost, nothing twice");
+    assert_signed(&log, &secret);
+    assert_in_order(&log);
+    let state = json_body(&server.get(&format!("/v1/webhooks/{hook_id}"), ADMIN));
+    assert_eq!(state["delivery"]["deliveredThrough"], expected[8]);
+    assert_eq!(state["delivery"]["failedAttempts"], 0);
+    let (code, _) = server.terminate();
+    assert_eq!(code, Some(0));
+}
+
+#[actix_web::test]
+async fn subscriptions_are_created_listed_read_and_deleted_by_admins_only() {
+    let api = common::start().await;
+    let created = api
+        .post(
+            "/v1/webhooks",
+            json!({"url": "https://hooks.example.com/petstore", "events": ["order.placed"]}),
+        )
+        .await;
+    assert_eq!(created.status, 201, "{created:?}");
+    let id = created.body["id"].as_i64().unwrap();
+    assert_eq!(
+        created.header("location"),
+        Some(format!("/v1/webhooks/{id}").as_str())
+    );
+    let secret = created.body["secret"].as_str().unwrap();
+    assert!(WebhookSecret::parse(secret).is_ok(), "{secret}");
+    assert_eq!(created.body["delivery"]["deliveredThrough"], 0);
+
+    let read = api.get(&format!("/v1/webhooks/{id}")).await;
+    assert_eq!(read.status, 200);
+    assert!(read.header("etag").is_some());
+    assert_eq!(read.body["url"], "https://hooks.example.com/petstore");
+    assert_eq!(read.body["events"], json!(["order.placed"]));
+    assert!(
+        !read.body.to_string().contains(secret) && read.body.get("secret").is_none(),
+        "the secret is shown once"
+    );
+    let listed = api.get("/v1/webhooks").await;
+    assert_eq!(listed.body.as_array().map(Vec::len), Some(1));
+    assert!(!listed.body.to_string().contains(secret));
+    let deliveries = api.get(&format!("/v1/webhooks/{id}/deliveries")).await;
+    assert_eq!(
+        (deliveries.status.as_u16(), deliveries.body.clone()),
+        (200, json!([]))
+    );
+
+    for role in [Role::Staff, Role::Customer] {
+        let key = api.key(role, 7 + role as u8).await;
+        let refused = api
+            .send_as(Some(&key), TestRequest::get().uri("/v1/webhooks"))
+            .await;
+        refused.assert_error(403, "forbidden");
+    }
+
+    let deleted = api.delete(&format!("/v1/webhooks/{id}")).await;
+    assert_eq!(deleted.status, 204);
+    api.get(&format!("/v1/webhooks/{id}"))
+        .await
+        .assert_error(404, "not_found");
+    api.get(&format!("/v1/webhooks/{id}/deliveries"))
+        .await
+        .assert_error(404, "not_found");
+}
+
+#[actix_web::test]
+async fn bad_subscriptions_are_refused_with_the_field_named() {
+    let api = common::start().await;
+    for (body, field) in [
+        (
+            json!({"url": "ftp://example.com/", "events": ["pet.created"]}),
+            "url",
+        ),
+        (
+            json!({"url": "https://user:pw@example.com/", "events": ["pet.created"]}),
+            "url",
+        ),
+        (
+            json!({"url": "https://example.com/#x", "events": ["pet.created"]}),
+            "url",
+        ),
+        // Private and reserved literal addresses are refused unless the service allows them.
+        (
+            json!({"url": "http://127.0.0.1:9000/", "events": ["pet.created"]}),
+            "url",
+        ),
+        (
+            json!({"url": "http://169.254.169.254/latest", "events": ["pet.created"]}),
+            "url",
+        ),
+        (
+            json!({"url": "http://[::1]/", "events": ["pet.created"]}),
+            "url",
+        ),
+        (
+            json!({"url": "https://example.com/", "events": []}),
+            "events",
+        ),
+        (
+            json!({"url": "https://example.com/", "events": ["pet.exploded"]}),
+            "events",
+        ),
+        (
+            json!({"url": "https://example.com/", "events": ["pet.created", "pet.created"]}),
+            "events",
+        ),
+        (json!({"url": "https://example.com/"}), "events"),
+        (
+            json!({"url": "https://example.com/", "events": ["pet.created"], "secret": "mine"}),
+            "secret",
+        ),
+    ] {
+        let reply = api.post("/v1/webhooks", body.clone()).await;
+        reply.assert_error(400, "validation_failed");
+        assert!(
+            reply.body["message"].as_str().unwrap().contains(field),
+            "{body}: {reply:?}"
+        );
+    }
+    let replayable = api
+        .send(
+            TestRequest::post()
+                .uri("/v1/webhooks")
+                .insert_header(("idempotency-key", "once"))
+                .set_json(json!({"url": "https://example.com/", "events": ["pet.created"]})),
+        )
+        .await;
+    replayable.assert_error(400, "invalid_parameter");
+    assert_eq!(
+        api.get("/v1/webhooks").await.body,
+        json!([]),
+        "nothing stored"
+    );
+}
+
+#[test]
+fn a_name_that_resolves_to_a_private_address_is_never_contacted() {
+    let dir = tempfile::tempdir().unwrap();
+    let database = dir.path().join("ssrf.db");
+    let receiver = Receiver::start();
+    // Private targets are not allowed (the default): a literal 127.0.0.1 would be refused
+    // when subscribing, but a name is only known when resolved, at delivery.
+    let server = serve_with(&database, Some(ADMIN), &["--webhook-poll-ms", "20"]);
+    let url = receiver.url.replace("127.0.0.1", "localhost");
+    let created = server.post(
+        "/v1/webhooks",
+        ADMIN,
+        &format!(r#"{{"url": "{url}", "events": ["category.created"]}}"#),
+    );
+    assert!(created.starts_with("HTTP/1.1 201"), "{created}");
+    let hook_id = json_body(&created)["id"].as_i64().unwrap();
+    server.create_category(ADMIN, "Dogs");
+
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let attempt = loop {
+        let deliveries =
+            json_body(&server.get(&format!("/v1/webhooks/{hook_id}/deliveries"), ADMIN));
+        if let Some(first) = deliveries.as_array().and_then(|d| d.first()) {
+            break first.clone();
+        }
+        assert!(Instant::now() < deadline, "no attempt was recorded");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(attempt["outcome"], "failed", "{attempt}");
+    assert!(attempt.get("statusCode").is_none(), "{attempt}");
+    assert!(
+        attempt["error"]
+            .as_str()
+            .unwrap()
+            .contains("no public address"),
+        "{attempt}"
+    );
+    assert!(
+        attempt["nextAttemptAt"].is_string(),
+        "retried later: {attempt}"
+    );
+    assert!(
+        receiver.log().is_empty(),
+        "the receiver was never contacted"
+    );
+}
