@@ -155,6 +155,13 @@ pub enum DomainError {
     /// An idempotency key was used before for a different request.
     #[error("this idempotency key was used for a different request")]
     IdempotencyKeyReused,
+    /// A webhook URL's host is a literal address deliveries may not go to (loopback,
+    /// private, link-local, reserved), and the service does not allow private targets.
+    #[error("{host} is a private or reserved address; webhooks go to public addresses only")]
+    ForbiddenTarget {
+        /// The host as written in the URL.
+        host: String,
+    },
     /// The store cannot serve the request now (busy, locked, out of connections); retrying later may work.
     #[error("storage unavailable: {0}")]
     Unavailable(String),
@@ -180,6 +187,7 @@ impl DomainError {
             DomainError::UnknownPet { .. } => "unknown_pet",
             DomainError::PreconditionFailed(_) => "precondition_failed",
             DomainError::IdempotencyKeyReused => "idempotency_key_reused",
+            DomainError::ForbiddenTarget { .. } => "forbidden_target",
             DomainError::Unavailable(_) => "unavailable",
             DomainError::Storage(_) => "internal",
         }

@@ -188,7 +188,8 @@ impl From<DomainError> for ApiError {
             | DomainError::InvalidTransition(_) => StatusCode::CONFLICT,
             DomainError::UnknownCategory { .. }
             | DomainError::UnknownPet { .. }
-            | DomainError::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
+            | DomainError::IdempotencyKeyReused
+            | DomainError::ForbiddenTarget { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             DomainError::PreconditionFailed(_) => StatusCode::PRECONDITION_FAILED,
             DomainError::Unavailable(detail) => {
                 tracing::warn!(%detail, "storage unavailable");

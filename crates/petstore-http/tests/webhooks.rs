@@ -412,15 +412,7 @@ async fn bad_subscriptions_are_refused_with_the_field_named() {
             json!({"url": "https://example.com/#x", "events": ["pet.created"]}),
             "url",
         ),
-        // Private and reserved literal addresses are refused unless the service allows them.
-        (
-            json!({"url": "http://127.0.0.1:9000/", "events": ["pet.created"]}),
-            "url",
-        ),
-        (
-            json!({"url": "http://169.254.169.254/latest", "events": ["pet.created"]}),
-            "url",
-        ),
+        // No IPv6 literals: an IPv6 receiver is reached by name.
         (
             json!({"url": "http://[::1]/", "events": ["pet.created"]}),
             "url",
@@ -449,6 +441,20 @@ async fn bad_subscriptions_are_refused_with_the_field_named() {
             reply.body["message"].as_str().unwrap().contains(field),
             "{body}: {reply:?}"
         );
+    }
+    // Valid, but aimed at the service's own network: refused unless the operator allows it.
+    for url in [
+        "http://127.0.0.1:9000/",
+        "http://169.254.169.254/latest",
+        "http://10.0.0.7/hook",
+    ] {
+        let reply = api
+            .post(
+                "/v1/webhooks",
+                json!({"url": url, "events": ["pet.created"]}),
+            )
+            .await;
+        reply.assert_error(422, "forbidden_target");
     }
     let replayable = api
         .send(

@@ -3,15 +3,15 @@
 use actix_web::{HttpResponse, web};
 use chrono::{DateTime, Utc};
 use petstore_core::{
-    DeliveryAttempt, DeliveryId, DeliveryQuery, DeliveryState, DomainError, EventTypes, NewWebhook,
-    Webhook, WebhookId, WebhookQuery, WebhookSecret, WebhookUrl,
+    DeliveryAttempt, DeliveryId, DeliveryQuery, DeliveryState, EventTypes, NewWebhook, Webhook,
+    WebhookId, WebhookQuery, WebhookSecret, WebhookUrl,
 };
 use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::auth::{AdminOnly, Auth, random_bytes};
 use crate::conditional::{IdempotencyHeader, IfMatch, IfNoneMatch, read_response};
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorBody};
 use crate::extract::{JsonBody, PathId, QueryParams};
 use crate::pagination::{PageParams, Paging, page_response};
 use crate::routes::created;
@@ -76,6 +76,7 @@ pub async fn list_webhooks(
     responses(
         (status = 201, description = "The subscription, with its secret.", body = CreatedWebhook,
             headers(("Location" = String, description = "The new subscription's URL."))),
+        (status = 422, description = "`forbidden_target`: the URL's host is a private, loopback or reserved address, and the service does not allow private targets.", body = ErrorBody),
     )
 )]
 pub async fn create_webhook(
@@ -91,9 +92,7 @@ pub async fn create_webhook(
         ));
     }
     if !state.delivery().allow_private_targets {
-        new.url
-            .require_public_literal()
-            .map_err(|e| ApiError::from(DomainError::Validation(e)))?;
+        new.url.require_public_literal()?;
     }
     let secret = WebhookSecret::from_random(random_bytes()?);
     let shown = secret.reveal().to_owned();
