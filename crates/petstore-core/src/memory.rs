@@ -309,14 +309,14 @@ impl<C: Borrow<Catalogue>> Snapshot for View<'_, C> {
             .map(|w| w.1.clone()))
     }
 
-    fn webhooks_due(&mut self, now: DateTime<Utc>) -> RepoResult<Vec<WebhookId>> {
+    fn webhooks_due(&mut self, now: DateTime<Utc>) -> RepoResult<Vec<Webhook>> {
         Ok(self
             .catalogue
             .borrow()
             .webhooks
             .values()
             .filter(|w| w.0.delivery.is_due(now))
-            .map(|w| w.0.id)
+            .map(|w| w.0.clone())
             .collect())
     }
 
@@ -552,6 +552,21 @@ impl Transaction for View<'_, Catalogue> {
             .deliveries
             .insert(id, (new.webhook_id, attempt.clone()));
         Ok(attempt)
+    }
+
+    fn prune_delivery_attempts(&mut self, webhook: WebhookId, keep: u32) -> RepoResult<()> {
+        let deliveries = &mut self.catalogue.deliveries;
+        let doomed: Vec<DeliveryId> = deliveries
+            .iter()
+            .rev()
+            .filter(|(_, d)| d.0 == webhook)
+            .skip(keep as usize)
+            .map(|(id, _)| *id)
+            .collect();
+        for id in doomed {
+            deliveries.remove(&id);
+        }
+        Ok(())
     }
 
     fn append_events(&mut self, time: DateTime<Utc>, events: &[DomainEvent]) -> RepoResult<()> {

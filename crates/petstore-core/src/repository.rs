@@ -86,9 +86,9 @@ pub trait Snapshot {
     fn webhooks(&mut self, query: &WebhookQuery) -> RepoResult<Vec<Webhook>>;
     /// The signing secret of a subscription.
     fn webhook_secret(&mut self, id: WebhookId) -> RepoResult<Option<WebhookSecret>>;
-    /// The ids of the subscriptions that may be attempted at `now` (no retry waiting for a
-    /// later time), by id.
-    fn webhooks_due(&mut self, now: DateTime<Utc>) -> RepoResult<Vec<WebhookId>>;
+    /// The subscriptions that may be attempted at `now` (no retry waiting for a later time),
+    /// by id.
+    fn webhooks_due(&mut self, now: DateTime<Utc>) -> RepoResult<Vec<Webhook>>;
     /// A subscription's delivery attempts, by id.
     fn delivery_attempts(
         &mut self,
@@ -166,6 +166,8 @@ pub trait Transaction: Snapshot {
         &mut self,
         attempt: &NewDeliveryAttempt,
     ) -> RepoResult<DeliveryAttempt>;
+    /// Forgets a subscription's attempts but the latest `keep`.
+    fn prune_delivery_attempts(&mut self, webhook: WebhookId, keep: u32) -> RepoResult<()>;
 }
 
 /// A store: runs work in transactions.

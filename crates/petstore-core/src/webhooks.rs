@@ -534,6 +534,10 @@ pub struct PendingDelivery {
     pub attempt: u32,
 }
 
+/// How many delivery attempts are kept per subscription, the latest: enough to see a long
+/// outage, without the table growing with every event ever delivered.
+pub const KEPT_ATTEMPTS: u32 = 1000;
+
 /// How long to wait before retrying: `first_retry`, doubled after each further failure, never
 /// more than `max_delay`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

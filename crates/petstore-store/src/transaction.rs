@@ -324,8 +324,8 @@ impl Snapshot for SqliteTx<'_> {
         self.webhook_secret_of(id)
     }
 
-    fn webhooks_due(&mut self, now: DateTime<Utc>) -> RepoResult<Vec<WebhookId>> {
-        self.webhook_ids_due(now)
+    fn webhooks_due(&mut self, now: DateTime<Utc>) -> RepoResult<Vec<Webhook>> {
+        self.webhooks_due_at(now)
     }
 
     fn delivery_attempts(
@@ -574,6 +574,10 @@ impl Transaction for SqliteTx<'_> {
         attempt: &NewDeliveryAttempt,
     ) -> RepoResult<DeliveryAttempt> {
         self.add_delivery_attempt(attempt)
+    }
+
+    fn prune_delivery_attempts(&mut self, webhook: WebhookId, keep: u32) -> RepoResult<()> {
+        self.keep_latest_attempts(webhook, keep)
     }
 
     fn append_events(&mut self, time: DateTime<Utc>, events: &[DomainEvent]) -> RepoResult<()> {

@@ -173,25 +173,19 @@ impl SqliteTx<'_> {
             .map_err(Into::into)
     }
 
-    pub(crate) fn webhook_ids_due(&mut self, now: DateTime<Utc>) -> RepoResult<Vec<WebhookId>> {
+    pub(crate) fn webhooks_due_at(&mut self, now: DateTime<Utc>) -> RepoResult<Vec<Webhook>> {
         // Subscriptions are few (an admin makes each); the times are compared as times, not
         // as text, whose fraction digits vary.
-        let rows: Vec<(i64, Option<String>)> = webhooks::table
+        let rows = webhooks::table
             .order(webhooks::id.asc())
-            .select((webhooks::id, webhooks::next_attempt_at))
+            .select(WebhookRow::as_select())
             .load(self.conn)
             .or_storage()?;
-        let mut due = Vec::new();
-        for (id, next) in rows {
-            let next = next
-                .as_deref()
-                .map(|text| parse_time("webhooks", id, text))
-                .transpose()?;
-            if next.is_none_or(|at| at <= now) {
-                due.push(WebhookId::new(id).map_err(corrupt("webhooks", id))?);
-            }
-        }
-        Ok(due)
+        let webhooks: Vec<Webhook> = convert(rows)?;
+        Ok(webhooks
+            .into_iter()
+            .filter(|w| w.delivery.is_due(now))
+            .collect())
     }
 
     pub(crate) fn delivery_page(
@@ -239,6 +233,28 @@ impl SqliteTx<'_> {
             created_at,
             delivery: *state,
         })
+    }
+
+    pub(crate) fn keep_latest_attempts(&mut self, webhook: WebhookId, keep: u32) -> RepoResult<()> {
+        // The newest attempt that goes, if any: everything up to it goes with it.
+        let boundary: Option<i64> = webhook_deliveries::table
+            .filter(webhook_deliveries::webhook_id.eq(webhook.get()))
+            .order(webhook_deliveries::id.desc())
+            .offset(i64::from(keep))
+            .select(webhook_deliveries::id)
+            .first(self.conn)
+            .optional()
+            .or_storage()?;
+        if let Some(boundary) = boundary {
+            diesel::delete(
+                webhook_deliveries::table
+                    .filter(webhook_deliveries::webhook_id.eq(webhook.get()))
+                    .filter(webhook_deliveries::id.le(boundary)),
+            )
+            .execute(self.conn)
+            .or_storage()?;
+        }
+        Ok(())
     }
 
     pub(crate) fn remove_webhook(&mut self, id: WebhookId) -> RepoResult<()> {

@@ -15,7 +15,7 @@ use crate::precondition::{Always, Precondition};
 use crate::query::Page;
 use crate::repository::Store;
 use crate::webhooks::{
-    AttemptReport, DeliveryAttempt, DeliveryOutcome, DeliveryQuery, DeliveryState,
+    AttemptReport, DeliveryAttempt, DeliveryOutcome, DeliveryQuery, DeliveryState, KEPT_ATTEMPTS,
     NewDeliveryAttempt, NewWebhook, PendingDelivery, RetryPolicy, Webhook, WebhookQuery,
     WebhookSecret,
 };
@@ -88,10 +88,19 @@ impl<S: Store, C: Clock> Service<S, C> {
         Ok(Page::from_probe(items, query.limit, |d| d.id.get()))
     }
 
-    /// The subscriptions that may be attempted now: none of them is waiting out a retry delay.
+    /// The subscriptions with something to do now: events after their cursor, and no retry
+    /// delay to wait out.
     pub fn webhooks_due(&self) -> Result<Vec<WebhookId>, DomainError> {
         let now = self.clock.now();
-        self.store.read(|snapshot| snapshot.webhooks_due(now))
+        self.store.read(|snapshot| {
+            let latest = snapshot.last_event_id()?;
+            let due = snapshot.webhooks_due(now)?;
+            Ok(due
+                .into_iter()
+                .filter(|w| w.delivery.delivered_through < latest)
+                .map(|w| w.id)
+                .collect())
+        })
     }
 
     /// What subscription `id` is owed now: the first event after its cursor of a type it
@@ -197,7 +206,9 @@ impl<S: Store, C: Clock> Service<S, C> {
                 error: report.error,
                 next_attempt_at: state.next_attempt_at,
             };
-            tx.insert_delivery_attempt(&attempt).map(Some)
+            let recorded = tx.insert_delivery_attempt(&attempt)?;
+            tx.prune_delivery_attempts(id, KEPT_ATTEMPTS)?;
+            Ok(Some(recorded))
         })
     }
 }

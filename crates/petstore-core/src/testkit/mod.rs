@@ -101,6 +101,7 @@ macro_rules! conformance_suite {
             concurrent_retries_place_one_order,
             webhooks_deliver_matching_events_in_order_and_retry_failures,
             webhooks_skip_other_events_and_can_be_deleted,
+            old_delivery_attempts_are_pruned,
         );
 
         #[test]

@@ -1335,7 +1335,53 @@ pub fn webhooks_skip_other_events_and_can_be_deleted<S: Store>(store: S) {
     );
     assert_eq!(
         f.shop.webhooks_due().must("due"),
-        vec![orders.id],
-        "only the remaining subscription"
+        vec![],
+        "up to date: nothing to do"
     );
+    f.order(rex.id, 1).must("an order");
+    assert_eq!(
+        f.shop.webhooks_due().must("due"),
+        vec![orders.id],
+        "only the remaining subscription, now that it has an event"
+    );
+}
+
+/// A store keeps the latest attempts of a subscription when told to forget the older ones,
+/// and leaves other subscriptions' attempts alone.
+pub fn old_delivery_attempts_are_pruned<S: Store>(store: S) {
+    let f = Fixture::new(store);
+    let pruned = webhook_to(&f, &[EventType::PetCreated]);
+    let other = webhook_to(&f, &[EventType::PetCreated]);
+    f.pet_with_stock("Rex", 0);
+    let policy = crate::RetryPolicy::default();
+    for hook in [pruned.id, other.id] {
+        for _ in 0..4 {
+            let pending = f.shop.next_delivery(hook).must("next").must("pet.created");
+            f.shop
+                .record_delivery(&pending, answered(500), &policy)
+                .must("record");
+            f.clock.advance(chrono::Duration::hours(2));
+        }
+    }
+    let attempts = |hook| {
+        f.shop
+            .list_deliveries(hook, &crate::DeliveryQuery::default())
+            .must("list")
+            .items
+            .into_iter()
+            .map(|a| a.attempt)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(attempts(pruned.id), vec![1, 2, 3, 4]);
+    f.shop
+        .store()
+        .write(|tx| tx.prune_delivery_attempts(pruned.id, 2))
+        .must("prune");
+    assert_eq!(attempts(pruned.id), vec![3, 4], "the latest two are kept");
+    assert_eq!(attempts(other.id), vec![1, 2, 3, 4], "others untouched");
+    f.shop
+        .store()
+        .write(|tx| tx.prune_delivery_attempts(pruned.id, 5))
+        .must("prune nothing");
+    assert_eq!(attempts(pruned.id), vec![3, 4]);
 }
