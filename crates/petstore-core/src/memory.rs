@@ -537,17 +537,7 @@ impl Transaction for View<'_, Catalogue> {
             return Err(Self::missing("webhook", new.webhook_id));
         }
         let id = next_id(&mut self.catalogue.last_delivery_id, DeliveryId::new)?;
-        let attempt = DeliveryAttempt {
-            id,
-            event_id: new.event_id,
-            event_type: new.event_type,
-            attempt: new.attempt,
-            attempted_at: new.attempted_at,
-            outcome: new.outcome,
-            status_code: new.status_code,
-            error: new.error.clone(),
-            next_attempt_at: new.next_attempt_at,
-        };
+        let attempt = new.recorded(id);
         self.catalogue
             .deliveries
             .insert(id, (new.webhook_id, attempt.clone()));

@@ -519,6 +519,23 @@ pub struct NewDeliveryAttempt {
     pub next_attempt_at: Option<DateTime<Utc>>,
 }
 
+impl NewDeliveryAttempt {
+    /// The attempt as recorded, once the store has given it `id`.
+    pub fn recorded(&self, id: DeliveryId) -> DeliveryAttempt {
+        DeliveryAttempt {
+            id,
+            event_id: self.event_id,
+            event_type: self.event_type,
+            attempt: self.attempt,
+            attempted_at: self.attempted_at,
+            outcome: self.outcome,
+            status_code: self.status_code,
+            error: self.error.clone(),
+            next_attempt_at: self.next_attempt_at,
+        }
+    }
+}
+
 /// The next delivery a subscription owes: the event, where to send it and how to sign it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PendingDelivery {

@@ -304,17 +304,7 @@ fn deliveries_arrive_signed_in_order_through_failures_and_a_killed_service() {
     for name in ["Horses", "Rabbits", "Snakes"] {
         server.create_category(ADMIN, name);
     }
-    let delete = {
-        let mut stream = TcpStream::connect(&server.address).unwrap();
-        write!(
-            stream,
-            "DELETE /v1/categories/5 HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {ADMIN}\r\nConnection: close\r\n\r\n"
-        )
-        .unwrap();
-        let mut reply = String::new();
-        stream.read_to_string(&mut reply).unwrap();
-        reply
-    };
+    let delete = server.delete("/v1/categories/5", ADMIN);
     assert!(delete.starts_with("HTTP/1.1 204"), "{delete}");
     let expected = event_ids(&server, &["category.created", "category.deleted"]);
     assert_eq!(expected.len(), 9);

@@ -301,16 +301,7 @@ impl SqliteTx<'_> {
             .returning(webhook_deliveries::id)
             .get_result(self.conn)
             .or_storage()?;
-        Ok(DeliveryAttempt {
-            id: DeliveryId::new(id).map_err(corrupt("webhook_deliveries", id))?,
-            event_id: new.event_id,
-            event_type: new.event_type,
-            attempt: new.attempt,
-            attempted_at: new.attempted_at,
-            outcome: new.outcome,
-            status_code: new.status_code,
-            error: new.error.clone(),
-            next_attempt_at: new.next_attempt_at,
-        })
+        let id = DeliveryId::new(id).map_err(corrupt("webhook_deliveries", id))?;
+        Ok(new.recorded(id))
     }
 }

@@ -88,10 +88,19 @@ pub fn serve_with(database: &Path, bootstrap: Option<&str>, flags: &[&str]) -> S
 
 impl Server {
     pub fn get(&self, path: &str, key: &str) -> String {
+        self.without_body("GET", path, key)
+    }
+
+    pub fn delete(&self, path: &str, key: &str) -> String {
+        self.without_body("DELETE", path, key)
+    }
+
+    /// Sends a request without a body and reads the whole answer.
+    fn without_body(&self, method: &str, path: &str, key: &str) -> String {
         let mut stream = TcpStream::connect(&self.address).unwrap();
         write!(
             stream,
-            "GET {path} HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {key}\r\nConnection: close\r\n\r\n"
+            "{method} {path} HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {key}\r\nConnection: close\r\n\r\n"
         )
         .unwrap();
         let mut reply = String::new();
