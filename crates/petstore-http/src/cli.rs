@@ -173,6 +173,9 @@ pub struct WebhookArgs {
     /// How many subscriptions receive deliveries at once, at most.
     #[arg(long, env = "PETSTORE_WEBHOOK_CONCURRENCY", default_value_t = 8)]
     pub webhook_concurrency: usize,
+    /// A PEM file of CA certificates to trust for https receivers, besides the system's.
+    #[arg(long, env = "PETSTORE_WEBHOOK_CA_FILE")]
+    pub webhook_ca_file: Option<PathBuf>,
 }
 
 impl WebhookArgs {
@@ -330,7 +333,8 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
     let store = SqliteStore::open(&config).map_err(|e| e.to_string())?;
     let state = AppState::new(store, Arc::new(SystemClock)).with_delivery(args.webhooks.settings());
     bootstrap_admin_key(&state).await?;
-    let tls = crate::delivery::tls_config().map_err(|e| format!("TLS for webhooks: {e}"))?;
+    let tls = crate::delivery::tls_config(args.webhooks.webhook_ca_file.as_deref())
+        .map_err(|e| format!("webhook TLS: {e}"))?;
     let limits = HttpLimits {
         max_body_bytes: args.max_body_bytes,
         rate: RateLimits::new(

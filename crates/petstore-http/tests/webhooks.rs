@@ -8,7 +8,7 @@ mod binary;
 mod common;
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -18,6 +18,8 @@ use actix_web::test::TestRequest;
 use binary::{Server, serve_with};
 use petstore_core::Role;
 use petstore_core::WebhookSecret;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use serde_json::Value;
 use serde_json::json;
 
@@ -41,10 +43,46 @@ struct Receiver {
 }
 
 impl Receiver {
+    /// A plain HTTP receiver.
     fn start() -> Self {
+        Self::listen("http", None)
+    }
+
+    /// An HTTPS receiver for `localhost`, with a certificate from the test CA
+    /// (`tests/fixtures/ca.pem`, which only these tests trust).
+    fn start_tls() -> Self {
+        let fixture = |name: &str| {
+            std::fs::read(
+                Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("tests/fixtures")
+                    .join(name),
+            )
+            .unwrap()
+        };
+        let chain = CertificateDer::pem_slice_iter(&fixture("receiver.pem"))
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap();
+        let key = PrivateKeyDer::from_pem_slice(&fixture("receiver-key.pem")).unwrap();
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(chain, key)
+            .unwrap();
+        Self::listen("https", Some(Arc::new(config)))
+    }
+
+    fn listen(scheme: &str, tls: Option<Arc<rustls::ServerConfig>>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let host = if tls.is_some() {
+            "localhost"
+        } else {
+            "127.0.0.1"
+        };
         let receiver = Receiver {
-            url: format!("http://{}/hooks/petstore", listener.local_addr().unwrap()),
+            url: format!("{scheme}://{host}:{port}/hooks/petstore"),
             log: Arc::default(),
             failures: Arc::default(),
         };
@@ -52,14 +90,22 @@ impl Receiver {
         std::thread::spawn(move || {
             for stream in listener.incoming().map_while(Result::ok) {
                 let shared = shared.clone();
-                std::thread::spawn(move || shared.answer(stream));
+                let tls = tls.clone();
+                std::thread::spawn(move || match tls {
+                    None => shared.answer(stream),
+                    Some(config) => {
+                        let connection = rustls::ServerConnection::new(config).unwrap();
+                        shared.answer(rustls::StreamOwned::new(connection, stream));
+                    }
+                });
             }
         });
         receiver
     }
 
-    /// Reads one request, logs it, answers and closes the connection.
-    fn answer(&self, stream: TcpStream) {
+    /// Reads one request, logs it, answers and closes the connection. A client that gives up
+    /// before sending a request (a failed TLS handshake) is not logged.
+    fn answer(&self, stream: impl Read + Write) {
         let mut reader = BufReader::new(stream);
         let mut request_line = String::new();
         if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
@@ -103,6 +149,7 @@ impl Receiver {
             status,
         });
         let mut stream = reader.into_inner();
+        // Written in one go and flushed, so a TLS stream sends it before closing.
         let reason = if failing {
             "Service Unavailable"
         } else {
@@ -112,6 +159,7 @@ impl Receiver {
             stream,
             "HTTP/1.1 {status} {reason}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
         );
+        let _ = stream.flush();
     }
 
     fn fail_next(&self, count: usize) {
@@ -507,4 +555,79 @@ fn a_name_that_resolves_to_a_private_address_is_never_contacted() {
         receiver.log().is_empty(),
         "the receiver was never contacted"
     );
+}
+
+#[test]
+fn https_receivers_get_deliveries_when_their_ca_is_trusted() {
+    let dir = tempfile::tempdir().unwrap();
+    let receiver = Receiver::start_tls();
+    let ca = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ca.pem");
+    let subscribe = |server: &Server| {
+        let created = server.post(
+            "/v1/webhooks",
+            ADMIN,
+            &format!(
+                r#"{{"url": "{}", "events": ["category.created"]}}"#,
+                receiver.url
+            ),
+        );
+        assert!(created.starts_with("HTTP/1.1 201"), "{created}");
+        let body = json_body(&created);
+        (
+            body["id"].as_i64().unwrap(),
+            WebhookSecret::parse(body["secret"].as_str().unwrap()).unwrap(),
+        )
+    };
+
+    // Without the test CA, the receiver's certificate is not trusted: the attempt fails in
+    // the handshake, before anything is sent.
+    let untrusting = serve_with(
+        &dir.path().join("untrusting.db"),
+        Some(ADMIN),
+        &["--webhook-allow-private-targets", "--webhook-poll-ms", "20"],
+    );
+    let (hook_id, _) = subscribe(&untrusting);
+    untrusting.create_category(ADMIN, "Dogs");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let attempt = loop {
+        let deliveries =
+            json_body(&untrusting.get(&format!("/v1/webhooks/{hook_id}/deliveries"), ADMIN));
+        if let Some(first) = deliveries.as_array().and_then(|d| d.first()) {
+            break first.clone();
+        }
+        assert!(Instant::now() < deadline, "no attempt was recorded");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(attempt["outcome"], "failed", "{attempt}");
+    assert!(attempt.get("statusCode").is_none(), "{attempt}");
+    assert!(
+        receiver.log().is_empty(),
+        "nothing was sent: {:?}",
+        receiver.log()
+    );
+    let error = attempt["error"].as_str().unwrap();
+    assert!(error.contains("certificate"), "says why: {error}");
+    drop(untrusting);
+
+    // With it, the delivery goes through TLS and verifies.
+    let trusting = serve_with(
+        &dir.path().join("trusting.db"),
+        Some(ADMIN),
+        &[
+            "--webhook-allow-private-targets",
+            "--webhook-poll-ms",
+            "20",
+            "--webhook-ca-file",
+            ca.to_str().unwrap(),
+        ],
+    );
+    let (_, secret) = subscribe(&trusting);
+    trusting.create_category(ADMIN, "Cats");
+    receiver.wait_for("a delivery over TLS", |log| !log.is_empty());
+    let log = receiver.log();
+    assert_eq!(log[0].status, 204);
+    assert_signed(&log, &secret);
+    let event: Value = serde_json::from_str(&log[0].body).unwrap();
+    assert_eq!(event["type"], "category.created");
+    assert_eq!(event["data"]["name"], "Cats");
 }

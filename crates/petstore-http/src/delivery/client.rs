@@ -2,6 +2,7 @@
 
 use std::error::Error as StdError;
 use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -9,6 +10,8 @@ use actix_tls::connect::{Resolve, Resolver};
 use futures_util::future::LocalBoxFuture;
 use petstore_core::webhooks::is_public_address;
 use petstore_core::{AttemptReport, PendingDelivery};
+use rustls::pki_types::CertificateDer;
+use rustls::pki_types::pem::PemObject;
 
 use crate::routes::events::CloudEvent;
 
@@ -119,12 +122,23 @@ fn describe(error: &dyn StdError) -> String {
     text
 }
 
-/// TLS with the system's trusted roots (so an operator's own CA works), on ring.
-pub fn tls_config() -> Result<Arc<rustls::ClientConfig>, rustls::Error> {
+/// TLS on ring, trusting the system's roots and the CA certificates of `extra_roots` (a PEM
+/// file), for receivers whose certificates come from the operator's own CA.
+pub fn tls_config(extra_roots: Option<&Path>) -> Result<Arc<rustls::ClientConfig>, String> {
     let mut roots = rustls::RootCertStore::empty();
     let found = rustls_native_certs::load_native_certs();
-    let (added, _ignored) = roots.add_parsable_certificates(found.certs);
-    if added == 0 {
+    let (mut trusted, _ignored) = roots.add_parsable_certificates(found.certs);
+    if let Some(path) = extra_roots {
+        let pem = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        for certificate in CertificateDer::pem_slice_iter(&pem) {
+            let certificate = certificate.map_err(|e| format!("{}: {e}", path.display()))?;
+            roots
+                .add(certificate)
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            trusted += 1;
+        }
+    }
+    if trusted == 0 {
         tracing::warn!(
             errors = ?found.errors,
             "no trusted root certificates found: https webhook deliveries will fail"
@@ -132,7 +146,8 @@ pub fn tls_config() -> Result<Arc<rustls::ClientConfig>, rustls::Error> {
     }
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()?
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())?
         .with_root_certificates(roots)
         .with_no_client_auth();
     Ok(Arc::new(config))
