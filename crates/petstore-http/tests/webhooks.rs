@@ -181,15 +181,7 @@ impl Receiver {
 
     /// Waits until `done` holds for the log.
     fn wait_for(&self, what: &str, done: impl Fn(&[Received]) -> bool) {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while !done(&self.log()) {
-            assert!(
-                Instant::now() < deadline,
-                "timed out waiting for {what}: {:?}",
-                self.log()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        eventually(what, || done(&self.log()).then_some(()));
     }
 }
 
@@ -226,6 +218,27 @@ fn event_ids(server: &Server, types: &[&str]) -> Vec<u64> {
         .filter(|e| types.contains(&e["type"].as_str().unwrap()))
         .map(|e| e["id"].as_str().unwrap().parse().unwrap())
         .collect()
+}
+
+/// Polls `probe` until it gives something, for at most 30 seconds.
+fn eventually<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(found) = probe() {
+            return found;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The first recorded delivery attempt of a subscription, once there is one.
+fn first_attempt(server: &Server, hook_id: i64) -> Value {
+    eventually("a recorded attempt", || {
+        let deliveries =
+            json_body(&server.get(&format!("/v1/webhooks/{hook_id}/deliveries"), ADMIN));
+        deliveries.as_array().and_then(|d| d.first()).cloned()
+    })
 }
 
 /// Every request carries a valid signature of its body, made recently, and the body is the
@@ -314,10 +327,14 @@ fn deliveries_arrive_signed_in_order_through_failures_and_a_killed_service() {
     assert_signed(&log, &secret);
     assert_in_order(&log);
 
-    let deliveries = json_body(&server.get(
-        &format!("/v1/webhooks/{hook_id}/deliveries?limit=100"),
-        ADMIN,
-    ));
+    // The receiver answers before the service records the answer: wait for the record.
+    let deliveries = eventually("eight recorded attempts", || {
+        let deliveries = json_body(&server.get(
+            &format!("/v1/webhooks/{hook_id}/deliveries?limit=100"),
+            ADMIN,
+        ));
+        (deliveries.as_array().map(Vec::len) == Some(8)).then_some(deliveries)
+    });
     let attempts: Vec<(u64, &str, i64)> = deliveries
         .as_array()
         .unwrap()
@@ -372,8 +389,10 @@ fn deliveries_arrive_signed_in_order_through_failures_and_a_killed_service() {
     assert_eq!(receiver.accepted(), expected, "nothing lost, nothing twice");
     assert_signed(&log, &secret);
     assert_in_order(&log);
-    let state = json_body(&server.get(&format!("/v1/webhooks/{hook_id}"), ADMIN));
-    assert_eq!(state["delivery"]["deliveredThrough"], expected[8]);
+    let state = eventually("the cursor at the last event", || {
+        let state = json_body(&server.get(&format!("/v1/webhooks/{hook_id}"), ADMIN));
+        (state["delivery"]["deliveredThrough"] == expected[8]).then_some(state)
+    });
     assert_eq!(state["delivery"]["failedAttempts"], 0);
     let (code, _) = server.terminate();
     assert_eq!(code, Some(0));
@@ -528,16 +547,7 @@ fn a_name_that_resolves_to_a_private_address_is_never_contacted() {
     let hook_id = json_body(&created)["id"].as_i64().unwrap();
     server.create_category(ADMIN, "Dogs");
 
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let attempt = loop {
-        let deliveries =
-            json_body(&server.get(&format!("/v1/webhooks/{hook_id}/deliveries"), ADMIN));
-        if let Some(first) = deliveries.as_array().and_then(|d| d.first()) {
-            break first.clone();
-        }
-        assert!(Instant::now() < deadline, "no attempt was recorded");
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let attempt = first_attempt(&server, hook_id);
     assert_eq!(attempt["outcome"], "failed", "{attempt}");
     assert!(attempt.get("statusCode").is_none(), "{attempt}");
     assert!(
@@ -588,16 +598,7 @@ fn https_receivers_get_deliveries_when_their_ca_is_trusted() {
     );
     let (hook_id, _) = subscribe(&untrusting);
     untrusting.create_category(ADMIN, "Dogs");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let attempt = loop {
-        let deliveries =
-            json_body(&untrusting.get(&format!("/v1/webhooks/{hook_id}/deliveries"), ADMIN));
-        if let Some(first) = deliveries.as_array().and_then(|d| d.first()) {
-            break first.clone();
-        }
-        assert!(Instant::now() < deadline, "no attempt was recorded");
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let attempt = first_attempt(&untrusting, hook_id);
     assert_eq!(attempt["outcome"], "failed", "{attempt}");
     assert!(attempt.get("statusCode").is_none(), "{attempt}");
     assert!(
