@@ -73,10 +73,13 @@ pub async fn run(state: AppState, tls: Arc<rustls::ClientConfig>) {
                     }
                     if draining.borrow_mut().insert(id) {
                         let drain = drain(state.clone(), Rc::clone(&client), id);
-                        let draining = Rc::clone(&draining);
+                        let mark = Draining {
+                            set: Rc::clone(&draining),
+                            id,
+                        };
                         actix_web::rt::spawn(async move {
+                            let _mark = mark;
                             drain.await;
-                            draining.borrow_mut().remove(&id);
                         });
                     }
                 }
@@ -84,6 +87,19 @@ pub async fn run(state: AppState, tls: Arc<rustls::ClientConfig>) {
             Err(error) => tracing::warn!(%error, "cannot read the webhooks due"),
         }
         actix_web::rt::time::sleep(settings.poll).await;
+    }
+}
+
+/// A subscription being drained, until dropped: when its drain ends, however it ends (a panic
+/// included), the subscription may be drained again.
+struct Draining {
+    set: Rc<RefCell<HashSet<WebhookId>>>,
+    id: WebhookId,
+}
+
+impl Drop for Draining {
+    fn drop(&mut self) {
+        self.set.borrow_mut().remove(&self.id);
     }
 }
 
