@@ -135,7 +135,7 @@ impl<S: Store, C: Clock> Service<S, C> {
                     url: webhook.url,
                     secret,
                     event,
-                    attempt: webhook.delivery.failed_attempts + 1,
+                    attempt: webhook.delivery.failed_attempts.saturating_add(1),
                 }))
             })?;
             match scan {
