@@ -3,57 +3,56 @@
 //! Run with `cargo run -p petstore-core --example embed`.
 
 use petstore_core::{
-    DomainError, InMemoryStore, Name, NewCategory, NewOrder, NewPet, OrderPatch, OrderScope,
-    OwnerId, PageSize, Quantity, Service, Stock,
+    Always, Caller, IdempotencyKey, Idempotent, InMemoryStore, KeyId, Name, NewCategory, NewOrder,
+    NewPet, Order, OrderQuery, Outcome, Quantity, Role, Service, Stock,
 };
 
-fn main() -> Result<(), DomainError> {
+fn main() -> Result<(), Box<dyn std::error::Error>> {
     let shop = Service::new(InMemoryStore::new());
 
-    let birds = shop.create_category(NewCategory::new(Name::parse("Birds")?))?;
-    let polly = shop.create_pet(NewPet::new(Name::parse("Polly")?, birds.id))?;
-    shop.set_stock(polly.id, Stock::settable(3)?)?;
+    // The program itself is the operator, which may do everything: it stocks the shop.
+    let operator = Caller::Operator;
+    let birds = NewCategory::new(Name::parse("Birds")?);
+    let birds = made(shop.categories().create(operator, birds, None)?)?;
+    let polly = NewPet::new(Name::parse("Polly")?, birds.id);
+    let polly = made(shop.pets().create(operator, polly, None)?)?;
+    shop.inventory()
+        .set_stock(operator, polly.id, Stock::settable(3)?, Always)?;
 
-    // A customer (any positive id of the embedder's: here customer 42) orders two parrots.
-    let customer = OwnerId::new(42)?;
-    let order = shop.place_order(NewOrder::new(polly.id, Quantity::new(2)?), Some(customer))?;
-    println!("placed order: {}", to_json(&order));
-    println!(
-        "stock now:    {}",
-        to_json(&shop.get_inventory_item(polly.id)?)
-    );
-
-    // Asking for more than is left is refused by the rules, with the contract's error code.
-    match shop.place_order(NewOrder::new(polly.id, Quantity::new(5)?), Some(customer)) {
-        Err(refusal) => println!("refused:      {} ({refusal})", refusal.code()),
-        Ok(order) => println!("unexpectedly placed: {}", to_json(&order)),
-    }
-
-    // Another customer cannot see the order.
-    let stranger = OrderScope::OwnedBy(OwnerId::new(7)?);
-    println!(
-        "stranger:     {}",
-        shop.get_order(order.id, stranger)
-            .map_or_else(|e| e.code(), |_| "sees it")
-    );
-
-    let patch = OrderPatch {
-        complete: Some(true),
-        ..OrderPatch::default()
+    // A customer holding key 42 orders two parrots under an idempotency key, so that a retry
+    // after a lost answer cannot order twice. The answer kept for retries is the order's JSON.
+    let key_id = KeyId::new(42)?;
+    let customer = Caller::key_holder(key_id, Role::Customer);
+    let new = NewOrder::new(polly.id, Quantity::new(2)?);
+    let body = serde_json::to_vec(&new)?;
+    let path = "/v1/store/orders";
+    let key = IdempotencyKey::new("order-1", "POST", path, &body)?;
+    let record = |order: &Order| serde_json::to_vec(order).unwrap_or_default();
+    let place = || {
+        let once = Idempotent {
+            key: key.clone(),
+            record: &record,
+        };
+        shop.orders().place(customer, new.clone(), Some(once))
     };
-    let done = shop.update_order(order.id, patch)?;
-    println!("completed:    {}", to_json(&done));
+    let order = made(place()?)?;
+    println!("placed order: {}", serde_json::to_string(&order)?);
 
-    println!("events recorded:");
-    for event in shop.events_after(None, PageSize::DEFAULT)? {
-        println!(
-            "  #{} {} {} {}",
-            event.id, event.event_type, event.subject, event.data
-        );
+    // The same request again: the recorded answer comes back and nothing changes.
+    match place()? {
+        Outcome::Replayed(answer) => println!("replayed:     {}", String::from_utf8(answer)?),
+        Outcome::Done(again) => return Err(format!("ordered twice: {again:?}").into()),
     }
+    let stock = shop.inventory().get(polly.id)?;
+    println!("stock now:    {}", serde_json::to_string(&stock)?);
+
+    // The customer sees its own orders: one.
+    let mine = shop.orders().list(customer, &OrderQuery::default())?;
+    println!("my orders:    {}", serde_json::to_string(&mine.items)?);
     Ok(())
 }
 
-fn to_json(value: &impl serde::Serialize) -> String {
-    serde_json::to_string(value).unwrap_or_else(|e| format!("<unprintable: {e}>"))
+/// What a create made: a first request always runs; only a retry replays.
+fn made<T>(outcome: Outcome<T>) -> Result<T, &'static str> {
+    outcome.done().ok_or("replayed where it should have run")
 }

@@ -11,9 +11,10 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-use crate::error::ValidationError;
+use crate::error::DomainError;
 use crate::ids::{KeyId, OwnerId};
 use crate::query::OrderScope;
+use crate::validation::ValidationError;
 use crate::values::Name;
 
 /// What a key may do.
@@ -80,32 +81,73 @@ pub enum Permission {
     Administer,
 }
 
-/// An authenticated caller: the key it presented and that key's role.
+/// Who asks for a use case. Every use case whose answer depends on the caller takes one, and
+/// the rules of who may do what are checked there, so an embedder gets them too.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Caller {
-    /// The key.
-    pub key: KeyId,
-    /// Its role.
-    pub role: Role,
+pub enum Caller {
+    /// A client that presented a valid API key.
+    Key {
+        /// The key.
+        id: KeyId,
+        /// Its role.
+        role: Role,
+    },
+    /// The program acting on its own authority: the `petstore` command line, or a service
+    /// that embeds this crate. It may do everything and owns no orders.
+    Operator,
 }
 
 impl Caller {
+    /// A client holding key `id` with `role`.
+    pub const fn key_holder(id: KeyId, role: Role) -> Self {
+        Caller::Key { id, role }
+    }
+
+    /// The caller's role (the operator has the admin's).
+    pub const fn role(self) -> Role {
+        match self {
+            Caller::Key { role, .. } => role,
+            Caller::Operator => Role::Admin,
+        }
+    }
+
+    /// The key the caller presented, if any.
+    pub const fn key(self) -> Option<KeyId> {
+        match self {
+            Caller::Key { id, .. } => Some(id),
+            Caller::Operator => None,
+        }
+    }
+
     /// Whether the caller's role grants `permission`.
     pub fn may(self, permission: Permission) -> bool {
-        self.role.grants(permission)
+        self.role().grants(permission)
     }
 
-    /// The owner recorded on the orders this caller places.
-    pub fn owner(self) -> OwnerId {
-        OwnerId::from(self.key)
-    }
-
-    /// The orders this caller may see: its own for a customer, all for staff and admin.
-    pub fn order_scope(self) -> OrderScope {
-        if self.may(Permission::ManageStore) {
-            OrderScope::All
+    /// `Ok` if the caller's role grants `permission`, else [`DomainError::Forbidden`].
+    pub fn require(self, permission: Permission) -> Result<(), DomainError> {
+        if self.may(permission) {
+            Ok(())
         } else {
-            OrderScope::OwnedBy(self.owner())
+            Err(DomainError::Forbidden {
+                role: self.role().as_str(),
+                needs: permission,
+            })
+        }
+    }
+
+    /// The owner recorded on the orders this caller places: its key, or nobody for the
+    /// operator.
+    pub fn owner(self) -> Option<OwnerId> {
+        self.key().map(OwnerId::from)
+    }
+
+    /// The orders this caller may see: its own for a customer, all for staff, admin and the
+    /// operator.
+    pub fn order_scope(self) -> OrderScope {
+        match (self.may(Permission::ManageStore), self.owner()) {
+            (false, Some(owner)) => OrderScope::OwnedBy(owner),
+            _ => OrderScope::All,
         }
     }
 }
@@ -247,30 +289,31 @@ mod tests {
     #[test]
     fn customers_see_their_own_orders_staff_see_all() {
         let key = KeyId::new(7).unwrap();
-        let customer = Caller {
-            key,
-            role: Role::Customer,
-        };
+        let customer = Caller::key_holder(key, Role::Customer);
         assert_eq!(
             customer.order_scope(),
             OrderScope::OwnedBy(OwnerId::new(7).unwrap())
         );
         assert_eq!(
-            Caller {
-                key,
-                role: Role::Staff
-            }
-            .order_scope(),
+            Caller::key_holder(key, Role::Staff).order_scope(),
             OrderScope::All
         );
         assert_eq!(
-            Caller {
-                key,
-                role: Role::Admin
-            }
-            .order_scope(),
+            Caller::key_holder(key, Role::Admin).order_scope(),
             OrderScope::All
         );
+        assert_eq!(Caller::Operator.order_scope(), OrderScope::All);
+        assert_eq!(Caller::Operator.owner(), None);
+    }
+
+    #[test]
+    fn a_role_without_the_permission_is_forbidden() {
+        let customer = Caller::key_holder(KeyId::new(3).unwrap(), Role::Customer);
+        assert_eq!(customer.require(Permission::Shop), Ok(()));
+        let refused = customer.require(Permission::ManageStore).unwrap_err();
+        assert_eq!(refused.code(), "forbidden");
+        assert_eq!(refused.to_string(), "a customer key may not do this");
+        assert_eq!(Caller::Operator.require(Permission::Administer), Ok(()));
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! The one error type of the domain layer, and the validation error inside it.
+//! The one error type of the domain layer.
 //!
 //! Every variant maps to exactly one stable error code of the API contract
 //! ([`DomainError::code`]); the HTTP layer maps codes to statuses, the store maps
@@ -6,45 +6,15 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::sync::Arc;
 
+use crate::access::Permission;
 use crate::ids::{CategoryId, OrderId, PetId};
 use crate::model::PetStatus;
-
-/// A field of a request broke a rule: wrong length, out of range, control characters…
-///
-/// `field` is the contract's camelCase field name, so a client can tell which input to fix.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{field}: {reason}")]
-pub struct ValidationError {
-    /// The field at fault, as the contract spells it (`name`, `categoryId`, `quantity`…).
-    pub field: Cow<'static, str>,
-    /// What is wrong with it, in words a client developer can act on.
-    pub reason: Cow<'static, str>,
-}
-
-impl ValidationError {
-    /// A validation error for `field`.
-    pub fn new(field: impl Into<Cow<'static, str>>, reason: impl Into<Cow<'static, str>>) -> Self {
-        Self {
-            field: field.into(),
-            reason: reason.into(),
-        }
-    }
-
-    /// The same error, reported against another field name.
-    ///
-    /// Value types know only a generic name (an id says `id`); the place that holds the
-    /// value knows the real one (`categoryId`).
-    #[must_use]
-    pub fn for_field(mut self, field: impl Into<Cow<'static, str>>) -> Self {
-        self.field = field.into();
-        self
-    }
-}
+use crate::validation::ValidationError;
 
 /// The kinds of resource a [`DomainError::NotFound`] can be about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
 pub enum Resource {
     /// A pet.
     Pet,
@@ -79,7 +49,6 @@ impl fmt::Display for Resource {
 /// variants ([`Unavailable`](Self::Unavailable), [`Storage`](Self::Storage)) carry text meant
 /// for the operator's log, never for the client.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
 pub enum DomainError {
     /// Input broke a field rule.
     #[error(transparent)]
@@ -91,6 +60,14 @@ pub enum DomainError {
         resource: Resource,
         /// The id that was asked for.
         id: i64,
+    },
+    /// The caller's role does not allow the operation.
+    #[error("a {role} key may not do this")]
+    Forbidden {
+        /// The caller's role, as the API spells it.
+        role: &'static str,
+        /// What the operation requires.
+        needs: Permission,
     },
     /// Another category already has this name (compared case-insensitively).
     #[error("a category named {name:?} already exists")]
@@ -164,10 +141,71 @@ pub enum DomainError {
     },
     /// The store cannot serve the request now (busy, locked, out of connections); retrying later may work.
     #[error("storage unavailable: {0}")]
-    Unavailable(String),
+    Unavailable(#[source] Failure),
     /// The store failed in a way a retry will not fix. The text is for the log only.
     #[error("storage failure: {0}")]
-    Storage(String),
+    Storage(#[source] Failure),
+}
+
+/// What failed underneath a use case, for the operator's log: a description and, where there
+/// is one, the error that caused it (a database error, say), kept for `Error::source`.
+#[derive(Debug, Clone)]
+pub struct Failure {
+    message: String,
+    source: Option<Arc<dyn std::error::Error + Send + Sync>>,
+}
+
+impl Failure {
+    /// A failure described by `message`, with no error underneath.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// A failure caused by `source`, described by its message.
+    pub fn caused_by(source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self {
+            message: source.to_string(),
+            source: Some(Arc::new(source)),
+        }
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Failure {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|source| source as &(dyn std::error::Error + 'static))
+    }
+}
+
+/// Two failures are equal when they say the same thing (errors underneath are not comparable).
+impl PartialEq for Failure {
+    fn eq(&self, other: &Self) -> bool {
+        self.message == other.message
+    }
+}
+
+impl Eq for Failure {}
+
+impl From<String> for Failure {
+    fn from(message: String) -> Self {
+        Self::new(message)
+    }
+}
+
+impl From<&str> for Failure {
+    fn from(message: &str) -> Self {
+        Self::new(message)
+    }
 }
 
 impl DomainError {
@@ -176,6 +214,7 @@ impl DomainError {
         match self {
             DomainError::Validation(_) => "validation_failed",
             DomainError::NotFound { .. } => "not_found",
+            DomainError::Forbidden { .. } => "forbidden",
             DomainError::CategoryExists { .. } => "category_exists",
             DomainError::CategoryInUse { .. } => "category_in_use",
             DomainError::PetHasOpenOrders { .. } => "pet_has_open_orders",
@@ -197,6 +236,11 @@ impl DomainError {
     /// by the rules. Their text must not reach a client.
     pub fn is_infrastructure(&self) -> bool {
         matches!(self, DomainError::Unavailable(_) | DomainError::Storage(_))
+    }
+
+    /// A storage failure described by `message` (a broken invariant of the stored data).
+    pub fn storage(message: impl Into<String>) -> Self {
+        DomainError::Storage(Failure::new(message))
     }
 
     pub(crate) fn not_found(resource: Resource, id: impl Into<i64>) -> Self {

@@ -7,9 +7,9 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::error::ValidationError;
 use crate::ids::{CategoryId, EventId, PetId};
 use crate::model::{Category, InventoryItem, Order, Pet, PetStatus};
+use crate::validation::ValidationError;
 
 /// The kinds of event, with the contract's dotted names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

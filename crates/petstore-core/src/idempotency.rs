@@ -6,21 +6,21 @@
 //! exist, even across a crash. Writers are serialised, so a retry that arrives while the first
 //! request runs waits for it and then replays its answer.
 
+use std::fmt;
+
 use chrono::{DateTime, Duration, Utc};
 use sha2::{Digest, Sha256};
 
-use crate::error::ValidationError;
-use crate::ids::OwnerId;
+use crate::validation::ValidationError;
 
 /// How long a record is kept: a retry within this time replays; after it, the key is free again.
 pub const RECORD_LIFETIME: Duration = Duration::hours(24);
 
-/// A client's idempotency key for one request, scoped to the API key that sent it.
+/// A client's idempotency key for one request. It is scoped to the caller that sends it (the
+/// use case takes the scope from its [`Caller`](crate::Caller)), so keys of different callers
+/// never collide.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IdempotencyKey {
-    /// Who sent the request (in the HTTP service, the API key's owner id): keys of different
-    /// callers never collide.
-    pub owner: OwnerId,
     /// The client's key: 1 to 255 visible ASCII characters.
     pub key: String,
     /// A hash of what the request asks for, to tell a retry from a different request.
@@ -31,7 +31,6 @@ impl IdempotencyKey {
     /// Checks the client's key and fingerprints the request: its method, its path and its
     /// body in a canonical form (so insignificant white space does not make a retry a new request).
     pub fn new(
-        owner: OwnerId,
         key: &str,
         method: &str,
         path: &str,
@@ -54,22 +53,10 @@ impl IdempotencyKey {
             hash.update(part);
         }
         Ok(Self {
-            owner,
             key: key.to_owned(),
             fingerprint: hash.finalize().into(),
         })
     }
-}
-
-/// A response as it was first sent, to send again.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RecordedResponse {
-    /// Its status code.
-    pub status: u16,
-    /// The headers that matter for a replay (`Location`, `ETag`), in order.
-    pub headers: Vec<(String, String)>,
-    /// Its body.
-    pub body: Vec<u8>,
 }
 
 /// What a store keeps for an idempotency key.
@@ -77,10 +64,50 @@ pub struct RecordedResponse {
 pub struct IdempotencyRecord {
     /// The request's fingerprint.
     pub fingerprint: [u8; 32],
-    /// The response it got.
-    pub response: RecordedResponse,
+    /// The answer the request got, as the caller's [`Idempotent::record`] made it: opaque to
+    /// this crate (the HTTP layer keeps its status, headers and body there).
+    pub response: Vec<u8>,
     /// When it was recorded; it is forgotten [`RECORD_LIFETIME`] later.
     pub recorded_at: DateTime<Utc>,
+}
+
+/// Asks a create to run at most once per idempotency key: the effect, its events and the
+/// answer `record` makes of the result are committed together, and a retry with the same key
+/// and request gets that answer back ([`Outcome::Replayed`]) and changes nothing. The same key
+/// with another request is refused; a refused request records nothing, so its retry runs again.
+pub struct Idempotent<'a, T> {
+    /// The client's key and the request's fingerprint.
+    pub key: IdempotencyKey,
+    /// Makes the answer to record from what the create made.
+    pub record: &'a dyn Fn(&T) -> Vec<u8>,
+}
+
+impl<T> fmt::Debug for Idempotent<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Idempotent")
+            .field("key", &self.key)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a create did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome<T> {
+    /// It made `T` now.
+    Done(T),
+    /// It had been made before under the same idempotency key: here is the answer recorded
+    /// then, and nothing changed.
+    Replayed(Vec<u8>),
+}
+
+impl<T> Outcome<T> {
+    /// What was made now, or `None` for a replay.
+    pub fn done(self) -> Option<T> {
+        match self {
+            Outcome::Done(value) => Some(value),
+            Outcome::Replayed(_) => None,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -88,7 +115,7 @@ mod tests {
     use super::*;
 
     fn key(text: &str, body: &[u8]) -> Result<IdempotencyKey, ValidationError> {
-        IdempotencyKey::new(OwnerId::new(1).unwrap(), text, "POST", "/v1/pets", body)
+        IdempotencyKey::new(text, "POST", "/v1/pets", body)
     }
 
     #[test]
@@ -111,14 +138,7 @@ mod tests {
             base.fingerprint,
             key("k", b"{\"a\":2}").unwrap().fingerprint
         );
-        let other_path = IdempotencyKey::new(
-            OwnerId::new(1).unwrap(),
-            "k",
-            "POST",
-            "/v1/categories",
-            b"{\"a\":1}",
-        )
-        .unwrap();
+        let other_path = IdempotencyKey::new("k", "POST", "/v1/categories", b"{\"a\":1}").unwrap();
         assert_ne!(base.fingerprint, other_path.fingerprint);
     }
 }

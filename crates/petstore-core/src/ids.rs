@@ -8,7 +8,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::error::ValidationError;
+use crate::validation::ValidationError;
 
 /// The largest id the service hands out or accepts: 2^53 - 1.
 pub const MAX_ID: i64 = (1 << 53) - 1;

@@ -4,13 +4,19 @@
 //! This crate does no I/O and depends on no web framework, database or async runtime, so it
 //! can be embedded in any Rust service and its rules tested in milliseconds.
 //!
-//! - [`model`]: the resources, in the API's exact JSON shapes, built only from validated
-//!   [`values`] and [`ids`] ("parse, don't validate");
-//! - [`rules`]: the pet status state machine and the order and stock rules, as pure functions;
-//! - [`access`]: API keys, roles and the one table of what each role may do;
-//! - [`webhooks`]: subscriptions, Standard Webhooks signing, delivery order and retries;
-//! - [`repository`]: the traits a store implements, and its unit of work;
-//! - [`Service`]: the use cases, one transaction each, over any [`Store`];
+//! Every public item is at the crate root; the modules are private, so each item has one path.
+//!
+//! - the resources ([`Pet`], [`Order`], …), in the API's exact JSON shapes, built only from
+//!   validated values ([`Name`], [`Quantity`], [`PetId`], …: "parse, don't validate");
+//! - [`PetStock`]: the pet status state machine and the order and stock rules, as pure
+//!   functions;
+//! - [`Caller`], [`Role`], [`Permission`]: who may do what, in one table;
+//! - [`Webhook`] and friends: subscriptions, Standard Webhooks signing, delivery order and
+//!   retries;
+//! - the repository traits a store implements, one reader and one writer per aggregate
+//!   ([`CatalogueReader`], [`OrderWriter`], …), and its unit of work ([`Store`]);
+//! - [`Service`]: the use cases, one method per operation, one transaction each, over any
+//!   [`Store`];
 //! - [`InMemoryStore`]: a store in memory, for tests and small embedded catalogues;
 //! - `testkit` (feature `testkit`): the conformance suite every store must pass;
 //! - `openapi` (feature `openapi`): OpenAPI schemas (utoipa) with every bound of the values.
@@ -19,58 +25,64 @@
 //!
 //! ```
 //! use petstore_core::{
-//!     InMemoryStore, Name, NewCategory, NewOrder, NewPet, OrderScope, PetStatus, Quantity, Service,
-//!     Stock,
+//!     Always, Caller, InMemoryStore, Name, NewCategory, NewOrder, NewPet, Outcome, PetStatus,
+//!     Quantity, Service, Stock,
 //! };
 //!
 //! # fn main() -> Result<(), petstore_core::DomainError> {
 //! let shop = Service::new(InMemoryStore::new());
-//! let dogs = shop.create_category(NewCategory::new(Name::parse("Dogs")?))?;
-//! let rex = shop.create_pet(NewPet::new(Name::parse("Rex")?, dogs.id))?;
-//! shop.set_stock(rex.id, Stock::settable(1)?)?;
+//! // The program itself acts as the operator: it may do everything.
+//! let me = Caller::Operator;
+//! let new_dogs = NewCategory::new(Name::parse("Dogs")?);
+//! let Outcome::Done(dogs) = shop.categories().create(me, new_dogs, None)? else { unreachable!() };
+//! let new_rex = NewPet::new(Name::parse("Rex")?, dogs.id);
+//! let Outcome::Done(rex) = shop.pets().create(me, new_rex, None)? else { unreachable!() };
+//! shop.inventory().set_stock(me, rex.id, Stock::settable(1)?, Always)?;
 //!
-//! let order = shop.place_order(NewOrder::new(rex.id, Quantity::ONE), None)?;
+//! let placed = shop.orders().place(me, NewOrder::new(rex.id, Quantity::ONE), None)?;
+//! let Outcome::Done(order) = placed else { unreachable!() };
 //! assert!(!order.complete);
 //! // The last unit is in an open order: Rex is pending, and sold out for everyone else.
-//! assert_eq!(shop.get_pet(rex.id)?.status, PetStatus::Pending);
-//! let refused = shop.place_order(NewOrder::new(rex.id, Quantity::ONE), None);
+//! assert_eq!(shop.pets().get(rex.id)?.status, PetStatus::Pending);
+//! let refused = shop.orders().place(me, NewOrder::new(rex.id, Quantity::ONE), None);
 //! assert_eq!(refused.unwrap_err().code(), "insufficient_stock");
 //!
 //! // Cancelling puts the unit back and Rex is available again.
-//! shop.cancel_order(order.id, OrderScope::All)?;
-//! assert_eq!(shop.get_inventory_item(rex.id)?.status, PetStatus::Available);
+//! shop.orders().cancel(me, order.id, Always)?;
+//! assert_eq!(shop.inventory().get(rex.id)?.status, PetStatus::Available);
 //! # Ok(())
 //! # }
 //! ```
 
 #![deny(missing_docs)]
 
-pub mod access;
-pub mod clock;
-pub mod error;
-pub mod events;
-pub mod idempotency;
-pub mod ids;
+mod access;
+mod clock;
+mod error;
+mod events;
+mod idempotency;
+mod ids;
 mod json_int;
-pub mod memory;
-pub mod model;
+mod memory;
+mod model;
 #[cfg(feature = "openapi")]
 pub mod openapi;
-pub mod precondition;
-pub mod query;
-pub mod repository;
-pub mod rules;
-pub mod service;
+mod precondition;
+mod query;
+mod repository;
+mod rules;
+mod service;
 #[cfg(any(test, feature = "testkit"))]
 pub mod testkit;
-pub mod values;
-pub mod webhooks;
+mod validation;
+mod values;
+mod webhooks;
 
-pub use access::{ApiKey, Caller, KeySecret, NewApiKey, Permission, Role, StoredKey};
+pub use access::{ApiKey, Caller, KeySecret, NewApiKey, Permission, Role, StoredKey, hashes_match};
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use error::{DomainError, Resource, ValidationError};
+pub use error::{DomainError, Failure, Resource};
 pub use events::{DomainEvent, Event, EventType};
-pub use idempotency::{IdempotencyKey, IdempotencyRecord, RECORD_LIFETIME, RecordedResponse};
+pub use idempotency::{IdempotencyKey, IdempotencyRecord, Idempotent, Outcome, RECORD_LIFETIME};
 pub use ids::{CategoryId, DeliveryId, EventId, KeyId, MAX_ID, OrderId, OwnerId, PetId, WebhookId};
 pub use memory::InMemoryStore;
 pub use model::{
@@ -78,12 +90,23 @@ pub use model::{
     Pet, PetStatus,
 };
 pub use precondition::{Always, Precondition};
-pub use query::{CategoryQuery, InventoryQuery, KeyQuery, OrderQuery, OrderScope, Page, PetQuery};
-pub use repository::{RepoResult, Snapshot, Store, Transaction};
+pub use query::{
+    CategoryQuery, InventoryQuery, KeyQuery, OrderQuery, OrderScope, Page, PetQuery, fold_case,
+};
+pub use repository::{
+    CatalogueReader, CatalogueWriter, EventReader, EventWriter, IdempotencyReader,
+    IdempotencyWriter, InventoryReader, InventoryWriter, KeyReader, KeyWriter, OrderReader,
+    OrderWriter, RepoResult, Snapshot, Store, Transaction, WebhookReader, WebhookWriter,
+};
 pub use rules::{PetStock, Transition};
-pub use service::Service;
+pub use service::{
+    Bootstrap, CategoryUseCases, EventUseCases, InventoryUseCases, KeyUseCases, OrderUseCases,
+    PetUseCases, Service, Settings, WebhookUseCases,
+};
+pub use validation::ValidationError;
 pub use values::{Description, Name, PageSize, Quantity, Stock};
 pub use webhooks::{
     AttemptReport, DeliveryAttempt, DeliveryOutcome, DeliveryQuery, DeliveryState, EventTypes,
-    NewWebhook, PendingDelivery, RetryPolicy, Webhook, WebhookQuery, WebhookSecret, WebhookUrl,
+    KEPT_ATTEMPTS, NewDeliveryAttempt, NewWebhook, PendingDelivery, RetryPolicy,
+    WEBHOOK_URL_PATTERN, Webhook, WebhookQuery, WebhookSecret, WebhookUrl, is_public_address,
 };

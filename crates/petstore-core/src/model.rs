@@ -9,8 +9,8 @@ use std::str::FromStr;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::error::ValidationError;
 use crate::ids::{CategoryId, OrderId, OwnerId, PetId};
+use crate::validation::ValidationError;
 use crate::values::{Description, Name, Quantity, Stock};
 
 /// Where a pet stands in the sale cycle: `available` (orders may be placed), `pending` (its

@@ -1,10 +1,16 @@
-//! The repository traits a store implements, and the unit of work around them.
+//! The repository traits a store implements, one read trait and one write trait per aggregate,
+//! and the unit of work around them.
 //!
 //! A [`Store`] runs a piece of work inside one transaction: [`Store::read`] on a consistent
 //! [`Snapshot`], [`Store::write`] on a [`Transaction`] that is committed only when the work
-//! returns `Ok`. The use cases in [`Service`](crate::Service) are written against these traits
+//! returns `Ok`. A snapshot is every `*Reader` at once and a transaction every `*Writer`, so a
+//! store implements the small traits below, each in a file of its own, and gets the unit of
+//! work for free. The use cases in [`Service`](crate::Service) are written against these traits
 //! alone, so every store gives the same behaviour; the conformance kit (feature `testkit`)
 //! checks that it does.
+//!
+//! List methods return items ordered by id ascending, starting after `query.after`, and up to
+//! `query.limit + 1` of them (see [`Page::from_probe`](crate::Page::from_probe)).
 //!
 //! The traits are synchronous: a store is called from a blocking context (the HTTP layer
 //! runs it off its async workers).
@@ -27,43 +33,83 @@ use crate::webhooks::{
 /// Shorthand for the results of repository methods.
 pub type RepoResult<T> = Result<T, DomainError>;
 
-/// Reads, all seeing the same state.
-///
-/// List methods return items ordered by id ascending, starting after `query.after`, and up to
-/// `query.limit + 1` of them (see [`Page::from_probe`](crate::Page::from_probe)).
-pub trait Snapshot {
+// ---- the catalogue: categories and pets ----------------------------------------------
+
+/// Reads categories and pets.
+pub trait CatalogueReader {
     /// The category with this id.
     fn category(&mut self, id: CategoryId) -> RepoResult<Option<Category>>;
     /// The category whose name equals `name` case-insensitively
-    /// ([`fold_case`](crate::query::fold_case)).
+    /// ([`fold_case`](crate::fold_case)).
     fn category_named(&mut self, name: &Name) -> RepoResult<Option<Category>>;
     /// Categories, by id.
     fn categories(&mut self, query: &CategoryQuery) -> RepoResult<Vec<Category>>;
     /// Whether any pet belongs to the category.
     fn category_has_pets(&mut self, id: CategoryId) -> RepoResult<bool>;
-
     /// The pet with this id.
     fn pet(&mut self, id: PetId) -> RepoResult<Option<Pet>>;
     /// Pets matching the query, by id.
     fn pets(&mut self, query: &PetQuery) -> RepoResult<Vec<Pet>>;
+}
 
+/// Changes categories and pets.
+pub trait CatalogueWriter: CatalogueReader {
+    /// Stores a new category and gives it an id.
+    fn insert_category(&mut self, new: &NewCategory) -> RepoResult<Category>;
+    /// Replaces a stored category.
+    fn update_category(&mut self, category: &Category) -> RepoResult<()>;
+    /// Removes a category that no pet belongs to.
+    fn delete_category(&mut self, id: CategoryId) -> RepoResult<()>;
+    /// Stores a new pet, gives it an id and an inventory entry with no stock.
+    fn insert_pet(&mut self, new: &NewPet) -> RepoResult<Pet>;
+    /// Replaces a stored pet (name, category, status).
+    fn update_pet(&mut self, pet: &Pet) -> RepoResult<()>;
+    /// Removes a pet and its inventory entry.
+    fn delete_pet(&mut self, id: PetId) -> RepoResult<()>;
+}
+
+// ---- inventory ------------------------------------------------------------------------
+
+/// Reads stock levels.
+pub trait InventoryReader {
     /// The inventory entry of a pet.
     fn inventory_item(&mut self, pet_id: PetId) -> RepoResult<Option<InventoryItem>>;
     /// Inventory entries matching the query, by pet id.
     fn inventory(&mut self, query: &InventoryQuery) -> RepoResult<Vec<InventoryItem>>;
+}
 
+/// Changes stock levels.
+pub trait InventoryWriter: InventoryReader {
+    /// Sets a pet's stock level.
+    fn set_stock(&mut self, pet_id: PetId, stock: Stock) -> RepoResult<()>;
+}
+
+// ---- orders ---------------------------------------------------------------------------
+
+/// Reads orders.
+pub trait OrderReader {
     /// The order with this id.
     fn order(&mut self, id: OrderId) -> RepoResult<Option<Order>>;
     /// Orders matching the query (including its `owner` filter), by id.
     fn orders(&mut self, query: &OrderQuery) -> RepoResult<Vec<Order>>;
     /// How many of the pet's orders are open (neither complete nor cancelled).
     fn open_order_count(&mut self, pet_id: PetId) -> RepoResult<u64>;
+}
 
-    /// Up to `limit` recorded events with ids above `after`, oldest first.
-    fn events_after(&mut self, after: Option<EventId>, limit: u32) -> RepoResult<Vec<Event>>;
-    /// The id of the latest recorded event, if any.
-    fn last_event_id(&mut self) -> RepoResult<Option<EventId>>;
+/// Changes orders.
+pub trait OrderWriter: OrderReader {
+    /// Stores a new open order and gives it an id.
+    fn insert_order(&mut self, new: &NewOrder, owner: Option<OwnerId>) -> RepoResult<Order>;
+    /// Replaces a stored order's ship date and completion.
+    fn update_order(&mut self, order: &Order) -> RepoResult<()>;
+    /// Removes an order.
+    fn delete_order(&mut self, id: OrderId) -> RepoResult<()>;
+}
 
+// ---- API keys -------------------------------------------------------------------------
+
+/// Reads API keys.
+pub trait KeyReader {
     /// The key with this id, revoked or not.
     fn key(&mut self, id: KeyId) -> RepoResult<Option<ApiKey>>;
     /// Keys, revoked ones included, by id.
@@ -72,14 +118,67 @@ pub trait Snapshot {
     fn keys_with_prefix(&mut self, prefix: &str) -> RepoResult<Vec<StoredKey>>;
     /// Whether any key that is not revoked exists (with this role, if given).
     fn has_active_key(&mut self, role: Option<Role>) -> RepoResult<bool>;
+}
 
+/// Changes API keys.
+pub trait KeyWriter: KeyReader {
+    /// Stores a new key: its secret's prefix and hash, never the secret.
+    fn insert_key(
+        &mut self,
+        new: &NewApiKey,
+        prefix: &str,
+        hash: &[u8; 32],
+        created_at: DateTime<Utc>,
+    ) -> RepoResult<ApiKey>;
+    /// Marks a key revoked at `at`.
+    fn revoke_key(&mut self, id: KeyId, at: DateTime<Utc>) -> RepoResult<()>;
+}
+
+// ---- events: the outbox and the feed ------------------------------------------------
+
+/// Reads the recorded events.
+pub trait EventReader {
+    /// Up to `limit` recorded events with ids above `after`, oldest first.
+    fn events_after(&mut self, after: Option<EventId>, limit: u32) -> RepoResult<Vec<Event>>;
+    /// The id of the latest recorded event, if any.
+    fn last_event_id(&mut self) -> RepoResult<Option<EventId>>;
+}
+
+/// Records events (the outbox).
+pub trait EventWriter: EventReader {
+    /// Records events, in order, with ids above every id recorded before.
+    fn append_events(&mut self, time: DateTime<Utc>, events: &[DomainEvent]) -> RepoResult<()>;
+}
+
+// ---- idempotency records --------------------------------------------------------------
+
+/// Reads what idempotency keys were answered.
+pub trait IdempotencyReader {
     /// What was recorded for the idempotency key `key` of `owner`.
     fn idempotency_record(
         &mut self,
         owner: OwnerId,
         key: &str,
     ) -> RepoResult<Option<IdempotencyRecord>>;
+}
 
+/// Records and forgets what idempotency keys were answered.
+pub trait IdempotencyWriter: IdempotencyReader {
+    /// Records the response to the idempotency key `key` of `owner`.
+    fn insert_idempotency_record(
+        &mut self,
+        owner: OwnerId,
+        key: &str,
+        record: &IdempotencyRecord,
+    ) -> RepoResult<()>;
+    /// Forgets the records made before `before`.
+    fn purge_idempotency_records(&mut self, before: DateTime<Utc>) -> RepoResult<()>;
+}
+
+// ---- webhooks: subscriptions and delivery attempts ------------------------------------
+
+/// Reads webhook subscriptions and their delivery attempts.
+pub trait WebhookReader {
     /// The webhook subscription with this id.
     fn webhook(&mut self, id: WebhookId) -> RepoResult<Option<Webhook>>;
     /// Webhook subscriptions, by id.
@@ -97,58 +196,8 @@ pub trait Snapshot {
     ) -> RepoResult<Vec<DeliveryAttempt>>;
 }
 
-/// Reads and writes inside one atomic transaction.
-///
-/// Writers are serialised: while one write runs, no other write commits, so a rule checked
-/// inside `write` still holds when the transaction commits.
-pub trait Transaction: Snapshot {
-    /// Stores a new category and gives it an id.
-    fn insert_category(&mut self, new: &NewCategory) -> RepoResult<Category>;
-    /// Replaces a stored category.
-    fn update_category(&mut self, category: &Category) -> RepoResult<()>;
-    /// Removes a category that no pet belongs to.
-    fn delete_category(&mut self, id: CategoryId) -> RepoResult<()>;
-
-    /// Stores a new pet, gives it an id and an inventory entry with no stock.
-    fn insert_pet(&mut self, new: &NewPet) -> RepoResult<Pet>;
-    /// Replaces a stored pet (name, category, status).
-    fn update_pet(&mut self, pet: &Pet) -> RepoResult<()>;
-    /// Removes a pet and its inventory entry.
-    fn delete_pet(&mut self, id: PetId) -> RepoResult<()>;
-    /// Sets a pet's stock level.
-    fn set_stock(&mut self, pet_id: PetId, stock: Stock) -> RepoResult<()>;
-
-    /// Stores a new open order and gives it an id.
-    fn insert_order(&mut self, new: &NewOrder, owner: Option<OwnerId>) -> RepoResult<Order>;
-    /// Replaces a stored order's ship date and completion.
-    fn update_order(&mut self, order: &Order) -> RepoResult<()>;
-    /// Removes an order.
-    fn delete_order(&mut self, id: OrderId) -> RepoResult<()>;
-
-    /// Records events, in order, with ids above every id recorded before (the outbox).
-    fn append_events(&mut self, time: DateTime<Utc>, events: &[DomainEvent]) -> RepoResult<()>;
-
-    /// Stores a new key: its secret's prefix and hash, never the secret.
-    fn insert_key(
-        &mut self,
-        new: &NewApiKey,
-        prefix: &str,
-        hash: &[u8; 32],
-        created_at: DateTime<Utc>,
-    ) -> RepoResult<ApiKey>;
-    /// Marks a key revoked at `at`.
-    fn revoke_key(&mut self, id: KeyId, at: DateTime<Utc>) -> RepoResult<()>;
-
-    /// Records the response to the idempotency key `key` of `owner`.
-    fn insert_idempotency_record(
-        &mut self,
-        owner: OwnerId,
-        key: &str,
-        record: &IdempotencyRecord,
-    ) -> RepoResult<()>;
-    /// Forgets the records made before `before`.
-    fn purge_idempotency_records(&mut self, before: DateTime<Utc>) -> RepoResult<()>;
-
+/// Changes webhook subscriptions and records delivery attempts.
+pub trait WebhookWriter: WebhookReader {
     /// Stores a new subscription, with its secret (needed to sign), and gives it an id.
     fn insert_webhook(
         &mut self,
@@ -168,6 +217,62 @@ pub trait Transaction: Snapshot {
     ) -> RepoResult<DeliveryAttempt>;
     /// Forgets a subscription's attempts but the latest `keep`.
     fn prune_delivery_attempts(&mut self, webhook: WebhookId, keep: u32) -> RepoResult<()>;
+}
+
+// ---- the unit of work -------------------------------------------------------------------
+
+/// Reads of every aggregate, all seeing the same state. Implemented for every type that
+/// implements the readers.
+pub trait Snapshot:
+    CatalogueReader
+    + InventoryReader
+    + OrderReader
+    + KeyReader
+    + EventReader
+    + IdempotencyReader
+    + WebhookReader
+{
+}
+
+impl<T> Snapshot for T where
+    T: CatalogueReader
+        + InventoryReader
+        + OrderReader
+        + KeyReader
+        + EventReader
+        + IdempotencyReader
+        + WebhookReader
+        + ?Sized
+{
+}
+
+/// Reads and writes of every aggregate inside one atomic transaction. Implemented for every
+/// type that implements the writers.
+///
+/// Writers are serialised: while one write runs, no other write commits, so a rule checked
+/// inside `write` still holds when the transaction commits.
+pub trait Transaction:
+    Snapshot
+    + CatalogueWriter
+    + InventoryWriter
+    + OrderWriter
+    + KeyWriter
+    + EventWriter
+    + IdempotencyWriter
+    + WebhookWriter
+{
+}
+
+impl<T> Transaction for T where
+    T: CatalogueWriter
+        + InventoryWriter
+        + OrderWriter
+        + KeyWriter
+        + EventWriter
+        + IdempotencyWriter
+        + WebhookWriter
+        + ?Sized
+{
 }
 
 /// A store: runs work in transactions.

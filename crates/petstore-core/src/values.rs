@@ -6,7 +6,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::error::ValidationError;
+use crate::validation::ValidationError;
 
 /// A pet or category name: at most 100 characters as sent, at least one after trimming, no
 /// control characters inside.

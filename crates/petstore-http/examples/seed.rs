@@ -6,8 +6,8 @@
 use std::process::ExitCode;
 
 use petstore_core::{
-    CategoryId, KeySecret, Name, NewApiKey, NewCategory, NewPet, PetStatus, Role, Service, Stock,
-    Store,
+    Caller, CategoryId, KeySecret, Name, NewApiKey, NewCategory, NewPet, PetStatus, Role, Service,
+    Stock, Store,
 };
 use petstore_store::{Durability, SqliteStore, StoreConfig};
 
@@ -60,12 +60,10 @@ fn seed(database: &str, pets: u32) -> Result<String, Box<dyn std::error::Error>>
     getrandom::fill(&mut bytes)?;
     let secret = KeySecret::from_random(bytes);
     let shop = Service::new(store);
-    shop.create_key(
-        NewApiKey {
-            name: Name::parse("load benchmark")?,
-            role: Role::Staff,
-        },
-        &secret,
-    )?;
+    let new = NewApiKey {
+        name: Name::parse("load benchmark")?,
+        role: Role::Staff,
+    };
+    shop.keys().create(Caller::Operator, new, &secret)?;
     Ok(secret.reveal().to_owned())
 }

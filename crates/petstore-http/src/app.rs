@@ -11,7 +11,7 @@ use utoipa_swagger_ui::SwaggerUi;
 
 use crate::auth::{RateLimits, authenticate};
 use crate::endpoint::method_not_allowed;
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorCode};
 use crate::extract::BodyLimit;
 use crate::middleware::{catch_panics, json_errors, request_context};
 use crate::openapi;
@@ -101,7 +101,7 @@ async fn unknown_route(req: HttpRequest) -> ApiError {
     if is_version && first != "v1" {
         ApiError::new(
             actix_web::http::StatusCode::NOT_FOUND,
-            "unsupported_version",
+            ErrorCode::UnsupportedVersion,
             format!("API version {first} does not exist; this service serves v1"),
         )
     } else {

@@ -8,8 +8,10 @@ use actix_web::HttpServer;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::num::NonZeroU32;
 
+use anyhow::{Context, anyhow};
 use petstore_core::{
-    KeyId, KeyQuery, KeySecret, Name, NewApiKey, PageSize, RetryPolicy, Role, Service, SystemClock,
+    Always, Bootstrap, Caller, KeyId, KeyQuery, KeySecret, Name, NewApiKey, PageSize, RetryPolicy,
+    Role, Service, Settings, SystemClock,
 };
 use petstore_store::{Durability, SqliteStore, StoreConfig};
 
@@ -220,8 +222,8 @@ pub fn init_logging(format: LogFormat) {
 }
 
 /// `petstore migrate`.
-pub fn migrate(args: &DatabaseArgs) -> Result<(), String> {
-    let applied = petstore_store::migrate(&args.store_config()).map_err(|e| e.to_string())?;
+pub fn migrate(args: &DatabaseArgs) -> anyhow::Result<()> {
+    let applied = petstore_store::migrate(&args.store_config())?;
     if applied.is_empty() {
         tracing::info!(database = %args.database.display(), "the database is up to date");
     }
@@ -234,25 +236,23 @@ pub fn migrate(args: &DatabaseArgs) -> Result<(), String> {
 /// A usable service from the first start: `PETSTORE_BOOTSTRAP_ADMIN_KEY` becomes an admin key
 /// while no admin key is active; without it, a database with no key at all gets a new admin
 /// key, printed once on standard error.
-async fn bootstrap_admin_key(state: &AppState) -> Result<(), String> {
+async fn bootstrap_admin_key(state: &AppState) -> anyhow::Result<()> {
     let configured = std::env::var("PETSTORE_BOOTSTRAP_ADMIN_KEY").ok();
     let from_env = configured.is_some();
     let secret = match configured {
         Some(text) => KeySecret::parse(&text)
-            .map_err(|e| format!("PETSTORE_BOOTSTRAP_ADMIN_KEY {}", e.reason))?,
-        None => generate_secret().map_err(|e| e.to_string())?,
+            .map_err(|e| anyhow!("PETSTORE_BOOTSTRAP_ADMIN_KEY {}", e.reason))?,
+        None => generate_secret()?,
+    };
+    let when = if from_env {
+        Bootstrap::WhileNoAdminIsActive
+    } else {
+        Bootstrap::OnFirstStart
     };
     let shown = secret.reveal().to_owned();
     let created = state
-        .run(move |shop| {
-            if from_env {
-                shop.ensure_admin_key(&secret)
-            } else {
-                shop.create_first_admin_key(&secret)
-            }
-        })
-        .await
-        .map_err(|e| e.to_string())?;
+        .run(move |shop| shop.keys().bootstrap(&secret, when))
+        .await?;
     match created {
         Some(key) if from_env => {
             tracing::info!(key_id = %key.id, "PETSTORE_BOOTSTRAP_ADMIN_KEY is now an admin key");
@@ -269,16 +269,18 @@ async fn bootstrap_admin_key(state: &AppState) -> Result<(), String> {
 }
 
 /// `petstore keys …`.
-pub fn keys(action: KeysCommand, database: &DatabaseArgs) -> Result<(), String> {
-    let store = SqliteStore::open(&database.store_config()).map_err(|e| e.to_string())?;
+pub fn keys(action: KeysCommand, database: &DatabaseArgs) -> anyhow::Result<()> {
+    let store = SqliteStore::open(&database.store_config())?;
     let shop = Service::new(store);
+    // The command line is the operator at the machine: it needs no key and may do everything.
+    let operator = Caller::Operator;
     match action {
         KeysCommand::Create { role, name } => {
-            let name = Name::parse(&name).map_err(|e| format!("--name {}", e.reason))?;
-            let secret = generate_secret().map_err(|e| e.to_string())?;
+            let name = Name::parse(&name).map_err(|e| anyhow!("--name {}", e.reason))?;
+            let secret = generate_secret()?;
             let key = shop
-                .create_key(NewApiKey { name, role }, &secret)
-                .map_err(|e| e.to_string())?;
+                .keys()
+                .create(operator, NewApiKey { name, role }, &secret)?;
             tracing::info!(key_id = %key.id, role = %key.role, "key created");
             println!("{}", secret.reveal());
         }
@@ -289,12 +291,11 @@ pub fn keys(action: KeysCommand, database: &DatabaseArgs) -> Result<(), String> 
                 "id", "role", "prefix", "created", "state"
             );
             loop {
-                let page = shop
-                    .list_keys(&KeyQuery {
-                        after,
-                        limit: PageSize::new(100).map_err(|e| e.to_string())?,
-                    })
-                    .map_err(|e| e.to_string())?;
+                let query = KeyQuery {
+                    after,
+                    limit: PageSize::MAX_PAGE,
+                };
+                let page = shop.keys().list(operator, &query)?;
                 for key in &page.items {
                     let state = if key.revoked_at.is_some() {
                         "revoked"
@@ -318,8 +319,8 @@ pub fn keys(action: KeysCommand, database: &DatabaseArgs) -> Result<(), String> 
             }
         }
         KeysCommand::Revoke { id } => {
-            let id = KeyId::new(id).map_err(|e| format!("key id {}", e.reason))?;
-            shop.revoke_key(id, None).map_err(|e| e.to_string())?;
+            let id = KeyId::new(id).map_err(|e| anyhow!("key id {}", e.reason))?;
+            shop.keys().revoke(operator, id, Always)?;
             tracing::info!(key_id = %id, "key revoked");
         }
     }
@@ -327,14 +328,18 @@ pub fn keys(action: KeysCommand, database: &DatabaseArgs) -> Result<(), String> 
 }
 
 /// `petstore serve`: runs until SIGINT or SIGTERM, then lets in-flight requests finish.
-pub async fn serve(args: ServeArgs) -> Result<(), String> {
+pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let mut config = args.database.store_config();
     config.connection_timeout = Duration::from_millis(args.db_wait_ms);
-    let store = SqliteStore::open(&config).map_err(|e| e.to_string())?;
-    let state = AppState::new(store, Arc::new(SystemClock)).with_delivery(args.webhooks.settings());
+    let store = SqliteStore::open(&config)?;
+    let settings = Settings {
+        allow_private_webhook_targets: args.webhooks.webhook_allow_private_targets,
+    };
+    let state = AppState::with_settings(store, Arc::new(SystemClock), settings)
+        .with_delivery(args.webhooks.settings());
     bootstrap_admin_key(&state).await?;
     let tls = crate::delivery::tls_config(args.webhooks.webhook_ca_file.as_deref())
-        .map_err(|e| format!("webhook TLS: {e}"))?;
+        .map_err(|e| anyhow!("webhook TLS: {e}"))?;
     let limits = HttpLimits {
         max_body_bytes: args.max_body_bytes,
         rate: RateLimits::new(
@@ -357,7 +362,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
     }
     let server = server
         .bind(&args.bind)
-        .map_err(|e| format!("cannot listen on {}: {e}", args.bind))?;
+        .with_context(|| format!("cannot listen on {}", args.bind))?;
     for address in server.addrs() {
         tracing::info!(%address, database = %args.database.database.display(), "petstore listening");
     }
@@ -370,7 +375,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
         stopping.begin_shutdown();
         handle.stop(true).await;
     });
-    server.await.map_err(|e| e.to_string())?;
+    server.await?;
     tracing::info!("stopped");
     Ok(())
 }

@@ -12,8 +12,8 @@ use actix_web::dev::Payload;
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::{FromRequest, HttpRequest, HttpResponse};
-use petstore_core::{IdempotencyKey, OwnerId, RecordedResponse};
-use serde::Serialize;
+use petstore_core::{IdempotencyKey, Outcome};
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::error::ApiError;
@@ -23,8 +23,7 @@ pub const IDEMPOTENCY_KEY_PATTERN: &str = "^[!-~]{1,255}$";
 
 /// The strong entity tag of a representation: the first 128 bits of the SHA-256 of its JSON.
 pub fn entity_tag(value: &impl Serialize) -> String {
-    let json = serde_json::to_vec(value).unwrap_or_default();
-    let digest = Sha256::digest(&json);
+    let digest = Sha256::digest(json_text(value));
     let mut tag = String::with_capacity(34);
     tag.push('"');
     for byte in &digest[..16] {
@@ -186,47 +185,92 @@ impl IdempotencyHeader {
     /// The domain's idempotency key for this request, if the client sent one.
     pub fn key(
         &self,
-        owner: OwnerId,
         path: &str,
         body: &impl Serialize,
     ) -> Result<Option<IdempotencyKey>, ApiError> {
         let Some(text) = &self.0 else {
             return Ok(None);
         };
-        let canonical = serde_json::to_vec(body).unwrap_or_default();
-        IdempotencyKey::new(owner, text, "POST", path, &canonical)
+        let canonical = json_text(body);
+        IdempotencyKey::new(text, "POST", path, canonical.as_bytes())
             .map(Some)
             .map_err(|e| ApiError::invalid_parameter(format!("Idempotency-Key: {}", e.reason)))
     }
 }
 
-/// How a create answers: `201 Created` with `Location`, `ETag` and the resource, as a response
-/// that can be recorded and replayed.
-pub fn render_created(location: String, value: &impl Serialize) -> RecordedResponse {
-    RecordedResponse {
-        status: 201,
-        headers: vec![
-            ("Location".to_owned(), location),
-            ("ETag".to_owned(), entity_tag(value)),
-        ],
-        body: serde_json::to_vec(value).unwrap_or_default(),
+/// A create's answer as it is kept for replays: the domain stores these bytes without reading
+/// them (migration 000005 converted older records to this form).
+#[derive(Serialize, Deserialize)]
+struct RecordedAnswer {
+    status: u16,
+    headers: Vec<(String, String)>,
+    /// The JSON body, as text.
+    body: String,
+}
+
+impl RecordedAnswer {
+    /// `201 Created` with `Location`, `ETag` and the resource.
+    fn created(location: String, value: &impl Serialize) -> Self {
+        Self {
+            status: 201,
+            headers: vec![
+                ("Location".to_owned(), location),
+                ("ETag".to_owned(), entity_tag(value)),
+            ],
+            body: json_text(value),
+        }
+    }
+
+    fn into_response(self) -> HttpResponse {
+        let status = StatusCode::from_u16(self.status).unwrap_or(StatusCode::OK);
+        let mut response = HttpResponse::build(status);
+        response.content_type("application/json");
+        for (name, value) in self.headers {
+            if let (Ok(name), Ok(value)) = (
+                HeaderName::from_bytes(name.as_bytes()),
+                HeaderValue::from_str(&value),
+            ) {
+                response.insert_header((name, value));
+            }
+        }
+        response.body(self.body)
     }
 }
 
-/// Sends a recorded response (a first answer, or its replay).
-pub fn replay(recorded: RecordedResponse) -> HttpResponse {
-    let status = StatusCode::from_u16(recorded.status).unwrap_or(StatusCode::OK);
-    let mut response = HttpResponse::build(status);
-    response.content_type("application/json");
-    for (name, value) in recorded.headers {
-        if let (Ok(name), Ok(value)) = (
-            HeaderName::from_bytes(name.as_bytes()),
-            HeaderValue::from_str(&value),
-        ) {
-            response.insert_header((name, value));
+/// A value the service built, as JSON text. Serialising the service's own types cannot fail
+/// (plain structs, strings, numbers and string-keyed maps), so this is the one place that says
+/// so, instead of a silent default at every call.
+#[expect(
+    clippy::expect_used,
+    reason = "the service's own types serialise to JSON infallibly"
+)]
+pub fn json_text(value: &impl Serialize) -> String {
+    serde_json::to_string(value).expect("the service's own types serialise to JSON")
+}
+
+/// The bytes a create records for its idempotency key: its `201 Created` answer.
+pub fn record_created(location: String, value: &impl Serialize) -> Vec<u8> {
+    json_text(&RecordedAnswer::created(location, value)).into_bytes()
+}
+
+/// The answer to a create: `201 Created` with `Location`, `ETag` and the resource when it was
+/// made now, or the recorded answer, byte for byte, when it is a replay.
+pub fn created_response<T: Serialize>(
+    outcome: Outcome<T>,
+    location: impl Fn(&T) -> String,
+) -> Result<HttpResponse, ApiError> {
+    match outcome {
+        Outcome::Done(value) => {
+            Ok(RecordedAnswer::created(location(&value), &value).into_response())
         }
+        Outcome::Replayed(bytes) => match serde_json::from_slice::<RecordedAnswer>(&bytes) {
+            Ok(answer) => Ok(answer.into_response()),
+            Err(error) => {
+                tracing::error!(%error, "a recorded idempotent answer is unreadable");
+                Err(ApiError::internal())
+            }
+        },
     }
-    response.body(recorded.body)
 }
 
 #[cfg(test)]

@@ -9,12 +9,114 @@ use petstore_core::DomainError;
 use serde::Serialize;
 use utoipa::ToSchema;
 
+/// Every code an error body can carry: the contract's stable, machine-readable codes, published
+/// as an enum in the OpenAPI document so that clients get them as a type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// The body is not JSON, or not the right JSON types.
+    InvalidJson,
+    /// A field breaks a rule; the message names the field.
+    ValidationFailed,
+    /// A bad path or query parameter, cursor or header.
+    InvalidParameter,
+    /// No key, or an unknown or revoked key.
+    Unauthorized,
+    /// The key's role does not allow the operation.
+    Forbidden,
+    /// No such resource (or not the caller's), or no such route.
+    NotFound,
+    /// A path under an API version this service does not serve.
+    UnsupportedVersion,
+    /// The resource does not serve this method; `Allow` lists those it does.
+    MethodNotAllowed,
+    /// Another category already has this name.
+    CategoryExists,
+    /// The category still has pets.
+    CategoryInUse,
+    /// The pet still has open orders.
+    PetHasOpenOrders,
+    /// The pet is not available for orders.
+    PetNotAvailable,
+    /// Not enough units in stock.
+    InsufficientStock,
+    /// The order is complete and cannot be cancelled.
+    OrderNotCancellable,
+    /// A change the rules forbid.
+    InvalidTransition,
+    /// A sunset operation.
+    Gone,
+    /// `If-Match` does not match the current `ETag`.
+    PreconditionFailed,
+    /// The body is larger than the service accepts.
+    PayloadTooLarge,
+    /// The body is not `application/json`.
+    UnsupportedMediaType,
+    /// A body names a category that does not exist.
+    UnknownCategory,
+    /// A body names a pet that does not exist.
+    UnknownPet,
+    /// The same `Idempotency-Key` was used for a different request.
+    IdempotencyKeyReused,
+    /// A webhook URL's host is a private or reserved address.
+    ForbiddenTarget,
+    /// Too many requests; `Retry-After` says when to retry.
+    RateLimited,
+    /// A bug; details only in the log.
+    Internal,
+    /// The database is busy or down, or the service is stopping; retry later.
+    Unavailable,
+    /// A status the framework answered that has no code of its own.
+    Error,
+}
+
+impl ErrorCode {
+    /// The code as it appears in the body.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidJson => "invalid_json",
+            ErrorCode::ValidationFailed => "validation_failed",
+            ErrorCode::InvalidParameter => "invalid_parameter",
+            ErrorCode::Unauthorized => "unauthorized",
+            ErrorCode::Forbidden => "forbidden",
+            ErrorCode::NotFound => "not_found",
+            ErrorCode::UnsupportedVersion => "unsupported_version",
+            ErrorCode::MethodNotAllowed => "method_not_allowed",
+            ErrorCode::CategoryExists => "category_exists",
+            ErrorCode::CategoryInUse => "category_in_use",
+            ErrorCode::PetHasOpenOrders => "pet_has_open_orders",
+            ErrorCode::PetNotAvailable => "pet_not_available",
+            ErrorCode::InsufficientStock => "insufficient_stock",
+            ErrorCode::OrderNotCancellable => "order_not_cancellable",
+            ErrorCode::InvalidTransition => "invalid_transition",
+            ErrorCode::Gone => "gone",
+            ErrorCode::PreconditionFailed => "precondition_failed",
+            ErrorCode::PayloadTooLarge => "payload_too_large",
+            ErrorCode::UnsupportedMediaType => "unsupported_media_type",
+            ErrorCode::UnknownCategory => "unknown_category",
+            ErrorCode::UnknownPet => "unknown_pet",
+            ErrorCode::IdempotencyKeyReused => "idempotency_key_reused",
+            ErrorCode::ForbiddenTarget => "forbidden_target",
+            ErrorCode::RateLimited => "rate_limited",
+            ErrorCode::Internal => "internal",
+            ErrorCode::Unavailable => "unavailable",
+            ErrorCode::Error => "error",
+        }
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The body of every error response: `{"code": "...", "message": "...", "status": N}`.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 #[schema(as = Error)]
 pub struct ErrorBody {
     /// A stable, machine-readable code (`insufficient_stock`, `validation_failed`, …).
-    pub code: &'static str,
+    pub code: ErrorCode,
     /// What went wrong, for the developer reading it.
     pub message: String,
     /// The HTTP status, repeated.
@@ -26,14 +128,14 @@ pub struct ErrorBody {
 #[derive(Debug, Clone)]
 pub struct ApiError {
     status: StatusCode,
-    code: &'static str,
+    code: ErrorCode,
     message: String,
     headers: Vec<(HeaderName, HeaderValue)>,
 }
 
 impl ApiError {
     /// An error with this status, code and message.
-    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+    pub fn new(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> Self {
         Self {
             status,
             code,
@@ -50,35 +152,43 @@ impl ApiError {
     }
 
     /// The error's code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         self.code
     }
 
     /// 400 `invalid_json`: the body is not JSON, or has the wrong JSON types.
     pub fn invalid_json(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::BAD_REQUEST, "invalid_json", message)
+        Self::new(StatusCode::BAD_REQUEST, ErrorCode::InvalidJson, message)
     }
 
     /// 400 `validation_failed`: a field breaks a rule.
     pub fn validation(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::BAD_REQUEST, "validation_failed", message)
+        Self::new(
+            StatusCode::BAD_REQUEST,
+            ErrorCode::ValidationFailed,
+            message,
+        )
     }
 
     /// 400 `invalid_parameter`: a bad path or query parameter.
     pub fn invalid_parameter(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::BAD_REQUEST, "invalid_parameter", message)
+        Self::new(
+            StatusCode::BAD_REQUEST,
+            ErrorCode::InvalidParameter,
+            message,
+        )
     }
 
     /// 404 `not_found`.
     pub fn not_found(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::NOT_FOUND, "not_found", message)
+        Self::new(StatusCode::NOT_FOUND, ErrorCode::NotFound, message)
     }
 
     /// 405 `method_not_allowed`, with the methods the resource does serve.
     pub fn method_not_allowed(allow: &str) -> Self {
         let error = Self::new(
             StatusCode::METHOD_NOT_ALLOWED,
-            "method_not_allowed",
+            ErrorCode::MethodNotAllowed,
             format!("this resource serves {allow}"),
         );
         match HeaderValue::from_str(allow) {
@@ -91,7 +201,7 @@ impl ApiError {
     pub fn payload_too_large(limit: usize) -> Self {
         Self::new(
             StatusCode::PAYLOAD_TOO_LARGE,
-            "payload_too_large",
+            ErrorCode::PayloadTooLarge,
             format!("the request body is larger than {limit} bytes"),
         )
     }
@@ -100,7 +210,7 @@ impl ApiError {
     pub fn unsupported_media_type() -> Self {
         Self::new(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "unsupported_media_type",
+            ErrorCode::UnsupportedMediaType,
             "the request body must be application/json",
         )
     }
@@ -109,7 +219,7 @@ impl ApiError {
     pub fn internal() -> Self {
         Self::new(
             StatusCode::INTERNAL_SERVER_ERROR,
-            "internal",
+            ErrorCode::Internal,
             "an internal error occurred; it has been logged with this request's id",
         )
     }
@@ -118,7 +228,7 @@ impl ApiError {
     pub fn unavailable() -> Self {
         Self::new(
             StatusCode::SERVICE_UNAVAILABLE,
-            "unavailable",
+            ErrorCode::Unavailable,
             "the service is busy; retry shortly",
         )
         .with_header(header::RETRY_AFTER, HeaderValue::from_static("1"))
@@ -127,15 +237,15 @@ impl ApiError {
     /// The error a bare status stands for, for responses that arrive without a body of ours.
     pub fn for_status(status: StatusCode) -> Self {
         let code = match status.as_u16() {
-            400 => "invalid_parameter",
-            404 => "not_found",
-            405 => "method_not_allowed",
-            410 => "gone",
-            413 => "payload_too_large",
-            415 => "unsupported_media_type",
-            503 => "unavailable",
-            code if code >= 500 => "internal",
-            _ => "error",
+            400 => ErrorCode::InvalidParameter,
+            404 => ErrorCode::NotFound,
+            405 => ErrorCode::MethodNotAllowed,
+            410 => ErrorCode::Gone,
+            413 => ErrorCode::PayloadTooLarge,
+            415 => ErrorCode::UnsupportedMediaType,
+            503 => ErrorCode::Unavailable,
+            code if code >= 500 => ErrorCode::Internal,
+            _ => ErrorCode::Error,
         };
         let reason = status.canonical_reason().unwrap_or("error");
         Self::new(status, code, reason.to_lowercase())
@@ -153,6 +263,8 @@ impl fmt::Display for ApiError {
         )
     }
 }
+
+impl std::error::Error for ApiError {}
 
 impl ResponseError for ApiError {
     fn status_code(&self) -> StatusCode {
@@ -172,42 +284,65 @@ impl ResponseError for ApiError {
     }
 }
 
-/// The one mapping from the domain's errors to HTTP: each contract code gets its status.
+/// The one mapping from the domain's errors to HTTP: each variant gets its status and code.
+/// The match is exhaustive, so a new variant is a compile error here, not a runtime 500.
 /// Infrastructure failures are logged here, in the request's span, and answered without detail.
 impl From<DomainError> for ApiError {
     fn from(error: DomainError) -> Self {
-        let status = match &error {
-            DomainError::Validation(_) => StatusCode::BAD_REQUEST,
-            DomainError::NotFound { .. } => StatusCode::NOT_FOUND,
-            DomainError::CategoryExists { .. }
-            | DomainError::CategoryInUse { .. }
-            | DomainError::PetHasOpenOrders { .. }
-            | DomainError::PetNotAvailable { .. }
-            | DomainError::InsufficientStock { .. }
-            | DomainError::OrderNotCancellable { .. }
-            | DomainError::InvalidTransition(_) => StatusCode::CONFLICT,
-            DomainError::UnknownCategory { .. }
-            | DomainError::UnknownPet { .. }
-            | DomainError::IdempotencyKeyReused
-            | DomainError::ForbiddenTarget { .. } => StatusCode::UNPROCESSABLE_ENTITY,
-            DomainError::PreconditionFailed(_) => StatusCode::PRECONDITION_FAILED,
+        use ErrorCode as C;
+        let (status, code) = match &error {
+            DomainError::Validation(_) => (StatusCode::BAD_REQUEST, C::ValidationFailed),
+            DomainError::NotFound { .. } => (StatusCode::NOT_FOUND, C::NotFound),
+            DomainError::Forbidden { .. } => (StatusCode::FORBIDDEN, C::Forbidden),
+            DomainError::CategoryExists { .. } => (StatusCode::CONFLICT, C::CategoryExists),
+            DomainError::CategoryInUse { .. } => (StatusCode::CONFLICT, C::CategoryInUse),
+            DomainError::PetHasOpenOrders { .. } => (StatusCode::CONFLICT, C::PetHasOpenOrders),
+            DomainError::PetNotAvailable { .. } => (StatusCode::CONFLICT, C::PetNotAvailable),
+            DomainError::InsufficientStock { .. } => (StatusCode::CONFLICT, C::InsufficientStock),
+            DomainError::OrderNotCancellable { .. } => {
+                (StatusCode::CONFLICT, C::OrderNotCancellable)
+            }
+            DomainError::InvalidTransition(_) => (StatusCode::CONFLICT, C::InvalidTransition),
+            DomainError::UnknownCategory { .. } => {
+                (StatusCode::UNPROCESSABLE_ENTITY, C::UnknownCategory)
+            }
+            DomainError::UnknownPet { .. } => (StatusCode::UNPROCESSABLE_ENTITY, C::UnknownPet),
+            DomainError::IdempotencyKeyReused => {
+                (StatusCode::UNPROCESSABLE_ENTITY, C::IdempotencyKeyReused)
+            }
+            DomainError::ForbiddenTarget { .. } => {
+                (StatusCode::UNPROCESSABLE_ENTITY, C::ForbiddenTarget)
+            }
+            DomainError::PreconditionFailed(_) => {
+                (StatusCode::PRECONDITION_FAILED, C::PreconditionFailed)
+            }
             DomainError::Unavailable(detail) => {
-                tracing::warn!(%detail, "storage unavailable");
+                tracing::warn!(detail = %error_chain(detail), "storage unavailable");
                 return ApiError::unavailable();
             }
             DomainError::Storage(detail) => {
-                tracing::error!(%detail, "storage failure");
-                return ApiError::internal();
-            }
-            // The domain's error enum may grow; until this mapping learns a new variant,
-            // it is a server-side bug, reported as such.
-            other => {
-                tracing::error!(error = %other, "domain error without an HTTP mapping");
+                tracing::error!(detail = %error_chain(detail), "storage failure");
                 return ApiError::internal();
             }
         };
-        ApiError::new(status, error.code(), error.to_string())
+        ApiError::new(status, code, error.to_string())
     }
+}
+
+/// An error and its sources, for a log line: "a: b: c".
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        // A wrapper often repeats its source's message; say each thing once.
+        if !text.ends_with(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
 }
 
 #[cfg(test)]
@@ -247,6 +382,13 @@ mod tests {
                 DomainError::PreconditionFailed(petstore_core::Resource::Pet),
                 412,
             ),
+            (
+                DomainError::Forbidden {
+                    role: "customer",
+                    needs: petstore_core::Permission::ManageStore,
+                },
+                403,
+            ),
             (DomainError::Unavailable("locked".into()), 503),
             (DomainError::Storage("disk on fire".into()), 500),
         ];
@@ -254,7 +396,7 @@ mod tests {
             let code = error.code();
             let api = ApiError::from(error);
             assert_eq!(api.status_code().as_u16(), status, "{code}");
-            assert_eq!(api.code(), code);
+            assert_eq!(api.code().as_str(), code);
         }
     }
 

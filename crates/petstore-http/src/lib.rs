@@ -5,6 +5,10 @@
 //! answer bad input with the contract's JSON errors, status codes, headers, pagination links,
 //! and the OpenAPI document generated from the handlers themselves.
 
+//!
+//! Each item has one path, under its module (`petstore_http::state::AppState`): the modules
+//! are the layer's parts, and the binary is the only real user of this library.
+
 #![deny(missing_docs)]
 
 pub mod app;
@@ -21,7 +25,3 @@ pub mod openapi;
 pub mod pagination;
 pub mod routes;
 pub mod state;
-
-pub use app::{HttpLimits, app};
-pub use error::ApiError;
-pub use state::AppState;

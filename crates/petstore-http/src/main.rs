@@ -17,6 +17,8 @@ async fn main() -> ExitCode {
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
+            // `:#` shows the whole chain: "cannot listen on …: address in use".
+            let error = format!("{error:#}");
             tracing::error!(%error, "petstore failed");
             ExitCode::FAILURE
         }

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use actix_web::web;
-use petstore_core::{Clock, DomainError, Service};
+use petstore_core::{Clock, DomainError, Service, Settings};
 use petstore_store::SqliteStore;
 
 use crate::auth::KeyCache;
@@ -37,8 +37,15 @@ impl std::fmt::Debug for AppState {
 impl AppState {
     /// The state for a store and a clock (tests pass a `ManualClock`).
     pub fn new(store: SqliteStore, clock: Arc<dyn Clock>) -> Self {
+        Self::with_settings(store, clock, Settings::default())
+    }
+
+    /// The state for a store, a clock and the operator's settings for the domain.
+    pub fn with_settings(store: SqliteStore, clock: Arc<dyn Clock>, settings: Settings) -> Self {
         Self {
-            service: Arc::new(Service::with_clock(store, Arc::clone(&clock))),
+            service: Arc::new(
+                Service::with_clock(store, Arc::clone(&clock)).with_settings(settings),
+            ),
             clock,
             metrics: Arc::new(Metrics::new()),
             key_cache: Arc::new(KeyCache::default()),

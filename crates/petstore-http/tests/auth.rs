@@ -10,7 +10,7 @@ use std::time::Duration;
 use actix_web::http::Method;
 use actix_web::test::TestRequest;
 use petstore_core::Role;
-use petstore_http::HttpLimits;
+use petstore_http::app::HttpLimits;
 use petstore_http::auth::RateLimits;
 use serde_json::{Value, json};
 

@@ -10,7 +10,8 @@ use std::sync::Arc;
 use actix_web::test::{self, TestRequest};
 use futures_util::future::join_all;
 use petstore_core::{ManualClock, Role};
-use petstore_http::{AppState, app};
+use petstore_http::app::app;
+use petstore_http::state::AppState;
 use petstore_store::{SqliteStore, StoreConfig};
 use serde_json::json;
 

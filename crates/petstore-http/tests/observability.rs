@@ -7,7 +7,7 @@ mod common;
 use std::num::NonZeroU32;
 
 use actix_web::test::TestRequest;
-use petstore_http::HttpLimits;
+use petstore_http::app::HttpLimits;
 use petstore_http::auth::RateLimits;
 use serde_json::json;
 

@@ -124,7 +124,7 @@ fn the_webhooks_section_describes_every_event_and_its_signature() {
         "every data shape"
     );
     let url = &doc["components"]["schemas"]["WebhookUrl"];
-    assert_eq!(url["pattern"], petstore_core::webhooks::WEBHOOK_URL_PATTERN);
+    assert_eq!(url["pattern"], petstore_core::WEBHOOK_URL_PATTERN);
     assert_eq!(url["maxLength"], 2048);
 }
 

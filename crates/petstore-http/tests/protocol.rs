@@ -9,7 +9,7 @@ use actix_web::http::Method;
 use actix_web::test::{self, TestRequest};
 use actix_web::{HttpResponse, web};
 use chrono::Duration;
-use petstore_http::{HttpLimits, app};
+use petstore_http::app::{HttpLimits, app};
 use serde_json::json;
 
 use common::{send, start};

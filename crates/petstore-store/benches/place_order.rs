@@ -2,7 +2,7 @@
 //!
 //! `cargo bench -p petstore-store --bench place_order`
 //!
-//! - `store`: `Service::place_order` on `SqliteStore` (use case, rules, Diesel, pool).
+//! - `store`: ``orders().place`` on `SqliteStore` (use case, rules, Diesel, pool).
 //! - `raw_sql`: one connection with the same pragmas running the statements a careful hand
 //!   would write for the same change, as plain SQL: read the pet's status, stock and open
 //!   order count in one query, insert the order, update the stock, insert the two events,
@@ -22,7 +22,7 @@ use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Text};
 use petstore_core::testkit::scenarios::Fixture;
-use petstore_core::{NewOrder, PetId, Quantity};
+use petstore_core::{Caller, NewOrder, PetId, Quantity};
 use petstore_store::{Durability, SqliteStore, StoreConfig, connect};
 
 const UNITS: u32 = 1_000_000;
@@ -128,7 +128,8 @@ fn main() {
             b.iter(|| {
                 fixture
                     .shop
-                    .place_order(NewOrder::new(pet, Quantity::ONE), None)
+                    .orders()
+                    .place(Caller::Operator, NewOrder::new(pet, Quantity::ONE), None)
                     .unwrap()
             })
         });

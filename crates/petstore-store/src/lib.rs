@@ -3,8 +3,8 @@
 //! [`SqliteStore`] implements the domain's [`Store`](petstore_core::Store): every use case of
 //! [`petstore_core::Service`] runs on it unchanged. The database runs in WAL mode with one
 //! writer connection (write transactions begin `IMMEDIATE`; writes that arrive together share
-//! one commit, see [`writer`](crate::writer)) and a pool of readers; see [`store`](crate::store)
-//! for why. Migrations from the repository's `migrations/` folder are
+//! one commit) and a pool of readers; see the module docs of `store.rs` and `writer.rs` for
+//! why. Migrations from the repository's `migrations/` folder are
 //! compiled in and applied by [`SqliteStore::open`] or [`migrate`].
 //!
 //! ```no_run
@@ -24,12 +24,11 @@
 
 mod config;
 mod error;
+mod repositories;
 mod rows;
 mod schema;
-pub mod store;
-mod transaction;
-mod webhooks;
-pub mod writer;
+mod store;
+mod writer;
 
 pub use config::{Durability, StoreConfig};
 pub use error::StoreError;

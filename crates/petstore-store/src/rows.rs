@@ -12,7 +12,7 @@ use petstore_core::{
     ValidationError,
 };
 
-use petstore_core::{IdempotencyRecord, RecordedResponse};
+use petstore_core::IdempotencyRecord;
 
 use crate::error::StoreError;
 use crate::schema::{api_keys, categories, events, idempotency_records, orders, pets};
@@ -251,9 +251,7 @@ pub(crate) struct NewKeyRow<'a> {
 #[diesel(table_name = idempotency_records, check_for_backend(Sqlite))]
 pub(crate) struct IdempotencyRow {
     fingerprint: Vec<u8>,
-    status: i32,
-    headers: String,
-    body: Vec<u8>,
+    response: Vec<u8>,
     recorded_at: String,
 }
 
@@ -268,11 +266,7 @@ impl TryFrom<IdempotencyRow> for IdempotencyRecord {
                 .as_slice()
                 .try_into()
                 .map_err(|_| bad("fingerprint"))?,
-            response: RecordedResponse {
-                status: u16::try_from(row.status).map_err(|_| bad("status"))?,
-                headers: serde_json::from_str(&row.headers).map_err(|_| bad("headers"))?,
-                body: row.body,
-            },
+            response: row.response,
             recorded_at: parse_time("idempotency_records", 0, &row.recorded_at)?,
         })
     }
@@ -284,8 +278,6 @@ pub(crate) struct NewIdempotencyRow<'a> {
     pub(crate) owner_id: i64,
     pub(crate) idempotency_key: &'a str,
     pub(crate) fingerprint: &'a [u8],
-    pub(crate) status: i32,
-    pub(crate) headers: String,
-    pub(crate) body: &'a [u8],
+    pub(crate) response: &'a [u8],
     pub(crate) recorded_at: String,
 }

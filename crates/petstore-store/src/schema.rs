@@ -61,9 +61,7 @@ diesel::table! {
         owner_id -> BigInt,
         idempotency_key -> Text,
         fingerprint -> Binary,
-        status -> Integer,
-        headers -> Text,
-        body -> Binary,
+        response -> Binary,
         recorded_at -> Text,
     }
 }

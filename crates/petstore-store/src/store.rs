@@ -20,7 +20,7 @@ use petstore_core::{DomainError, RepoResult, Snapshot, Store, Transaction};
 
 use crate::config::StoreConfig;
 use crate::error::StoreError;
-use crate::transaction::SqliteTx;
+use crate::repositories::SqliteTx;
 use crate::writer::{GroupWriter, WriterStats};
 
 /// The SQL migrations in `migrations/`, compiled into the binary.

@@ -24,12 +24,12 @@ use std::time::{Duration, Instant};
 use diesel::connection::{AnsiTransactionManager, TransactionManager};
 use diesel::result::QueryResult;
 use diesel::sqlite::SqliteConnection;
-use petstore_core::{DomainError, RepoResult, Transaction};
+use petstore_core::{DomainError, Failure, RepoResult, Transaction};
 
 use crate::config::StoreConfig;
 use crate::error::StoreError;
+use crate::repositories::SqliteTx;
 use crate::store::connect;
-use crate::transaction::SqliteTx;
 
 /// Writes that may share one commit, at most.
 const MAX_BATCH: usize = 64;
@@ -224,10 +224,10 @@ impl GroupWriter {
             let now = Instant::now();
             if now >= deadline {
                 state.waiting -= 1;
-                return Err(DomainError::Unavailable(format!(
+                return Err(DomainError::Unavailable(Failure::new(format!(
                     "the writer connection stayed busy for {:?}",
                     self.wait
-                )));
+                ))));
             }
             state = self
                 .turn

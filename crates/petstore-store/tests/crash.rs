@@ -18,7 +18,8 @@ use diesel::sql_types::Text;
 use petstore_core::testkit::all_pages;
 use petstore_core::testkit::scenarios::Fixture;
 use petstore_core::{
-    NewOrder, OrderId, OrderQuery, OrderScope, PageSize, PetId, Quantity, Service, Stock,
+    Always, Caller, NewOrder, OrderId, OrderQuery, Outcome, PageSize, PetId, Quantity, Service,
+    Stock,
 };
 use petstore_store::{SqliteStore, StoreConfig, connect};
 
@@ -42,15 +43,21 @@ fn crash_child() {
                     out.flush().unwrap();
                 };
                 for n in 0u64.. {
-                    let order = shop
-                        .place_order(NewOrder::new(pet, Quantity::ONE), None)
+                    let placed = shop
+                        .orders()
+                        .place(Caller::Operator, NewOrder::new(pet, Quantity::ONE), None)
                         .unwrap();
+                    let Outcome::Done(order) = placed else {
+                        panic!("an order without an idempotency key is never a replay")
+                    };
                     report(format!("placed {}", order.id));
                     if n % 3 == 0 {
                         // Announced first: a kill between the cancel's commit and its report
                         // must not make the parent expect the order.
                         report(format!("cancelling {}", order.id));
-                        shop.cancel_order(order.id, OrderScope::All).unwrap();
+                        shop.orders()
+                            .cancel(Caller::Operator, order.id, Always)
+                            .unwrap();
                         report(format!("cancelled {}", order.id));
                     }
                 }
@@ -149,7 +156,7 @@ fn killed_mid_write_loses_nothing_acknowledged() {
 
         let shop = Service::new(SqliteStore::open(&config).unwrap());
         for id in &placed {
-            let stored = shop.get_order(*id, OrderScope::All);
+            let stored = shop.orders().get(Caller::Operator, *id);
             if cancelled.contains(id) {
                 assert!(
                     stored.is_err(),
@@ -170,11 +177,12 @@ fn killed_mid_write_loses_nothing_acknowledged() {
                 limit: PageSize::new(100).unwrap(),
                 ..OrderQuery::default()
             };
-            shop.list_orders(&query, OrderScope::All).unwrap()
+            shop.orders().list(Caller::Operator, &query).unwrap()
         });
         let open_units: u64 = orders.iter().map(|o| u64::from(o.quantity.get())).sum();
         let stock = shop
-            .get_inventory_item(PetId::new(1).unwrap())
+            .inventory()
+            .get(PetId::new(1).unwrap())
             .unwrap()
             .quantity;
         assert_eq!(

@@ -12,7 +12,7 @@ use chrono::Utc;
 use diesel::connection::SimpleConnection;
 use petstore_core::testkit::scenarios::{Fixture, name};
 use petstore_core::{
-    CategoryId, DomainError, NewCategory, NewOrder, NewPet, Order, PetId, Quantity, Store,
+    Caller, CategoryId, DomainError, NewCategory, NewOrder, NewPet, Order, PetId, Quantity, Store,
 };
 use petstore_store::connect;
 
@@ -118,13 +118,23 @@ fn a_write_locked_by_another_process_is_unavailable_not_an_error() {
     other.batch_execute("BEGIN IMMEDIATE").unwrap();
     let err = fixture
         .shop
-        .create_pet(NewPet::new(name("Rex"), fixture.dogs))
+        .pets()
+        .create(
+            Caller::Operator,
+            NewPet::new(name("Rex"), fixture.dogs),
+            None,
+        )
         .unwrap_err();
     assert!(matches!(err, DomainError::Unavailable(_)), "{err:?}");
     other.batch_execute("ROLLBACK").unwrap();
     fixture
         .shop
-        .create_pet(NewPet::new(name("Rex"), fixture.dogs))
+        .pets()
+        .create(
+            Caller::Operator,
+            NewPet::new(name("Rex"), fixture.dogs),
+            None,
+        )
         .expect("works once the lock is gone");
 }
 
@@ -185,7 +195,8 @@ fn the_open_order_counter_matches_the_orders_whoever_writes_them() {
     fixture.complete(orders[0].id);
     fixture
         .shop
-        .cancel_order(orders[1].id, petstore_core::OrderScope::All)
+        .orders()
+        .cancel(Caller::Operator, orders[1].id, petstore_core::Always)
         .unwrap();
 
     let mut conn = connect(&store.config).unwrap();

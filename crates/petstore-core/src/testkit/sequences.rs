@@ -20,11 +20,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 
-use super::scenarios::{Fixture, name};
+use super::scenarios::{Fixture, OPERATOR, name};
 use super::{Must, all_pages};
 use crate::{
-    CategoryQuery, DomainError, InventoryItem, InventoryQuery, NewPet, Order, OrderId, OrderPatch,
-    OrderQuery, OrderScope, PageSize, Pet, PetId, PetQuery, PetStatus, Stock, Store,
+    Always, CategoryQuery, DomainError, InventoryItem, InventoryQuery, NewPet, Order, OrderId,
+    OrderPatch, OrderQuery, PageSize, Pet, PetId, PetQuery, PetStatus, Stock, Store,
 };
 
 /// One step of a random sequence. Indices pick among the pets and orders created so far
@@ -131,7 +131,7 @@ fn read_world<S: Store>(f: &Fixture<S>) -> World {
             limit,
             ..PetQuery::default()
         };
-        f.shop.list_pets(&query).must("list pets")
+        f.shop.pets().list(&query).must("list pets")
     });
     let (inventory, _) = all_pages(|after| {
         let query = InventoryQuery {
@@ -139,7 +139,7 @@ fn read_world<S: Store>(f: &Fixture<S>) -> World {
             limit,
             ..InventoryQuery::default()
         };
-        f.shop.list_inventory(&query).must("list inventory")
+        f.shop.inventory().list(&query).must("list inventory")
     });
     let (orders, _) = all_pages(|after| {
         let query = OrderQuery {
@@ -147,13 +147,12 @@ fn read_world<S: Store>(f: &Fixture<S>) -> World {
             limit,
             ..OrderQuery::default()
         };
-        f.shop
-            .list_orders(&query, OrderScope::All)
-            .must("list orders")
+        f.shop.orders().list(OPERATOR, &query).must("list orders")
     });
     let categories = f
         .shop
-        .list_categories(&CategoryQuery::default())
+        .categories()
+        .list(&CategoryQuery::default())
         .must("list categories")
         .items
         .len();
@@ -180,8 +179,14 @@ fn run_sequence<S: Store>(store: S, ops: &[Op]) -> Result<(), TestCaseError> {
         let outcome: Result<(), DomainError> = match *op {
             Op::CreatePet => f
                 .shop
-                .create_pet(NewPet::new(name(&format!("Pet {step}")), f.dogs))
-                .map(|pet| {
+                .pets()
+                .create(
+                    OPERATOR,
+                    NewPet::new(name(&format!("Pet {step}")), f.dogs),
+                    None,
+                )
+                .map(|outcome| {
+                    let pet = outcome.done().must("a create without a key runs");
                     pets.push(pet.id);
                     ledgers.insert(pet.id, Ledger::default());
                 }),
@@ -193,12 +198,16 @@ fn run_sequence<S: Store>(store: S, ops: &[Op]) -> Result<(), TestCaseError> {
                         .iter()
                         .find(|i| i.pet_id == id)
                         .map(|i| i.quantity.get());
-                    f.shop.set_stock(id, Stock::from_level(level)).map(|_| {
-                        let old = u64::from(old.unwrap_or_default());
-                        let ledger = ledgers.entry(id).or_default();
-                        ledger.added += u64::from(level).saturating_sub(old);
-                        ledger.removed += old.saturating_sub(u64::from(level));
-                    })
+                    let stock = Stock::from_level(level);
+                    f.shop
+                        .inventory()
+                        .set_stock(OPERATOR, id, stock, Always)
+                        .map(|_| {
+                            let old = u64::from(old.unwrap_or_default());
+                            let ledger = ledgers.entry(id).or_default();
+                            ledger.added += u64::from(level).saturating_sub(old);
+                            ledger.removed += old.saturating_sub(u64::from(level));
+                        })
                 }
             },
             Op::Place { pet, units } => match pick_pet(pet) {
@@ -211,12 +220,15 @@ fn run_sequence<S: Store>(store: S, ops: &[Op]) -> Result<(), TestCaseError> {
                 None => Ok(()),
                 Some(id) => f
                     .shop
-                    .update_order(
+                    .orders()
+                    .update(
+                        OPERATOR,
                         id,
                         OrderPatch {
                             complete: Some(true),
                             ..OrderPatch::default()
                         },
+                        Always,
                     )
                     .map(|order| {
                         completed.insert(order.id);
@@ -224,11 +236,11 @@ fn run_sequence<S: Store>(store: S, ops: &[Op]) -> Result<(), TestCaseError> {
             },
             Op::Cancel { order } => match pick_order(order) {
                 None => Ok(()),
-                Some(id) => f.shop.cancel_order(id, OrderScope::All),
+                Some(id) => f.shop.orders().cancel(OPERATOR, id, Always),
             },
             Op::DeletePet { pet } => match pick_pet(pet) {
                 None => Ok(()),
-                Some(id) => f.shop.delete_pet(id).map(|()| {
+                Some(id) => f.shop.pets().delete(OPERATOR, id, Always).map(|()| {
                     ledgers.remove(&id);
                 }),
             },
@@ -236,9 +248,12 @@ fn run_sequence<S: Store>(store: S, ops: &[Op]) -> Result<(), TestCaseError> {
                 None => Ok(()),
                 Some(id) => f
                     .shop
-                    .replace_pet(
+                    .pets()
+                    .replace(
+                        OPERATOR,
                         id,
                         NewPet::new(name(&format!("Renamed {step}")), f.dogs).with_status(status),
+                        Always,
                     )
                     .map(|_| {
                         ledgers.entry(id).or_default().status_set_by_hand = true;
@@ -268,7 +283,8 @@ fn run_sequence<S: Store>(store: S, ops: &[Op]) -> Result<(), TestCaseError> {
     }
     let events = f
         .shop
-        .events_after(None, PageSize::new(100).must("size"))
+        .events()
+        .after(OPERATOR, None, PageSize::new(100).must("size"))
         .must("events");
     prop_assert!(
         events.windows(2).all(|w| w[0].id < w[1].id),

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use actix_tls::connect::{Resolve, Resolver};
 use futures_util::future::LocalBoxFuture;
-use petstore_core::webhooks::is_public_address;
+use petstore_core::is_public_address;
 use petstore_core::{AttemptReport, PendingDelivery};
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;

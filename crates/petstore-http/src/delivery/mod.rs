@@ -3,8 +3,8 @@
 //! It wakes every `poll` interval, asks the domain which subscriptions are due, and starts one
 //! drain per due subscription that is not already draining. A drain sends a subscription's
 //! events one at a time, in order, recording each attempt before the next
-//! ([`Service::next_delivery`](petstore_core::Service::next_delivery) /
-//! [`record_delivery`](petstore_core::Service::record_delivery)); it stops at the first
+//! ([`next_delivery`](petstore_core::WebhookUseCases::next_delivery) /
+//! [`record_delivery`](petstore_core::WebhookUseCases::record_delivery)); it stops at the first
 //! failure, and the subscription is due again when its retry delay has passed. A slow or dead
 //! receiver therefore holds up only its own subscription. All of a subscription's state is in
 //! the database, so a restart picks up where the last process stopped; an attempt cut short
@@ -64,7 +64,7 @@ pub async fn run(state: AppState, tls: Arc<rustls::ClientConfig>) {
     ));
     let draining: Rc<RefCell<HashSet<WebhookId>>> = Rc::default();
     while !state.is_stopping() {
-        match state.run(|shop| shop.webhooks_due()).await {
+        match state.run(|shop| shop.webhooks().due()).await {
             Ok(due) => {
                 for id in due {
                     if draining.borrow().len() >= settings.concurrency.max(1) {
@@ -108,7 +108,10 @@ impl Drop for Draining {
 async fn drain(state: AppState, client: Rc<WebhookClient>, id: WebhookId) {
     let retry = state.delivery().retry;
     while !state.is_stopping() {
-        let pending = match state.run(move |shop| shop.next_delivery(id)).await {
+        let pending = match state
+            .run(move |shop| shop.webhooks().next_delivery(id))
+            .await
+        {
             Ok(Some(pending)) => pending,
             Ok(None) => return,
             Err(error) => {
@@ -130,7 +133,7 @@ async fn drain(state: AppState, client: Rc<WebhookClient>, id: WebhookId) {
             "webhook delivery"
         );
         let recorded = state
-            .run(move |shop| shop.record_delivery(&pending, report, &retry))
+            .run(move |shop| shop.webhooks().record_delivery(&pending, report, &retry))
             .await;
         if let Err(error) = recorded {
             // Not recorded, so not delivered as far as the database knows: sent again later.

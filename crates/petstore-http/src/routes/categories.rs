@@ -1,12 +1,12 @@
 //! `/v1/categories`.
 
 use actix_web::{HttpResponse, web};
-use petstore_core::{Category, CategoryId, CategoryQuery, NewCategory};
+use petstore_core::{Category, CategoryId, CategoryQuery, Idempotent, NewCategory};
 
 use crate::auth::{AnyKey, Auth, StaffOnly};
 use crate::conditional::{
-    IdempotencyHeader, IfMatch, IfNoneMatch, changed_response, read_response, render_created,
-    replay,
+    IdempotencyHeader, IfMatch, IfNoneMatch, changed_response, created_response, read_response,
+    record_created,
 };
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{JsonBody, PathId, QueryParams};
@@ -39,7 +39,7 @@ pub async fn list_categories(
         after: paging.after,
         limit: paging.limit,
     };
-    let page = state.run(move |shop| shop.list_categories(&list)).await?;
+    let page = state.run(move |shop| shop.categories().list(&list)).await?;
     Ok(page_response("/v1/categories", &page, paging.limit, &[]))
 }
 
@@ -63,16 +63,19 @@ pub async fn create_category(
     idempotency: IdempotencyHeader,
     JsonBody(new): JsonBody<NewCategory>,
 ) -> Result<HttpResponse, ApiError> {
-    let key = idempotency.key(caller.0.owner(), "/v1/categories", &new)?;
-    let render =
-        |category: &Category| render_created(format!("/v1/categories/{}", category.id), category);
-    let recorded = state
-        .run(move |shop| match key {
-            Some(key) => shop.create_category_once(new, &key, render),
-            None => shop.create_category(new).map(|category| render(&category)),
+    let key = idempotency.key("/v1/categories", &new)?;
+    let location = |category: &Category| format!("/v1/categories/{}", category.id);
+    let outcome = state
+        .run(move |shop| {
+            let record = |category: &Category| record_created(location(category), category);
+            let once = key.map(|key| Idempotent {
+                key,
+                record: &record,
+            });
+            shop.categories().create(caller.0, new, once)
         })
         .await?;
-    Ok(replay(recorded))
+    created_response(outcome, location)
 }
 
 /// Reads one category.
@@ -91,7 +94,7 @@ pub async fn get_category(
     if_none_match: IfNoneMatch,
     PathId(id): PathId<CategoryId>,
 ) -> Result<HttpResponse, ApiError> {
-    let category = state.run(move |shop| shop.get_category(id)).await?;
+    let category = state.run(move |shop| shop.categories().get(id)).await?;
     Ok(read_response(&category, &if_none_match))
 }
 
@@ -110,7 +113,7 @@ pub async fn get_category(
     )
 )]
 pub async fn replace_category(
-    _caller: Auth<StaffOnly>,
+    caller: Auth<StaffOnly>,
     state: web::Data<AppState>,
     if_match: IfMatch,
     PathId(id): PathId<CategoryId>,
@@ -118,7 +121,8 @@ pub async fn replace_category(
 ) -> Result<HttpResponse, ApiError> {
     let category = state
         .run(move |shop| {
-            shop.replace_category_if(id, new, move |now: &Category| if_match.allows(now))
+            let condition = move |now: &Category| if_match.allows(now);
+            shop.categories().replace(caller.0, id, new, condition)
         })
         .await?;
     Ok(changed_response(&category))
@@ -138,13 +142,16 @@ pub async fn replace_category(
     )
 )]
 pub async fn delete_category(
-    _caller: Auth<StaffOnly>,
+    caller: Auth<StaffOnly>,
     state: web::Data<AppState>,
     if_match: IfMatch,
     PathId(id): PathId<CategoryId>,
 ) -> Result<HttpResponse, ApiError> {
     state
-        .run(move |shop| shop.delete_category_if(id, move |now: &Category| if_match.allows(now)))
+        .run(move |shop| {
+            let condition = move |now: &Category| if_match.allows(now);
+            shop.categories().delete(caller.0, id, condition)
+        })
         .await?;
     Ok(HttpResponse::NoContent().finish())
 }

@@ -7,7 +7,7 @@
 use actix_web::http::header;
 use actix_web::{HttpResponse, web};
 use chrono::{DateTime, Utc};
-use petstore_core::{Event, EventId, EventType, PageSize};
+use petstore_core::{Caller, Event, EventId, EventType, PageSize};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -72,7 +72,7 @@ impl From<Event> for CloudEvent {
     )
 )]
 pub async fn list_events(
-    _caller: Auth<StaffOnly>,
+    caller: Auth<StaffOnly>,
     state: web::Data<AppState>,
     mut query: QueryParams,
 ) -> Result<HttpResponse, ApiError> {
@@ -83,7 +83,7 @@ pub async fn list_events(
     let limit = query.parse::<PageSize>("limit")?.unwrap_or_default();
     query.finish()?;
     let events = state
-        .run(move |shop| shop.events_after(after, limit))
+        .run(move |shop| shop.events().after(caller.0, after, limit))
         .await?;
     let mut response = HttpResponse::Ok();
     if events.len() == limit.get() as usize
@@ -117,6 +117,7 @@ const HEARTBEAT: std::time::Duration = std::time::Duration::from_secs(15);
 
 /// Where an open stream is.
 struct Follower {
+    caller: Caller,
     state: web::Data<AppState>,
     after: Option<EventId>,
     quiet_since: std::time::Instant,
@@ -149,7 +150,7 @@ fn frames(events: Vec<Event>) -> String {
     )
 )]
 pub async fn stream_events(
-    _caller: Auth<StaffOnly>,
+    caller: Auth<StaffOnly>,
     state: web::Data<AppState>,
     request: actix_web::HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
@@ -161,9 +162,14 @@ pub async fn stream_events(
             parse_after(text)
                 .map_err(|_| ApiError::invalid_parameter("Last-Event-ID: not an event id"))?
         }
-        None => state.run(|shop| shop.last_event_id()).await?,
+        None => {
+            state
+                .run(move |shop| shop.events().last_id(caller.0))
+                .await?
+        }
     };
     let follower = Follower {
+        caller: caller.0,
         state,
         after,
         quiet_since: std::time::Instant::now(),
@@ -179,10 +185,10 @@ pub async fn stream_events(
                 // The service is draining: end, and the client resumes elsewhere.
                 return None;
             }
-            let after = follower.after;
+            let (after, caller) = (follower.after, follower.caller);
             let batch = follower
                 .state
-                .run(move |shop| shop.events_after(after, PageSize::MAX_PAGE))
+                .run(move |shop| shop.events().after(caller, after, PageSize::MAX_PAGE))
                 .await;
             match batch {
                 Ok(events) if !events.is_empty() => {

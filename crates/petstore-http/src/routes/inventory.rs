@@ -40,7 +40,7 @@ pub async fn list_inventory(
         after: paging.after,
         limit: paging.limit,
     };
-    let page = state.run(move |shop| shop.list_inventory(&list)).await?;
+    let page = state.run(move |shop| shop.inventory().list(&list)).await?;
     Ok(page_response(
         "/v1/inventory",
         &page,
@@ -65,9 +65,7 @@ pub async fn get_inventory_item(
     if_none_match: IfNoneMatch,
     PathId(pet_id): PathId<PetId>,
 ) -> Result<HttpResponse, ApiError> {
-    let item = state
-        .run(move |shop| shop.get_inventory_item(pet_id))
-        .await?;
+    let item = state.run(move |shop| shop.inventory().get(pet_id)).await?;
     Ok(read_response(&item, &if_none_match))
 }
 
@@ -83,7 +81,7 @@ pub async fn get_inventory_item(
     responses((status = 200, description = "The pet's stock, updated.", body = InventoryItem))
 )]
 pub async fn update_inventory(
-    _caller: Auth<StaffOnly>,
+    caller: Auth<StaffOnly>,
     state: web::Data<AppState>,
     if_match: IfMatch,
     PathId(pet_id): PathId<PetId>,
@@ -91,9 +89,9 @@ pub async fn update_inventory(
 ) -> Result<HttpResponse, ApiError> {
     let item = state
         .run(move |shop| {
-            shop.set_stock_if(pet_id, update.quantity, move |now: &InventoryItem| {
-                if_match.allows(now)
-            })
+            let condition = move |now: &InventoryItem| if_match.allows(now);
+            shop.inventory()
+                .set_stock(caller.0, pet_id, update.quantity, condition)
         })
         .await?;
     Ok(changed_response(&item))

@@ -49,7 +49,7 @@ pub struct CreatedApiKey {
     )
 )]
 pub async fn list_keys(
-    _caller: Auth<AdminOnly>,
+    caller: Auth<AdminOnly>,
     state: web::Data<AppState>,
     mut query: QueryParams,
 ) -> Result<HttpResponse, ApiError> {
@@ -59,7 +59,9 @@ pub async fn list_keys(
         after: paging.after,
         limit: paging.limit,
     };
-    let page = state.run(move |shop| shop.list_keys(&list)).await?;
+    let page = state
+        .run(move |shop| shop.keys().list(caller.0, &list))
+        .await?;
     Ok(page_response("/v1/keys", &page, paging.limit, &[]))
 }
 
@@ -77,7 +79,7 @@ pub async fn list_keys(
     )
 )]
 pub async fn create_key(
-    _caller: Auth<AdminOnly>,
+    caller: Auth<AdminOnly>,
     state: web::Data<AppState>,
     idempotency: IdempotencyHeader,
     JsonBody(new): JsonBody<NewApiKey>,
@@ -90,7 +92,9 @@ pub async fn create_key(
     }
     let secret = generate_secret()?;
     let shown = secret.reveal().to_owned();
-    let key = state.run(move |shop| shop.create_key(new, &secret)).await?;
+    let key = state
+        .run(move |shop| shop.keys().create(caller.0, new, &secret))
+        .await?;
     let body = CreatedApiKey {
         id: key.id,
         name: key.name,
@@ -113,12 +117,12 @@ pub async fn create_key(
     responses((status = 200, description = "The key.", body = ApiKey))
 )]
 pub async fn get_key(
-    _caller: Auth<AdminOnly>,
+    caller: Auth<AdminOnly>,
     state: web::Data<AppState>,
     if_none_match: IfNoneMatch,
     PathId(id): PathId<KeyId>,
 ) -> Result<HttpResponse, ApiError> {
-    let key = state.run(move |shop| shop.get_key(id)).await?;
+    let key = state.run(move |shop| shop.keys().get(caller.0, id)).await?;
     Ok(read_response(&key, &if_none_match))
 }
 
@@ -141,9 +145,11 @@ pub async fn revoke_key(
     if_match: IfMatch,
     PathId(id): PathId<KeyId>,
 ) -> Result<HttpResponse, ApiError> {
-    let by = caller.0.key;
     state
-        .run(move |shop| shop.revoke_key_if(id, Some(by), move |now: &ApiKey| if_match.allows(now)))
+        .run(move |shop| {
+            let condition = move |now: &ApiKey| if_match.allows(now);
+            shop.keys().revoke(caller.0, id, condition)
+        })
         .await?;
     // The revoked key must not keep working from the cache of verified keys.
     state.key_cache().clear();

@@ -4,16 +4,13 @@
 //! (another's order is 404, as if it did not exist); staff and admin see all. The domain decides
 //! that from the caller (`Caller::order_scope`); these handlers only pass it on.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-
 use actix_web::{HttpResponse, web};
-use petstore_core::{NewOrder, Order, OrderId, OrderPatch, OrderQuery, PetId};
+use petstore_core::{Idempotent, NewOrder, Order, OrderId, OrderPatch, OrderQuery, Outcome, PetId};
 
 use crate::auth::{AnyKey, Auth, StaffOnly};
 use crate::conditional::{
-    IdempotencyHeader, IfMatch, IfNoneMatch, changed_response, read_response, render_created,
-    replay,
+    IdempotencyHeader, IfMatch, IfNoneMatch, changed_response, created_response, read_response,
+    record_created,
 };
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{JsonBody, PathId, QueryParams};
@@ -61,7 +58,7 @@ pub async fn list_orders(
         owner: None,
     };
     let page = state
-        .run(move |shop| shop.list_orders(&list, caller.0.order_scope()))
+        .run(move |shop| shop.orders().list(caller.0, &list))
         .await?;
     Ok(page_response(
         "/v1/store/orders",
@@ -92,29 +89,22 @@ pub async fn place_order(
     idempotency: IdempotencyHeader,
     JsonBody(new): JsonBody<NewOrder>,
 ) -> Result<HttpResponse, ApiError> {
-    let owner = caller.0.owner();
-    let key = idempotency.key(owner, "/v1/store/orders", &new)?;
-    // The domain renders the response only when it places the order, never for a replay.
-    let placed = Arc::new(AtomicBool::new(false));
-    let render = {
-        let placed = Arc::clone(&placed);
-        move |order: &Order| {
-            placed.store(true, Ordering::Relaxed);
-            render_created(format!("/v1/store/orders/{}", order.id), order)
-        }
-    };
-    let recorded = state
-        .run(move |shop| match key {
-            Some(key) => shop.place_order_once(new, Some(owner), &key, render),
-            None => shop
-                .place_order(new, Some(owner))
-                .map(|order| render(&order)),
+    let key = idempotency.key("/v1/store/orders", &new)?;
+    let location = |order: &Order| format!("/v1/store/orders/{}", order.id);
+    let outcome = state
+        .run(move |shop| {
+            let record = |order: &Order| record_created(location(order), order);
+            let once = key.map(|key| Idempotent {
+                key,
+                record: &record,
+            });
+            shop.orders().place(caller.0, new, once)
         })
         .await?;
-    if placed.load(Ordering::Relaxed) {
+    if matches!(outcome, Outcome::Done(_)) {
         state.metrics().order_placed();
     }
-    Ok(replay(recorded))
+    created_response(outcome, location)
 }
 
 /// Reads one order.
@@ -134,7 +124,7 @@ pub async fn get_order(
     PathId(id): PathId<OrderId>,
 ) -> Result<HttpResponse, ApiError> {
     let order = state
-        .run(move |shop| shop.get_order(id, caller.0.order_scope()))
+        .run(move |shop| shop.orders().get(caller.0, id))
         .await?;
     Ok(read_response(&order, &if_none_match))
 }
@@ -154,14 +144,17 @@ pub async fn get_order(
     )
 )]
 pub async fn update_order(
-    _caller: Auth<StaffOnly>,
+    caller: Auth<StaffOnly>,
     state: web::Data<AppState>,
     if_match: IfMatch,
     PathId(id): PathId<OrderId>,
     JsonBody(patch): JsonBody<OrderPatch>,
 ) -> Result<HttpResponse, ApiError> {
     let order = state
-        .run(move |shop| shop.update_order_if(id, patch, move |now: &Order| if_match.allows(now)))
+        .run(move |shop| {
+            let condition = move |now: &Order| if_match.allows(now);
+            shop.orders().update(caller.0, id, patch, condition)
+        })
         .await?;
     Ok(changed_response(&order))
 }
@@ -185,9 +178,11 @@ pub async fn cancel_order(
     if_match: IfMatch,
     PathId(id): PathId<OrderId>,
 ) -> Result<HttpResponse, ApiError> {
-    let scope = caller.0.order_scope();
     state
-        .run(move |shop| shop.cancel_order_if(id, scope, move |now: &Order| if_match.allows(now)))
+        .run(move |shop| {
+            let condition = move |now: &Order| if_match.allows(now);
+            shop.orders().cancel(caller.0, id, condition)
+        })
         .await?;
     Ok(HttpResponse::NoContent().finish())
 }

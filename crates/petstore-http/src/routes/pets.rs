@@ -4,14 +4,14 @@ use actix_web::http::StatusCode;
 use actix_web::http::header::{HeaderMap, HeaderName, HeaderValue};
 use actix_web::{HttpResponse, ResponseError, web};
 use chrono::{DateTime, TimeZone, Utc};
-use petstore_core::{CategoryId, Name, NewPet, Pet, PetId, PetQuery, PetStatus};
+use petstore_core::{CategoryId, Idempotent, Name, NewPet, Pet, PetId, PetQuery, PetStatus};
 
 use crate::auth::{AnyKey, Auth, StaffOnly};
 use crate::conditional::{
-    IdempotencyHeader, IfMatch, IfNoneMatch, changed_response, read_response, render_created,
-    replay,
+    IdempotencyHeader, IfMatch, IfNoneMatch, changed_response, created_response, read_response,
+    record_created,
 };
-use crate::error::{ApiError, ErrorBody};
+use crate::error::{ApiError, ErrorBody, ErrorCode};
 use crate::extract::{JsonBody, PathId, QueryParams};
 use crate::pagination::{PageParams, Paging, page_response};
 use crate::state::AppState;
@@ -79,7 +79,7 @@ pub async fn list_pets(
         after: paging.after,
         limit: paging.limit,
     };
-    let page = state.run(move |shop| shop.list_pets(&pet_query)).await?;
+    let page = state.run(move |shop| shop.pets().list(&pet_query)).await?;
     Ok(page_response("/v1/pets", &page, paging.limit, &filters))
 }
 
@@ -103,29 +103,40 @@ pub async fn create_pet(
     idempotency: IdempotencyHeader,
     JsonBody(new): JsonBody<NewPet>,
 ) -> Result<HttpResponse, ApiError> {
-    let key = idempotency.key(caller.0.owner(), "/v1/pets", &new)?;
-    let render = |pet: &Pet| render_created(format!("/v1/pets/{}", pet.id), pet);
-    let recorded = state
-        .run(move |shop| match key {
-            Some(key) => shop.create_pet_once(new, &key, render),
-            None => shop.create_pet(new).map(|pet| render(&pet)),
+    let key = idempotency.key("/v1/pets", &new)?;
+    let location = |pet: &Pet| format!("/v1/pets/{}", pet.id);
+    let outcome = state
+        .run(move |shop| {
+            let record = |pet: &Pet| record_created(location(pet), pet);
+            let once = key.map(|key| Idempotent {
+                key,
+                record: &record,
+            });
+            shop.pets().create(caller.0, new, once)
         })
         .await?;
-    Ok(replay(recorded))
+    created_response(outcome, location)
 }
 
 /// When `getPet` was deprecated in favour of `listPets?id=`.
 pub fn get_pet_deprecated_at() -> DateTime<Utc> {
-    Utc.with_ymd_and_hms(2026, 11, 22, 0, 0, 0)
-        .single()
-        .unwrap_or_default()
+    midnight_utc(2026, 11, 22)
 }
 
 /// When `getPet` stops answering (410 `gone` from then on).
 pub fn get_pet_sunset() -> DateTime<Utc> {
-    Utc.with_ymd_and_hms(2030, 12, 5, 0, 0, 0)
+    midnight_utc(2030, 12, 5)
+}
+
+/// Midnight UTC of a calendar day written in this file.
+#[expect(
+    clippy::expect_used,
+    reason = "the days are literals of this file, checked by its tests; there is no input"
+)]
+fn midnight_utc(year: i32, month: u32, day: u32) -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(year, month, day, 0, 0, 0)
         .single()
-        .unwrap_or_default()
+        .expect("a valid calendar day")
 }
 
 /// Reads one pet. Deprecated: use `GET /v1/pets?id={petId}`.
@@ -153,10 +164,10 @@ pub async fn get_pet(
         (Err(error), _) | (_, Err(error)) => Err(error),
         (Ok(_), Ok(_)) if state.clock().now() >= get_pet_sunset() => Err(ApiError::new(
             StatusCode::GONE,
-            "gone",
+            ErrorCode::Gone,
             "getPet was retired on 2030-12-05; use GET /v1/pets?id={petId}",
         )),
-        (Ok(_), Ok(PathId(id))) => state.run(move |shop| shop.get_pet(id)).await,
+        (Ok(_), Ok(PathId(id))) => state.run(move |shop| shop.pets().get(id)).await,
     };
     let mut response = match result {
         Ok(pet) => read_response(&pet, &if_none_match),
@@ -208,14 +219,17 @@ fn add_deprecation_headers(headers: &mut HeaderMap, pet_id: Option<PetId>) {
     )
 )]
 pub async fn replace_pet(
-    _caller: Auth<StaffOnly>,
+    caller: Auth<StaffOnly>,
     state: web::Data<AppState>,
     if_match: IfMatch,
     PathId(id): PathId<PetId>,
     JsonBody(new): JsonBody<NewPet>,
 ) -> Result<HttpResponse, ApiError> {
     let pet = state
-        .run(move |shop| shop.replace_pet_if(id, new, move |now: &Pet| if_match.allows(now)))
+        .run(move |shop| {
+            let condition = move |now: &Pet| if_match.allows(now);
+            shop.pets().replace(caller.0, id, new, condition)
+        })
         .await?;
     Ok(changed_response(&pet))
 }
@@ -234,13 +248,16 @@ pub async fn replace_pet(
     )
 )]
 pub async fn delete_pet(
-    _caller: Auth<StaffOnly>,
+    caller: Auth<StaffOnly>,
     state: web::Data<AppState>,
     if_match: IfMatch,
     PathId(id): PathId<PetId>,
 ) -> Result<HttpResponse, ApiError> {
     state
-        .run(move |shop| shop.delete_pet_if(id, move |now: &Pet| if_match.allows(now)))
+        .run(move |shop| {
+            let condition = move |now: &Pet| if_match.allows(now);
+            shop.pets().delete(caller.0, id, condition)
+        })
         .await?;
     Ok(HttpResponse::NoContent().finish())
 }

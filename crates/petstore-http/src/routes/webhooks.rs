@@ -50,7 +50,7 @@ pub struct CreatedWebhook {
     )
 )]
 pub async fn list_webhooks(
-    _caller: Auth<AdminOnly>,
+    caller: Auth<AdminOnly>,
     state: web::Data<AppState>,
     mut query: QueryParams,
 ) -> Result<HttpResponse, ApiError> {
@@ -60,7 +60,9 @@ pub async fn list_webhooks(
         after: paging.after,
         limit: paging.limit,
     };
-    let page = state.run(move |shop| shop.list_webhooks(&list)).await?;
+    let page = state
+        .run(move |shop| shop.webhooks().list(caller.0, &list))
+        .await?;
     Ok(page_response("/v1/webhooks", &page, paging.limit, &[]))
 }
 
@@ -80,7 +82,7 @@ pub async fn list_webhooks(
     )
 )]
 pub async fn create_webhook(
-    _caller: Auth<AdminOnly>,
+    caller: Auth<AdminOnly>,
     state: web::Data<AppState>,
     idempotency: IdempotencyHeader,
     JsonBody(new): JsonBody<NewWebhook>,
@@ -91,13 +93,10 @@ pub async fn create_webhook(
             "Idempotency-Key: createWebhook cannot be replayed, its secret is shown once",
         ));
     }
-    if !state.delivery().allow_private_targets {
-        new.url.require_public_literal()?;
-    }
     let secret = WebhookSecret::from_random(random_bytes()?);
     let shown = secret.reveal().to_owned();
     let webhook = state
-        .run(move |shop| shop.create_webhook(new, &secret))
+        .run(move |shop| shop.webhooks().create(caller.0, new, &secret))
         .await?;
     let body = CreatedWebhook {
         id: webhook.id,
@@ -121,12 +120,14 @@ pub async fn create_webhook(
     responses((status = 200, description = "The subscription.", body = Webhook))
 )]
 pub async fn get_webhook(
-    _caller: Auth<AdminOnly>,
+    caller: Auth<AdminOnly>,
     state: web::Data<AppState>,
     if_none_match: IfNoneMatch,
     PathId(id): PathId<WebhookId>,
 ) -> Result<HttpResponse, ApiError> {
-    let webhook = state.run(move |shop| shop.get_webhook(id)).await?;
+    let webhook = state
+        .run(move |shop| shop.webhooks().get(caller.0, id))
+        .await?;
     Ok(read_response(&webhook, &if_none_match))
 }
 
@@ -141,13 +142,16 @@ pub async fn get_webhook(
     responses((status = 204, description = "The subscription is gone."))
 )]
 pub async fn delete_webhook(
-    _caller: Auth<AdminOnly>,
+    caller: Auth<AdminOnly>,
     state: web::Data<AppState>,
     if_match: IfMatch,
     PathId(id): PathId<WebhookId>,
 ) -> Result<HttpResponse, ApiError> {
     state
-        .run(move |shop| shop.delete_webhook_if(id, move |now: &Webhook| if_match.allows(now)))
+        .run(move |shop| {
+            let condition = move |now: &Webhook| if_match.allows(now);
+            shop.webhooks().delete(caller.0, id, condition)
+        })
         .await?;
     Ok(HttpResponse::NoContent().finish())
 }
@@ -170,7 +174,7 @@ pub async fn delete_webhook(
     )
 )]
 pub async fn list_webhook_deliveries(
-    _caller: Auth<AdminOnly>,
+    caller: Auth<AdminOnly>,
     state: web::Data<AppState>,
     PathId(id): PathId<WebhookId>,
     mut query: QueryParams,
@@ -182,7 +186,7 @@ pub async fn list_webhook_deliveries(
         limit: paging.limit,
     };
     let page = state
-        .run(move |shop| shop.list_deliveries(id, &list))
+        .run(move |shop| shop.webhooks().deliveries(caller.0, id, &list))
         .await?;
     Ok(page_response(
         &format!("/v1/webhooks/{id}/deliveries"),

@@ -13,9 +13,10 @@ use actix_web::test::{self, TestRequest};
 use chrono::{DateTime, Utc};
 use std::num::NonZeroU32;
 
-use petstore_core::{KeySecret, ManualClock, Name, NewApiKey, Role};
+use petstore_core::{Caller, KeySecret, ManualClock, Name, NewApiKey, Role};
+use petstore_http::app::{HttpLimits, app};
 use petstore_http::auth::RateLimits;
-use petstore_http::{AppState, HttpLimits, app};
+use petstore_http::state::AppState;
 use petstore_store::{SqliteStore, StoreConfig};
 use serde_json::Value;
 use tempfile::TempDir;
@@ -93,7 +94,7 @@ pub async fn create_key(state: &AppState, role: Role, seed: u8) -> String {
         role,
     };
     state
-        .run(move |shop| shop.create_key(new, &secret))
+        .run(move |shop| shop.keys().create(Caller::Operator, new, &secret))
         .await
         .unwrap();
     shown

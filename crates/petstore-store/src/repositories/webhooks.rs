@@ -1,19 +1,19 @@
 //! Webhook subscriptions and their delivery attempts, in the `webhooks` and
-//! `webhook_deliveries` tables. The repository methods of [`SqliteTx`] delegate here.
+//! `webhook_deliveries` tables.
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::sqlite::Sqlite;
 use petstore_core::{
     DeliveryAttempt, DeliveryId, DeliveryOutcome, DeliveryQuery, DeliveryState, EventId, EventType,
-    EventTypes, NewWebhook, RepoResult, Webhook, WebhookId, WebhookQuery, WebhookSecret,
-    WebhookUrl, webhooks::NewDeliveryAttempt,
+    EventTypes, NewDeliveryAttempt, NewWebhook, RepoResult, Webhook, WebhookId, WebhookQuery,
+    WebhookReader, WebhookSecret, WebhookUrl, WebhookWriter,
 };
 
+use super::{SqliteTx, convert, convert_one, exactly_one, probe};
 use crate::error::{QueryResultExt, StoreError};
 use crate::rows::{corrupt, format_time, parse_time};
 use crate::schema::{webhook_deliveries, webhooks};
-use crate::transaction::{SqliteTx, convert, convert_one, exactly_one, probe};
 
 #[derive(Debug, Queryable, Selectable)]
 #[diesel(table_name = webhooks, check_for_backend(Sqlite))]
@@ -139,8 +139,8 @@ fn cursor(state: &DeliveryState) -> i64 {
     state.delivered_through.map_or(0, EventId::get)
 }
 
-impl SqliteTx<'_> {
-    pub(crate) fn webhook_by_id(&mut self, id: WebhookId) -> RepoResult<Option<Webhook>> {
+impl WebhookReader for SqliteTx<'_> {
+    fn webhook(&mut self, id: WebhookId) -> RepoResult<Option<Webhook>> {
         let row = webhooks::table
             .find(id.get())
             .select(WebhookRow::as_select())
@@ -150,7 +150,7 @@ impl SqliteTx<'_> {
         convert_one(row)
     }
 
-    pub(crate) fn webhook_page(&mut self, query: &WebhookQuery) -> RepoResult<Vec<Webhook>> {
+    fn webhooks(&mut self, query: &WebhookQuery) -> RepoResult<Vec<Webhook>> {
         let rows = webhooks::table
             .filter(webhooks::id.gt(query.after.map_or(0, WebhookId::get)))
             .order(webhooks::id.asc())
@@ -161,7 +161,7 @@ impl SqliteTx<'_> {
         convert(rows)
     }
 
-    pub(crate) fn webhook_secret_of(&mut self, id: WebhookId) -> RepoResult<Option<WebhookSecret>> {
+    fn webhook_secret(&mut self, id: WebhookId) -> RepoResult<Option<WebhookSecret>> {
         let text: Option<String> = webhooks::table
             .find(id.get())
             .select(webhooks::secret)
@@ -173,7 +173,7 @@ impl SqliteTx<'_> {
             .map_err(Into::into)
     }
 
-    pub(crate) fn webhooks_due_at(&mut self, now: DateTime<Utc>) -> RepoResult<Vec<Webhook>> {
+    fn webhooks_due(&mut self, now: DateTime<Utc>) -> RepoResult<Vec<Webhook>> {
         // Subscriptions are few (an admin makes each); the times are compared as times, not
         // as text, whose fraction digits vary.
         let rows = webhooks::table
@@ -188,7 +188,7 @@ impl SqliteTx<'_> {
             .collect())
     }
 
-    pub(crate) fn delivery_page(
+    fn delivery_attempts(
         &mut self,
         webhook: WebhookId,
         query: &DeliveryQuery,
@@ -203,8 +203,10 @@ impl SqliteTx<'_> {
             .or_storage()?;
         convert(rows)
     }
+}
 
-    pub(crate) fn add_webhook(
+impl WebhookWriter for SqliteTx<'_> {
+    fn insert_webhook(
         &mut self,
         new: &NewWebhook,
         secret: &WebhookSecret,
@@ -235,7 +237,48 @@ impl SqliteTx<'_> {
         })
     }
 
-    pub(crate) fn keep_latest_attempts(&mut self, webhook: WebhookId, keep: u32) -> RepoResult<()> {
+    fn delete_webhook(&mut self, id: WebhookId) -> RepoResult<()> {
+        // The attempts go with it (ON DELETE CASCADE).
+        diesel::delete(webhooks::table.find(id.get()))
+            .execute(self.conn)
+            .or_storage()?;
+        Ok(())
+    }
+
+    fn set_delivery_state(&mut self, id: WebhookId, state: &DeliveryState) -> RepoResult<()> {
+        let affected = diesel::update(webhooks::table.find(id.get()))
+            .set((
+                webhooks::delivered_through.eq(cursor(state)),
+                webhooks::failed_attempts.eq(i64::from(state.failed_attempts)),
+                webhooks::next_attempt_at.eq(state.next_attempt_at.map(format_time)),
+            ))
+            .execute(self.conn)
+            .or_storage()?;
+        exactly_one(affected, "webhook", id.get())
+    }
+
+    fn insert_delivery_attempt(&mut self, new: &NewDeliveryAttempt) -> RepoResult<DeliveryAttempt> {
+        let row = NewDeliveryRow {
+            webhook_id: new.webhook_id.get(),
+            event_id: new.event_id.get(),
+            event_type: new.event_type.as_str(),
+            attempt: i64::from(new.attempt),
+            attempted_at: format_time(new.attempted_at),
+            outcome: new.outcome.as_str(),
+            status_code: new.status_code.map(i32::from),
+            error: new.error.as_deref(),
+            next_attempt_at: new.next_attempt_at.map(format_time),
+        };
+        let id: i64 = diesel::insert_into(webhook_deliveries::table)
+            .values(&row)
+            .returning(webhook_deliveries::id)
+            .get_result(self.conn)
+            .or_storage()?;
+        let id = DeliveryId::new(id).map_err(corrupt("webhook_deliveries", id))?;
+        Ok(new.recorded(id))
+    }
+
+    fn prune_delivery_attempts(&mut self, webhook: WebhookId, keep: u32) -> RepoResult<()> {
         // The newest attempt that goes, if any: everything up to it goes with it.
         let boundary: Option<i64> = webhook_deliveries::table
             .filter(webhook_deliveries::webhook_id.eq(webhook.get()))
@@ -255,53 +298,5 @@ impl SqliteTx<'_> {
             .or_storage()?;
         }
         Ok(())
-    }
-
-    pub(crate) fn remove_webhook(&mut self, id: WebhookId) -> RepoResult<()> {
-        // The attempts go with it (ON DELETE CASCADE).
-        diesel::delete(webhooks::table.find(id.get()))
-            .execute(self.conn)
-            .or_storage()?;
-        Ok(())
-    }
-
-    pub(crate) fn update_delivery_state(
-        &mut self,
-        id: WebhookId,
-        state: &DeliveryState,
-    ) -> RepoResult<()> {
-        let affected = diesel::update(webhooks::table.find(id.get()))
-            .set((
-                webhooks::delivered_through.eq(cursor(state)),
-                webhooks::failed_attempts.eq(i64::from(state.failed_attempts)),
-                webhooks::next_attempt_at.eq(state.next_attempt_at.map(format_time)),
-            ))
-            .execute(self.conn)
-            .or_storage()?;
-        exactly_one(affected, "webhook", id.get())
-    }
-
-    pub(crate) fn add_delivery_attempt(
-        &mut self,
-        new: &NewDeliveryAttempt,
-    ) -> RepoResult<DeliveryAttempt> {
-        let row = NewDeliveryRow {
-            webhook_id: new.webhook_id.get(),
-            event_id: new.event_id.get(),
-            event_type: new.event_type.as_str(),
-            attempt: i64::from(new.attempt),
-            attempted_at: format_time(new.attempted_at),
-            outcome: new.outcome.as_str(),
-            status_code: new.status_code.map(i32::from),
-            error: new.error.as_deref(),
-            next_attempt_at: new.next_attempt_at.map(format_time),
-        };
-        let id: i64 = diesel::insert_into(webhook_deliveries::table)
-            .values(&row)
-            .returning(webhook_deliveries::id)
-            .get_result(self.conn)
-            .or_storage()?;
-        let id = DeliveryId::new(id).map_err(corrupt("webhook_deliveries", id))?;
-        Ok(new.recorded(id))
     }
 }

@@ -1,0 +1,52 @@
+//! The event log in memory.
+
+use std::borrow::Borrow;
+
+use super::next_id;
+use super::{Catalogue, View};
+use crate::events::{DomainEvent, Event};
+use crate::ids::EventId;
+use crate::repository::{EventReader, EventWriter, RepoResult};
+use chrono::{DateTime, Utc};
+
+impl<C: Borrow<Catalogue>> EventReader for View<'_, C> {
+    fn events_after(&mut self, after: Option<EventId>, limit: u32) -> RepoResult<Vec<Event>> {
+        Ok(self
+            .committed
+            .iter()
+            .chain(&self.pending)
+            .filter(|e| after.is_none_or(|a| e.id > a))
+            .take(limit as usize)
+            .cloned()
+            .collect())
+    }
+
+    fn last_event_id(&mut self) -> RepoResult<Option<EventId>> {
+        Ok(self
+            .pending
+            .last()
+            .or(self.committed.last())
+            .map(|event| event.id))
+    }
+}
+
+impl EventWriter for View<'_, Catalogue> {
+    fn append_events(&mut self, time: DateTime<Utc>, events: &[DomainEvent]) -> RepoResult<()> {
+        let mut last = self
+            .pending
+            .last()
+            .or(self.committed.last())
+            .map_or(0, |e| e.id.get());
+        for event in events {
+            let id = next_id(&mut last, EventId::new)?;
+            self.pending.push(Event {
+                id,
+                time,
+                event_type: event.event_type(),
+                subject: event.subject(),
+                data: event.data(),
+            });
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,67 @@
+//! Orders in memory.
+
+use std::borrow::Borrow;
+
+use super::{Catalogue, View};
+use super::{next_id, page};
+use crate::ids::{OrderId, OwnerId, PetId};
+use crate::model::{NewOrder, Order};
+use crate::query::OrderQuery;
+use crate::repository::{OrderReader, OrderWriter, RepoResult};
+
+impl<C: Borrow<Catalogue>> OrderReader for View<'_, C> {
+    fn order(&mut self, id: OrderId) -> RepoResult<Option<Order>> {
+        Ok(self.catalogue.borrow().orders.get(&id).cloned())
+    }
+
+    fn orders(&mut self, query: &OrderQuery) -> RepoResult<Vec<Order>> {
+        let catalogue = self.catalogue.borrow();
+        Ok(page(&catalogue.orders, query.after, query.limit, |order| {
+            query.pet_id.is_none_or(|p| order.pet_id == p)
+                && query.complete.is_none_or(|c| order.complete == c)
+                && query.owner.is_none_or(|o| order.owner == Some(o))
+        }))
+    }
+
+    fn open_order_count(&mut self, pet_id: PetId) -> RepoResult<u64> {
+        let open = self
+            .catalogue
+            .borrow()
+            .orders
+            .values()
+            .filter(|o| o.pet_id == pet_id && !o.complete)
+            .count();
+        Ok(open as u64)
+    }
+}
+
+impl OrderWriter for View<'_, Catalogue> {
+    fn insert_order(&mut self, new: &NewOrder, owner: Option<OwnerId>) -> RepoResult<Order> {
+        let id = next_id(&mut self.catalogue.last_order_id, OrderId::new)?;
+        let order = Order {
+            id,
+            pet_id: new.pet_id,
+            quantity: new.quantity,
+            ship_date: new.ship_date,
+            complete: false,
+            owner,
+        };
+        self.catalogue.orders.insert(id, order.clone());
+        Ok(order)
+    }
+
+    fn update_order(&mut self, order: &Order) -> RepoResult<()> {
+        let slot = self
+            .catalogue
+            .orders
+            .get_mut(&order.id)
+            .ok_or_else(|| Self::missing("order", order.id))?;
+        *slot = order.clone();
+        Ok(())
+    }
+
+    fn delete_order(&mut self, id: OrderId) -> RepoResult<()> {
+        self.catalogue.orders.remove(&id);
+        Ok(())
+    }
+}

@@ -1,0 +1,202 @@
+//! The catalogue's use cases: categories and pets. Changes are staff decisions.
+
+use super::{Service, existing_category, existing_pet, known_category, pet_stock, require};
+use crate::access::{Caller, Permission};
+use crate::clock::Clock;
+use crate::error::{DomainError, Resource};
+use crate::events::DomainEvent;
+use crate::idempotency::{Idempotent, Outcome};
+use crate::ids::{CategoryId, PetId};
+use crate::model::{Category, NewCategory, NewPet, Pet};
+use crate::precondition::Precondition;
+use crate::query::{CategoryQuery, Page, PetQuery};
+use crate::repository::Store;
+
+/// The use cases of categories; see [`Service::categories`].
+#[derive(Debug)]
+pub struct CategoryUseCases<'a, S, C> {
+    pub(super) shop: &'a Service<S, C>,
+}
+
+impl<S: Store, C: Clock> CategoryUseCases<'_, S, C> {
+    /// Creates a category (staff). Its name must not be taken, whatever the case.
+    pub fn create(
+        &self,
+        caller: Caller,
+        new: NewCategory,
+        once: Option<Idempotent<'_, Category>>,
+    ) -> Result<Outcome<Category>, DomainError> {
+        caller.require(Permission::ManageStore)?;
+        self.shop.create(caller, once, |tx| {
+            if tx.category_named(&new.name)?.is_some() {
+                return Err(DomainError::CategoryExists {
+                    name: new.name.as_str().to_owned(),
+                });
+            }
+            let category = tx.insert_category(&new)?;
+            Ok((
+                category.clone(),
+                vec![DomainEvent::CategoryCreated(category)],
+            ))
+        })
+    }
+
+    /// The category with this id.
+    pub fn get(&self, id: CategoryId) -> Result<Category, DomainError> {
+        self.shop
+            .store
+            .read(|snapshot| existing_category(snapshot, id))
+    }
+
+    /// A page of categories.
+    pub fn list(&self, query: &CategoryQuery) -> Result<Page<Category>, DomainError> {
+        let items = self
+            .shop
+            .store
+            .read(|snapshot| snapshot.categories(query))?;
+        Ok(Page::from_probe(items, query.limit, |c| c.id.get()))
+    }
+
+    /// Replaces a category (staff), if `condition` holds for it as it is (see
+    /// [`Precondition`]). Its new name must not be another category's.
+    pub fn replace(
+        &self,
+        caller: Caller,
+        id: CategoryId,
+        new: NewCategory,
+        condition: impl Precondition<Category>,
+    ) -> Result<Category, DomainError> {
+        caller.require(Permission::ManageStore)?;
+        self.shop.change(|tx| {
+            let current = existing_category(tx, id)?;
+            require(&condition, &current, Resource::Category)?;
+            if let Some(other) = tx.category_named(&new.name)?
+                && other.id != id
+            {
+                return Err(DomainError::CategoryExists {
+                    name: new.name.as_str().to_owned(),
+                });
+            }
+            let replaced = Category {
+                id,
+                name: new.name,
+                description: new.description,
+            };
+            if replaced == current {
+                return Ok((replaced, Vec::new()));
+            }
+            tx.update_category(&replaced)?;
+            Ok((
+                replaced.clone(),
+                vec![DomainEvent::CategoryUpdated(replaced)],
+            ))
+        })
+    }
+
+    /// Deletes a category no pet belongs to (staff), if `condition` holds for it as it is.
+    pub fn delete(
+        &self,
+        caller: Caller,
+        id: CategoryId,
+        condition: impl Precondition<Category>,
+    ) -> Result<(), DomainError> {
+        caller.require(Permission::ManageStore)?;
+        self.shop.change(|tx| {
+            let current = existing_category(tx, id)?;
+            require(&condition, &current, Resource::Category)?;
+            if tx.category_has_pets(id)? {
+                return Err(DomainError::CategoryInUse { id });
+            }
+            tx.delete_category(id)?;
+            Ok(((), vec![DomainEvent::CategoryDeleted(id)]))
+        })
+    }
+}
+
+/// The use cases of pets; see [`Service::pets`].
+#[derive(Debug)]
+pub struct PetUseCases<'a, S, C> {
+    pub(super) shop: &'a Service<S, C>,
+}
+
+impl<S: Store, C: Clock> PetUseCases<'_, S, C> {
+    /// Creates a pet (staff) in an existing category, with an inventory entry at 0.
+    pub fn create(
+        &self,
+        caller: Caller,
+        new: NewPet,
+        once: Option<Idempotent<'_, Pet>>,
+    ) -> Result<Outcome<Pet>, DomainError> {
+        caller.require(Permission::ManageStore)?;
+        self.shop.create(caller, once, |tx| {
+            known_category(tx, new.category_id)?;
+            let pet = tx.insert_pet(&new)?;
+            Ok((pet.clone(), vec![DomainEvent::PetCreated(pet)]))
+        })
+    }
+
+    /// The pet with this id.
+    pub fn get(&self, id: PetId) -> Result<Pet, DomainError> {
+        self.shop.store.read(|snapshot| existing_pet(snapshot, id))
+    }
+
+    /// A page of pets matching the query.
+    pub fn list(&self, query: &PetQuery) -> Result<Page<Pet>, DomainError> {
+        let items = self.shop.store.read(|snapshot| snapshot.pets(query))?;
+        Ok(Page::from_probe(items, query.limit, |p| p.id.get()))
+    }
+
+    /// Replaces a pet's name, category and status (staff), if `condition` holds for it as it
+    /// is. A status set here is a staff decision: it is recorded as a status change and no
+    /// rule overrides it.
+    pub fn replace(
+        &self,
+        caller: Caller,
+        id: PetId,
+        new: NewPet,
+        condition: impl Precondition<Pet>,
+    ) -> Result<Pet, DomainError> {
+        caller.require(Permission::ManageStore)?;
+        self.shop.change(|tx| {
+            let current = existing_pet(tx, id)?;
+            require(&condition, &current, Resource::Pet)?;
+            known_category(tx, new.category_id)?;
+            let replaced = Pet {
+                id,
+                name: new.name,
+                category_id: new.category_id,
+                status: new.status,
+            };
+            if replaced == current {
+                return Ok((replaced, Vec::new()));
+            }
+            tx.update_pet(&replaced)?;
+            let mut events = vec![DomainEvent::PetUpdated(replaced.clone())];
+            if replaced.status != current.status {
+                let facts = pet_stock(tx, &current)?;
+                events.extend(facts.set_status(replaced.status).events);
+            }
+            Ok((replaced, events))
+        })
+    }
+
+    /// Deletes a pet and its inventory entry (staff), if `condition` holds for it as it is.
+    /// Refused while the pet has open orders.
+    pub fn delete(
+        &self,
+        caller: Caller,
+        id: PetId,
+        condition: impl Precondition<Pet>,
+    ) -> Result<(), DomainError> {
+        caller.require(Permission::ManageStore)?;
+        self.shop.change(|tx| {
+            let current = existing_pet(tx, id)?;
+            require(&condition, &current, Resource::Pet)?;
+            if tx.open_order_count(id)? > 0 {
+                return Err(DomainError::PetHasOpenOrders { id });
+            }
+            tx.delete_pet(id)?;
+            Ok(((), vec![DomainEvent::PetDeleted(id)]))
+        })
+    }
+}

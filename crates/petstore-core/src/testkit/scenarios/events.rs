@@ -1,0 +1,65 @@
+//! The event feed: what each change records.
+
+use super::{Fixture, OPERATOR, start_time};
+use crate::testkit::Must;
+use crate::{Always, EventType, PageSize, Store};
+
+/// Each change records exactly its events, with increasing ids and the clock's time.
+pub fn every_change_records_its_events_in_order<S: Store>(store: S) {
+    use EventType::*;
+    let f = Fixture::new(store);
+    let rex = f.pet_with_stock("Rex", 1);
+    assert_eq!(
+        f.event_types_after(0),
+        vec![CategoryCreated, PetCreated, InventoryUpdated]
+    );
+    let before = f.event_count();
+    let order = f.order(rex.id, 1).must("order the last unit");
+    assert_eq!(
+        f.event_types_after(before),
+        vec![OrderPlaced, PetStatusChanged, InventoryUpdated]
+    );
+    let before = f.event_count();
+    f.complete(order.id);
+    assert_eq!(
+        f.event_types_after(before),
+        vec![OrderCompleted, PetStatusChanged]
+    );
+    let before = f.event_count();
+    f.shop
+        .pets()
+        .delete(OPERATOR, rex.id, Always)
+        .must("delete");
+    f.shop
+        .categories()
+        .delete(OPERATOR, f.dogs, Always)
+        .must("delete category");
+    assert_eq!(
+        f.event_types_after(before),
+        vec![PetDeleted, CategoryDeleted]
+    );
+
+    let feed = f.shop.events();
+    let events = feed
+        .after(OPERATOR, None, PageSize::new(100).must("size"))
+        .must("read events");
+    assert!(events.windows(2).all(|w| w[0].id < w[1].id), "ids increase");
+    assert_eq!(
+        feed.last_id(OPERATOR).must("the latest id"),
+        events.last().map(|e| e.id)
+    );
+    assert!(
+        events.iter().all(|e| e.time == start_time()),
+        "times come from the clock"
+    );
+    let placed = events
+        .iter()
+        .find(|e| e.event_type == OrderPlaced)
+        .must("an order.placed event");
+    assert_eq!(placed.subject, format!("store/orders/{}", order.id));
+    assert_eq!(placed.data["petId"], serde_json::json!(rex.id.get()));
+    let after_third = feed
+        .after(OPERATOR, Some(events[2].id), PageSize::new(2).must("size"))
+        .must("read a page of events");
+    assert_eq!(after_third, events[3..5].to_vec());
+}

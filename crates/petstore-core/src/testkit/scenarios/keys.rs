@@ -1,0 +1,113 @@
+//! API keys: authentication, revocation and the bootstrap admin keys.
+
+use super::{Fixture, OPERATOR, code, new_key, secret, start_time};
+use crate::testkit::Must;
+use crate::{Always, ApiKey, Bootstrap, Caller, KeyId, KeyQuery, KeySecret, Role, Store};
+
+/// A key authenticates as its role until revoked; a wrong secret with the same prefix, and a
+/// revoked key, authenticate nothing; secrets are stored only as hashes; a key cannot revoke
+/// itself.
+pub fn keys_authenticate_until_revoked<S: Store>(store: S) {
+    let f = Fixture::new(store);
+    let keys = f.shop.keys();
+    let alice_secret = secret(1);
+    let alice = keys
+        .create(OPERATOR, new_key("Alice", Role::Customer), &alice_secret)
+        .must("create a key");
+    assert_eq!(
+        (alice.role, alice.prefix.as_str(), alice.revoked_at),
+        (Role::Customer, alice_secret.prefix(), None)
+    );
+    assert_eq!(alice.created_at, start_time());
+    assert_eq!(
+        keys.authenticate(&alice_secret).must("authenticate"),
+        Some(Caller::key_holder(alice.id, Role::Customer))
+    );
+    // Same prefix, different secret: not Alice.
+    let mut forged = alice_secret.reveal().to_owned();
+    forged.pop();
+    forged.push('x');
+    let forged = KeySecret::parse(&forged).must("a well-formed secret");
+    assert_eq!(keys.authenticate(&forged).must("authenticate"), None);
+    assert_eq!(keys.authenticate(&secret(9)).must("authenticate"), None);
+
+    let stored = f
+        .shop
+        .store()
+        .read(|s| s.keys_with_prefix(alice_secret.prefix()))
+        .must("read keys");
+    assert_eq!(stored.len(), 1);
+    assert_eq!(stored[0].hash, alice_secret.hash(), "only the hash is kept");
+
+    // Even with the admin's role, the key is refused its own revocation.
+    assert_eq!(
+        code(keys.revoke(Caller::key_holder(alice.id, Role::Admin), alice.id, Always)),
+        "invalid_transition",
+        "a key cannot revoke itself"
+    );
+    assert!(
+        keys.authenticate(&alice_secret)
+            .must("authenticate")
+            .is_some()
+    );
+    keys.revoke(OPERATOR, alice.id, Always).must("revoke");
+    keys.revoke(OPERATOR, alice.id, Always)
+        .must("revoking again changes nothing");
+    assert_eq!(keys.authenticate(&alice_secret).must("authenticate"), None);
+    let listed = keys.list(OPERATOR, &KeyQuery::default()).must("list keys");
+    assert_eq!(listed.items.len(), 1);
+    assert_eq!(
+        listed.items[0].revoked_at,
+        Some(start_time()),
+        "a revoked key stays listed"
+    );
+    assert_eq!(
+        code(keys.revoke(OPERATOR, KeyId::new(99).must("id"), Always)),
+        "not_found"
+    );
+}
+
+/// The bootstrap admin key is created only while no admin key is active, and the first
+/// admin key only while there is no key at all.
+pub fn admin_keys_are_bootstrapped_once<S: Store>(store: S) {
+    use Bootstrap::{OnFirstStart, WhileNoAdminIsActive};
+    let f = Fixture::new(store);
+    let keys = f.shop.keys();
+    let first = keys.bootstrap(&secret(1), OnFirstStart).must("first start");
+    let first: ApiKey = first.must("a first admin key on an empty store");
+    assert_eq!(first.role, Role::Admin);
+    assert_eq!(
+        keys.bootstrap(&secret(2), OnFirstStart)
+            .must("second start"),
+        None
+    );
+    assert_eq!(
+        keys.bootstrap(&secret(3), WhileNoAdminIsActive)
+            .must("bootstrap"),
+        None,
+        "an admin is active"
+    );
+
+    keys.revoke(OPERATOR, first.id, Always)
+        .must("revoke the only admin");
+    let staff = keys
+        .create(OPERATOR, new_key("Clerk", Role::Staff), &secret(4))
+        .must("create staff");
+    assert_eq!(
+        keys.bootstrap(&secret(5), OnFirstStart).must("a start"),
+        None,
+        "keys exist"
+    );
+    let bootstrap = keys
+        .bootstrap(&secret(6), WhileNoAdminIsActive)
+        .must("bootstrap")
+        .must("no admin is active");
+    assert_eq!(bootstrap.role, Role::Admin);
+    assert!(bootstrap.id > staff.id);
+    assert_eq!(
+        keys.authenticate(&secret(6))
+            .must("authenticate")
+            .map(Caller::role),
+        Some(Role::Admin)
+    );
+}

@@ -1,0 +1,230 @@
+//! Categories and pets, in the `categories` and `pets` tables.
+
+use super::SqliteTx;
+use super::{convert, convert_one, exactly_one, probe, refuse};
+use crate::error::{QueryResultExt, Rule, StoreError, Violation};
+use crate::rows::{CategoryRow, CategoryValues, PetRow, PetValues};
+use crate::schema::{categories, pets};
+use diesel::prelude::*;
+use petstore_core::{CatalogueReader, CatalogueWriter};
+use petstore_core::{
+    Category, CategoryId, CategoryQuery, DomainError, Name, NewCategory, NewPet, Pet, PetId,
+    PetQuery, RepoResult, fold_case,
+};
+
+impl CatalogueReader for SqliteTx<'_> {
+    fn category(&mut self, id: CategoryId) -> RepoResult<Option<Category>> {
+        let row = categories::table
+            .find(id.get())
+            .select(CategoryRow::as_select())
+            .first(self.conn)
+            .optional()
+            .or_storage()?;
+        convert_one(row)
+    }
+
+    fn category_named(&mut self, name: &Name) -> RepoResult<Option<Category>> {
+        let row = categories::table
+            .filter(categories::name_key.eq(fold_case(name.as_str())))
+            .select(CategoryRow::as_select())
+            .first(self.conn)
+            .optional()
+            .or_storage()?;
+        convert_one(row)
+    }
+
+    fn categories(&mut self, query: &CategoryQuery) -> RepoResult<Vec<Category>> {
+        let after = query.after.map_or(0, CategoryId::get);
+        let rows = categories::table
+            .filter(categories::id.gt(after))
+            .order(categories::id.asc())
+            .limit(probe(query.limit))
+            .select(CategoryRow::as_select())
+            .load(self.conn)
+            .or_storage()?;
+        convert(rows)
+    }
+
+    fn category_has_pets(&mut self, id: CategoryId) -> RepoResult<bool> {
+        diesel::select(diesel::dsl::exists(
+            pets::table.filter(pets::category_id.eq(id.get())),
+        ))
+        .get_result(self.conn)
+        .or_storage()
+    }
+
+    fn pet(&mut self, id: PetId) -> RepoResult<Option<Pet>> {
+        let row: Option<PetRow> = pets::table
+            .find(id.get())
+            .select(PetRow::as_select())
+            .first(self.conn)
+            .optional()
+            .or_storage()?;
+        Ok(row.map(|r| r.pet()).transpose()?)
+    }
+
+    fn pets(&mut self, query: &PetQuery) -> RepoResult<Vec<Pet>> {
+        let rows = self.pet_rows(query)?;
+        Ok(rows.iter().map(PetRow::pet).collect::<Result<_, _>>()?)
+    }
+}
+
+impl CatalogueWriter for SqliteTx<'_> {
+    fn insert_category(&mut self, new: &NewCategory) -> RepoResult<Category> {
+        let id: i64 = diesel::insert_into(categories::table)
+            .values(category_values(&new.name, new.description.as_ref()))
+            .returning(categories::id)
+            .get_result(self.conn)
+            .map_err(|e| refuse(e, |v| name_taken(v, &new.name)))?;
+        Ok(Category {
+            id: CategoryId::new(id).map_err(|e| StoreError::Corrupt(e.to_string()))?,
+            name: new.name.clone(),
+            description: new.description.clone(),
+        })
+    }
+
+    fn update_category(&mut self, category: &Category) -> RepoResult<()> {
+        let affected = diesel::update(categories::table.find(category.id.get()))
+            .set(category_values(
+                &category.name,
+                category.description.as_ref(),
+            ))
+            .execute(self.conn)
+            .map_err(|e| refuse(e, |v| name_taken(v, &category.name)))?;
+        exactly_one(affected, "category", category.id.get())
+    }
+
+    fn delete_category(&mut self, id: CategoryId) -> RepoResult<()> {
+        let affected = diesel::delete(categories::table.find(id.get()))
+            .execute(self.conn)
+            .map_err(|e| {
+                refuse(e, |v| {
+                    (v == Violation::ForeignKey).then_some(DomainError::CategoryInUse { id })
+                })
+            })?;
+        exactly_one(affected, "category", id.get())
+    }
+
+    fn insert_pet(&mut self, new: &NewPet) -> RepoResult<Pet> {
+        let id: i64 = diesel::insert_into(pets::table)
+            .values(pet_values(&new.name, new.category_id, new.status))
+            .returning(pets::id)
+            .get_result(self.conn)
+            .map_err(|e| refuse(e, |v| unknown_category(v, new.category_id)))?;
+        Ok(Pet {
+            id: PetId::new(id).map_err(|e| StoreError::Corrupt(e.to_string()))?,
+            name: new.name.clone(),
+            category_id: new.category_id,
+            status: new.status,
+        })
+    }
+
+    fn update_pet(&mut self, pet: &Pet) -> RepoResult<()> {
+        let affected = diesel::update(pets::table.find(pet.id.get()))
+            .set(pet_values(&pet.name, pet.category_id, pet.status))
+            .execute(self.conn)
+            .map_err(|e| refuse(e, |v| unknown_category(v, pet.category_id)))?;
+        exactly_one(affected, "pet", pet.id.get())
+    }
+
+    fn delete_pet(&mut self, id: PetId) -> RepoResult<()> {
+        let affected = diesel::delete(pets::table.find(id.get()))
+            .execute(self.conn)
+            .map_err(|e| {
+                refuse(e, |v| {
+                    (v == Violation::Rule(Rule::PetHasOpenOrders))
+                        .then_some(DomainError::PetHasOpenOrders { id })
+                })
+            })?;
+        exactly_one(affected, "pet", id.get())
+    }
+}
+
+impl SqliteTx<'_> {
+    pub(super) fn pet_rows(&mut self, query: &PetQuery) -> RepoResult<Vec<PetRow>> {
+        let mut sql = pets::table
+            .select(PetRow::as_select())
+            .order(pets::id.asc())
+            .limit(probe(query.limit))
+            .into_boxed();
+        if let Some(after) = query.after {
+            sql = sql.filter(pets::id.gt(after.get()));
+        }
+        if let Some(status) = query.status {
+            sql = sql.filter(pets::status.eq(status.as_str()));
+        }
+        if let Some(category) = query.category_id {
+            sql = sql.filter(pets::category_id.eq(category.get()));
+        }
+        if !query.ids.is_empty() {
+            sql = sql.filter(pets::id.eq_any(query.ids.iter().map(|id| id.get())));
+        }
+        if let Some(needle) = &query.name_contains {
+            sql = sql.filter(
+                pets::name_key
+                    .like(contains_pattern(&fold_case(needle)))
+                    .escape('\\'),
+            );
+        }
+        sql.load(self.conn).or_storage()
+    }
+}
+
+/// A LIKE pattern matching `needle` anywhere, with LIKE's wildcards in it taken literally.
+fn contains_pattern(needle: &str) -> String {
+    let mut pattern = String::with_capacity(needle.len() + 2);
+    pattern.push('%');
+    for c in needle.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern.push('%');
+    pattern
+}
+
+fn category_values<'a>(
+    name: &'a Name,
+    description: Option<&'a petstore_core::Description>,
+) -> CategoryValues<'a> {
+    CategoryValues {
+        name: name.as_str(),
+        name_key: fold_case(name.as_str()),
+        description: description.map(petstore_core::Description::as_str),
+    }
+}
+
+fn pet_values(
+    name: &Name,
+    category_id: CategoryId,
+    status: petstore_core::PetStatus,
+) -> PetValues<'_> {
+    PetValues {
+        name: name.as_str(),
+        name_key: fold_case(name.as_str()),
+        category_id: category_id.get(),
+        status: status.as_str(),
+    }
+}
+
+fn name_taken(violation: Violation, name: &Name) -> Option<DomainError> {
+    (violation == Violation::Unique).then(|| DomainError::CategoryExists {
+        name: name.as_str().to_owned(),
+    })
+}
+
+fn unknown_category(violation: Violation, id: CategoryId) -> Option<DomainError> {
+    (violation == Violation::ForeignKey).then_some(DomainError::UnknownCategory { id })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::contains_pattern;
+
+    #[test]
+    fn like_wildcards_in_a_search_are_taken_literally() {
+        assert_eq!(contains_pattern("rex"), "%rex%");
+        assert_eq!(contains_pattern("100%_\\"), "%100\\%\\_\\\\%");
+    }
+}

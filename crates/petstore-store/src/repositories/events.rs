@@ -1,0 +1,57 @@
+//! The outbox and the feed, in the `events` table.
+
+use super::SqliteTx;
+use super::convert;
+use crate::error::{QueryResultExt, StoreError};
+use crate::rows::{EventRow, NewEventRow, format_time};
+use crate::schema::events;
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use petstore_core::{DomainEvent, Event, EventId, RepoResult};
+use petstore_core::{EventReader, EventWriter};
+
+impl EventReader for SqliteTx<'_> {
+    fn events_after(&mut self, after: Option<EventId>, limit: u32) -> RepoResult<Vec<Event>> {
+        let rows = events::table
+            .filter(events::id.gt(after.map_or(0, EventId::get)))
+            .order(events::id.asc())
+            .limit(i64::from(limit))
+            .select(EventRow::as_select())
+            .load(self.conn)
+            .or_storage()?;
+        convert(rows)
+    }
+
+    fn last_event_id(&mut self) -> RepoResult<Option<EventId>> {
+        let last: Option<i64> = events::table
+            .select(diesel::dsl::max(events::id))
+            .first(self.conn)
+            .or_storage()?;
+        last.map(EventId::new)
+            .transpose()
+            .map_err(|e| StoreError::Corrupt(e.to_string()).into())
+    }
+}
+
+impl EventWriter for SqliteTx<'_> {
+    fn append_events(&mut self, time: DateTime<Utc>, events: &[DomainEvent]) -> RepoResult<()> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        let time = format_time(time);
+        let rows: Vec<NewEventRow<'_>> = events
+            .iter()
+            .map(|event| NewEventRow {
+                time: &time,
+                event_type: event.event_type().as_str(),
+                subject: event.subject(),
+                data: event.data().to_string(),
+            })
+            .collect();
+        diesel::insert_into(events::table)
+            .values(&rows)
+            .execute(self.conn)
+            .or_storage()?;
+        Ok(())
+    }
+}

@@ -1,0 +1,45 @@
+//! Stock levels: a column of `pets`, so a pet and its stock change in one row.
+
+use super::SqliteTx;
+use super::exactly_one;
+use crate::error::QueryResultExt;
+use crate::rows::PetRow;
+use crate::schema::pets;
+use diesel::prelude::*;
+use petstore_core::{InventoryItem, InventoryQuery, PetId, PetQuery, RepoResult, Stock};
+use petstore_core::{InventoryReader, InventoryWriter};
+
+impl InventoryReader for SqliteTx<'_> {
+    fn inventory_item(&mut self, pet_id: PetId) -> RepoResult<Option<InventoryItem>> {
+        let row: Option<PetRow> = pets::table
+            .find(pet_id.get())
+            .select(PetRow::as_select())
+            .first(self.conn)
+            .optional()
+            .or_storage()?;
+        Ok(row.map(|r| r.inventory_item()).transpose()?)
+    }
+
+    fn inventory(&mut self, query: &InventoryQuery) -> RepoResult<Vec<InventoryItem>> {
+        let rows = self.pet_rows(&PetQuery {
+            status: query.status,
+            after: query.after,
+            limit: query.limit,
+            ..PetQuery::default()
+        })?;
+        Ok(rows
+            .iter()
+            .map(PetRow::inventory_item)
+            .collect::<Result<_, _>>()?)
+    }
+}
+
+impl InventoryWriter for SqliteTx<'_> {
+    fn set_stock(&mut self, pet_id: PetId, stock: Stock) -> RepoResult<()> {
+        let affected = diesel::update(pets::table.find(pet_id.get()))
+            .set(pets::stock.eq(i64::from(stock.get())))
+            .execute(self.conn)
+            .or_storage()?;
+        exactly_one(affected, "pet", pet_id.get())
+    }
+}
