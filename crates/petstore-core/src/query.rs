@@ -6,7 +6,8 @@
 
 use crate::ids::{CategoryId, OwnerId, PetId};
 use crate::model::PetStatus;
-use crate::values::PageSize;
+use crate::validation::ValidationError;
+use crate::values::{Name, PageSize};
 
 /// Filters and position for listing pets. Filters combine with AND.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -24,6 +25,48 @@ pub struct PetQuery {
     pub after: Option<PetId>,
     /// Page size.
     pub limit: PageSize,
+}
+
+impl PetQuery {
+    /// The most ids one query may name.
+    pub const MAX_IDS: usize = 100;
+
+    /// The first page of the pets matching these filters, if the filters are within bounds:
+    /// at most [`MAX_IDS`](Self::MAX_IDS) ids, and a name search no longer than a name can be.
+    pub fn new(
+        status: Option<PetStatus>,
+        category_id: Option<CategoryId>,
+        name_contains: Option<String>,
+        ids: Vec<PetId>,
+    ) -> Result<Self, ValidationError> {
+        if ids.len() > Self::MAX_IDS {
+            return Err(ValidationError::new("id", "at most 100 ids at once"));
+        }
+        if name_contains
+            .as_ref()
+            .is_some_and(|name| name.chars().count() > Name::MAX_CHARS)
+        {
+            return Err(ValidationError::new("name", "at most 100 characters"));
+        }
+        Ok(Self {
+            status,
+            category_id,
+            name_contains,
+            ids,
+            after: None,
+            limit: PageSize::default(),
+        })
+    }
+
+    /// The same query, for the page of `limit` pets after `after`.
+    #[must_use]
+    pub fn page(self, after: Option<PetId>, limit: PageSize) -> Self {
+        Self {
+            after,
+            limit,
+            ..self
+        }
+    }
 }
 
 /// Position for listing categories.
@@ -142,6 +185,21 @@ mod tests {
         assert!(!OrderScope::OwnedBy(me).allows(Some(other)));
         assert!(!OrderScope::OwnedBy(me).allows(None));
         assert!(OrderScope::All.allows(None));
+    }
+
+    #[test]
+    fn pet_filters_are_bounded() {
+        let ids = |n: i64| {
+            (1..=n)
+                .map(|id| PetId::new(id).unwrap())
+                .collect::<Vec<_>>()
+        };
+        assert!(PetQuery::new(None, None, None, ids(100)).is_ok());
+        let too_many = PetQuery::new(None, None, None, ids(101)).unwrap_err();
+        assert_eq!(too_many.field, "id");
+        assert!(PetQuery::new(None, None, Some("é".repeat(100)), Vec::new()).is_ok());
+        let too_long = PetQuery::new(None, None, Some("é".repeat(101)), Vec::new()).unwrap_err();
+        assert_eq!(too_long.field, "name");
     }
 
     #[test]

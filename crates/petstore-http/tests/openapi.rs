@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use petstore_core::{Name, PetQuery};
 use petstore_http::openapi::document;
 use petstore_http::pagination::CURSOR_PATTERN;
 use serde_json::{Value, json};
@@ -205,4 +206,7 @@ fn bounds_are_in_the_schemas() {
     };
     assert_eq!(param("limit")["schema"]["maximum"], 100);
     assert_eq!(param("cursor")["schema"]["pattern"], CURSOR_PATTERN);
+    // utoipa takes literals in these attributes: they must say what the domain enforces.
+    assert_eq!(param("id")["schema"]["maxItems"], PetQuery::MAX_IDS);
+    assert_eq!(param("name")["schema"]["maxLength"], Name::MAX_CHARS);
 }

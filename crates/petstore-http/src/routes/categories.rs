@@ -9,8 +9,8 @@ use crate::conditional::{
     record_created,
 };
 use crate::error::{ApiError, ErrorBody};
-use crate::extract::{JsonBody, PathId, QueryParams};
-use crate::pagination::{PageParams, Paging, page_response};
+use crate::extract::{JsonBody, PathId};
+use crate::pagination::{ListQuery, PageOnly, page_response};
 use crate::state::AppState;
 
 /// Lists categories by id.
@@ -19,9 +19,7 @@ use crate::state::AppState;
     path = "/categories",
     operation_id = "listCategories",
     tag = "categories",
-    params(
-        PageParams,
-    ),
+    params(PageOnly),
     security(("bearerAuth" = [])),
     responses(
         (status = 200, description = "A page of categories, by id.", body = Vec<Category>,
@@ -31,16 +29,14 @@ use crate::state::AppState;
 pub async fn list_categories(
     _caller: Auth<AnyKey>,
     state: web::Data<AppState>,
-    mut query: QueryParams,
+    ListQuery(params): ListQuery<PageOnly>,
 ) -> Result<HttpResponse, ApiError> {
-    let paging = Paging::<CategoryId>::take(&mut query)?;
-    query.finish()?;
     let list = CategoryQuery {
-        after: paging.after,
-        limit: paging.limit,
+        after: params.after()?,
+        limit: params.page_size(),
     };
     let page = state.run(move |shop| shop.categories().list(&list)).await?;
-    Ok(page_response("/v1/categories", &page, paging.limit, &[]))
+    Ok(page_response("/v1/categories", &page, list.limit, params))
 }
 
 /// Creates a category; names are unique regardless of case.

@@ -7,13 +7,15 @@
 use actix_web::http::header;
 use actix_web::{HttpResponse, web};
 use chrono::{DateTime, Utc};
-use petstore_core::{Caller, Event, EventId, EventType, PageSize};
-use serde::Serialize;
-use utoipa::ToSchema;
+use std::str::FromStr;
+
+use petstore_core::{Caller, Event, EventId, EventType, PageSize, ValidationError};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
 
 use crate::auth::{Auth, StaffOnly};
 use crate::error::ApiError;
-use crate::extract::QueryParams;
+use crate::pagination::ListQuery;
 use crate::state::AppState;
 
 /// A change, as a CloudEvents 1.0 event in the structured JSON format.
@@ -61,10 +63,7 @@ impl From<Event> for CloudEvent {
     path = "/events",
     operation_id = "listEvents",
     tag = "events",
-    params(
-        ("after" = Option<i64>, Query, minimum = 0, maximum = 9007199254740991_i64, description = "Only events with a larger id; 0 or absent for the first."),
-        ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "How many, 20 if not given."),
-    ),
+    params(ListEvents),
     security(("bearerAuth" = ["staff"])),
     responses(
         (status = 200, description = "Events, oldest first. When the page is full, `Link: rel=\"next\"` points after its last event; a follower polls that link.", body = Vec<CloudEvent>,
@@ -74,14 +73,10 @@ impl From<Event> for CloudEvent {
 pub async fn list_events(
     caller: Auth<StaffOnly>,
     state: web::Data<AppState>,
-    mut query: QueryParams,
+    ListQuery(params): ListQuery<ListEvents>,
 ) -> Result<HttpResponse, ApiError> {
-    let after = match query.take("after")? {
-        None => None,
-        Some(text) => parse_after(&text)?,
-    };
-    let limit = query.parse::<PageSize>("limit")?.unwrap_or_default();
-    query.finish()?;
+    let after = params.after.and_then(|FeedPosition(after)| after);
+    let limit = params.limit.unwrap_or_default();
     let events = state
         .run(move |shop| shop.events().after(caller.0, after, limit))
         .await?;
@@ -100,14 +95,35 @@ pub async fn list_events(
     Ok(response.json(events))
 }
 
-/// `after`: 0 means from the first event.
-fn parse_after(text: &str) -> Result<Option<EventId>, ApiError> {
-    if text == "0" {
-        return Ok(None);
+/// The parameters of `listEvents`. The feed pages by event id, not by cursor: a follower
+/// keeps the last id it saw.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ListEvents {
+    /// Only events with a larger id; 0 or absent for the first.
+    #[serde(default, deserialize_with = "crate::pagination::text::one")]
+    #[param(value_type = Option<i64>, minimum = 0, maximum = 9007199254740991_i64)]
+    after: Option<FeedPosition>,
+    /// How many, 20 if not given.
+    #[serde(default, deserialize_with = "crate::pagination::text::one")]
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 100)]
+    limit: Option<PageSize>,
+}
+
+/// A position in the feed: after this event id, or from the first event for 0.
+#[derive(Debug, Clone, Copy)]
+struct FeedPosition(Option<EventId>);
+
+impl FromStr for FeedPosition {
+    type Err = ValidationError;
+
+    fn from_str(text: &str) -> Result<Self, ValidationError> {
+        if text == "0" {
+            return Ok(FeedPosition(None));
+        }
+        text.parse::<EventId>().map(|id| FeedPosition(Some(id)))
     }
-    text.parse::<EventId>()
-        .map(Some)
-        .map_err(|e| ApiError::invalid_parameter(format!("after: {}", e.reason)))
 }
 
 /// How often an open stream looks for new events when there were none.
@@ -159,8 +175,9 @@ pub async fn stream_events(
             let text = value
                 .to_str()
                 .map_err(|_| ApiError::invalid_parameter("Last-Event-ID: not an event id"))?;
-            parse_after(text)
+            text.parse::<FeedPosition>()
                 .map_err(|_| ApiError::invalid_parameter("Last-Event-ID: not an event id"))?
+                .0
         }
         None => {
             state

@@ -6,9 +6,22 @@ use petstore_core::{InventoryItem, InventoryQuery, InventoryUpdate, PetId, PetSt
 use crate::auth::{AnyKey, Auth, StaffOnly};
 use crate::conditional::{IfMatch, IfNoneMatch, changed_response, read_response};
 use crate::error::ApiError;
-use crate::extract::{JsonBody, PathId, QueryParams};
-use crate::pagination::{PageParams, Paging, page_response};
+use crate::extract::{JsonBody, PathId};
+use crate::pagination::{ListQuery, list_params, page_response};
 use crate::state::AppState;
+
+list_params! {
+    /// The parameters of `listInventory`.
+    pub struct ListInventory {
+        /// Only pets with this status.
+        #[serde(
+            default,
+            deserialize_with = "crate::pagination::text::one",
+            skip_serializing_if = "Option::is_none"
+        )]
+        pub status: Option<PetStatus>,
+    }
+}
 
 /// Lists every pet's stock, by pet id.
 #[utoipa::path(
@@ -16,10 +29,7 @@ use crate::state::AppState;
     path = "/inventory",
     operation_id = "listInventory",
     tag = "inventory",
-    params(
-        PageParams,
-        ("status" = Option<PetStatus>, Query, description = "Only pets with this status."),
-    ),
+    params(ListInventory),
     security(("bearerAuth" = [])),
     responses(
         (status = 200, description = "A page of inventory entries, by pet id.", body = Vec<InventoryItem>,
@@ -29,24 +39,15 @@ use crate::state::AppState;
 pub async fn list_inventory(
     _caller: Auth<AnyKey>,
     state: web::Data<AppState>,
-    mut query: QueryParams,
+    ListQuery(params): ListQuery<ListInventory>,
 ) -> Result<HttpResponse, ApiError> {
-    let paging = Paging::<PetId>::take(&mut query)?;
-    let status = query.parse::<PetStatus>("status")?;
-    query.finish()?;
-    let filters: Vec<(&str, String)> = status.iter().map(|s| ("status", s.to_string())).collect();
     let list = InventoryQuery {
-        status,
-        after: paging.after,
-        limit: paging.limit,
+        status: params.status,
+        after: params.after()?,
+        limit: params.page_size(),
     };
     let page = state.run(move |shop| shop.inventory().list(&list)).await?;
-    Ok(page_response(
-        "/v1/inventory",
-        &page,
-        paging.limit,
-        &filters,
-    ))
+    Ok(page_response("/v1/inventory", &page, list.limit, params))
 }
 
 /// Reads one pet's stock.

@@ -9,8 +9,8 @@ use utoipa::ToSchema;
 use crate::auth::{AdminOnly, Auth, generate_secret};
 use crate::conditional::{IdempotencyHeader, IfMatch, IfNoneMatch, read_response};
 use crate::error::{ApiError, ErrorBody};
-use crate::extract::{JsonBody, PathId, QueryParams};
-use crate::pagination::{PageParams, Paging, page_response};
+use crate::extract::{JsonBody, PathId};
+use crate::pagination::{ListQuery, PageOnly, page_response};
 use crate::routes::created;
 use crate::state::AppState;
 
@@ -39,9 +39,7 @@ pub struct CreatedApiKey {
     path = "/keys",
     operation_id = "listKeys",
     tag = "keys",
-    params(
-        PageParams,
-    ),
+    params(PageOnly),
     security(("bearerAuth" = ["admin"])),
     responses(
         (status = 200, description = "A page of keys, by id.", body = Vec<ApiKey>,
@@ -51,18 +49,16 @@ pub struct CreatedApiKey {
 pub async fn list_keys(
     caller: Auth<AdminOnly>,
     state: web::Data<AppState>,
-    mut query: QueryParams,
+    ListQuery(params): ListQuery<PageOnly>,
 ) -> Result<HttpResponse, ApiError> {
-    let paging = Paging::<KeyId>::take(&mut query)?;
-    query.finish()?;
     let list = KeyQuery {
-        after: paging.after,
-        limit: paging.limit,
+        after: params.after()?,
+        limit: params.page_size(),
     };
     let page = state
         .run(move |shop| shop.keys().list(caller.0, &list))
         .await?;
-    Ok(page_response("/v1/keys", &page, paging.limit, &[]))
+    Ok(page_response("/v1/keys", &page, list.limit, params))
 }
 
 /// Creates a key. The answer is the only place its secret ever appears.

@@ -13,9 +13,29 @@ use crate::conditional::{
     record_created,
 };
 use crate::error::{ApiError, ErrorBody};
-use crate::extract::{JsonBody, PathId, QueryParams};
-use crate::pagination::{PageParams, Paging, page_response};
+use crate::extract::{JsonBody, PathId};
+use crate::pagination::{ListQuery, list_params, page_response};
 use crate::state::AppState;
+
+list_params! {
+    /// The parameters of `listOrders`.
+    pub struct ListOrders {
+        /// Only orders for this pet.
+        #[serde(
+            default,
+            deserialize_with = "crate::pagination::text::one",
+            skip_serializing_if = "Option::is_none"
+        )]
+        pub pet_id: Option<PetId>,
+        /// Only complete (`true`) or open (`false`) orders.
+        #[serde(
+            default,
+            deserialize_with = "crate::pagination::text::flag",
+            skip_serializing_if = "Option::is_none"
+        )]
+        pub complete: Option<bool>,
+    }
+}
 
 /// Lists orders by id.
 #[utoipa::path(
@@ -23,11 +43,7 @@ use crate::state::AppState;
     path = "/store/orders",
     operation_id = "listOrders",
     tag = "store",
-    params(
-        PageParams,
-        ("petId" = Option<PetId>, Query, description = "Only orders for this pet."),
-        ("complete" = Option<bool>, Query, description = "Only complete (`true`) or open (`false`) orders."),
-    ),
+    params(ListOrders),
     security(("bearerAuth" = [])),
     responses(
         (status = 200, description = "A page of orders, by id.", body = Vec<Order>,
@@ -37,35 +53,19 @@ use crate::state::AppState;
 pub async fn list_orders(
     caller: Auth<AnyKey>,
     state: web::Data<AppState>,
-    mut query: QueryParams,
+    ListQuery(params): ListQuery<ListOrders>,
 ) -> Result<HttpResponse, ApiError> {
-    let paging = Paging::<OrderId>::take(&mut query)?;
-    let pet_id = query.parse::<PetId>("petId")?;
-    let complete = query.parse_bool("complete")?;
-    query.finish()?;
-    let mut filters = Vec::new();
-    if let Some(pet) = pet_id {
-        filters.push(("petId", pet.to_string()));
-    }
-    if let Some(complete) = complete {
-        filters.push(("complete", complete.to_string()));
-    }
     let list = OrderQuery {
-        pet_id,
-        complete,
-        after: paging.after,
-        limit: paging.limit,
+        pet_id: params.pet_id,
+        complete: params.complete,
+        after: params.after()?,
+        limit: params.page_size(),
         owner: None,
     };
     let page = state
         .run(move |shop| shop.orders().list(caller.0, &list))
         .await?;
-    Ok(page_response(
-        "/v1/store/orders",
-        &page,
-        paging.limit,
-        &filters,
-    ))
+    Ok(page_response("/v1/store/orders", &page, list.limit, params))
 }
 
 /// Places an order: its units leave stock at once.

@@ -4,7 +4,7 @@ use actix_web::http::StatusCode;
 use actix_web::http::header::{HeaderMap, HeaderName, HeaderValue};
 use actix_web::{HttpResponse, ResponseError, web};
 use chrono::{DateTime, TimeZone, Utc};
-use petstore_core::{CategoryId, Idempotent, Name, NewPet, Pet, PetId, PetQuery, PetStatus};
+use petstore_core::{CategoryId, Idempotent, NewPet, Pet, PetId, PetQuery, PetStatus};
 
 use crate::auth::{AnyKey, Auth, StaffOnly};
 use crate::conditional::{
@@ -12,12 +12,41 @@ use crate::conditional::{
     record_created,
 };
 use crate::error::{ApiError, ErrorBody, ErrorCode};
-use crate::extract::{JsonBody, PathId, QueryParams};
-use crate::pagination::{PageParams, Paging, page_response};
+use crate::extract::{JsonBody, PathId};
+use crate::pagination::{ListQuery, list_params, page_response};
 use crate::state::AppState;
 
-/// The most ids one `id` filter may list.
-const MAX_IDS: usize = 100;
+list_params! {
+    /// The parameters of `listPets`; `PetQuery::new` bounds them.
+    pub struct ListPets {
+        /// Only pets with this status.
+        #[serde(
+            default,
+            deserialize_with = "crate::pagination::text::one",
+            skip_serializing_if = "Option::is_none"
+        )]
+        pub status: Option<PetStatus>,
+        /// Only pets in this category.
+        #[serde(
+            default,
+            deserialize_with = "crate::pagination::text::one",
+            skip_serializing_if = "Option::is_none"
+        )]
+        pub category_id: Option<CategoryId>,
+        /// Only pets whose name contains this text, ignoring case.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[param(max_length = 100)]
+        pub name: Option<String>,
+        /// Only these pets (repeat the parameter for several).
+        #[serde(
+            default,
+            deserialize_with = "crate::pagination::text::all",
+            skip_serializing_if = "Vec::is_empty"
+        )]
+        #[param(value_type = Option<Vec<PetId>>, max_items = 100, style = Form, explode)]
+        pub id: Vec<PetId>,
+    }
+}
 
 /// Lists pets by id, filtered.
 #[utoipa::path(
@@ -25,13 +54,7 @@ const MAX_IDS: usize = 100;
     path = "/pets",
     operation_id = "listPets",
     tag = "pets",
-    params(
-        PageParams,
-        ("status" = Option<PetStatus>, Query, description = "Only pets with this status."),
-        ("categoryId" = Option<CategoryId>, Query, description = "Only pets in this category."),
-        ("name" = Option<String>, Query, max_length = 100, description = "Only pets whose name contains this text, ignoring case."),
-        ("id" = Option<Vec<PetId>>, Query, max_items = 100, style = Form, explode, description = "Only these pets (repeat the parameter for several)."),
-    ),
+    params(ListPets),
     security(("bearerAuth" = [])),
     responses(
         (status = 200, description = "A page of pets, by id. A `Link` header points to the next page when there is one.", body = Vec<Pet>,
@@ -41,46 +64,19 @@ const MAX_IDS: usize = 100;
 pub async fn list_pets(
     _caller: Auth<AnyKey>,
     state: web::Data<AppState>,
-    mut query: QueryParams,
+    ListQuery(params): ListQuery<ListPets>,
 ) -> Result<HttpResponse, ApiError> {
-    let paging = Paging::<PetId>::take(&mut query)?;
-    let status = query.parse::<PetStatus>("status")?;
-    let category_id = query.parse::<CategoryId>("categoryId")?;
-    let name = query.take("name")?;
-    let ids = query.parse_all::<PetId>("id")?;
-    query.finish()?;
-    if ids.len() > MAX_IDS {
-        return Err(ApiError::invalid_parameter("id: at most 100 ids at once"));
-    }
-    if name
-        .as_ref()
-        .is_some_and(|n| n.chars().count() > Name::MAX_CHARS)
-    {
-        return Err(ApiError::invalid_parameter("name: at most 100 characters"));
-    }
-
-    let mut filters = Vec::new();
-    if let Some(status) = status {
-        filters.push(("status", status.to_string()));
-    }
-    if let Some(category) = category_id {
-        filters.push(("categoryId", category.to_string()));
-    }
-    if let Some(name) = &name {
-        filters.push(("name", name.clone()));
-    }
-    filters.extend(ids.iter().map(|id| ("id", id.to_string())));
-
-    let pet_query = PetQuery {
-        status,
-        category_id,
-        name_contains: name,
-        ids,
-        after: paging.after,
-        limit: paging.limit,
-    };
+    let pet_query = PetQuery::new(
+        params.status,
+        params.category_id,
+        params.name.clone(),
+        params.id.clone(),
+    )
+    .map_err(|e| ApiError::invalid_parameter(e.to_string()))?
+    .page(params.after()?, params.page_size());
+    let limit = pet_query.limit;
     let page = state.run(move |shop| shop.pets().list(&pet_query)).await?;
-    Ok(page_response("/v1/pets", &page, paging.limit, &filters))
+    Ok(page_response("/v1/pets", &page, limit, params))
 }
 
 /// Adds a pet to the catalogue, with no stock.

@@ -3,8 +3,8 @@
 use actix_web::{HttpResponse, web};
 use chrono::{DateTime, Utc};
 use petstore_core::{
-    DeliveryAttempt, DeliveryId, DeliveryQuery, DeliveryState, EventTypes, NewWebhook, Webhook,
-    WebhookId, WebhookQuery, WebhookSecret, WebhookUrl,
+    DeliveryAttempt, DeliveryQuery, DeliveryState, EventTypes, NewWebhook, Webhook, WebhookId,
+    WebhookQuery, WebhookSecret, WebhookUrl,
 };
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -12,8 +12,8 @@ use utoipa::ToSchema;
 use crate::auth::{AdminOnly, Auth, random_bytes};
 use crate::conditional::{IdempotencyHeader, IfMatch, IfNoneMatch, read_response};
 use crate::error::{ApiError, ErrorBody};
-use crate::extract::{JsonBody, PathId, QueryParams};
-use crate::pagination::{PageParams, Paging, page_response};
+use crate::extract::{JsonBody, PathId};
+use crate::pagination::{ListQuery, PageOnly, page_response};
 use crate::routes::created;
 use crate::state::AppState;
 
@@ -42,7 +42,7 @@ pub struct CreatedWebhook {
     path = "/webhooks",
     operation_id = "listWebhooks",
     tag = "webhooks",
-    params(PageParams),
+    params(PageOnly),
     security(("bearerAuth" = ["admin"])),
     responses(
         (status = 200, description = "A page of subscriptions, by id.", body = Vec<Webhook>,
@@ -52,18 +52,16 @@ pub struct CreatedWebhook {
 pub async fn list_webhooks(
     caller: Auth<AdminOnly>,
     state: web::Data<AppState>,
-    mut query: QueryParams,
+    ListQuery(params): ListQuery<PageOnly>,
 ) -> Result<HttpResponse, ApiError> {
-    let paging = Paging::<WebhookId>::take(&mut query)?;
-    query.finish()?;
     let list = WebhookQuery {
-        after: paging.after,
-        limit: paging.limit,
+        after: params.after()?,
+        limit: params.page_size(),
     };
     let page = state
         .run(move |shop| shop.webhooks().list(caller.0, &list))
         .await?;
-    Ok(page_response("/v1/webhooks", &page, paging.limit, &[]))
+    Ok(page_response("/v1/webhooks", &page, list.limit, params))
 }
 
 /// Subscribes a URL to event types. It receives the matching events recorded from now on,
@@ -165,7 +163,7 @@ pub async fn delete_webhook(
     tag = "webhooks",
     params(
         ("webhookId" = WebhookId, Path, description = "The subscription's id."),
-        PageParams,
+        PageOnly,
     ),
     security(("bearerAuth" = ["admin"])),
     responses(
@@ -177,21 +175,15 @@ pub async fn list_webhook_deliveries(
     caller: Auth<AdminOnly>,
     state: web::Data<AppState>,
     PathId(id): PathId<WebhookId>,
-    mut query: QueryParams,
+    ListQuery(params): ListQuery<PageOnly>,
 ) -> Result<HttpResponse, ApiError> {
-    let paging = Paging::<DeliveryId>::take(&mut query)?;
-    query.finish()?;
     let list = DeliveryQuery {
-        after: paging.after,
-        limit: paging.limit,
+        after: params.after()?,
+        limit: params.page_size(),
     };
     let page = state
         .run(move |shop| shop.webhooks().deliveries(caller.0, id, &list))
         .await?;
-    Ok(page_response(
-        &format!("/v1/webhooks/{id}/deliveries"),
-        &page,
-        paging.limit,
-        &[],
-    ))
+    let path = format!("/v1/webhooks/{id}/deliveries");
+    Ok(page_response(&path, &page, list.limit, params))
 }
