@@ -282,7 +282,12 @@ pub trait Store {
 
     /// Runs `work` in a write transaction, committed if it returns `Ok` and rolled back,
     /// leaving no trace, if it returns `Err` (or panics).
-    fn write<T>(&self, work: impl FnOnce(&mut dyn Transaction) -> RepoResult<T>) -> RepoResult<T>;
+    ///
+    /// `work` may run more than once: a store whose transactions can conflict (PostgreSQL's,
+    /// on a serialization failure or a deadlock) rolls back and runs it again on a fresh
+    /// transaction, so that a conflict never reaches the caller. It must do nothing outside
+    /// the transaction it is given.
+    fn write<T>(&self, work: impl FnMut(&mut dyn Transaction) -> RepoResult<T>) -> RepoResult<T>;
 }
 
 impl<S: Store + ?Sized> Store for &S {
@@ -290,7 +295,7 @@ impl<S: Store + ?Sized> Store for &S {
         (**self).read(work)
     }
 
-    fn write<T>(&self, work: impl FnOnce(&mut dyn Transaction) -> RepoResult<T>) -> RepoResult<T> {
+    fn write<T>(&self, work: impl FnMut(&mut dyn Transaction) -> RepoResult<T>) -> RepoResult<T> {
         (**self).write(work)
     }
 }
@@ -300,7 +305,7 @@ impl<S: Store + ?Sized> Store for std::sync::Arc<S> {
         (**self).read(work)
     }
 
-    fn write<T>(&self, work: impl FnOnce(&mut dyn Transaction) -> RepoResult<T>) -> RepoResult<T> {
+    fn write<T>(&self, work: impl FnMut(&mut dyn Transaction) -> RepoResult<T>) -> RepoResult<T> {
         (**self).write(work)
     }
 }

@@ -24,13 +24,8 @@
 
 mod config;
 mod error;
-mod repositories;
-mod rows;
-mod schema;
-mod store;
-mod writer;
+mod sqlite;
 
 pub use config::{Durability, StoreConfig};
 pub use error::StoreError;
-pub use store::{MIGRATIONS, PoolState, SqliteStore, connect, migrate};
-pub use writer::WriterStats;
+pub use sqlite::{MIGRATIONS, PoolState, SqliteStore, WriterStats, connect, migrate};

@@ -84,7 +84,10 @@ impl Store for InMemoryStore {
         work(&mut view)
     }
 
-    fn write<T>(&self, work: impl FnOnce(&mut dyn Transaction) -> RepoResult<T>) -> RepoResult<T> {
+    fn write<T>(
+        &self,
+        mut work: impl FnMut(&mut dyn Transaction) -> RepoResult<T>,
+    ) -> RepoResult<T> {
         let mut inner = self.lock();
         let mut draft = View {
             catalogue: inner.catalogue.clone(),

@@ -79,8 +79,8 @@ impl<S: Store, C: Clock> CategoryUseCases<'_, S, C> {
             }
             let replaced = Category {
                 id,
-                name: new.name,
-                description: new.description,
+                name: new.name.clone(),
+                description: new.description.clone(),
             };
             if replaced == current {
                 return Ok((replaced, Vec::new()));
@@ -163,7 +163,7 @@ impl<S: Store, C: Clock> PetUseCases<'_, S, C> {
             known_category(tx, new.category_id)?;
             let replaced = Pet {
                 id,
-                name: new.name,
+                name: new.name.clone(),
                 category_id: new.category_id,
                 status: new.status,
             };

@@ -118,7 +118,7 @@ impl<S: Store, C: Clock> Service<S, C> {
     /// Runs a write and records the events it returns in the same transaction.
     fn change<T>(
         &self,
-        work: impl FnOnce(&mut dyn Transaction) -> Result<(T, Vec<DomainEvent>), DomainError>,
+        mut work: impl FnMut(&mut dyn Transaction) -> Result<(T, Vec<DomainEvent>), DomainError>,
     ) -> Result<T, DomainError> {
         let time = self.clock.now();
         self.store.write(|tx| {
@@ -134,7 +134,7 @@ impl<S: Store, C: Clock> Service<S, C> {
         &self,
         caller: Caller,
         once: Option<Idempotent<'_, T>>,
-        work: impl FnOnce(&mut dyn Transaction) -> Result<(T, Vec<DomainEvent>), DomainError>,
+        mut work: impl FnMut(&mut dyn Transaction) -> Result<(T, Vec<DomainEvent>), DomainError>,
     ) -> Result<Outcome<T>, DomainError> {
         let Some(once) = once else {
             return self.change(work).map(Outcome::Done);

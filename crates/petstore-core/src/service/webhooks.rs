@@ -219,7 +219,7 @@ impl<S: Store, C: Clock> WebhookUseCases<'_, S, C> {
                 attempted_at: now,
                 outcome,
                 status_code: report.status_code,
-                error: report.error,
+                error: report.error.clone(),
                 next_attempt_at: state.next_attempt_at,
             };
             let recorded = tx.insert_delivery_attempt(&attempt)?;

@@ -38,7 +38,7 @@ impl Store for TempStore {
         self.store.read(work)
     }
 
-    fn write<T>(&self, work: impl FnOnce(&mut dyn Transaction) -> RepoResult<T>) -> RepoResult<T> {
+    fn write<T>(&self, work: impl FnMut(&mut dyn Transaction) -> RepoResult<T>) -> RepoResult<T> {
         self.store.write(work)
     }
 }

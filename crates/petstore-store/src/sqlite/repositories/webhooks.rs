@@ -12,8 +12,8 @@ use petstore_core::{
 
 use super::{SqliteTx, convert, convert_one, exactly_one, probe};
 use crate::error::{QueryResultExt, StoreError};
-use crate::rows::{corrupt, format_time, parse_time};
-use crate::schema::{webhook_deliveries, webhooks};
+use crate::sqlite::rows::{corrupt, format_time, parse_time};
+use crate::sqlite::schema::{webhook_deliveries, webhooks};
 
 #[derive(Debug, Queryable, Selectable)]
 #[diesel(table_name = webhooks, check_for_backend(Sqlite))]

@@ -3,8 +3,8 @@
 use super::SqliteTx;
 use super::convert_one;
 use crate::error::QueryResultExt;
-use crate::rows::{IdempotencyRow, NewIdempotencyRow, format_time};
-use crate::schema::idempotency_records;
+use crate::sqlite::rows::{IdempotencyRow, NewIdempotencyRow, format_time};
+use crate::sqlite::schema::idempotency_records;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use petstore_core::{IdempotencyReader, IdempotencyWriter};

@@ -3,8 +3,8 @@
 use super::SqliteTx;
 use super::{convert, convert_one, exactly_one, probe, refuse};
 use crate::error::{QueryResultExt, Rule, StoreError, Violation};
-use crate::rows::{NewOrderRow, OrderRow, format_time};
-use crate::schema::{orders, pets};
+use crate::sqlite::rows::{NewOrderRow, OrderRow, format_time};
+use crate::sqlite::schema::{orders, pets};
 use diesel::prelude::*;
 use petstore_core::{
     DomainError, NewOrder, Order, OrderId, OrderQuery, OwnerId, PetId, RepoResult,

@@ -3,8 +3,8 @@
 use super::SqliteTx;
 use super::{convert, convert_one, exactly_one, probe, refuse};
 use crate::error::{QueryResultExt, Rule, StoreError, Violation};
-use crate::rows::{CategoryRow, CategoryValues, PetRow, PetValues};
-use crate::schema::{categories, pets};
+use crate::sqlite::rows::{CategoryRow, CategoryValues, PetRow, PetValues};
+use crate::sqlite::schema::{categories, pets};
 use diesel::prelude::*;
 use petstore_core::{CatalogueReader, CatalogueWriter};
 use petstore_core::{

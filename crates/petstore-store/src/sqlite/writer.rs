@@ -28,8 +28,8 @@ use petstore_core::{DomainError, Failure, RepoResult, Transaction};
 
 use crate::config::StoreConfig;
 use crate::error::StoreError;
-use crate::repositories::SqliteTx;
-use crate::store::connect;
+use crate::sqlite::connect;
+use crate::sqlite::repositories::SqliteTx;
 
 /// Writes that may share one commit, at most.
 const MAX_BATCH: usize = 64;

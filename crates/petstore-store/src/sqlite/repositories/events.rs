@@ -3,8 +3,8 @@
 use super::SqliteTx;
 use super::convert;
 use crate::error::{QueryResultExt, StoreError};
-use crate::rows::{EventRow, NewEventRow, format_time};
-use crate::schema::events;
+use crate::sqlite::rows::{EventRow, NewEventRow, format_time};
+use crate::sqlite::schema::events;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use petstore_core::{DomainEvent, Event, EventId, RepoResult};

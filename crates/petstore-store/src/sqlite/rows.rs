@@ -15,7 +15,7 @@ use petstore_core::{
 use petstore_core::IdempotencyRecord;
 
 use crate::error::StoreError;
-use crate::schema::{api_keys, categories, events, idempotency_records, orders, pets};
+use crate::sqlite::schema::{api_keys, categories, events, idempotency_records, orders, pets};
 
 pub(crate) fn corrupt(table: &'static str, id: i64) -> impl Fn(ValidationError) -> StoreError {
     move |error| StoreError::Corrupt(format!("{table} row {id}: {error}"))

@@ -1,6 +1,6 @@
 //! The SQLite store: connection pools, pragmas, migrations and the unit of work.
 //!
-//! Writer strategy: one writer connection with group commit ([`writer`](crate::writer)).
+//! Writer strategy: one writer connection with group commit (`writer.rs`).
 //! SQLite allows one writer at a time anyway; with a single connection, writers queue (bounded
 //! by `connection_timeout`) instead of spinning on `SQLITE_BUSY`, and write transactions begin
 //! `IMMEDIATE`, taking the write lock before their first read, so a rule checked inside one
@@ -19,12 +19,19 @@ use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 use petstore_core::{DomainError, RepoResult, Snapshot, Store, Transaction};
 
 use crate::config::StoreConfig;
-use crate::error::StoreError;
-use crate::repositories::SqliteTx;
-use crate::writer::{GroupWriter, WriterStats};
 
-/// The SQL migrations in `migrations/`, compiled into the binary.
-pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations");
+mod repositories;
+mod rows;
+mod schema;
+mod writer;
+
+use crate::error::StoreError;
+use repositories::SqliteTx;
+use writer::GroupWriter;
+pub use writer::WriterStats;
+
+/// The SQLite migrations in `migrations/sqlite/`, compiled into the binary.
+pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/sqlite");
 
 type SqlitePool = Pool<ConnectionManager<SqliteConnection>>;
 
@@ -174,7 +181,7 @@ impl Store for SqliteStore {
         .map_err(DomainError::from)
     }
 
-    fn write<T>(&self, work: impl FnOnce(&mut dyn Transaction) -> RepoResult<T>) -> RepoResult<T> {
+    fn write<T>(&self, work: impl FnMut(&mut dyn Transaction) -> RepoResult<T>) -> RepoResult<T> {
         self.writer.write(work)
     }
 }

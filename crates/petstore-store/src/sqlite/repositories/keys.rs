@@ -3,8 +3,8 @@
 use super::SqliteTx;
 use super::{convert, convert_one, exactly_one, probe, refuse};
 use crate::error::{QueryResultExt, StoreError, Violation};
-use crate::rows::{KeyRow, NewKeyRow, format_time};
-use crate::schema::api_keys;
+use crate::sqlite::rows::{KeyRow, NewKeyRow, format_time};
+use crate::sqlite::schema::api_keys;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use petstore_core::{ApiKey, DomainError, KeyId, KeyQuery, NewApiKey, RepoResult, Role, StoredKey};

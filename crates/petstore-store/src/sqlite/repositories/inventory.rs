@@ -3,8 +3,8 @@
 use super::SqliteTx;
 use super::exactly_one;
 use crate::error::QueryResultExt;
-use crate::rows::PetRow;
-use crate::schema::pets;
+use crate::sqlite::rows::PetRow;
+use crate::sqlite::schema::pets;
 use diesel::prelude::*;
 use petstore_core::{InventoryItem, InventoryQuery, PetId, PetQuery, RepoResult, Stock};
 use petstore_core::{InventoryReader, InventoryWriter};
