@@ -10,10 +10,11 @@ import re
 import sys
 
 # MIT, Apache and BSD, and the licences that say the same in other words (ISC is BSD-2 in
-# fewer lines; Zlib, Unicode-3.0, BSL-1.0 and Unlicense ask even less).
+# fewer lines; Zlib, Unicode-3.0, BSL-1.0 and Unlicense ask even less; the PostgreSQL licence,
+# libpq's, compiled in by pq-src, is BSD-style: keep the notice, no warranty).
 ACCEPTED = {
     "MIT", "Apache-2.0", "BSD-2-Clause", "BSD-3-Clause", "ISC", "Zlib", "Unicode-3.0",
-    "BSL-1.0", "Unlicense", "CC0-1.0", "0BSD",
+    "BSL-1.0", "Unlicense", "CC0-1.0", "0BSD", "PostgreSQL",
     "Apache-2.0 WITH LLVM-exception",
 }
 

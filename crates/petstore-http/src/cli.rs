@@ -13,14 +13,15 @@ use petstore_core::{
     Always, Bootstrap, Caller, KeyId, KeyQuery, KeySecret, Name, NewApiKey, PageSize, RetryPolicy,
     Role, Service, Settings, SystemClock,
 };
-use petstore_store::{Durability, SqliteStore, StoreConfig};
+use petstore_store::{AnyStore, Database, Durability, StoreConfig};
 
 use crate::app::{DEFAULT_RATE, HttpLimits, app};
 use crate::auth::{RateLimits, generate_secret};
 use crate::delivery::DeliverySettings;
 use crate::state::AppState;
 
-/// The pet store service: a JSON HTTP API under /v1 on an embedded SQLite database.
+/// The pet store service: a JSON HTTP API under /v1 on an embedded SQLite database or on
+/// PostgreSQL.
 #[derive(Debug, Parser)]
 #[command(name = "petstore", version, about, long_about = None)]
 pub struct Cli {
@@ -87,14 +88,20 @@ fn parse_role(text: &str) -> Result<Role, String> {
 /// Where the database is.
 #[derive(Debug, Clone, Args)]
 pub struct DatabaseArgs {
-    /// The SQLite database file; created if missing.
+    /// The database: a SQLite file (created if missing), or a PostgreSQL database as a
+    /// `postgres://user@host:5432/name` URL (also `postgresql://`).
     #[arg(
         long,
         env = "PETSTORE_DATABASE",
         default_value = "petstore.db",
+        value_parser = parse_database,
         global = true
     )]
-    pub database: PathBuf,
+    pub database: Database,
+    /// Database connections: SQLite's readers (besides its one writer), or the size of
+    /// PostgreSQL's pool, which reads and writes share. Default: 4 on SQLite, 16 on PostgreSQL.
+    #[arg(long, env = "PETSTORE_DB_CONNECTIONS", global = true)]
+    pub db_connections: Option<u32>,
     /// When a commit is durable: `full` survives power loss, `normal` is faster and survives
     /// a crash of the process.
     #[arg(long, env = "PETSTORE_DURABILITY", value_enum, default_value_t = DurabilityArg::Full, global = true)]
@@ -196,10 +203,21 @@ impl WebhookArgs {
     }
 }
 
+fn parse_database(text: &str) -> Result<Database, String> {
+    if text.is_empty() {
+        return Err("give a SQLite file or a postgres:// URL".to_owned());
+    }
+    Ok(Database::parse(text))
+}
+
 impl DatabaseArgs {
     /// The store configuration these arguments describe.
     pub fn store_config(&self) -> StoreConfig {
-        let mut config = StoreConfig::new(&self.database);
+        let mut config = StoreConfig::for_database(self.database.clone());
+        config.readers = self.db_connections.unwrap_or(match self.database {
+            Database::Sqlite(_) => 4,
+            Database::Postgres(_) => 16,
+        });
         config.durability = match self.durability {
             DurabilityArg::Full => Durability::Full,
             DurabilityArg::Normal => Durability::Normal,
@@ -225,7 +243,7 @@ pub fn init_logging(format: LogFormat) {
 pub fn migrate(args: &DatabaseArgs) -> anyhow::Result<()> {
     let applied = petstore_store::migrate(&args.store_config())?;
     if applied.is_empty() {
-        tracing::info!(database = %args.database.display(), "the database is up to date");
+        tracing::info!(database = %args.database, "the database is up to date");
     }
     for version in applied {
         tracing::info!(%version, "migration applied");
@@ -270,7 +288,7 @@ async fn bootstrap_admin_key(state: &AppState) -> anyhow::Result<()> {
 
 /// `petstore keys …`.
 pub fn keys(action: KeysCommand, database: &DatabaseArgs) -> anyhow::Result<()> {
-    let store = SqliteStore::open(&database.store_config())?;
+    let store = AnyStore::open(&database.store_config())?;
     let shop = Service::new(store);
     // The command line is the operator at the machine: it needs no key and may do everything.
     let operator = Caller::Operator;
@@ -331,7 +349,7 @@ pub fn keys(action: KeysCommand, database: &DatabaseArgs) -> anyhow::Result<()> 
 pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let mut config = args.database.store_config();
     config.connection_timeout = Duration::from_millis(args.db_wait_ms);
-    let store = SqliteStore::open(&config)?;
+    let store = AnyStore::open(&config)?;
     let settings = Settings {
         allow_private_webhook_targets: args.webhooks.webhook_allow_private_targets,
     };
@@ -364,7 +382,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .bind(&args.bind)
         .with_context(|| format!("cannot listen on {}", args.bind))?;
     for address in server.addrs() {
-        tracing::info!(%address, database = %args.database.database.display(), "petstore listening");
+        tracing::info!(%address, database = %args.database.database, "petstore listening");
     }
     let server = server.run();
     let handle = server.handle();

@@ -5,15 +5,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use actix_web::web;
 use petstore_core::{Clock, DomainError, Service, Settings};
-use petstore_store::SqliteStore;
+use petstore_store::AnyStore;
 
 use crate::auth::KeyCache;
 use crate::delivery::DeliverySettings;
 use crate::error::ApiError;
 use crate::metrics::Metrics;
 
-/// The use cases as the HTTP layer runs them: on SQLite, with an injectable clock.
-pub type PetService = Service<SqliteStore, Arc<dyn Clock>>;
+/// The use cases as the HTTP layer runs them: on SQLite or PostgreSQL, with an injectable
+/// clock.
+pub type PetService = Service<AnyStore, Arc<dyn Clock>>;
 
 /// Shared by all workers and handlers; cheap to clone.
 #[derive(Clone)]
@@ -36,12 +37,12 @@ impl std::fmt::Debug for AppState {
 
 impl AppState {
     /// The state for a store and a clock (tests pass a `ManualClock`).
-    pub fn new(store: SqliteStore, clock: Arc<dyn Clock>) -> Self {
+    pub fn new(store: AnyStore, clock: Arc<dyn Clock>) -> Self {
         Self::with_settings(store, clock, Settings::default())
     }
 
     /// The state for a store, a clock and the operator's settings for the domain.
-    pub fn with_settings(store: SqliteStore, clock: Arc<dyn Clock>, settings: Settings) -> Self {
+    pub fn with_settings(store: AnyStore, clock: Arc<dyn Clock>, settings: Settings) -> Self {
         Self {
             service: Arc::new(
                 Service::with_clock(store, Arc::clone(&clock)).with_settings(settings),
@@ -91,7 +92,7 @@ impl AppState {
     }
 
     /// The store, for health checks.
-    pub fn store(&self) -> &SqliteStore {
+    pub fn store(&self) -> &AnyStore {
         self.service.store()
     }
 

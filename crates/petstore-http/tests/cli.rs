@@ -9,6 +9,7 @@ use std::net::TcpStream;
 use std::time::Duration;
 
 use binary::{petstore, serve};
+use petstore_store::testing::TestDatabase;
 
 fn is_generated_key(text: &str) -> bool {
     text.len() == 68 && text.starts_with("pst_") && text[4..].bytes().all(|b| b.is_ascii_hexdigit())
@@ -16,9 +17,8 @@ fn is_generated_key(text: &str) -> bool {
 
 #[test]
 fn keys_create_prints_the_key_and_nothing_else() {
-    let dir = tempfile::tempdir().unwrap();
-    let database = dir.path().join("cli.db");
-    let output = petstore(&database)
+    let database = TestDatabase::new("cli");
+    let output = petstore(database.arg())
         .args([
             "keys",
             "create",
@@ -39,26 +39,32 @@ fn keys_create_prints_the_key_and_nothing_else() {
     let stderr = String::from_utf8(output.stderr).unwrap();
     assert!(!stderr.contains(&key[12..]), "the secret is not logged");
 
-    let listed = petstore(&database).args(["keys", "list"]).output().unwrap();
+    let listed = petstore(database.arg())
+        .args(["keys", "list"])
+        .output()
+        .unwrap();
     let table = String::from_utf8(listed.stdout).unwrap();
     assert!(
         table.contains(&key[..12]) && table.contains("Warehouse sync") && table.contains("active")
     );
     assert!(!table.contains(&key[12..]));
 
-    let revoked = petstore(&database)
+    let revoked = petstore(database.arg())
         .args(["keys", "revoke", "1"])
         .output()
         .unwrap();
     assert!(revoked.status.success());
-    let listed = petstore(&database).args(["keys", "list"]).output().unwrap();
+    let listed = petstore(database.arg())
+        .args(["keys", "list"])
+        .output()
+        .unwrap();
     assert!(
         String::from_utf8(listed.stdout)
             .unwrap()
             .contains("revoked")
     );
 
-    let bad = petstore(&database)
+    let bad = petstore(database.arg())
         .args(["keys", "create", "--role", "root", "--name", "x"])
         .output()
         .unwrap();
@@ -67,10 +73,9 @@ fn keys_create_prints_the_key_and_nothing_else() {
 
 #[test]
 fn a_bootstrap_key_from_the_environment_becomes_an_admin_key() {
-    let dir = tempfile::tempdir().unwrap();
-    let database = dir.path().join("bootstrap.db");
+    let database = TestDatabase::new("bootstrap");
     let chosen = "deploy-secret-0123456789abcdef0123456789";
-    let server = serve(&database, Some(chosen));
+    let server = serve(database.arg(), Some(chosen));
     let reply = server.get("/v1/keys", chosen);
     assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
     let refused = server.get("/v1/keys", "some-other-secret-0123456789abcdef");
@@ -85,9 +90,8 @@ fn a_bootstrap_key_from_the_environment_becomes_an_admin_key() {
 
 #[test]
 fn a_first_start_prints_a_new_admin_key_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let database = dir.path().join("first.db");
-    let server = serve(&database, None);
+    let database = TestDatabase::new("first");
+    let server = serve(database.arg(), None);
     std::thread::sleep(Duration::from_millis(200));
     let (code, first_logs) = server.terminate();
     assert_eq!(code, Some(0));
@@ -99,7 +103,7 @@ fn a_first_start_prints_a_new_admin_key_once() {
     assert_eq!(printed.len(), 1, "{first_logs:?}");
     let key = printed[0].to_owned();
 
-    let server = serve(&database, None);
+    let server = serve(database.arg(), None);
     let reply = server.get("/v1/keys", &key);
     assert!(
         reply.starts_with("HTTP/1.1 200"),
@@ -152,10 +156,9 @@ fn frames(text: &str) -> Vec<(u64, String)> {
 
 #[test]
 fn the_event_stream_sends_live_events_and_resumes_from_last_event_id() {
-    let dir = tempfile::tempdir().unwrap();
-    let database = dir.path().join("stream.db");
+    let database = TestDatabase::new("stream");
     let key = "stream-admin-0123456789abcdef0123456789";
-    let server = serve(&database, Some(key));
+    let server = serve(database.arg(), Some(key));
 
     let mut live = server.open_stream(key, None);
     let head = read_until(&mut live, |text| text.contains(": connected"));

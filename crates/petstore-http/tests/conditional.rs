@@ -12,7 +12,8 @@ use futures_util::future::join_all;
 use petstore_core::{ManualClock, Role};
 use petstore_http::app::app;
 use petstore_http::state::AppState;
-use petstore_store::{SqliteStore, StoreConfig};
+use petstore_store::AnyStore;
+use petstore_store::testing::TestDatabase;
 use serde_json::json;
 
 use common::{create_key, generous_limits, send, start};
@@ -237,10 +238,10 @@ async fn fifty_concurrent_posts_with_one_key_place_one_order() {
 
 #[actix_web::test]
 async fn a_retry_after_a_restart_still_replays() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = StoreConfig::new(dir.path().join("restart.db"));
+    let database = TestDatabase::new("restart");
+    let config = database.config();
     let boot = || {
-        let store = SqliteStore::open(&config).unwrap();
+        let store = AnyStore::open(&config).unwrap();
         AppState::new(store, Arc::new(ManualClock::new(common::now())))
     };
     let state = boot();

@@ -18,6 +18,7 @@ use actix_web::test::TestRequest;
 use binary::{Server, serve_with};
 use petstore_core::Role;
 use petstore_core::WebhookSecret;
+use petstore_store::testing::TestDatabase;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use serde_json::Value;
@@ -188,7 +189,7 @@ impl Receiver {
 const ADMIN: &str = "webhook-admin-0123456789abcdef0123456789";
 
 /// Retries come fast so the test is quick; everything else as deployed.
-fn start(database: &Path) -> Server {
+fn start(database: &str) -> Server {
     serve_with(
         database,
         Some(ADMIN),
@@ -283,10 +284,9 @@ fn assert_in_order(log: &[Received]) {
 
 #[test]
 fn deliveries_arrive_signed_in_order_through_failures_and_a_killed_service() {
-    let dir = tempfile::tempdir().unwrap();
-    let database = dir.path().join("webhooks.db");
+    let database = TestDatabase::new("webhooks");
     let receiver = Receiver::start();
-    let server = start(&database);
+    let server = start(&database.arg());
 
     let created = server.post(
         "/v1/webhooks",
@@ -381,7 +381,7 @@ fn deliveries_arrive_signed_in_order_through_failures_and_a_killed_service() {
 
     // Back up: the receiver recovers, the service restarts, and picks up where it stopped.
     receiver.fail_next(0);
-    let server = start(&database);
+    let server = start(&database.arg());
     receiver.wait_for("all nine deliveries", |log| {
         log.iter().filter(|r| r.status < 300).count() >= 9
     });
@@ -531,12 +531,11 @@ async fn bad_subscriptions_are_refused_with_the_field_named() {
 
 #[test]
 fn a_name_that_resolves_to_a_private_address_is_never_contacted() {
-    let dir = tempfile::tempdir().unwrap();
-    let database = dir.path().join("ssrf.db");
+    let database = TestDatabase::new("ssrf");
     let receiver = Receiver::start();
     // Private targets are not allowed (the default): a literal 127.0.0.1 would be refused
     // when subscribing, but a name is only known when resolved, at delivery.
-    let server = serve_with(&database, Some(ADMIN), &["--webhook-poll-ms", "20"]);
+    let server = serve_with(database.arg(), Some(ADMIN), &["--webhook-poll-ms", "20"]);
     let url = receiver.url.replace("127.0.0.1", "localhost");
     let created = server.post(
         "/v1/webhooks",
@@ -569,7 +568,6 @@ fn a_name_that_resolves_to_a_private_address_is_never_contacted() {
 
 #[test]
 fn https_receivers_get_deliveries_when_their_ca_is_trusted() {
-    let dir = tempfile::tempdir().unwrap();
     let receiver = Receiver::start_tls();
     let ca = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ca.pem");
     let subscribe = |server: &Server| {
@@ -591,8 +589,9 @@ fn https_receivers_get_deliveries_when_their_ca_is_trusted() {
 
     // Without the test CA, the receiver's certificate is not trusted: the attempt fails in
     // the handshake, before anything is sent.
+    let untrusting_database = TestDatabase::new("untrusting");
     let untrusting = serve_with(
-        &dir.path().join("untrusting.db"),
+        untrusting_database.arg(),
         Some(ADMIN),
         &["--webhook-allow-private-targets", "--webhook-poll-ms", "20"],
     );
@@ -611,8 +610,9 @@ fn https_receivers_get_deliveries_when_their_ca_is_trusted() {
     drop(untrusting);
 
     // With it, the delivery goes through TLS and verifies.
+    let trusting_database = TestDatabase::new("trusting");
     let trusting = serve_with(
-        &dir.path().join("trusting.db"),
+        trusting_database.arg(),
         Some(ADMIN),
         &[
             "--webhook-allow-private-targets",

@@ -10,12 +10,23 @@ pub enum StoreError {
     /// The database file could not be opened.
     #[error("cannot open the database: {0}")]
     Connect(#[from] diesel::ConnectionError),
+    /// The database server could not be reached, or refused the connection.
+    #[error("cannot connect to the database {database}: {cause}")]
+    Unreachable {
+        /// The database, as `Database` shows it: never with its password.
+        database: String,
+        /// What the client library said.
+        cause: String,
+    },
     /// No connection became free in time, or none could be made.
     #[error("no database connection available: {0}")]
     Pool(#[from] r2d2::Error),
     /// A statement failed.
     #[error("database error: {0}")]
     Query(#[from] DieselError),
+    /// The configuration names no database this store can open.
+    #[error("{0}")]
+    Config(String),
     /// Applying or reverting migrations failed.
     #[error("migrations failed: {0}")]
     Migration(String),
@@ -53,18 +64,61 @@ impl From<StoreError> for DomainError {
     }
 }
 
-/// A pool time-out, SQLite's "database is locked" (SQLITE_BUSY, after `busy_timeout`) and
-/// "database table is locked" (SQLITE_LOCKED). Diesel reports the last two as an unknown kind,
-/// with SQLite's message.
+/// Failures a retry may get past: a pool time-out; SQLite's "database is locked"
+/// (SQLITE_BUSY, after `busy_timeout`) and "database table is locked" (SQLITE_LOCKED), which
+/// Diesel reports as an unknown kind with SQLite's message; a PostgreSQL connection that broke
+/// or a server that is stopping or starting; and a transaction that conflicted with another
+/// (serialization failure, deadlock) more often than the store retries.
 fn is_busy(error: &StoreError) -> bool {
     match error {
-        StoreError::Pool(_) => true,
-        StoreError::Query(DieselError::DatabaseError(_, info)) => {
+        StoreError::Pool(_) | StoreError::Unreachable { .. } => true,
+        StoreError::Query(error) => is_transient(error) || is_diesel_conflict(error),
+        _ => false,
+    }
+}
+
+fn is_transient(error: &DieselError) -> bool {
+    match error {
+        DieselError::DatabaseError(
+            DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand,
+            _,
+        ) => true,
+        DieselError::DatabaseError(_, info) => {
             let message = info.message();
-            message.contains("database is locked") || message.contains("database table is locked")
+            [
+                "database is locked",
+                "database table is locked",
+                "terminating connection",
+                "the database system is",
+                "server closed the connection",
+                "no connection to the server",
+            ]
+            .iter()
+            .any(|text| message.contains(text))
         }
         _ => false,
     }
+}
+
+fn is_diesel_conflict(error: &DieselError) -> bool {
+    match error {
+        DieselError::DatabaseError(DatabaseErrorKind::SerializationFailure, _) => true,
+        DieselError::DatabaseError(_, info) => info.message().contains("deadlock detected"),
+        _ => false,
+    }
+}
+
+/// Whether a write failed only because it met a concurrent one (a serialization failure or a
+/// deadlock on PostgreSQL): run again, it will likely succeed.
+pub(crate) fn is_conflict(error: &DomainError) -> bool {
+    let DomainError::Unavailable(failure) = error else {
+        return false;
+    };
+    let source = std::error::Error::source(failure);
+    matches!(
+        source.and_then(|s| s.downcast_ref::<StoreError>()),
+        Some(StoreError::Query(e)) if is_diesel_conflict(e)
+    )
 }
 
 /// A constraint of the schema that a statement broke.

@@ -24,8 +24,16 @@
 
 mod config;
 mod error;
+mod postgres;
+mod records;
 mod sqlite;
+mod statements;
+mod store;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 
-pub use config::{Durability, StoreConfig};
+pub use config::{Database, Durability, StoreConfig};
 pub use error::StoreError;
-pub use sqlite::{MIGRATIONS, PoolState, SqliteStore, WriterStats, connect, migrate};
+pub use postgres::{PG_MIGRATIONS, PgStore, connect_postgres, migrate_postgres};
+pub use sqlite::{MIGRATIONS, PoolState, SqliteStore, WriterStats, connect, migrate_sqlite};
+pub use store::{AnyStore, migrate};

@@ -1,5 +1,17 @@
-//! The domain's conformance kit, run against SQLite: each test on its own database file.
+//! The domain's conformance kit, run against SQLite (each test on its own database file) and
+//! PostgreSQL (each test on its own scratch database; skipped without a server, see
+//! `postgres_skipped.rs`).
 
 mod common;
 
-petstore_core::conformance_suite!(common::TempStore::new, property_cases = 128);
+mod sqlite {
+    petstore_core::conformance_suite!(super::common::TempStore::new, property_cases = 128);
+}
+
+mod postgres {
+    petstore_core::conformance_suite!(
+        super::common::TempPgStore::new,
+        property_cases = 32,
+        run_if = petstore_store::testing::postgres_configured
+    );
+}

@@ -93,21 +93,29 @@ pub const SCENARIOS: &[&str] = crate::__conformance_scenarios!(names);
 /// fresh store).
 ///
 /// `property_cases` sets how many random sequences the property test runs (a store on disk
-/// may want fewer than the in-memory one).
+/// may want fewer than the in-memory one). A store that needs a server may add
+/// `run_if = $guard`: each test returns at once, as passed, when `$guard()` is false (the
+/// crate then says so another way: these tests cannot).
 #[macro_export]
 macro_rules! conformance_suite {
     ($make:expr, property_cases = $cases:expr) => {
-        $crate::__conformance_scenarios!(tests $make);
+        $crate::conformance_suite!($make, property_cases = $cases, run_if = || true);
+    };
+    ($make:expr, property_cases = $cases:expr, run_if = $guard:expr) => {
+        $crate::__conformance_scenarios!(tests $make, $guard);
 
         #[test]
         fn random_operation_sequences_keep_every_invariant() {
+            if !($guard)() {
+                return;
+            }
             $crate::testkit::sequences::check($make, $cases);
         }
     };
 }
 
 /// The list of conformance scenarios: the only place they are named. Hands them to
-/// [`__conformance_expand!`](crate::__conformance_expand) with `tests $make` (one `#[test]`
+/// [`__conformance_expand!`](crate::__conformance_expand) with `tests $make, $guard` (one `#[test]`
 /// each, for [`conformance_suite!`](crate::conformance_suite)) or `names` (a `&[&str]`, for
 /// [`SCENARIOS`]).
 #[doc(hidden)]
@@ -161,10 +169,13 @@ macro_rules! __conformance_scenarios {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __conformance_expand {
-    ((tests $make:expr) $($scenario:ident),* $(,)?) => {
+    ((tests $make:expr, $guard:expr) $($scenario:ident),* $(,)?) => {
         $(
             #[test]
             fn $scenario() {
+                if !($guard)() {
+                    return;
+                }
                 $crate::testkit::scenarios::$scenario(($make)());
             }
         )*

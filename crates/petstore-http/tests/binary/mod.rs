@@ -4,17 +4,17 @@
 #![allow(dead_code)] // each test file uses its own part of this module
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
 pub const BINARY: &str = env!("CARGO_BIN_EXE_petstore");
 
-/// The binary, on `database`, logging JSON.
-pub fn petstore(database: &Path) -> Command {
+/// The binary, on `database` (a SQLite file or a PostgreSQL URL), logging JSON.
+pub fn petstore(database: impl AsRef<OsStr>) -> Command {
     let mut command = Command::new(BINARY);
     command
         .env_remove("PETSTORE_BOOTSTRAP_ADMIN_KEY")
@@ -30,12 +30,12 @@ pub struct Server {
     pub stderr: mpsc::Receiver<String>,
 }
 
-pub fn serve(database: &Path, bootstrap: Option<&str>) -> Server {
+pub fn serve(database: impl AsRef<OsStr>, bootstrap: Option<&str>) -> Server {
     serve_with(database, bootstrap, &[])
 }
 
 /// `serve` with more flags.
-pub fn serve_with(database: &Path, bootstrap: Option<&str>, flags: &[&str]) -> Server {
+pub fn serve_with(database: impl AsRef<OsStr>, bootstrap: Option<&str>, flags: &[&str]) -> Server {
     let mut command = petstore(database);
     command
         .args(["serve", "--bind", "127.0.0.1:0", "--workers", "1"])

@@ -17,9 +17,9 @@ use petstore_core::{Caller, KeySecret, ManualClock, Name, NewApiKey, Role};
 use petstore_http::app::{HttpLimits, app};
 use petstore_http::auth::RateLimits;
 use petstore_http::state::AppState;
-use petstore_store::{SqliteStore, StoreConfig};
+use petstore_store::AnyStore;
+use petstore_store::testing::TestDatabase;
 use serde_json::Value;
-use tempfile::TempDir;
 
 /// A running app and what it stands on.
 pub struct TestApp<S> {
@@ -28,7 +28,7 @@ pub struct TestApp<S> {
     pub state: AppState,
     /// An admin key's secret; requests go with it unless a test says otherwise.
     pub admin: String,
-    _dir: TempDir,
+    _database: TestDatabase,
 }
 
 /// What came back.
@@ -76,13 +76,14 @@ pub fn now() -> DateTime<Utc> {
     "2026-11-22T10:00:00Z".parse().unwrap()
 }
 
-/// A fresh database file, its state for the app, and the clock the app reads.
-pub fn fresh_state() -> (AppState, Arc<ManualClock>, TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(&StoreConfig::new(dir.path().join("api.db"))).unwrap();
+/// A fresh database (on the backend `PETSTORE_TEST_BACKEND` chooses), its state for the app,
+/// and the clock the app reads.
+pub fn fresh_state() -> (AppState, Arc<ManualClock>, TestDatabase) {
+    let database = TestDatabase::new("api");
+    let store = AnyStore::open(&database.config()).unwrap();
     let clock = Arc::new(ManualClock::new(now()));
     let state = AppState::new(store, clock.clone());
-    (state, clock, dir)
+    (state, clock, database)
 }
 
 /// Creates a key directly through the use cases, as the CLI does; returns its secret.
@@ -120,7 +121,7 @@ pub async fn start_with(
 ) -> TestApp<
     impl Service<Request, Response = ServiceResponse<impl MessageBody>, Error = actix_web::Error>,
 > {
-    let (state, clock, dir) = fresh_state();
+    let (state, clock, database) = fresh_state();
     let admin = create_key(&state, Role::Admin, 200).await;
     let service = test::init_service(app(state.clone(), limits)).await;
     TestApp {
@@ -128,7 +129,7 @@ pub async fn start_with(
         clock,
         state,
         admin,
-        _dir: dir,
+        _database: database,
     }
 }
 

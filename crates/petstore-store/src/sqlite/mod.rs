@@ -18,7 +18,7 @@ use diesel::{Connection, RunQueryDsl};
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 use petstore_core::{DomainError, RepoResult, Snapshot, Store, Transaction};
 
-use crate::config::StoreConfig;
+use crate::config::{Database, StoreConfig};
 
 mod repositories;
 mod rows;
@@ -75,10 +75,16 @@ impl CustomizeConnection<SqliteConnection, diesel::r2d2::Error> for Pragmas {
 }
 
 fn database_url(config: &StoreConfig) -> Result<&str, StoreError> {
-    config.path.to_str().ok_or_else(|| {
-        StoreError::Migration(format!(
+    let Database::Sqlite(path) = &config.database else {
+        return Err(StoreError::Config(format!(
+            "{} is not a SQLite database",
+            config.database
+        )));
+    };
+    path.to_str().ok_or_else(|| {
+        StoreError::Config(format!(
             "the database path {} is not valid UTF-8",
-            config.path.display()
+            path.display()
         ))
     })
 }
@@ -96,7 +102,7 @@ pub fn connect(config: &StoreConfig) -> Result<SqliteConnection, StoreError> {
 
 /// Creates the database if needed, switches it to WAL and applies pending migrations.
 /// Returns the versions applied.
-pub fn migrate(config: &StoreConfig) -> Result<Vec<String>, StoreError> {
+pub fn migrate_sqlite(config: &StoreConfig) -> Result<Vec<String>, StoreError> {
     let mut conn = connect(config)?;
     // WAL is a property of the file: set once, it stays.
     conn.batch_execute("PRAGMA journal_mode = WAL;")?;
@@ -109,7 +115,7 @@ pub fn migrate(config: &StoreConfig) -> Result<Vec<String>, StoreError> {
 impl SqliteStore {
     /// Opens (creating and migrating if needed) the database of `config`.
     pub fn open(config: &StoreConfig) -> Result<Self, StoreError> {
-        migrate(config)?;
+        migrate_sqlite(config)?;
         let url = database_url(config)?;
         let pragmas = Pragmas {
             busy_timeout_ms: config.busy_timeout.as_millis(),

@@ -1,29 +1,28 @@
-//! Rows as stored, and their conversion to domain values.
-//!
-//! Reading a row parses it back into validated domain types, so a value that breaks a rule
-//! (written by hand, or by an older bug) is reported as corrupt instead of served.
+//! Rows as SQLite stores them (times as RFC 3339 text, JSON as text), converted into the typed
+//! records of `records.rs`, which turn them into domain values.
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use diesel::prelude::*;
 use diesel::sqlite::Sqlite;
 use petstore_core::{
-    ApiKey, Category, CategoryId, Description, Event, EventId, EventType, InventoryItem, KeyId,
-    Name, Order, OrderId, OwnerId, Pet, PetId, PetStatus, Quantity, Role, Stock, StoredKey,
-    ValidationError,
+    ApiKey, Category, Event, IdempotencyRecord, InventoryItem, Order, Pet, StoredKey,
 };
 
-use petstore_core::IdempotencyRecord;
-
 use crate::error::StoreError;
+use crate::records::{self, CategoryRecord, EventRecord, KeyRecord, OrderRecord, PetRecord};
 use crate::sqlite::schema::{api_keys, categories, events, idempotency_records, orders, pets};
-
-pub(crate) fn corrupt(table: &'static str, id: i64) -> impl Fn(ValidationError) -> StoreError {
-    move |error| StoreError::Corrupt(format!("{table} row {id}: {error}"))
-}
 
 /// Timestamps are stored as RFC 3339 text in UTC, with as many fraction digits as needed.
 pub(crate) fn format_time(time: DateTime<Utc>) -> String {
     time.to_rfc3339_opts(SecondsFormat::AutoSi, true)
+}
+
+pub(crate) fn parse_optional_time(
+    table: &'static str,
+    id: i64,
+    text: Option<&str>,
+) -> Result<Option<DateTime<Utc>>, StoreError> {
+    text.map(|text| parse_time(table, id, text)).transpose()
 }
 
 pub(crate) fn parse_time(
@@ -48,16 +47,10 @@ impl TryFrom<CategoryRow> for Category {
     type Error = StoreError;
 
     fn try_from(row: CategoryRow) -> Result<Self, StoreError> {
-        let bad = corrupt("categories", row.id);
-        Ok(Category {
-            id: CategoryId::new(row.id).map_err(&bad)?,
-            name: Name::parse(&row.name).map_err(&bad)?,
-            description: row
-                .description
-                .as_deref()
-                .map(Description::parse)
-                .transpose()
-                .map_err(&bad)?,
+        Category::try_from(CategoryRecord {
+            id: row.id,
+            name: row.name,
+            description: row.description,
         })
     }
 }
@@ -74,26 +67,22 @@ pub(crate) struct PetRow {
 }
 
 impl PetRow {
+    fn record(&self) -> PetRecord {
+        PetRecord {
+            id: self.id,
+            name: self.name.clone(),
+            category_id: self.category_id,
+            status: self.status.clone(),
+            stock: self.stock,
+        }
+    }
+
     pub(crate) fn pet(&self) -> Result<Pet, StoreError> {
-        let bad = corrupt("pets", self.id);
-        Ok(Pet {
-            id: PetId::new(self.id).map_err(&bad)?,
-            name: Name::parse(&self.name).map_err(&bad)?,
-            category_id: CategoryId::new(self.category_id).map_err(&bad)?,
-            status: self.status.parse::<PetStatus>().map_err(&bad)?,
-        })
+        self.record().pet()
     }
 
     pub(crate) fn inventory_item(&self) -> Result<InventoryItem, StoreError> {
-        let bad = corrupt("pets", self.id);
-        let stock = u32::try_from(self.stock).map_err(|_| {
-            StoreError::Corrupt(format!("pets row {}: stock {}", self.id, self.stock))
-        })?;
-        Ok(InventoryItem {
-            pet_id: PetId::new(self.id).map_err(&bad)?,
-            quantity: Stock::from_level(stock),
-            status: self.status.parse::<PetStatus>().map_err(&bad)?,
-        })
+        self.record().inventory_item()
     }
 }
 
@@ -112,18 +101,13 @@ impl TryFrom<OrderRow> for Order {
     type Error = StoreError;
 
     fn try_from(row: OrderRow) -> Result<Self, StoreError> {
-        let bad = corrupt("orders", row.id);
-        Ok(Order {
-            id: OrderId::new(row.id).map_err(&bad)?,
-            pet_id: PetId::new(row.pet_id).map_err(&bad)?,
-            quantity: Quantity::new(row.quantity).map_err(&bad)?,
-            ship_date: row
-                .ship_date
-                .as_deref()
-                .map(|text| parse_time("orders", row.id, text))
-                .transpose()?,
+        Order::try_from(OrderRecord {
+            id: row.id,
+            pet_id: row.pet_id,
+            quantity: row.quantity,
+            ship_date: parse_optional_time("orders", row.id, row.ship_date.as_deref())?,
             complete: row.complete,
-            owner: row.owner_id.map(OwnerId::new).transpose().map_err(&bad)?,
+            owner_id: row.owner_id,
         })
     }
 }
@@ -142,11 +126,10 @@ impl TryFrom<EventRow> for Event {
     type Error = StoreError;
 
     fn try_from(row: EventRow) -> Result<Self, StoreError> {
-        let bad = corrupt("events", row.id);
-        Ok(Event {
-            id: EventId::new(row.id).map_err(&bad)?,
+        Event::try_from(EventRecord {
+            id: row.id,
             time: parse_time("events", row.id, &row.time)?,
-            event_type: row.event_type.parse::<EventType>().map_err(&bad)?,
+            event_type: row.event_type,
             subject: row.subject,
             data: serde_json::from_str(&row.data)
                 .map_err(|e| StoreError::Corrupt(format!("events row {}: {e}", row.id)))?,
@@ -206,25 +189,14 @@ impl TryFrom<KeyRow> for StoredKey {
     type Error = StoreError;
 
     fn try_from(row: KeyRow) -> Result<Self, StoreError> {
-        let bad = corrupt("api_keys", row.id);
-        let hash: [u8; 32] =
-            row.hash.as_slice().try_into().map_err(|_| {
-                StoreError::Corrupt(format!("api_keys row {}: hash length", row.id))
-            })?;
-        Ok(StoredKey {
-            key: ApiKey {
-                id: KeyId::new(row.id).map_err(&bad)?,
-                name: Name::parse(&row.name).map_err(&bad)?,
-                role: row.role.parse::<Role>().map_err(&bad)?,
-                prefix: row.prefix,
-                created_at: parse_time("api_keys", row.id, &row.created_at)?,
-                revoked_at: row
-                    .revoked_at
-                    .as_deref()
-                    .map(|text| parse_time("api_keys", row.id, text))
-                    .transpose()?,
-            },
-            hash,
+        StoredKey::try_from(KeyRecord {
+            id: row.id,
+            created_at: parse_time("api_keys", row.id, &row.created_at)?,
+            revoked_at: parse_optional_time("api_keys", row.id, row.revoked_at.as_deref())?,
+            name: row.name,
+            role: row.role,
+            prefix: row.prefix,
+            hash: row.hash,
         })
     }
 }
@@ -259,15 +231,10 @@ impl TryFrom<IdempotencyRow> for IdempotencyRecord {
     type Error = StoreError;
 
     fn try_from(row: IdempotencyRow) -> Result<Self, StoreError> {
-        let bad = |what: &str| StoreError::Corrupt(format!("idempotency record: {what}"));
-        Ok(IdempotencyRecord {
-            fingerprint: row
-                .fingerprint
-                .as_slice()
-                .try_into()
-                .map_err(|_| bad("fingerprint"))?,
-            response: row.response,
+        IdempotencyRecord::try_from(records::IdempotencyRow {
             recorded_at: parse_time("idempotency_records", 0, &row.recorded_at)?,
+            fingerprint: row.fingerprint,
+            response: row.response,
         })
     }
 }

@@ -4,7 +4,8 @@
 #![allow(clippy::expect_used)] // test support: a failed setup should stop the test
 
 use petstore_core::{RepoResult, Snapshot, Store, Transaction};
-use petstore_store::{SqliteStore, StoreConfig};
+use petstore_store::testing::ScratchPostgres;
+use petstore_store::{PgStore, SqliteStore, StoreConfig};
 use tempfile::TempDir;
 
 /// A `SqliteStore` on its own database file in its own temporary folder.
@@ -34,6 +35,49 @@ impl TempStore {
 }
 
 impl Store for TempStore {
+    fn read<T>(&self, work: impl FnOnce(&mut dyn Snapshot) -> RepoResult<T>) -> RepoResult<T> {
+        self.store.read(work)
+    }
+
+    fn write<T>(&self, work: impl FnMut(&mut dyn Transaction) -> RepoResult<T>) -> RepoResult<T> {
+        self.store.write(work)
+    }
+}
+
+/// A `PgStore` on its own scratch database, dropped with it. Panics when no server is
+/// configured: tests using it run only where `postgres_configured()`.
+pub struct TempPgStore {
+    pub store: PgStore,
+    pub config: StoreConfig,
+    // Dropped after the store's pool, so that the database is dropped last.
+    database: ScratchPostgres,
+}
+
+impl TempPgStore {
+    pub fn new() -> Self {
+        Self::with(|_| {})
+    }
+
+    /// A store whose configuration `adjust` may change first.
+    pub fn with(adjust: impl FnOnce(&mut StoreConfig)) -> Self {
+        let database = ScratchPostgres::create().expect("a PostgreSQL server for tests");
+        let mut config = database.config();
+        adjust(&mut config);
+        let store = PgStore::open(&config).expect("open the store");
+        Self {
+            store,
+            config,
+            database,
+        }
+    }
+
+    /// The scratch database's URL.
+    pub fn url(&self) -> &str {
+        self.database.url()
+    }
+}
+
+impl Store for TempPgStore {
     fn read<T>(&self, work: impl FnOnce(&mut dyn Snapshot) -> RepoResult<T>) -> RepoResult<T> {
         self.store.read(work)
     }

@@ -1,10 +1,13 @@
 //! Categories and pets, in the `categories` and `pets` tables.
 
 use super::SqliteTx;
-use super::{convert, convert_one, exactly_one, probe, refuse};
 use crate::error::{QueryResultExt, Rule, StoreError, Violation};
 use crate::sqlite::rows::{CategoryRow, CategoryValues, PetRow, PetValues};
 use crate::sqlite::schema::{categories, pets};
+use crate::statements::{
+    contains_pattern, convert, convert_one, exactly_one, name_taken, probe, refuse,
+    unknown_category,
+};
 use diesel::prelude::*;
 use petstore_core::{CatalogueReader, CatalogueWriter};
 use petstore_core::{
@@ -170,20 +173,6 @@ impl SqliteTx<'_> {
     }
 }
 
-/// A LIKE pattern matching `needle` anywhere, with LIKE's wildcards in it taken literally.
-fn contains_pattern(needle: &str) -> String {
-    let mut pattern = String::with_capacity(needle.len() + 2);
-    pattern.push('%');
-    for c in needle.chars() {
-        if matches!(c, '%' | '_' | '\\') {
-            pattern.push('\\');
-        }
-        pattern.push(c);
-    }
-    pattern.push('%');
-    pattern
-}
-
 fn category_values<'a>(
     name: &'a Name,
     description: Option<&'a petstore_core::Description>,
@@ -205,26 +194,5 @@ fn pet_values(
         name_key: fold_case(name.as_str()),
         category_id: category_id.get(),
         status: status.as_str(),
-    }
-}
-
-fn name_taken(violation: Violation, name: &Name) -> Option<DomainError> {
-    (violation == Violation::Unique).then(|| DomainError::CategoryExists {
-        name: name.as_str().to_owned(),
-    })
-}
-
-fn unknown_category(violation: Violation, id: CategoryId) -> Option<DomainError> {
-    (violation == Violation::ForeignKey).then_some(DomainError::UnknownCategory { id })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::contains_pattern;
-
-    #[test]
-    fn like_wildcards_in_a_search_are_taken_literally() {
-        assert_eq!(contains_pattern("rex"), "%rex%");
-        assert_eq!(contains_pattern("100%_\\"), "%100\\%\\_\\\\%");
     }
 }

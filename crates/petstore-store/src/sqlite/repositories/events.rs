@@ -1,10 +1,10 @@
 //! The outbox and the feed, in the `events` table.
 
 use super::SqliteTx;
-use super::convert;
 use crate::error::{QueryResultExt, StoreError};
 use crate::sqlite::rows::{EventRow, NewEventRow, format_time};
 use crate::sqlite::schema::events;
+use crate::statements::convert;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use petstore_core::{DomainEvent, Event, EventId, RepoResult};

@@ -1,10 +1,10 @@
 //! What idempotency keys were answered, in the `idempotency_records` table.
 
 use super::SqliteTx;
-use super::convert_one;
 use crate::error::QueryResultExt;
 use crate::sqlite::rows::{IdempotencyRow, NewIdempotencyRow, format_time};
 use crate::sqlite::schema::idempotency_records;
+use crate::statements::convert_one;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use petstore_core::{IdempotencyReader, IdempotencyWriter};

@@ -1,10 +1,10 @@
 //! Stock levels: a column of `pets`, so a pet and its stock change in one row.
 
 use super::SqliteTx;
-use super::exactly_one;
 use crate::error::QueryResultExt;
 use crate::sqlite::rows::PetRow;
 use crate::sqlite::schema::pets;
+use crate::statements::exactly_one;
 use diesel::prelude::*;
 use petstore_core::{InventoryItem, InventoryQuery, PetId, PetQuery, RepoResult, Stock};
 use petstore_core::{InventoryReader, InventoryWriter};

@@ -1,10 +1,10 @@
 //! API keys, in the `api_keys` table: prefixes and hashes, never secrets.
 
 use super::SqliteTx;
-use super::{convert, convert_one, exactly_one, probe, refuse};
 use crate::error::{QueryResultExt, StoreError, Violation};
 use crate::sqlite::rows::{KeyRow, NewKeyRow, format_time};
 use crate::sqlite::schema::api_keys;
+use crate::statements::{convert, convert_one, exactly_one, probe, refuse};
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use petstore_core::{ApiKey, DomainError, KeyId, KeyQuery, NewApiKey, RepoResult, Role, StoredKey};

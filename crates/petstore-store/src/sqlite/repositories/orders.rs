@@ -1,10 +1,10 @@
 //! Orders, in the `orders` table.
 
 use super::SqliteTx;
-use super::{convert, convert_one, exactly_one, probe, refuse};
 use crate::error::{QueryResultExt, Rule, StoreError, Violation};
 use crate::sqlite::rows::{NewOrderRow, OrderRow, format_time};
 use crate::sqlite::schema::{orders, pets};
+use crate::statements::{convert, convert_one, exactly_one, probe, refuse};
 use diesel::prelude::*;
 use petstore_core::{
     DomainError, NewOrder, Order, OrderId, OrderQuery, OwnerId, PetId, RepoResult,

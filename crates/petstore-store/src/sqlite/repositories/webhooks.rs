@@ -5,15 +5,16 @@ use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::sqlite::Sqlite;
 use petstore_core::{
-    DeliveryAttempt, DeliveryId, DeliveryOutcome, DeliveryQuery, DeliveryState, EventId, EventType,
-    EventTypes, NewDeliveryAttempt, NewWebhook, RepoResult, Webhook, WebhookId, WebhookQuery,
-    WebhookReader, WebhookSecret, WebhookUrl, WebhookWriter,
+    DeliveryAttempt, DeliveryId, DeliveryQuery, DeliveryState, NewDeliveryAttempt, NewWebhook,
+    RepoResult, Webhook, WebhookId, WebhookQuery, WebhookReader, WebhookSecret, WebhookWriter,
 };
 
-use super::{SqliteTx, convert, convert_one, exactly_one, probe};
+use super::SqliteTx;
 use crate::error::{QueryResultExt, StoreError};
-use crate::sqlite::rows::{corrupt, format_time, parse_time};
+use crate::records::{DeliveryRecord, WebhookRecord, corrupt, cursor, event_type_list};
+use crate::sqlite::rows::{format_time, parse_optional_time, parse_time};
 use crate::sqlite::schema::{webhook_deliveries, webhooks};
+use crate::statements::{convert, convert_one, exactly_one, probe};
 
 #[derive(Debug, Queryable, Selectable)]
 #[diesel(table_name = webhooks, check_for_backend(Sqlite))]
@@ -31,33 +32,18 @@ impl TryFrom<WebhookRow> for Webhook {
     type Error = StoreError;
 
     fn try_from(row: WebhookRow) -> Result<Self, StoreError> {
-        let bad = corrupt("webhooks", row.id);
-        let types = row
-            .event_types
-            .split(' ')
-            .map(str::parse::<EventType>)
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(&bad)?;
-        let delivered_through = match row.delivered_through {
-            0 => None,
-            n => Some(EventId::new(n).map_err(&bad)?),
-        };
-        Ok(Webhook {
-            id: WebhookId::new(row.id).map_err(&bad)?,
-            url: WebhookUrl::parse(&row.url).map_err(&bad)?,
-            events: EventTypes::new(types).map_err(&bad)?,
+        Webhook::try_from(WebhookRecord {
             created_at: parse_time("webhooks", row.id, &row.created_at)?,
-            delivery: DeliveryState {
-                delivered_through,
-                failed_attempts: u32::try_from(row.failed_attempts).map_err(|_| {
-                    StoreError::Corrupt(format!("webhooks row {}: failed_attempts", row.id))
-                })?,
-                next_attempt_at: row
-                    .next_attempt_at
-                    .as_deref()
-                    .map(|text| parse_time("webhooks", row.id, text))
-                    .transpose()?,
-            },
+            next_attempt_at: parse_optional_time(
+                "webhooks",
+                row.id,
+                row.next_attempt_at.as_deref(),
+            )?,
+            id: row.id,
+            url: row.url,
+            event_types: row.event_types,
+            delivered_through: row.delivered_through,
+            failed_attempts: row.failed_attempts,
         })
     }
 }
@@ -92,31 +78,17 @@ impl TryFrom<DeliveryRow> for DeliveryAttempt {
     type Error = StoreError;
 
     fn try_from(row: DeliveryRow) -> Result<Self, StoreError> {
-        let bad = corrupt("webhook_deliveries", row.id);
-        let out_of_range =
-            |what: &str| StoreError::Corrupt(format!("webhook_deliveries row {}: {what}", row.id));
-        Ok(DeliveryAttempt {
-            id: DeliveryId::new(row.id).map_err(&bad)?,
-            event_id: EventId::new(row.event_id).map_err(&bad)?,
-            event_type: row.event_type.parse().map_err(&bad)?,
-            attempt: u32::try_from(row.attempt).map_err(|_| out_of_range("attempt"))?,
-            attempted_at: parse_time("webhook_deliveries", row.id, &row.attempted_at)?,
-            outcome: match row.outcome.as_str() {
-                "delivered" => DeliveryOutcome::Delivered,
-                "failed" => DeliveryOutcome::Failed,
-                _ => return Err(out_of_range("outcome")),
-            },
-            status_code: row
-                .status_code
-                .map(u16::try_from)
-                .transpose()
-                .map_err(|_| out_of_range("status_code"))?,
+        let table = "webhook_deliveries";
+        DeliveryAttempt::try_from(DeliveryRecord {
+            attempted_at: parse_time(table, row.id, &row.attempted_at)?,
+            next_attempt_at: parse_optional_time(table, row.id, row.next_attempt_at.as_deref())?,
+            id: row.id,
+            event_id: row.event_id,
+            event_type: row.event_type,
+            attempt: row.attempt,
+            outcome: row.outcome,
+            status_code: row.status_code,
             error: row.error,
-            next_attempt_at: row
-                .next_attempt_at
-                .as_deref()
-                .map(|text| parse_time("webhook_deliveries", row.id, text))
-                .transpose()?,
         })
     }
 }
@@ -133,10 +105,6 @@ struct NewDeliveryRow<'a> {
     status_code: Option<i32>,
     error: Option<&'a str>,
     next_attempt_at: Option<String>,
-}
-
-fn cursor(state: &DeliveryState) -> i64 {
-    state.delivered_through.map_or(0, EventId::get)
 }
 
 impl WebhookReader for SqliteTx<'_> {
@@ -213,10 +181,9 @@ impl WebhookWriter for SqliteTx<'_> {
         created_at: DateTime<Utc>,
         state: &DeliveryState,
     ) -> RepoResult<Webhook> {
-        let names: Vec<&str> = new.events.as_slice().iter().map(|t| t.as_str()).collect();
         let row = NewWebhookRow {
             url: new.url.as_str(),
-            event_types: names.join(" "),
+            event_types: event_type_list(&new.events),
             secret: secret.reveal(),
             created_at: format_time(created_at),
             delivered_through: cursor(state),

@@ -1,0 +1,109 @@
+//! API keys, in the `api_keys` table: prefixes and hashes, never secrets.
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use petstore_core::{
+    ApiKey, DomainError, KeyId, KeyQuery, KeyReader, KeyWriter, NewApiKey, RepoResult, Role,
+    StoredKey,
+};
+
+use super::{LockSpace, PgTx};
+use crate::error::{QueryResultExt, StoreError, Violation};
+use crate::postgres::schema::api_keys;
+use crate::records::KeyRecord;
+use crate::statements::{convert, convert_one, exactly_one, probe, refuse};
+
+impl KeyReader for PgTx<'_> {
+    fn key(&mut self, id: KeyId) -> RepoResult<Option<ApiKey>> {
+        let query = api_keys::table
+            .find(id.get())
+            .select(KeyRecord::as_select());
+        let row = if self.writing {
+            query.for_update().first(self.conn).optional()
+        } else {
+            query.first(self.conn).optional()
+        };
+        convert_one(row.or_storage()?)
+    }
+
+    fn keys(&mut self, query: &KeyQuery) -> RepoResult<Vec<ApiKey>> {
+        let rows = api_keys::table
+            .filter(api_keys::id.gt(query.after.map_or(0, KeyId::get)))
+            .order(api_keys::id.asc())
+            .limit(probe(query.limit))
+            .select(KeyRecord::as_select())
+            .load(self.conn)
+            .or_storage()?;
+        convert(rows)
+    }
+
+    fn keys_with_prefix(&mut self, prefix: &str) -> RepoResult<Vec<StoredKey>> {
+        let rows = api_keys::table
+            .filter(api_keys::prefix.eq(prefix))
+            .select(KeyRecord::as_select())
+            .load(self.conn)
+            .or_storage()?;
+        convert(rows)
+    }
+
+    fn has_active_key(&mut self, role: Option<Role>) -> RepoResult<bool> {
+        if self.writing {
+            // Bootstrapping asks this before it creates the first admin key: nodes starting
+            // together take turns, so only the first creates one.
+            self.lock(LockSpace::Bootstrap, 0)?;
+        }
+        let mut active = api_keys::table
+            .filter(api_keys::revoked_at.is_null())
+            .into_boxed();
+        if let Some(role) = role {
+            active = active.filter(api_keys::role.eq(role.as_str()));
+        }
+        diesel::select(diesel::dsl::exists(active))
+            .get_result(self.conn)
+            .or_storage()
+    }
+}
+
+impl KeyWriter for PgTx<'_> {
+    fn insert_key(
+        &mut self,
+        new: &NewApiKey,
+        prefix: &str,
+        hash: &[u8; 32],
+        created_at: DateTime<Utc>,
+    ) -> RepoResult<ApiKey> {
+        let id: i64 = diesel::insert_into(api_keys::table)
+            .values((
+                api_keys::name.eq(new.name.as_str()),
+                api_keys::role.eq(new.role.as_str()),
+                api_keys::prefix.eq(prefix),
+                api_keys::hash.eq(hash.as_slice()),
+                api_keys::created_at.eq(created_at),
+            ))
+            .returning(api_keys::id)
+            .get_result(self.conn)
+            .map_err(|e| {
+                refuse(e, |v| {
+                    (v == Violation::Unique).then(|| {
+                        DomainError::InvalidTransition("this secret is already a key".into())
+                    })
+                })
+            })?;
+        Ok(ApiKey {
+            id: KeyId::new(id).map_err(|e| StoreError::Corrupt(e.to_string()))?,
+            name: new.name.clone(),
+            role: new.role,
+            prefix: prefix.to_owned(),
+            created_at,
+            revoked_at: None,
+        })
+    }
+
+    fn revoke_key(&mut self, id: KeyId, at: DateTime<Utc>) -> RepoResult<()> {
+        let affected = diesel::update(api_keys::table.find(id.get()))
+            .set(api_keys::revoked_at.eq(Some(at)))
+            .execute(self.conn)
+            .or_storage()?;
+        exactly_one(affected, "key", id.get())
+    }
+}

@@ -1,0 +1,121 @@
+//! Orders, in the `orders` table.
+
+use diesel::prelude::*;
+use petstore_core::{
+    DomainError, NewOrder, Order, OrderId, OrderQuery, OrderReader, OrderWriter, OwnerId, PetId,
+    RepoResult,
+};
+
+use super::PgTx;
+use crate::error::{QueryResultExt, Rule, StoreError, Violation};
+use crate::postgres::schema::{orders, pets};
+use crate::records::OrderRecord;
+use crate::statements::{convert, convert_one, exactly_one, probe, refuse};
+
+impl OrderReader for PgTx<'_> {
+    fn order(&mut self, id: OrderId) -> RepoResult<Option<Order>> {
+        let query = orders::table
+            .find(id.get())
+            .select(OrderRecord::as_select());
+        // Completing or cancelling an order waits for any other change to it; one that was
+        // cancelled meanwhile is then not found.
+        let row = if self.writing {
+            query.for_update().first(self.conn).optional()
+        } else {
+            query.first(self.conn).optional()
+        };
+        convert_one(row.or_storage()?)
+    }
+
+    fn orders(&mut self, query: &OrderQuery) -> RepoResult<Vec<Order>> {
+        let mut sql = orders::table
+            .select(OrderRecord::as_select())
+            .order(orders::id.asc())
+            .limit(probe(query.limit))
+            .into_boxed();
+        if let Some(after) = query.after {
+            sql = sql.filter(orders::id.gt(after.get()));
+        }
+        if let Some(pet) = query.pet_id {
+            sql = sql.filter(orders::pet_id.eq(pet.get()));
+        }
+        if let Some(complete) = query.complete {
+            sql = sql.filter(orders::complete.eq(complete));
+        }
+        if let Some(owner) = query.owner {
+            sql = sql.filter(orders::owner_id.eq(owner.get()));
+        }
+        convert(sql.load(self.conn).or_storage()?)
+    }
+
+    fn open_order_count(&mut self, pet_id: PetId) -> RepoResult<u64> {
+        // A counter kept by triggers (see the migration): O(1) however many orders exist.
+        let count: Option<i64> = pets::table
+            .find(pet_id.get())
+            .select(pets::open_orders)
+            .first(self.conn)
+            .optional()
+            .or_storage()?;
+        Ok(count.unwrap_or(0).unsigned_abs())
+    }
+}
+
+impl OrderWriter for PgTx<'_> {
+    fn insert_order(&mut self, new: &NewOrder, owner: Option<OwnerId>) -> RepoResult<Order> {
+        let id: i64 = diesel::insert_into(orders::table)
+            .values((
+                orders::pet_id.eq(new.pet_id.get()),
+                orders::quantity.eq(i64::from(new.quantity.get())),
+                orders::ship_date.eq(new.ship_date),
+                orders::complete.eq(false),
+                orders::owner_id.eq(owner.map(OwnerId::get)),
+            ))
+            .returning(orders::id)
+            .get_result(self.conn)
+            .map_err(|e| {
+                refuse(e, |v| {
+                    (v == Violation::Rule(Rule::UnknownPet))
+                        .then_some(DomainError::UnknownPet { id: new.pet_id })
+                })
+            })?;
+        Ok(Order {
+            id: OrderId::new(id).map_err(|e| StoreError::Corrupt(e.to_string()))?,
+            pet_id: new.pet_id,
+            quantity: new.quantity,
+            ship_date: new.ship_date,
+            complete: false,
+            owner,
+        })
+    }
+
+    fn update_order(&mut self, order: &Order) -> RepoResult<()> {
+        let affected = diesel::update(orders::table.find(order.id.get()))
+            .set((
+                orders::ship_date.eq(order.ship_date),
+                orders::complete.eq(order.complete),
+            ))
+            .execute(self.conn)
+            .map_err(|e| {
+                refuse(e, |v| {
+                    (v == Violation::Rule(Rule::InvalidTransition)).then_some(
+                        DomainError::InvalidTransition(
+                            "a complete order cannot be made open again".into(),
+                        ),
+                    )
+                })
+            })?;
+        exactly_one(affected, "order", order.id.get())
+    }
+
+    fn delete_order(&mut self, id: OrderId) -> RepoResult<()> {
+        let affected = diesel::delete(orders::table.find(id.get()))
+            .execute(self.conn)
+            .map_err(|e| {
+                refuse(e, |v| {
+                    (v == Violation::Rule(Rule::OrderNotCancellable))
+                        .then_some(DomainError::OrderNotCancellable { id })
+                })
+            })?;
+        exactly_one(affected, "order", id.get())
+    }
+}

@@ -1,0 +1,176 @@
+//! Webhook subscriptions and their delivery attempts, in the `webhooks` and
+//! `webhook_deliveries` tables.
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use petstore_core::{
+    DeliveryAttempt, DeliveryId, DeliveryQuery, DeliveryState, NewDeliveryAttempt, NewWebhook,
+    RepoResult, Webhook, WebhookId, WebhookQuery, WebhookReader, WebhookSecret, WebhookWriter,
+};
+
+use super::PgTx;
+use crate::error::QueryResultExt;
+use crate::postgres::schema::{webhook_deliveries, webhooks};
+use crate::records::{DeliveryRecord, WebhookRecord, corrupt, cursor, event_type_list};
+use crate::statements::{convert, convert_one, exactly_one, probe};
+
+impl WebhookReader for PgTx<'_> {
+    fn webhook(&mut self, id: WebhookId) -> RepoResult<Option<Webhook>> {
+        let query = webhooks::table
+            .find(id.get())
+            .select(WebhookRecord::as_select());
+        // Recording an attempt or moving the cursor waits for any other change to it.
+        let row = if self.writing {
+            query.for_update().first(self.conn).optional()
+        } else {
+            query.first(self.conn).optional()
+        };
+        convert_one(row.or_storage()?)
+    }
+
+    fn webhooks(&mut self, query: &WebhookQuery) -> RepoResult<Vec<Webhook>> {
+        let rows = webhooks::table
+            .filter(webhooks::id.gt(query.after.map_or(0, WebhookId::get)))
+            .order(webhooks::id.asc())
+            .limit(probe(query.limit))
+            .select(WebhookRecord::as_select())
+            .load(self.conn)
+            .or_storage()?;
+        convert(rows)
+    }
+
+    fn webhook_secret(&mut self, id: WebhookId) -> RepoResult<Option<WebhookSecret>> {
+        let text: Option<String> = webhooks::table
+            .find(id.get())
+            .select(webhooks::secret)
+            .first(self.conn)
+            .optional()
+            .or_storage()?;
+        text.map(|text| WebhookSecret::parse(&text).map_err(corrupt("webhooks", id.get())))
+            .transpose()
+            .map_err(Into::into)
+    }
+
+    fn webhooks_due(&mut self, now: DateTime<Utc>) -> RepoResult<Vec<Webhook>> {
+        let rows = webhooks::table
+            .filter(
+                webhooks::next_attempt_at
+                    .is_null()
+                    .or(webhooks::next_attempt_at.le(now)),
+            )
+            .order(webhooks::id.asc())
+            .select(WebhookRecord::as_select())
+            .load(self.conn)
+            .or_storage()?;
+        convert(rows)
+    }
+
+    fn delivery_attempts(
+        &mut self,
+        webhook: WebhookId,
+        query: &DeliveryQuery,
+    ) -> RepoResult<Vec<DeliveryAttempt>> {
+        let rows = webhook_deliveries::table
+            .filter(webhook_deliveries::webhook_id.eq(webhook.get()))
+            .filter(webhook_deliveries::id.gt(query.after.map_or(0, DeliveryId::get)))
+            .order(webhook_deliveries::id.asc())
+            .limit(probe(query.limit))
+            .select(DeliveryRecord::as_select())
+            .load(self.conn)
+            .or_storage()?;
+        convert(rows)
+    }
+}
+
+impl WebhookWriter for PgTx<'_> {
+    fn insert_webhook(
+        &mut self,
+        new: &NewWebhook,
+        secret: &WebhookSecret,
+        created_at: DateTime<Utc>,
+        state: &DeliveryState,
+    ) -> RepoResult<Webhook> {
+        let id: i64 = diesel::insert_into(webhooks::table)
+            .values((
+                webhooks::url.eq(new.url.as_str()),
+                webhooks::event_types.eq(event_type_list(&new.events)),
+                webhooks::secret.eq(secret.reveal()),
+                webhooks::created_at.eq(created_at),
+                webhooks::delivered_through.eq(cursor(state)),
+                webhooks::failed_attempts.eq(i64::from(state.failed_attempts)),
+                webhooks::next_attempt_at.eq(state.next_attempt_at),
+            ))
+            .returning(webhooks::id)
+            .get_result(self.conn)
+            .or_storage()?;
+        Ok(Webhook {
+            id: WebhookId::new(id).map_err(corrupt("webhooks", id))?,
+            url: new.url.clone(),
+            events: new.events.clone(),
+            created_at,
+            delivery: *state,
+        })
+    }
+
+    fn delete_webhook(&mut self, id: WebhookId) -> RepoResult<()> {
+        // The attempts go with it (ON DELETE CASCADE).
+        diesel::delete(webhooks::table.find(id.get()))
+            .execute(self.conn)
+            .or_storage()?;
+        Ok(())
+    }
+
+    fn set_delivery_state(&mut self, id: WebhookId, state: &DeliveryState) -> RepoResult<()> {
+        let affected = diesel::update(webhooks::table.find(id.get()))
+            .set((
+                webhooks::delivered_through.eq(cursor(state)),
+                webhooks::failed_attempts.eq(i64::from(state.failed_attempts)),
+                webhooks::next_attempt_at.eq(state.next_attempt_at),
+            ))
+            .execute(self.conn)
+            .or_storage()?;
+        exactly_one(affected, "webhook", id.get())
+    }
+
+    fn insert_delivery_attempt(&mut self, new: &NewDeliveryAttempt) -> RepoResult<DeliveryAttempt> {
+        let id: i64 = diesel::insert_into(webhook_deliveries::table)
+            .values((
+                webhook_deliveries::webhook_id.eq(new.webhook_id.get()),
+                webhook_deliveries::event_id.eq(new.event_id.get()),
+                webhook_deliveries::event_type.eq(new.event_type.as_str()),
+                webhook_deliveries::attempt.eq(i64::from(new.attempt)),
+                webhook_deliveries::attempted_at.eq(new.attempted_at),
+                webhook_deliveries::outcome.eq(new.outcome.as_str()),
+                webhook_deliveries::status_code.eq(new.status_code.map(i32::from)),
+                webhook_deliveries::error.eq(new.error.as_deref()),
+                webhook_deliveries::next_attempt_at.eq(new.next_attempt_at),
+            ))
+            .returning(webhook_deliveries::id)
+            .get_result(self.conn)
+            .or_storage()?;
+        let id = DeliveryId::new(id).map_err(corrupt("webhook_deliveries", id))?;
+        Ok(new.recorded(id))
+    }
+
+    fn prune_delivery_attempts(&mut self, webhook: WebhookId, keep: u32) -> RepoResult<()> {
+        // The newest attempt that goes, if any: everything up to it goes with it.
+        let boundary: Option<i64> = webhook_deliveries::table
+            .filter(webhook_deliveries::webhook_id.eq(webhook.get()))
+            .order(webhook_deliveries::id.desc())
+            .offset(i64::from(keep))
+            .select(webhook_deliveries::id)
+            .first(self.conn)
+            .optional()
+            .or_storage()?;
+        if let Some(boundary) = boundary {
+            diesel::delete(
+                webhook_deliveries::table
+                    .filter(webhook_deliveries::webhook_id.eq(webhook.get()))
+                    .filter(webhook_deliveries::id.le(boundary)),
+            )
+            .execute(self.conn)
+            .or_storage()?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,304 @@
+//! Rows in typed form, and their one conversion into domain values.
+//!
+//! Reading a row parses it back into validated domain types, so a value that breaks a rule
+//! (written by hand, or by an older bug) is reported as corrupt instead of served. PostgreSQL
+//! reads these records directly (its columns have these types); SQLite's rows keep times and
+//! JSON as text and convert into them first.
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use petstore_core::{
+    ApiKey, Category, CategoryId, DeliveryAttempt, DeliveryId, DeliveryOutcome, DeliveryState,
+    Description, Event, EventId, EventType, EventTypes, IdempotencyRecord, InventoryItem, KeyId,
+    Name, Order, OrderId, OwnerId, Pet, PetId, PetStatus, Quantity, Role, Stock, StoredKey,
+    ValidationError, Webhook, WebhookId, WebhookUrl,
+};
+
+use crate::error::StoreError;
+use crate::postgres::schema::{
+    api_keys, categories, events, idempotency_records, orders, pets, webhook_deliveries, webhooks,
+};
+
+/// The error for a row of `table` that breaks a domain rule.
+pub(crate) fn corrupt(table: &'static str, id: i64) -> impl Fn(ValidationError) -> StoreError {
+    move |error| StoreError::Corrupt(format!("{table} row {id}: {error}"))
+}
+
+fn out_of_range(table: &'static str, id: i64, column: &str) -> StoreError {
+    StoreError::Corrupt(format!("{table} row {id}: {column} is out of range"))
+}
+
+#[derive(Debug, Queryable, Selectable)]
+#[diesel(table_name = categories, check_for_backend(diesel::pg::Pg))]
+pub(crate) struct CategoryRecord {
+    pub(crate) id: i64,
+    pub(crate) name: String,
+    pub(crate) description: Option<String>,
+}
+
+impl TryFrom<CategoryRecord> for Category {
+    type Error = StoreError;
+
+    fn try_from(row: CategoryRecord) -> Result<Self, StoreError> {
+        let bad = corrupt("categories", row.id);
+        Ok(Category {
+            id: CategoryId::new(row.id).map_err(&bad)?,
+            name: Name::parse(&row.name).map_err(&bad)?,
+            description: row
+                .description
+                .as_deref()
+                .map(Description::parse)
+                .transpose()
+                .map_err(&bad)?,
+        })
+    }
+}
+
+/// A pet row; the stock column is the pet's inventory entry.
+#[derive(Debug, Queryable, Selectable)]
+#[diesel(table_name = pets, check_for_backend(diesel::pg::Pg))]
+pub(crate) struct PetRecord {
+    pub(crate) id: i64,
+    pub(crate) name: String,
+    pub(crate) category_id: i64,
+    pub(crate) status: String,
+    pub(crate) stock: i64,
+}
+
+impl PetRecord {
+    pub(crate) fn pet(&self) -> Result<Pet, StoreError> {
+        let bad = corrupt("pets", self.id);
+        Ok(Pet {
+            id: PetId::new(self.id).map_err(&bad)?,
+            name: Name::parse(&self.name).map_err(&bad)?,
+            category_id: CategoryId::new(self.category_id).map_err(&bad)?,
+            status: self.status.parse::<PetStatus>().map_err(&bad)?,
+        })
+    }
+
+    pub(crate) fn inventory_item(&self) -> Result<InventoryItem, StoreError> {
+        let bad = corrupt("pets", self.id);
+        let stock =
+            u32::try_from(self.stock).map_err(|_| out_of_range("pets", self.id, "stock"))?;
+        Ok(InventoryItem {
+            pet_id: PetId::new(self.id).map_err(&bad)?,
+            quantity: Stock::from_level(stock),
+            status: self.status.parse::<PetStatus>().map_err(&bad)?,
+        })
+    }
+}
+
+#[derive(Debug, Queryable, Selectable)]
+#[diesel(table_name = orders, check_for_backend(diesel::pg::Pg))]
+pub(crate) struct OrderRecord {
+    pub(crate) id: i64,
+    pub(crate) pet_id: i64,
+    pub(crate) quantity: i64,
+    pub(crate) ship_date: Option<DateTime<Utc>>,
+    pub(crate) complete: bool,
+    pub(crate) owner_id: Option<i64>,
+}
+
+impl TryFrom<OrderRecord> for Order {
+    type Error = StoreError;
+
+    fn try_from(row: OrderRecord) -> Result<Self, StoreError> {
+        let bad = corrupt("orders", row.id);
+        Ok(Order {
+            id: OrderId::new(row.id).map_err(&bad)?,
+            pet_id: PetId::new(row.pet_id).map_err(&bad)?,
+            quantity: Quantity::new(row.quantity).map_err(&bad)?,
+            ship_date: row.ship_date,
+            complete: row.complete,
+            owner: row.owner_id.map(OwnerId::new).transpose().map_err(&bad)?,
+        })
+    }
+}
+
+#[derive(Debug, Queryable, Selectable)]
+#[diesel(table_name = events, check_for_backend(diesel::pg::Pg))]
+pub(crate) struct EventRecord {
+    pub(crate) id: i64,
+    pub(crate) time: DateTime<Utc>,
+    pub(crate) event_type: String,
+    pub(crate) subject: String,
+    pub(crate) data: serde_json::Value,
+}
+
+impl TryFrom<EventRecord> for Event {
+    type Error = StoreError;
+
+    fn try_from(row: EventRecord) -> Result<Self, StoreError> {
+        let bad = corrupt("events", row.id);
+        Ok(Event {
+            id: EventId::new(row.id).map_err(&bad)?,
+            time: row.time,
+            event_type: row.event_type.parse::<EventType>().map_err(&bad)?,
+            subject: row.subject,
+            data: row.data,
+        })
+    }
+}
+
+#[derive(Debug, Queryable, Selectable)]
+#[diesel(table_name = api_keys, check_for_backend(diesel::pg::Pg))]
+pub(crate) struct KeyRecord {
+    pub(crate) id: i64,
+    pub(crate) name: String,
+    pub(crate) role: String,
+    pub(crate) prefix: String,
+    pub(crate) hash: Vec<u8>,
+    pub(crate) created_at: DateTime<Utc>,
+    pub(crate) revoked_at: Option<DateTime<Utc>>,
+}
+
+impl TryFrom<KeyRecord> for StoredKey {
+    type Error = StoreError;
+
+    fn try_from(row: KeyRecord) -> Result<Self, StoreError> {
+        let bad = corrupt("api_keys", row.id);
+        let hash: [u8; 32] = row
+            .hash
+            .as_slice()
+            .try_into()
+            .map_err(|_| out_of_range("api_keys", row.id, "hash"))?;
+        Ok(StoredKey {
+            key: ApiKey {
+                id: KeyId::new(row.id).map_err(&bad)?,
+                name: Name::parse(&row.name).map_err(&bad)?,
+                role: row.role.parse::<Role>().map_err(&bad)?,
+                prefix: row.prefix,
+                created_at: row.created_at,
+                revoked_at: row.revoked_at,
+            },
+            hash,
+        })
+    }
+}
+
+impl TryFrom<KeyRecord> for ApiKey {
+    type Error = StoreError;
+
+    fn try_from(row: KeyRecord) -> Result<Self, StoreError> {
+        StoredKey::try_from(row).map(|stored| stored.key)
+    }
+}
+
+#[derive(Debug, Queryable, Selectable)]
+#[diesel(table_name = idempotency_records, check_for_backend(diesel::pg::Pg))]
+pub(crate) struct IdempotencyRow {
+    pub(crate) fingerprint: Vec<u8>,
+    pub(crate) response: Vec<u8>,
+    pub(crate) recorded_at: DateTime<Utc>,
+}
+
+impl TryFrom<IdempotencyRow> for IdempotencyRecord {
+    type Error = StoreError;
+
+    fn try_from(row: IdempotencyRow) -> Result<Self, StoreError> {
+        Ok(IdempotencyRecord {
+            fingerprint: row
+                .fingerprint
+                .as_slice()
+                .try_into()
+                .map_err(|_| out_of_range("idempotency_records", 0, "fingerprint"))?,
+            response: row.response,
+            recorded_at: row.recorded_at,
+        })
+    }
+}
+
+#[derive(Debug, Queryable, Selectable)]
+#[diesel(table_name = webhooks, check_for_backend(diesel::pg::Pg))]
+pub(crate) struct WebhookRecord {
+    pub(crate) id: i64,
+    pub(crate) url: String,
+    pub(crate) event_types: String,
+    pub(crate) created_at: DateTime<Utc>,
+    pub(crate) delivered_through: i64,
+    pub(crate) failed_attempts: i64,
+    pub(crate) next_attempt_at: Option<DateTime<Utc>>,
+}
+
+impl TryFrom<WebhookRecord> for Webhook {
+    type Error = StoreError;
+
+    fn try_from(row: WebhookRecord) -> Result<Self, StoreError> {
+        let bad = corrupt("webhooks", row.id);
+        let types = row
+            .event_types
+            .split(' ')
+            .map(str::parse::<EventType>)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(&bad)?;
+        let delivered_through = match row.delivered_through {
+            0 => None,
+            n => Some(EventId::new(n).map_err(&bad)?),
+        };
+        Ok(Webhook {
+            id: WebhookId::new(row.id).map_err(&bad)?,
+            url: WebhookUrl::parse(&row.url).map_err(&bad)?,
+            events: EventTypes::new(types).map_err(&bad)?,
+            created_at: row.created_at,
+            delivery: DeliveryState {
+                delivered_through,
+                failed_attempts: u32::try_from(row.failed_attempts)
+                    .map_err(|_| out_of_range("webhooks", row.id, "failed_attempts"))?,
+                next_attempt_at: row.next_attempt_at,
+            },
+        })
+    }
+}
+
+/// The space-separated event types a subscription's row stores.
+pub(crate) fn event_type_list(types: &EventTypes) -> String {
+    let names: Vec<&str> = types.as_slice().iter().map(|t| t.as_str()).collect();
+    names.join(" ")
+}
+
+/// A subscription's cursor as stored: 0 for "nothing delivered yet".
+pub(crate) fn cursor(state: &DeliveryState) -> i64 {
+    state.delivered_through.map_or(0, EventId::get)
+}
+
+#[derive(Debug, Queryable, Selectable)]
+#[diesel(table_name = webhook_deliveries, check_for_backend(diesel::pg::Pg))]
+pub(crate) struct DeliveryRecord {
+    pub(crate) id: i64,
+    pub(crate) event_id: i64,
+    pub(crate) event_type: String,
+    pub(crate) attempt: i64,
+    pub(crate) attempted_at: DateTime<Utc>,
+    pub(crate) outcome: String,
+    pub(crate) status_code: Option<i32>,
+    pub(crate) error: Option<String>,
+    pub(crate) next_attempt_at: Option<DateTime<Utc>>,
+}
+
+impl TryFrom<DeliveryRecord> for DeliveryAttempt {
+    type Error = StoreError;
+
+    fn try_from(row: DeliveryRecord) -> Result<Self, StoreError> {
+        let bad = corrupt("webhook_deliveries", row.id);
+        let range = |column| out_of_range("webhook_deliveries", row.id, column);
+        Ok(DeliveryAttempt {
+            id: DeliveryId::new(row.id).map_err(&bad)?,
+            event_id: EventId::new(row.event_id).map_err(&bad)?,
+            event_type: row.event_type.parse().map_err(&bad)?,
+            attempt: u32::try_from(row.attempt).map_err(|_| range("attempt"))?,
+            attempted_at: row.attempted_at,
+            outcome: match row.outcome.as_str() {
+                "delivered" => DeliveryOutcome::Delivered,
+                "failed" => DeliveryOutcome::Failed,
+                _ => return Err(range("outcome")),
+            },
+            status_code: row
+                .status_code
+                .map(u16::try_from)
+                .transpose()
+                .map_err(|_| range("status_code"))?,
+            error: row.error,
+            next_attempt_at: row.next_attempt_at,
+        })
+    }
+}

@@ -1,0 +1,77 @@
+//! The store a deployment opens: SQLite or PostgreSQL, chosen by the `--database` it is given,
+//! behind one type so that the same binary serves from either.
+
+use petstore_core::{RepoResult, Snapshot, Store, Transaction};
+
+use crate::config::{Database, StoreConfig};
+use crate::error::StoreError;
+use crate::postgres::{PgStore, migrate_postgres};
+use crate::sqlite::{PoolState, SqliteStore, WriterStats, migrate_sqlite};
+
+/// A [`Store`] on the database of a [`StoreConfig`]: whichever backend it names.
+#[derive(Debug, Clone)]
+pub enum AnyStore {
+    /// A SQLite file.
+    Sqlite(SqliteStore),
+    /// A PostgreSQL database.
+    Postgres(PgStore),
+}
+
+impl AnyStore {
+    /// Opens (creating a SQLite file if needed) and migrates the database of `config`.
+    pub fn open(config: &StoreConfig) -> Result<Self, StoreError> {
+        Ok(match config.database {
+            Database::Sqlite(_) => AnyStore::Sqlite(SqliteStore::open(config)?),
+            Database::Postgres(_) => AnyStore::Postgres(PgStore::open(config)?),
+        })
+    }
+
+    /// Whether the database answers and has every migration applied (for `/readyz`).
+    pub fn check_ready(&self) -> Result<(), StoreError> {
+        match self {
+            AnyStore::Sqlite(store) => store.check_ready(),
+            AnyStore::Postgres(store) => store.check_ready(),
+        }
+    }
+
+    /// Connections open and idle (for metrics).
+    pub fn pool_state(&self) -> PoolState {
+        match self {
+            AnyStore::Sqlite(store) => store.pool_state(),
+            AnyStore::Postgres(store) => store.pool_state(),
+        }
+    }
+
+    /// Writes run and commits made (for metrics).
+    pub fn writer_stats(&self) -> WriterStats {
+        match self {
+            AnyStore::Sqlite(store) => store.writer_stats(),
+            AnyStore::Postgres(store) => store.writer_stats(),
+        }
+    }
+}
+
+impl Store for AnyStore {
+    fn read<T>(&self, work: impl FnOnce(&mut dyn Snapshot) -> RepoResult<T>) -> RepoResult<T> {
+        match self {
+            AnyStore::Sqlite(store) => store.read(work),
+            AnyStore::Postgres(store) => store.read(work),
+        }
+    }
+
+    fn write<T>(&self, work: impl FnMut(&mut dyn Transaction) -> RepoResult<T>) -> RepoResult<T> {
+        match self {
+            AnyStore::Sqlite(store) => store.write(work),
+            AnyStore::Postgres(store) => store.write(work),
+        }
+    }
+}
+
+/// Creates (a SQLite file) and migrates the database of `config`, without opening a store.
+/// Returns the versions applied.
+pub fn migrate(config: &StoreConfig) -> Result<Vec<String>, StoreError> {
+    match config.database {
+        Database::Sqlite(_) => migrate_sqlite(config),
+        Database::Postgres(_) => migrate_postgres(config),
+    }
+}

@@ -1,0 +1,14 @@
+DROP TABLE webhook_deliveries;
+DROP TABLE webhooks;
+DROP TABLE idempotency_records;
+DROP TRIGGER api_keys_are_not_deleted ON api_keys;
+DROP FUNCTION api_keys_are_not_deleted();
+DROP TABLE api_keys;
+DROP TABLE events;
+DROP TRIGGER pets_with_open_orders_stay ON pets;
+DROP FUNCTION pets_with_open_orders_stay();
+DROP TRIGGER orders_guard ON orders;
+DROP FUNCTION orders_guard();
+DROP TABLE orders;
+DROP TABLE pets;
+DROP TABLE categories;
