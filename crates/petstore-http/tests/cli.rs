@@ -205,3 +205,23 @@ fn the_event_stream_sends_live_events_and_resumes_from_last_event_id() {
     let (code, _) = server.terminate();
     assert_eq!(code, Some(0));
 }
+
+#[test]
+fn an_unreachable_postgres_url_is_named_without_its_password_and_fails() {
+    // Port 1 on the loopback: nothing listens there.
+    let url = "postgres://shop:s3cret-pw@127.0.0.1:1/shopdb";
+    for command in [
+        &["migrate"][..],
+        &["keys", "list"],
+        &["serve", "--bind", "127.0.0.1:0"],
+    ] {
+        let output = petstore(url).args(command).output().unwrap();
+        assert!(!output.status.success(), "{command:?}: {output:?}");
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert!(
+            stderr.contains("127.0.0.1") && stderr.contains("shopdb"),
+            "{command:?} names host and database: {stderr}"
+        );
+        assert!(!stderr.contains("s3cret-pw"), "{command:?}: {stderr}");
+    }
+}

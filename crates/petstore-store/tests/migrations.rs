@@ -1,4 +1,5 @@
-//! The migrations apply, revert and apply again on a real file, and the schema is usable after.
+//! The migrations apply, revert and apply again on a real file and a real PostgreSQL database,
+//! and the schema is usable after.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -9,7 +10,11 @@ use diesel::prelude::*;
 use diesel::sql_types::Text;
 use diesel_migrations::MigrationHarness;
 use petstore_core::testkit::scenarios::Fixture;
-use petstore_store::{MIGRATIONS, SqliteStore, StoreConfig, connect, migrate};
+use petstore_store::testing::ScratchPostgres;
+use petstore_store::{
+    MIGRATIONS, PG_MIGRATIONS, PgStore, SqliteStore, StoreConfig, connect, connect_postgres,
+    migrate,
+};
 
 #[derive(QueryableByName)]
 struct Name {
@@ -91,4 +96,132 @@ fn readiness_fails_when_a_migration_is_missing() {
     let mut conn = connect(&store.config).unwrap();
     conn.revert_last_migration(MIGRATIONS).unwrap();
     assert!(store.store.check_ready().is_err());
+}
+
+#[derive(QueryableByName)]
+struct TableName {
+    #[diesel(sql_type = Text)]
+    table_name: String,
+}
+
+/// The tables, functions and triggers of the public schema, but Diesel's own table.
+fn pg_objects(conn: &mut PgConnection) -> Vec<String> {
+    diesel::sql_query(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' \
+           AND table_name <> '__diesel_schema_migrations' \
+         UNION ALL SELECT routine_name FROM information_schema.routines \
+           WHERE routine_schema = 'public' \
+         UNION ALL SELECT trigger_name || ' on ' || event_object_table || ' ' || event_manipulation \
+           FROM information_schema.triggers WHERE trigger_schema = 'public' \
+         ORDER BY 1",
+    )
+    .load::<TableName>(conn)
+    .unwrap()
+    .into_iter()
+    .map(|n| n.table_name)
+    .collect()
+}
+
+#[test]
+fn all_up_all_down_all_up_again_on_postgres() {
+    let Some(database) = ScratchPostgres::create() else {
+        return;
+    };
+    let config = database.config();
+    let applied = migrate(&config).unwrap();
+    assert!(!applied.is_empty(), "a new database gets every migration");
+    let mut conn = connect_postgres(&config).unwrap();
+    let schema = pg_objects(&mut conn);
+    for table in [
+        "categories",
+        "pets",
+        "orders",
+        "events",
+        "api_keys",
+        "webhooks",
+    ] {
+        assert!(
+            schema.contains(&table.to_owned()),
+            "{table} exists: {schema:?}"
+        );
+    }
+
+    conn.revert_all_migrations(PG_MIGRATIONS).unwrap();
+    assert_eq!(
+        pg_objects(&mut conn),
+        Vec::<String>::new(),
+        "down removes everything up made"
+    );
+
+    conn.run_pending_migrations(PG_MIGRATIONS).unwrap();
+    assert_eq!(
+        pg_objects(&mut conn),
+        schema,
+        "up again gives the same schema"
+    );
+    assert!(
+        migrate(&config).unwrap().is_empty(),
+        "nothing is pending after"
+    );
+    drop(conn);
+
+    let store = PgStore::open(&config).unwrap();
+    store.check_ready().unwrap();
+    let fixture = Fixture::new(store);
+    let pet = fixture.pet_with_stock("Rex", 2);
+    fixture.order(pet.id, 1).unwrap();
+}
+
+#[test]
+fn the_postgres_schema_refuses_what_the_rules_refuse() {
+    let Some(database) = ScratchPostgres::create() else {
+        return;
+    };
+    let config = database.config();
+    let fixture = Fixture::new(PgStore::open(&config).unwrap());
+    let pet = fixture.pet_with_stock("Rex", 1);
+    fixture.order(pet.id, 1).unwrap();
+    let mut conn = connect_postgres(&config).unwrap();
+    conn.batch_execute(
+        "INSERT INTO api_keys (name, role, prefix, hash, created_at) \
+         VALUES ('k', 'admin', 'p', decode(repeat('00', 32), 'hex'), now())",
+    )
+    .unwrap();
+    let id = pet.id.get();
+    for refused in [
+        format!("UPDATE pets SET stock = -1 WHERE id = {id}"),
+        format!("DELETE FROM pets WHERE id = {id}"),
+        "INSERT INTO orders (pet_id, quantity) VALUES (999, 1)".to_owned(),
+        "INSERT INTO categories (name, name_key) VALUES ('DOGS', 'dogs')".to_owned(),
+        "DELETE FROM api_keys".to_owned(),
+        "INSERT INTO api_keys (name, role, prefix, hash, created_at) \
+         VALUES ('k', 'root', 'p', decode(repeat('00', 32), 'hex'), now())"
+            .to_owned(),
+        format!("UPDATE pets SET status = 'lost' WHERE id = {id}"),
+    ] {
+        assert!(
+            conn.batch_execute(&refused).is_err(),
+            "the schema refuses {refused}"
+        );
+    }
+}
+
+#[test]
+fn ten_nodes_starting_at_once_migrate_once() {
+    let Some(database) = ScratchPostgres::create() else {
+        return;
+    };
+    let config = database.config();
+    let applied: Vec<Vec<String>> = std::thread::scope(|scope| {
+        let starts: Vec<_> = (0..10)
+            .map(|_| scope.spawn(|| migrate(&config).unwrap()))
+            .collect();
+        starts.into_iter().map(|s| s.join().unwrap()).collect()
+    });
+    let total: usize = applied.iter().map(Vec::len).sum();
+    let migrations =
+        diesel::migration::MigrationSource::<diesel::pg::Pg>::migrations(&PG_MIGRATIONS)
+            .unwrap()
+            .len();
+    assert_eq!(total, migrations, "each migration applied exactly once");
 }

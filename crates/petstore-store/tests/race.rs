@@ -12,3 +12,15 @@ fn thirty_two_racers_for_ten_units_repeatedly() {
         racing_orders_never_oversell(common::TempStore::new());
     }
 }
+
+/// The same on PostgreSQL, where 32 connections really write at once: the pet's row lock is
+/// what keeps them from both selling the last unit.
+#[test]
+fn thirty_two_racers_for_ten_units_repeatedly_on_postgres() {
+    if !petstore_store::testing::postgres_configured() {
+        return;
+    }
+    for _ in 0..10 {
+        racing_orders_never_oversell(common::TempPgStore::with(|config| config.readers = 32));
+    }
+}
