@@ -1,5 +1,6 @@
-//! Seeds a database for the load benchmark: categories, pets with stock, and a staff key,
-//! whose secret is the only thing printed on standard output.
+//! Seeds a database for the load benchmarks: categories, pets with stock, and a staff key,
+//! whose secret is the only thing printed on standard output. The database is a SQLite file
+//! or a PostgreSQL URL, as `--database` takes it.
 //!
 //! `cargo run --release -p petstore-http --example seed -- bench.db 100000`
 
@@ -9,7 +10,7 @@ use petstore_core::{
     Caller, CategoryId, KeySecret, Name, NewApiKey, NewCategory, NewPet, PetStatus, Role, Service,
     Stock, Store,
 };
-use petstore_store::{Durability, SqliteStore, StoreConfig};
+use petstore_store::{AnyStore, Database, Durability, StoreConfig};
 
 const CATEGORIES: i64 = 20;
 const BATCH: u32 = 5_000;
@@ -31,10 +32,10 @@ fn main() -> ExitCode {
 }
 
 fn seed(database: &str, pets: u32) -> Result<String, Box<dyn std::error::Error>> {
-    let mut config = StoreConfig::new(database);
-    // Seeding is setup, not what is measured: no fsync per batch.
+    let mut config = StoreConfig::for_database(Database::parse(database));
+    // Seeding is setup, not what is measured: no fsync per batch (SQLite).
     config.durability = Durability::Normal;
-    let store = SqliteStore::open(&config)?;
+    let store = AnyStore::open(&config)?;
     store.write(|tx| {
         for n in 0..CATEGORIES {
             tx.insert_category(&NewCategory::new(Name::parse(&format!("Kind {n}"))?))?;
