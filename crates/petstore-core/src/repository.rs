@@ -118,6 +118,9 @@ pub trait KeyReader {
     fn keys_with_prefix(&mut self, prefix: &str) -> RepoResult<Vec<StoredKey>>;
     /// Whether any key that is not revoked exists (with this role, if given).
     fn has_active_key(&mut self, role: Option<Role>) -> RepoResult<bool>;
+    /// How many keys are revoked. Keys are never deleted and a revocation is final, so this
+    /// only grows: a node that sees it change knows a key was revoked somewhere.
+    fn revoked_key_count(&mut self) -> RepoResult<u64>;
 }
 
 /// Changes API keys.
@@ -217,6 +220,17 @@ pub trait WebhookWriter: WebhookReader {
     ) -> RepoResult<DeliveryAttempt>;
     /// Forgets a subscription's attempts but the latest `keep`.
     fn prune_delivery_attempts(&mut self, webhook: WebhookId, keep: u32) -> RepoResult<()>;
+    /// Gives `holder` the subscription's delivery lease until `until`, if nobody else holds
+    /// it at `now` (a lease held by `holder` itself is renewed). Returns whether it did.
+    fn claim_webhook(
+        &mut self,
+        id: WebhookId,
+        holder: &str,
+        until: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> RepoResult<bool>;
+    /// Ends `holder`'s lease on the subscription, if it holds it.
+    fn release_webhook(&mut self, id: WebhookId, holder: &str) -> RepoResult<()>;
 }
 
 // ---- the unit of work -------------------------------------------------------------------

@@ -16,7 +16,7 @@ use petstore_core::{
 use petstore_store::{AnyStore, Database, Durability, StoreConfig};
 
 use crate::app::{DEFAULT_RATE, HttpLimits, app};
-use crate::auth::{RateLimits, generate_secret};
+use crate::auth::{RateLimits, generate_secret, random_bytes};
 use crate::delivery::DeliverySettings;
 use crate::state::AppState;
 
@@ -185,6 +185,11 @@ pub struct WebhookArgs {
     /// A PEM file of CA certificates to trust for https receivers, besides the system's.
     #[arg(long, env = "PETSTORE_WEBHOOK_CA_FILE")]
     pub webhook_ca_file: Option<PathBuf>,
+    /// How long a node keeps sending a subscription's events before another may take over,
+    /// in milliseconds: a node renews its lease while it sends, so this is how long a dead
+    /// node's subscriptions wait. Longer than an attempt's timeout.
+    #[arg(long, env = "PETSTORE_WEBHOOK_LEASE_MS", default_value_t = 30_000)]
+    pub webhook_lease_ms: u64,
 }
 
 impl WebhookArgs {
@@ -198,6 +203,7 @@ impl WebhookArgs {
             },
             timeout: Duration::from_millis(self.webhook_timeout_ms.max(1)),
             poll: Duration::from_millis(self.webhook_poll_ms.max(1)),
+            lease: Duration::from_millis(self.webhook_lease_ms.max(1)),
             concurrency: self.webhook_concurrency.max(1),
         }
     }
@@ -386,7 +392,15 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     }
     let server = server.run();
     let handle = server.handle();
-    actix_web::rt::spawn(crate::delivery::run(stopping.clone(), tls));
+    // Names this process among the nodes sharing the database (webhook leases).
+    let node: std::rc::Rc<str> = format!(
+        "{}-{:x}",
+        std::process::id(),
+        u64::from_le_bytes(random_bytes()?[..8].try_into()?)
+    )
+    .into();
+    actix_web::rt::spawn(crate::delivery::run(stopping.clone(), tls, node));
+    actix_web::rt::spawn(crate::changes::watch(stopping.clone()));
     actix_web::rt::spawn(async move {
         wait_for_stop_signal().await;
         tracing::info!("stopping: finishing in-flight requests");

@@ -13,6 +13,7 @@
 
 pub mod app;
 pub mod auth;
+pub mod changes;
 pub mod cli;
 pub mod conditional;
 pub mod delivery;

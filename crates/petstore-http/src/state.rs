@@ -8,6 +8,7 @@ use petstore_core::{Clock, DomainError, Service, Settings};
 use petstore_store::AnyStore;
 
 use crate::auth::KeyCache;
+use crate::changes::ChangeFeed;
 use crate::delivery::DeliverySettings;
 use crate::error::ApiError;
 use crate::metrics::Metrics;
@@ -23,6 +24,7 @@ pub struct AppState {
     clock: Arc<dyn Clock>,
     metrics: Arc<Metrics>,
     key_cache: Arc<KeyCache>,
+    changes: Arc<ChangeFeed>,
     stopping: Arc<AtomicBool>,
     delivery: Arc<DeliverySettings>,
 }
@@ -50,6 +52,7 @@ impl AppState {
             clock,
             metrics: Arc::new(Metrics::new()),
             key_cache: Arc::new(KeyCache::default()),
+            changes: Arc::new(ChangeFeed::default()),
             stopping: Arc::new(AtomicBool::new(false)),
             delivery: Arc::new(DeliverySettings::default()),
         }
@@ -84,6 +87,11 @@ impl AppState {
     /// Whether the service is stopping.
     pub fn is_stopping(&self) -> bool {
         self.stopping.load(Ordering::Relaxed)
+    }
+
+    /// What this node has seen change (event streams wait on it).
+    pub fn changes(&self) -> &ChangeFeed {
+        &self.changes
     }
 
     /// Recently verified API keys.

@@ -40,6 +40,17 @@ impl<C: Borrow<Catalogue>> KeyReader for View<'_, C> {
             .values()
             .any(|k| k.key.revoked_at.is_none() && role.is_none_or(|r| k.key.role == r)))
     }
+
+    fn revoked_key_count(&mut self) -> RepoResult<u64> {
+        let revoked = self
+            .catalogue
+            .borrow()
+            .keys
+            .values()
+            .filter(|k| k.key.revoked_at.is_some())
+            .count();
+        Ok(revoked as u64)
+    }
 }
 
 impl KeyWriter for View<'_, Catalogue> {

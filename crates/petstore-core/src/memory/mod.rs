@@ -9,6 +9,8 @@
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
+use chrono::{DateTime, Utc};
+
 use crate::access::StoredKey;
 use crate::error::DomainError;
 use crate::events::Event;
@@ -51,6 +53,8 @@ struct Catalogue {
     idempotency: BTreeMap<(OwnerId, String), IdempotencyRecord>,
     webhooks: BTreeMap<WebhookId, (Webhook, WebhookSecret)>,
     deliveries: BTreeMap<DeliveryId, (WebhookId, DeliveryAttempt)>,
+    /// Delivery leases: who holds each subscription, until when.
+    leases: BTreeMap<WebhookId, (String, DateTime<Utc>)>,
     // Like SQLite's AUTOINCREMENT: ids are never reused, even after a delete.
     last_category_id: i64,
     last_pet_id: i64,

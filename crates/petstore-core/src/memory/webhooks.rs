@@ -86,6 +86,7 @@ impl WebhookWriter for View<'_, Catalogue> {
     fn delete_webhook(&mut self, id: WebhookId) -> RepoResult<()> {
         self.catalogue.webhooks.remove(&id);
         self.catalogue.deliveries.retain(|_, d| d.0 != id);
+        self.catalogue.leases.remove(&id);
         Ok(())
     }
 
@@ -122,6 +123,38 @@ impl WebhookWriter for View<'_, Catalogue> {
             .collect();
         for id in doomed {
             deliveries.remove(&id);
+        }
+        Ok(())
+    }
+
+    fn claim_webhook(
+        &mut self,
+        id: WebhookId,
+        holder: &str,
+        until: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> RepoResult<bool> {
+        if !self.catalogue.webhooks.contains_key(&id) {
+            return Ok(false);
+        }
+        let leases = &mut self.catalogue.leases;
+        let free = leases
+            .get(&id)
+            .is_none_or(|(current, expires)| current == holder || *expires <= now);
+        if free {
+            leases.insert(id, (holder.to_owned(), until));
+        }
+        Ok(free)
+    }
+
+    fn release_webhook(&mut self, id: WebhookId, holder: &str) -> RepoResult<()> {
+        if self
+            .catalogue
+            .leases
+            .get(&id)
+            .is_some_and(|(current, _)| current == holder)
+        {
+            self.catalogue.leases.remove(&id);
         }
         Ok(())
     }

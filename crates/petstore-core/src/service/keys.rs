@@ -105,6 +105,14 @@ impl<S: Store, C: Clock> KeyUseCases<'_, S, C> {
         })
     }
 
+    /// How many keys have ever been revoked: it only grows, so a process that caches verified
+    /// keys and sees it change knows to forget them, whoever revoked the key.
+    pub fn revocations(&self) -> Result<u64, DomainError> {
+        self.shop
+            .store
+            .read(|snapshot| snapshot.revoked_key_count())
+    }
+
     /// Makes `secret` an admin key if `when` holds. Returns the key when it was created.
     pub fn bootstrap(
         &self,

@@ -119,6 +119,30 @@ impl<S: Store, C: Clock> WebhookUseCases<'_, S, C> {
         })
     }
 
+    /// Takes (or renews) the delivery lease of subscription `id` for `holder` (a sending
+    /// process) for `lease`, if no other holder has an unexpired one. Only the holder sends
+    /// the subscription's events, so with several senders each event is sent by one, in
+    /// order; a holder that dies stops renewing, and another takes over when the lease ends.
+    /// Returns whether `holder` holds it now.
+    pub fn claim(
+        &self,
+        id: WebhookId,
+        holder: &str,
+        lease: std::time::Duration,
+    ) -> Result<bool, DomainError> {
+        let now = self.shop.clock.now();
+        let until = later(now, lease);
+        self.shop
+            .store
+            .write(|tx| tx.claim_webhook(id, holder, until, now))
+    }
+
+    /// Gives up `holder`'s lease on subscription `id` (a drain that ended), so another
+    /// sender may take it at once.
+    pub fn release(&self, id: WebhookId, holder: &str) -> Result<(), DomainError> {
+        self.shop.store.write(|tx| tx.release_webhook(id, holder))
+    }
+
     /// What subscription `id` is owed now: the first event after its cursor of a type it
     /// receives, or `None` when it is up to date, waiting to retry, or gone. Events of other
     /// types are stepped over, and the cursor moved past them.

@@ -152,6 +152,7 @@ macro_rules! __conformance_scenarios {
             // keys
             keys_authenticate_until_revoked,
             admin_keys_are_bootstrapped_once,
+            revocations_are_counted,
             // events
             every_change_records_its_events_in_order,
             // idempotency
@@ -161,6 +162,7 @@ macro_rules! __conformance_scenarios {
             webhooks_deliver_matching_events_in_order_and_retry_failures,
             webhooks_skip_other_events_and_can_be_deleted,
             old_delivery_attempts_are_pruned,
+            one_sender_holds_a_subscription_at_a_time,
         }
     };
 }

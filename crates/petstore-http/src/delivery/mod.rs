@@ -39,6 +39,8 @@ pub struct DeliverySettings {
     /// How many subscriptions are drained at once, at most: each holds a database
     /// connection while it reads, and the pool is shared with requests.
     pub concurrency: usize,
+    /// How long a node's claim on a subscription lasts without renewal.
+    pub lease: Duration,
 }
 
 impl Default for DeliverySettings {
@@ -49,13 +51,15 @@ impl Default for DeliverySettings {
             timeout: Duration::from_secs(10),
             poll: Duration::from_millis(500),
             concurrency: 8,
+            lease: Duration::from_secs(30),
         }
     }
 }
 
 /// Runs the dispatcher until the service stops. Call it on the actix system's thread: the
-/// HTTP client it uses is bound to that thread.
-pub async fn run(state: AppState, tls: Arc<rustls::ClientConfig>) {
+/// HTTP client it uses is bound to that thread. `node` names this process among the nodes
+/// sharing the database: a subscription is drained by the node holding its lease.
+pub async fn run(state: AppState, tls: Arc<rustls::ClientConfig>, node: Rc<str>) {
     let settings = state.delivery().clone();
     let client = Rc::new(WebhookClient::new(
         tls,
@@ -72,7 +76,7 @@ pub async fn run(state: AppState, tls: Arc<rustls::ClientConfig>) {
                         break;
                     }
                     if draining.borrow_mut().insert(id) {
-                        let drain = drain(state.clone(), Rc::clone(&client), id);
+                        let drain = drain(state.clone(), Rc::clone(&client), id, Rc::clone(&node));
                         let mark = Draining {
                             set: Rc::clone(&draining),
                             id,
@@ -103,11 +107,38 @@ impl Drop for Draining {
     }
 }
 
-/// Sends subscription `id` its events, in order, until it is up to date, an attempt fails, or
-/// the service stops.
-async fn drain(state: AppState, client: Rc<WebhookClient>, id: WebhookId) {
+/// Sends subscription `id` its events, in order, while this node holds its lease, until it is
+/// up to date, an attempt fails, or the service stops; then gives the lease up.
+async fn drain(state: AppState, client: Rc<WebhookClient>, id: WebhookId, node: Rc<str>) {
+    sends(&state, &client, id, &node).await;
+    let holder = node.to_string();
+    if let Err(error) = state
+        .run(move |shop| shop.webhooks().release(id, &holder))
+        .await
+    {
+        // The lease runs out by itself.
+        tracing::warn!(webhook_id = %id, %error, "cannot release a webhook lease");
+    }
+}
+
+async fn sends(state: &AppState, client: &WebhookClient, id: WebhookId, node: &Rc<str>) {
     let retry = state.delivery().retry;
+    let lease = state.delivery().lease;
     while !state.is_stopping() {
+        // Claimed (or renewed) before every attempt: another node may hold it, and a node
+        // that stops renewing gives it up when the lease ends.
+        let holder = node.to_string();
+        match state
+            .run(move |shop| shop.webhooks().claim(id, &holder, lease))
+            .await
+        {
+            Ok(true) => {}
+            Ok(false) => return,
+            Err(error) => {
+                tracing::warn!(webhook_id = %id, %error, "cannot claim a webhook");
+                return;
+            }
+        }
         let pending = match state
             .run(move |shop| shop.webhooks().next_delivery(id))
             .await

@@ -126,7 +126,32 @@ impl FromStr for FeedPosition {
     }
 }
 
-/// How often an open stream looks for new events when there were none.
+impl Follower {
+    /// Waits until an event after the stream's position may exist, or a heartbeat is due.
+    async fn wait_for_news(&mut self) {
+        let heartbeat = HEARTBEAT.saturating_sub(self.quiet_since.elapsed());
+        let after = self.after;
+        let Some(changes) = self.changes.as_mut() else {
+            actix_web::rt::time::sleep(POLL.min(heartbeat)).await;
+            return;
+        };
+        let news = async {
+            loop {
+                if *changes.borrow_and_update() > after {
+                    return;
+                }
+                if changes.changed().await.is_err() {
+                    // The watcher is gone (the service is stopping): poll until the end.
+                    actix_web::rt::time::sleep(POLL).await;
+                    return;
+                }
+            }
+        };
+        let _ = actix_web::rt::time::timeout(heartbeat, news).await;
+    }
+}
+
+/// How often an open stream looks for new events when there were none and no watcher tells it.
 const POLL: std::time::Duration = std::time::Duration::from_millis(250);
 /// How long a stream stays silent before a heartbeat comment, so that proxies keep it open.
 const HEARTBEAT: std::time::Duration = std::time::Duration::from_secs(15);
@@ -134,6 +159,9 @@ const HEARTBEAT: std::time::Duration = std::time::Duration::from_secs(15);
 /// Where an open stream is.
 struct Follower {
     caller: Caller,
+    /// The node's latest event id, when its watcher runs: the stream reads the database only
+    /// when there is something after its position.
+    changes: Option<tokio::sync::watch::Receiver<Option<EventId>>>,
     state: web::Data<AppState>,
     after: Option<EventId>,
     quiet_since: std::time::Instant,
@@ -186,6 +214,7 @@ pub async fn stream_events(
         }
     };
     let follower = Follower {
+        changes: state.changes().subscribe(),
         caller: caller.0,
         state,
         after,
@@ -218,7 +247,7 @@ pub async fn stream_events(
                     follower.quiet_since = std::time::Instant::now();
                     return Some((Ok(web::Bytes::from_static(b": heartbeat\n\n")), follower));
                 }
-                Ok(_) => actix_web::rt::time::sleep(POLL).await,
+                Ok(_) => follower.wait_for_news().await,
                 // The client reconnects with Last-Event-ID and misses nothing.
                 Err(_) => return None,
             }

@@ -122,6 +122,18 @@ impl Server {
         reply
     }
 
+    /// Sends any request (see [`send_to`]).
+    pub fn send(
+        &self,
+        method: &str,
+        path: &str,
+        key: &str,
+        headers: &[(&str, &str)],
+        body: Option<&str>,
+    ) -> Option<(u16, String)> {
+        send_to(&self.address, method, path, key, headers, body)
+    }
+
     /// Creates a category, which records one event.
     pub fn create_category(&self, key: &str, name: &str) {
         let reply = self.post("/v1/categories", key, &format!(r#"{{"name": "{name}"}}"#));
@@ -176,4 +188,38 @@ impl Drop for Server {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Sends any request to the server at `address`, with extra headers and an optional JSON
+/// body: its status and body, or `None` when the server cannot be reached or closes the
+/// connection before answering (a killed node).
+pub fn send_to(
+    address: &str,
+    method: &str,
+    path: &str,
+    key: &str,
+    headers: &[(&str, &str)],
+    body: Option<&str>,
+) -> Option<(u16, String)> {
+    let mut stream = TcpStream::connect(address).ok()?;
+    let mut head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {key}\r\nConnection: close\r\n"
+    );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    if let Some(body) = body {
+        head.push_str(&format!(
+            "Content-Type: application/json\r\nContent-Length: {}\r\n",
+            body.len()
+        ));
+    }
+    head.push_str("\r\n");
+    head.push_str(body.unwrap_or(""));
+    stream.write_all(head.as_bytes()).ok()?;
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply).ok()?;
+    let status = reply.get(9..12)?.parse().ok()?;
+    let body = reply.split_once("\r\n\r\n").map_or("", |(_, body)| body);
+    Some((status, body.to_owned()))
 }

@@ -76,6 +76,8 @@ diesel::table! {
         delivered_through -> BigInt,
         failed_attempts -> BigInt,
         next_attempt_at -> Nullable<Text>,
+        leased_by -> Nullable<Text>,
+        leased_until -> Nullable<Text>,
     }
 }
 

@@ -111,3 +111,22 @@ pub fn admin_keys_are_bootstrapped_once<S: Store>(store: S) {
         Some(Role::Admin)
     );
 }
+
+/// Revocations are counted, and the count only grows: revoking a revoked key counts nothing.
+pub fn revocations_are_counted<S: Store>(store: S) {
+    let f = Fixture::new(store);
+    let keys = f.shop.keys();
+    assert_eq!(keys.revocations().must("count"), 0);
+    let alice = keys
+        .create(OPERATOR, new_key("Alice", Role::Staff), &secret(1))
+        .must("create");
+    let bob = keys
+        .create(OPERATOR, new_key("Bob", Role::Customer), &secret(2))
+        .must("create");
+    keys.revoke(OPERATOR, alice.id, Always).must("revoke");
+    assert_eq!(keys.revocations().must("count"), 1);
+    keys.revoke(OPERATOR, alice.id, Always).must("revoke again");
+    assert_eq!(keys.revocations().must("count"), 1, "already revoked");
+    keys.revoke(OPERATOR, bob.id, Always).must("revoke");
+    assert_eq!(keys.revocations().must("count"), 2);
+}

@@ -271,3 +271,61 @@ pub fn old_delivery_attempts_are_pruned<S: Store>(store: S) {
         .must("prune nothing");
     assert_eq!(attempts(pruned.id), vec![3, 4]);
 }
+
+/// A subscription's delivery lease has one holder at a time: others are refused until the
+/// holder releases it or its lease runs out; the holder renews its own; leases of other
+/// subscriptions are separate, and a deleted subscription cannot be claimed.
+pub fn one_sender_holds_a_subscription_at_a_time<S: Store>(store: S) {
+    let f = Fixture::new(store);
+    let webhooks = f.shop.webhooks();
+    let hook = webhook_to(&f, &[EventType::PetCreated]);
+    let other = webhook_to(&f, &[EventType::PetCreated]);
+    let lease = std::time::Duration::from_secs(30);
+
+    assert!(webhooks.claim(hook.id, "node-a", lease).must("claim"));
+    assert!(
+        !webhooks.claim(hook.id, "node-b", lease).must("claim"),
+        "held by a"
+    );
+    assert!(
+        webhooks.claim(other.id, "node-b", lease).must("claim"),
+        "another subscription"
+    );
+    f.clock.advance(chrono::Duration::seconds(20));
+    assert!(
+        webhooks.claim(hook.id, "node-a", lease).must("renew"),
+        "a renews"
+    );
+    f.clock.advance(chrono::Duration::seconds(20));
+    assert!(
+        !webhooks.claim(hook.id, "node-b", lease).must("claim"),
+        "the renewed lease still runs"
+    );
+    webhooks
+        .release(hook.id, "node-b")
+        .must("release by another");
+    assert!(
+        !webhooks.claim(hook.id, "node-b", lease).must("claim"),
+        "only a can release"
+    );
+    webhooks.release(hook.id, "node-a").must("release");
+    assert!(
+        webhooks.claim(hook.id, "node-b", lease).must("claim"),
+        "released"
+    );
+
+    // A holder that stops renewing (it died) loses the lease when it runs out.
+    f.clock.advance(chrono::Duration::seconds(31));
+    assert!(
+        webhooks.claim(hook.id, "node-a", lease).must("claim"),
+        "expired"
+    );
+
+    webhooks
+        .delete(OPERATOR, hook.id, crate::Always)
+        .must("delete");
+    assert!(
+        !webhooks.claim(hook.id, "node-b", lease).must("claim"),
+        "gone"
+    );
+}

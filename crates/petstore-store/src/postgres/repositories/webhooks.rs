@@ -173,4 +173,42 @@ impl WebhookWriter for PgTx<'_> {
         }
         Ok(())
     }
+
+    fn claim_webhook(
+        &mut self,
+        id: WebhookId,
+        holder: &str,
+        until: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> RepoResult<bool> {
+        // One statement: of two nodes claiming at once, the row lock makes the second see the
+        // first's lease and change nothing.
+        let free = webhooks::leased_by
+            .is_null()
+            .or(webhooks::leased_by.eq(holder))
+            .or(webhooks::leased_until.le(now));
+        let claimed = diesel::update(webhooks::table.find(id.get()).filter(free))
+            .set((
+                webhooks::leased_by.eq(holder),
+                webhooks::leased_until.eq(until),
+            ))
+            .execute(self.conn)
+            .or_storage()?;
+        Ok(claimed == 1)
+    }
+
+    fn release_webhook(&mut self, id: WebhookId, holder: &str) -> RepoResult<()> {
+        diesel::update(
+            webhooks::table
+                .find(id.get())
+                .filter(webhooks::leased_by.eq(holder)),
+        )
+        .set((
+            webhooks::leased_by.eq(None::<String>),
+            webhooks::leased_until.eq(None::<DateTime<Utc>>),
+        ))
+        .execute(self.conn)
+        .or_storage()?;
+        Ok(())
+    }
 }

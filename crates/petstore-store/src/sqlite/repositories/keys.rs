@@ -52,6 +52,15 @@ impl KeyReader for SqliteTx<'_> {
             .get_result(self.conn)
             .or_storage()
     }
+
+    fn revoked_key_count(&mut self) -> RepoResult<u64> {
+        let revoked: i64 = api_keys::table
+            .filter(api_keys::revoked_at.is_not_null())
+            .count()
+            .get_result(self.conn)
+            .or_storage()?;
+        Ok(revoked.unsigned_abs())
+    }
 }
 
 impl KeyWriter for SqliteTx<'_> {

@@ -266,4 +266,54 @@ impl WebhookWriter for SqliteTx<'_> {
         }
         Ok(())
     }
+
+    fn claim_webhook(
+        &mut self,
+        id: WebhookId,
+        holder: &str,
+        until: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> RepoResult<bool> {
+        // Write transactions are serialised on SQLite: reading, deciding and writing cannot
+        // interleave with another claim. Times are compared as times, not as text.
+        let lease: Option<(Option<String>, Option<String>)> = webhooks::table
+            .find(id.get())
+            .select((webhooks::leased_by, webhooks::leased_until))
+            .first(self.conn)
+            .optional()
+            .or_storage()?;
+        let Some((current, expires)) = lease else {
+            return Ok(false);
+        };
+        let expires = parse_optional_time("webhooks", id.get(), expires.as_deref())?;
+        let free = match (current.as_deref(), expires) {
+            (Some(current), Some(expires)) => current == holder || expires <= now,
+            _ => true,
+        };
+        if free {
+            diesel::update(webhooks::table.find(id.get()))
+                .set((
+                    webhooks::leased_by.eq(holder),
+                    webhooks::leased_until.eq(format_time(until)),
+                ))
+                .execute(self.conn)
+                .or_storage()?;
+        }
+        Ok(free)
+    }
+
+    fn release_webhook(&mut self, id: WebhookId, holder: &str) -> RepoResult<()> {
+        diesel::update(
+            webhooks::table
+                .find(id.get())
+                .filter(webhooks::leased_by.eq(holder)),
+        )
+        .set((
+            webhooks::leased_by.eq(None::<String>),
+            webhooks::leased_until.eq(None::<String>),
+        ))
+        .execute(self.conn)
+        .or_storage()?;
+        Ok(())
+    }
 }
