@@ -81,10 +81,13 @@ impl RateLimits {
         }
     }
 
-    /// `RateLimit-Policy`: the quota over the window that refills it.
+    /// `RateLimit-Policy`: the quota over the window that refills it. The policy is named
+    /// `per-node`: each node counts on its own (docs/deployment.md), so a client spread over
+    /// N nodes by a balancer may make up to N times the quota, and the headers say what this
+    /// node will still take.
     fn policy(&self) -> String {
         let window = self.burst.get().div_ceil(self.per_second.get());
-        format!("\"default\";q={};w={window}", self.burst)
+        format!("\"per-node\";q={};w={window}", self.burst)
     }
 
     /// Takes one request from `bucket`: the headers to send, or the refusal.
@@ -98,7 +101,7 @@ impl RateLimits {
                 let remaining = state.remaining_burst_capacity();
                 let used = self.burst.get() - remaining;
                 let reset = used.div_ceil(self.per_second.get());
-                let current = format!("\"default\";r={remaining};t={reset}");
+                let current = format!("\"per-node\";r={remaining};t={reset}");
                 Ok(vec![
                     policy,
                     (HeaderName::from_static("ratelimit"), current),
@@ -117,7 +120,7 @@ impl RateLimits {
                     (policy.0, policy.1),
                     (
                         HeaderName::from_static("ratelimit"),
-                        format!("\"default\";r=0;t={seconds}"),
+                        format!("\"per-node\";r=0;t={seconds}"),
                     ),
                 ] {
                     if let Ok(value) = HeaderValue::from_str(&value) {
@@ -361,9 +364,9 @@ mod tests {
         let limits = RateLimits::new(NonZeroU32::new(1).unwrap(), NonZeroU32::new(2).unwrap());
         let bucket = Bucket::Key(KeyId::new(1).unwrap());
         let first = limits.take(&bucket).unwrap();
-        assert_eq!(first[0].1, "\"default\";q=2;w=2");
-        assert_eq!(first[1].1, "\"default\";r=1;t=1");
-        assert_eq!(limits.take(&bucket).unwrap()[1].1, "\"default\";r=0;t=2");
+        assert_eq!(first[0].1, "\"per-node\";q=2;w=2");
+        assert_eq!(first[1].1, "\"per-node\";r=1;t=1");
+        assert_eq!(limits.take(&bucket).unwrap()[1].1, "\"per-node\";r=0;t=2");
         let refused = limits.take(&bucket).unwrap_err();
         assert_eq!(refused.code(), ErrorCode::RateLimited);
         // Another bucket is not affected.

@@ -234,13 +234,13 @@ async fn the_rate_limit_trips_at_its_rate_and_recovers() {
     let first = api.get("/v1/pets").await;
     assert_eq!(
         first.header("ratelimit-policy"),
-        Some("\"default\";q=2;w=1")
+        Some("\"per-node\";q=2;w=1")
     );
-    assert_eq!(first.header("ratelimit"), Some("\"default\";r=1;t=1"));
+    assert_eq!(first.header("ratelimit"), Some("\"per-node\";r=1;t=1"));
     assert_eq!(first.header("cache-control"), Some("no-store"));
     assert_eq!(
         api.get("/v1/pets").await.header("ratelimit"),
-        Some("\"default\";r=0;t=1")
+        Some("\"per-node\";r=0;t=1")
     );
     let limited = api.get("/v1/pets").await;
     limited.assert_error(429, "rate_limited");
