@@ -205,19 +205,7 @@ fn a_follower_of_the_feed_misses_nothing_while_both_nodes_write() {
             let started = Instant::now();
             loop {
                 let writers_done = !writing.load(Ordering::Relaxed);
-                let (_, page) = call(
-                    a,
-                    "GET",
-                    &format!("/v1/events?after={after}&limit=100"),
-                    ADMIN,
-                    None,
-                );
-                let ids: Vec<i64> = page
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|e| e["id"].as_str().unwrap().parse().unwrap())
-                    .collect();
+                let ids = event_ids_after(a, after);
                 if let Some(last) = ids.last() {
                     after = *last;
                 }
@@ -237,19 +225,7 @@ fn a_follower_of_the_feed_misses_nothing_while_both_nodes_write() {
     let mut everything = Vec::new();
     let mut after = 0;
     loop {
-        let (_, page) = call(
-            &b.address,
-            "GET",
-            &format!("/v1/events?after={after}&limit=100"),
-            ADMIN,
-            None,
-        );
-        let ids: Vec<i64> = page
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|e| e["id"].as_str().unwrap().parse().unwrap())
-            .collect();
+        let ids = event_ids_after(&b.address, after);
         let Some(last) = ids.last() else { break };
         after = *last;
         everything.extend(ids);
@@ -301,6 +277,22 @@ fn a_change_and_a_revocation_on_one_node_reach_the_other_within_a_second() {
     assert!(revoked.status.success(), "{revoked:?}");
     let took = refused_within(&b.address, &customer);
     assert!(took < Duration::from_secs(1), "took {took:?}");
+}
+
+/// The ids of a page of up to 100 events after `after`, as `node`'s feed gives them.
+fn event_ids_after(node: &str, after: i64) -> Vec<i64> {
+    let (_, page) = call(
+        node,
+        "GET",
+        &format!("/v1/events?after={after}&limit=100"),
+        ADMIN,
+        None,
+    );
+    page.as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_str().unwrap().parse().unwrap())
+        .collect()
 }
 
 /// How long until `node` refuses `key`, polling; panics after 5 s.
