@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use actix_web::body::{EitherBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::Method;
 use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::middleware::{ErrorHandlerResponse, Next};
 use actix_web::{Error, ResponseError, web};
@@ -49,17 +50,19 @@ pub async fn request_context(
         .get(REQUEST_ID)
         .and_then(sane_request_id)
         .unwrap_or_else(new_request_id);
+    // A method is any token a client likes: labels and log fields take it only from a fixed
+    // set, so a client cannot grow the metrics or the logs with made-up ones.
+    let method = method_label(req.method());
     let span = tracing::info_span!(
         "request",
         request_id = %id,
-        method = %req.method(),
+        method = method,
         route = tracing::field::Empty,
     );
     let state = req.app_data::<web::Data<AppState>>().cloned();
     let _in_flight = state
         .as_ref()
         .map(|state| state.metrics().request_started());
-    let method = req.method().to_string();
     let started = Instant::now();
     let header_value = HeaderValue::from_str(&id).ok();
     // No clone of the request may be held across `next.call`: the router needs it unshared.
@@ -90,7 +93,7 @@ pub async fn request_context(
     if let Some(state) = &state {
         state
             .metrics()
-            .request_finished(&method, &route, status.as_u16(), seconds);
+            .request_finished(method, &route, status.as_u16(), seconds);
     }
     match result {
         Ok(mut response) => {
@@ -111,6 +114,25 @@ pub async fn request_context(
             Err(api.into())
         }
     }
+}
+
+/// The method as a metric label or log field: one of HTTP's standard methods, or `other`.
+pub fn method_label(method: &Method) -> &'static str {
+    static STANDARD: [Method; 9] = [
+        Method::GET,
+        Method::HEAD,
+        Method::POST,
+        Method::PUT,
+        Method::DELETE,
+        Method::PATCH,
+        Method::OPTIONS,
+        Method::CONNECT,
+        Method::TRACE,
+    ];
+    STANDARD
+        .iter()
+        .find(|standard| *standard == method)
+        .map_or("other", Method::as_str)
 }
 
 /// Turns a panic anywhere below into a 500 `internal` answer (the panic's text goes to the log

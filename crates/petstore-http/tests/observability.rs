@@ -153,3 +153,70 @@ async fn each_request_logs_one_json_line_with_its_id_route_status_and_latency() 
     assert_eq!(line["fields"]["status"], 404);
     assert!(line["fields"]["latency_ms"].as_f64().unwrap() >= 0.0);
 }
+
+#[actix_web::test]
+async fn made_up_methods_and_paths_make_no_new_series() {
+    use actix_web::http::Method;
+    let api = start().await;
+    let series = |text: &str| {
+        text.lines()
+            .filter(|line| line.starts_with("petstore_http_request"))
+            .count()
+    };
+    // Warm up the series honest traffic makes, then count them.
+    for method in ["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"] {
+        let method = Method::from_bytes(method.as_bytes()).unwrap();
+        for path in ["/healthz", "/nowhere"] {
+            api.send_as(
+                None,
+                TestRequest::default().method(method.clone()).uri(path),
+            )
+            .await;
+        }
+    }
+    let made_up_method = format!("X{}", "Y".repeat(1000));
+    api.send_as(
+        None,
+        TestRequest::default()
+            .method(Method::from_bytes(made_up_method.as_bytes()).unwrap())
+            .uri("/healthz"),
+    )
+    .await;
+    api.send_as(
+        None,
+        TestRequest::default()
+            .method(Method::from_bytes(b"BREW").unwrap())
+            .uri("/nowhere"),
+    )
+    .await;
+    // A scrape counts itself after it renders: the second one shows the first.
+    api.send_as(None, TestRequest::get().uri("/metrics")).await;
+    let before = api.send_as(None, TestRequest::get().uri("/metrics")).await;
+    let before = series(before.body.as_str().unwrap());
+
+    for n in 0..200 {
+        let method = format!("M{n}{}", "Z".repeat(n % 50));
+        let path = format!("/random/{n}/{}", "p".repeat(n));
+        for uri in ["/healthz".to_owned(), path] {
+            api.send_as(
+                None,
+                TestRequest::default()
+                    .method(Method::from_bytes(method.as_bytes()).unwrap())
+                    .uri(&uri),
+            )
+            .await;
+        }
+    }
+    let after = api.send_as(None, TestRequest::get().uri("/metrics")).await;
+    let text = after.body.as_str().unwrap();
+    assert_eq!(series(text), before, "no client-made series:\n{text}");
+    assert!(!text.contains("M17Z"), "a made-up method is never a label");
+    assert!(
+        !text.contains("/random/"),
+        "a made-up path is never a label"
+    );
+    assert!(
+        text.contains(r#"method="other""#),
+        "made-up methods count as other: {text}"
+    );
+}
