@@ -24,7 +24,8 @@ pub struct BodyLimit(pub usize);
 ///
 /// - a content type other than `application/json` (parameters allowed): 415;
 /// - a body over the [`BodyLimit`]: 413;
-/// - not JSON, or a JSON type where another is expected: 400 `invalid_json`;
+/// - not JSON, not a JSON object (serde would read an array as a struct's fields in order), or
+///   a JSON type where another is expected: 400 `invalid_json`;
 /// - a missing, unknown or invalid field: 400 `validation_failed`, naming the field.
 #[derive(Debug)]
 pub struct JsonBody<T>(pub T);
@@ -58,6 +59,16 @@ fn body_error(error: serde_path_to_error::Error<serde_json::Error>) -> ApiError 
         serde_json::error::Category::Data if !message.starts_with("invalid type") => {
             ApiError::validation(located)
         }
+        // serde_json's words for a syntax error ("expected ident") are its parser's; the
+        // position is what a client can act on.
+        serde_json::error::Category::Syntax => ApiError::invalid_json(format!(
+            "the body is not valid JSON (line {}, column {})",
+            inner.line(),
+            inner.column()
+        )),
+        serde_json::error::Category::Eof => {
+            ApiError::invalid_json("the body ends before its JSON object does")
+        }
         _ => ApiError::invalid_json(located),
     }
 }
@@ -83,6 +94,13 @@ impl<T: DeserializeOwned + 'static> FromRequest for JsonBody<T> {
                     Some(PayloadError::Overflow) => ApiError::payload_too_large(limit.0),
                     _ => ApiError::invalid_json(format!("could not read the body: {error}")),
                 })?;
+            let starts_an_object = bytes
+                .iter()
+                .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+                == Some(&b'{');
+            if !starts_an_object {
+                return Err(ApiError::invalid_json("the body must be a JSON object"));
+            }
             let mut deserializer = serde_json::Deserializer::from_slice(&bytes);
             let value = serde_path_to_error::deserialize(&mut deserializer).map_err(body_error)?;
             deserializer.end().map_err(|e| {

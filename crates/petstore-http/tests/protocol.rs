@@ -204,3 +204,68 @@ async fn health_readiness_document_and_docs_are_served() {
         "served from the binary"
     );
 }
+
+#[actix_web::test]
+async fn every_body_must_be_a_json_object_and_errors_name_no_rust_types() {
+    let api = start().await;
+    let pet = api.pet_with_stock("Rex", 5).await;
+    api.post("/v1/store/orders", json!({"petId": pet, "quantity": 1}))
+        .await;
+    let state = || async {
+        (
+            api.get(&format!("/v1/pets/{pet}")).await.body,
+            api.get(&format!("/v1/inventory/{pet}")).await.body,
+            api.get("/v1/store/orders/1").await.body,
+            api.get("/v1/events?limit=100").await.body,
+        )
+    };
+    let before = state().await;
+    let raw = |method: Method, uri: String, body: &'static str| {
+        TestRequest::default()
+            .method(method)
+            .uri(&uri)
+            .insert_header(("content-type", "application/json"))
+            .set_payload(body)
+    };
+    for (method, uri, body) in [
+        (Method::POST, "/v1/store/orders".to_owned(), "[1]"),
+        (
+            Method::POST,
+            "/v1/store/orders".to_owned(),
+            format!("[{pet}, 1]").leak() as &str,
+        ),
+        (
+            Method::PUT,
+            format!("/v1/pets/{pet}"),
+            r#"["renamed",1,"sold"]"#,
+        ),
+        (
+            Method::PATCH,
+            "/v1/store/orders/1".to_owned(),
+            "[null,true]",
+        ),
+        (Method::POST, "/v1/categories".to_owned(), r#""Dogs""#),
+        (Method::PATCH, format!("/v1/inventory/{pet}"), "7"),
+        (Method::POST, "/v1/pets".to_owned(), "null"),
+        (Method::POST, "/v1/pets".to_owned(), "tru"),
+        (Method::POST, "/v1/pets".to_owned(), ""),
+    ] {
+        let reply = api.send(raw(method.clone(), uri.clone(), body)).await;
+        reply.assert_error(400, "invalid_json");
+        let message = reply.body["message"].as_str().unwrap();
+        for rust in [
+            "struct",
+            "ident",
+            "NewOrder",
+            "NewPet",
+            "OrderPatch",
+            "Inventory",
+        ] {
+            assert!(
+                !message.contains(rust),
+                "{method} {uri} {body:?}: {message}"
+            );
+        }
+    }
+    assert_eq!(state().await, before, "nothing changed");
+}
