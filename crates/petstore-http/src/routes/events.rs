@@ -128,26 +128,30 @@ impl FromStr for FeedPosition {
 
 impl Follower {
     /// Waits until an event after the stream's position may exist, or a heartbeat is due.
-    async fn wait_for_news(&mut self) {
-        let heartbeat = HEARTBEAT.saturating_sub(self.quiet_since.elapsed());
+    /// Waits a short while for an event after the stream's position: whether the feed is
+    /// worth reading again. The wait is short so that a stopping service or a heartbeat due is
+    /// noticed; only news (or, without a watcher, every wait) leads to a database read.
+    async fn wait_for_news(&mut self) -> bool {
+        let wait = POLL.min(HEARTBEAT.saturating_sub(self.quiet_since.elapsed()));
         let after = self.after;
         let Some(changes) = self.changes.as_mut() else {
-            actix_web::rt::time::sleep(POLL.min(heartbeat)).await;
-            return;
+            actix_web::rt::time::sleep(wait).await;
+            return true;
         };
         let news = async {
             loop {
                 if *changes.borrow_and_update() > after {
-                    return;
+                    return true;
                 }
                 if changes.changed().await.is_err() {
-                    // The watcher is gone (the service is stopping): poll until the end.
-                    actix_web::rt::time::sleep(POLL).await;
-                    return;
+                    // The watcher is gone (the service is stopping): read, then end.
+                    return true;
                 }
             }
         };
-        let _ = actix_web::rt::time::timeout(heartbeat, news).await;
+        actix_web::rt::time::timeout(wait, news)
+            .await
+            .unwrap_or(false)
     }
 }
 
@@ -162,6 +166,8 @@ struct Follower {
     /// The node's latest event id, when its watcher runs: the stream reads the database only
     /// when there is something after its position.
     changes: Option<tokio::sync::watch::Receiver<Option<EventId>>>,
+    /// Whether the feed may hold events after the position: read it before waiting again.
+    stale: bool,
     state: web::Data<AppState>,
     after: Option<EventId>,
     quiet_since: std::time::Instant,
@@ -219,6 +225,7 @@ pub async fn stream_events(
         state,
         after,
         quiet_since: std::time::Instant::now(),
+        stale: true,
     };
     let opening = futures_util::stream::once(async {
         Ok::<_, actix_web::Error>(web::Bytes::from_static(b": connected\n\n"))
@@ -232,10 +239,14 @@ pub async fn stream_events(
                 return None;
             }
             let (after, caller) = (follower.after, follower.caller);
-            let batch = follower
-                .state
-                .run(move |shop| shop.events().after(caller, after, PageSize::MAX_PAGE))
-                .await;
+            let batch = if follower.stale {
+                follower
+                    .state
+                    .run(move |shop| shop.events().after(caller, after, PageSize::MAX_PAGE))
+                    .await
+            } else {
+                Ok(Vec::new())
+            };
             match batch {
                 Ok(events) if !events.is_empty() => {
                     follower.after = events.last().map(|e| e.id);
@@ -247,7 +258,7 @@ pub async fn stream_events(
                     follower.quiet_since = std::time::Instant::now();
                     return Some((Ok(web::Bytes::from_static(b": heartbeat\n\n")), follower));
                 }
-                Ok(_) => follower.wait_for_news().await,
+                Ok(_) => follower.stale = follower.wait_for_news().await,
                 // The client reconnects with Last-Event-ID and misses nothing.
                 Err(_) => return None,
             }
