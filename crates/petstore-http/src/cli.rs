@@ -353,6 +353,10 @@ pub fn keys(action: KeysCommand, database: &DatabaseArgs) -> anyhow::Result<()> 
 
 /// `petstore serve`: runs until SIGINT or SIGTERM, then lets in-flight requests finish.
 pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    // Listening comes first: a start that cannot serve (the port is taken, the address is
+    // wrong) must not create a database or mint the one-time admin key it would then lose.
+    let listener = std::net::TcpListener::bind(&args.bind)
+        .with_context(|| format!("cannot listen on {}", args.bind))?;
     let mut config = args.database.store_config();
     config.connection_timeout = Duration::from_millis(args.db_wait_ms);
     let store = AnyStore::open(&config)?;
@@ -385,7 +389,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         server = server.workers(workers);
     }
     let server = server
-        .bind(&args.bind)
+        .listen(listener)
         .with_context(|| format!("cannot listen on {}", args.bind))?;
     for address in server.addrs() {
         tracing::info!(%address, database = %args.database.database, "petstore listening");

@@ -225,3 +225,36 @@ fn an_unreachable_postgres_url_is_named_without_its_password_and_fails() {
         assert!(!stderr.contains("s3cret-pw"), "{command:?}: {stderr}");
     }
 }
+
+#[test]
+fn a_start_that_cannot_listen_creates_nothing_and_keeps_the_first_key_for_the_next() {
+    let dir = tempfile::tempdir().unwrap();
+    let database = dir.path().join("unstarted.db");
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = taken.local_addr().unwrap().to_string();
+    let failed = petstore(&database)
+        .args(["serve", "--bind", &address])
+        .output()
+        .unwrap();
+    assert!(!failed.status.success(), "{failed:?}");
+    let stderr = String::from_utf8(failed.stderr).unwrap();
+    assert!(stderr.contains(&address), "says which address: {stderr}");
+    assert!(
+        !stderr.lines().any(|line| is_generated_key(line.trim())),
+        "no key minted: {stderr}"
+    );
+    assert!(!database.exists(), "no database created");
+
+    // The next start that can serve prints the first admin key.
+    let server = serve(&database, None);
+    std::thread::sleep(Duration::from_millis(200));
+    let (code, logs) = server.terminate();
+    assert_eq!(code, Some(0));
+    assert_eq!(
+        logs.iter()
+            .filter(|line| is_generated_key(line.trim()))
+            .count(),
+        1,
+        "{logs:?}"
+    );
+}
