@@ -12,7 +12,7 @@ use utoipa_swagger_ui::SwaggerUi;
 use crate::auth::{RateLimits, authenticate};
 use crate::endpoint::method_not_allowed;
 use crate::error::{ApiError, ErrorCode};
-use crate::extract::BodyLimit;
+use crate::extract::{BodyDeadline, BodyLimit};
 use crate::middleware::{catch_panics, json_errors, request_context};
 use crate::openapi;
 use crate::routes::{self, meta};
@@ -23,6 +23,8 @@ use crate::state::AppState;
 pub struct HttpLimits {
     /// The largest request body, in bytes.
     pub max_body_bytes: usize,
+    /// How long a request's body may take to arrive.
+    pub body_timeout: std::time::Duration,
     /// Requests per key (or client address, without a valid key), shared by all workers.
     pub rate: RateLimits,
 }
@@ -31,6 +33,7 @@ impl Default for HttpLimits {
     fn default() -> Self {
         Self {
             max_body_bytes: 16 * 1024,
+            body_timeout: std::time::Duration::from_secs(10),
             rate: RateLimits::new(DEFAULT_RATE, DEFAULT_RATE),
         }
     }
@@ -63,6 +66,7 @@ pub fn app(
         .app_data(web::Data::new(state))
         .app_data(limits.rate.clone())
         .app_data(BodyLimit(limits.max_body_bytes))
+        .app_data(BodyDeadline(limits.body_timeout))
         .app_data(web::PayloadConfig::new(limits.max_body_bytes))
         .service(v1)
         .service(get_only("/healthz", healthz))

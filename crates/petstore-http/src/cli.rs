@@ -135,6 +135,14 @@ pub struct ServeArgs {
     /// How long a request waits for a database connection before 503, in milliseconds.
     #[arg(long, env = "PETSTORE_DB_WAIT_MS", default_value_t = 2000)]
     pub db_wait_ms: u64,
+    /// How long a client may take to send a request's body once its headers are in, in
+    /// milliseconds; past it the request is answered 408 and its connection closed.
+    #[arg(long, env = "PETSTORE_BODY_TIMEOUT_MS", default_value_t = 10_000)]
+    pub body_timeout_ms: u64,
+    /// Connections open at once, at most, over all workers; more wait to be accepted, so one
+    /// client cannot use up the process's file descriptors.
+    #[arg(long, env = "PETSTORE_MAX_CONNECTIONS", default_value_t = 4096)]
+    pub max_connections: usize,
     /// How long a client may take to send its request headers, in milliseconds.
     #[arg(long, env = "PETSTORE_CLIENT_TIMEOUT_MS", default_value_t = 5000)]
     pub client_timeout_ms: u64,
@@ -370,6 +378,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .map_err(|e| anyhow!("webhook TLS: {e}"))?;
     let limits = HttpLimits {
         max_body_bytes: args.max_body_bytes,
+        body_timeout: Duration::from_millis(args.body_timeout_ms.max(1)),
         rate: RateLimits::new(
             args.rate_limit,
             args.rate_limit_burst.unwrap_or(args.rate_limit),
@@ -385,9 +394,13 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .client_request_timeout(Duration::from_millis(args.client_timeout_ms))
         .keep_alive(Duration::from_secs(args.keep_alive_secs))
         .shutdown_timeout(args.shutdown_timeout_secs);
-    if let Some(workers) = args.workers {
-        server = server.workers(workers);
-    }
+    let workers = args
+        .workers
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+    // actix bounds connections per worker.
+    server = server
+        .workers(workers)
+        .max_connections(args.max_connections.div_ceil(workers).max(1));
     let server = server
         .listen(listener)
         .with_context(|| format!("cannot listen on {}", args.bind))?;

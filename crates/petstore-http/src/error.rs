@@ -66,6 +66,8 @@ pub enum ErrorCode {
     Internal,
     /// The database is busy or down, or the service is stopping; retry later.
     Unavailable,
+    /// The request's body did not arrive in time.
+    RequestTimeout,
     /// A status the framework answered that has no code of its own.
     Error,
 }
@@ -100,6 +102,7 @@ impl ErrorCode {
             ErrorCode::RateLimited => "rate_limited",
             ErrorCode::Internal => "internal",
             ErrorCode::Unavailable => "unavailable",
+            ErrorCode::RequestTimeout => "request_timeout",
             ErrorCode::Error => "error",
         }
     }
@@ -197,6 +200,19 @@ impl ApiError {
         }
     }
 
+    /// 408 `request_timeout`: the body was not sent whole within `deadline`.
+    pub fn request_timeout(deadline: std::time::Duration) -> Self {
+        Self::new(
+            StatusCode::REQUEST_TIMEOUT,
+            ErrorCode::RequestTimeout,
+            format!(
+                "the request body did not arrive within {} ms",
+                deadline.as_millis()
+            ),
+        )
+        .with_header(header::CONNECTION, HeaderValue::from_static("close"))
+    }
+
     /// 413 `payload_too_large`.
     pub fn payload_too_large(limit: usize) -> Self {
         Self::new(
@@ -240,6 +256,7 @@ impl ApiError {
             400 => ErrorCode::InvalidParameter,
             404 => ErrorCode::NotFound,
             405 => ErrorCode::MethodNotAllowed,
+            408 => ErrorCode::RequestTimeout,
             410 => ErrorCode::Gone,
             413 => ErrorCode::PayloadTooLarge,
             415 => ErrorCode::UnsupportedMediaType,

@@ -20,10 +20,16 @@ use crate::error::ApiError;
 #[derive(Debug, Clone, Copy)]
 pub struct BodyLimit(pub usize);
 
+/// How long a client may take to send a request's body, once its headers are in: a body that
+/// stalls would otherwise hold its connection for ever.
+#[derive(Debug, Clone, Copy)]
+pub struct BodyDeadline(pub std::time::Duration);
+
 /// A JSON request body, parsed and validated into `T`.
 ///
 /// - a content type other than `application/json` (parameters allowed): 415;
 /// - a body over the [`BodyLimit`]: 413;
+/// - a body not sent whole within the [`BodyDeadline`]: 408 `request_timeout`;
 /// - not JSON, not a JSON object (serde would read an array as a struct's fields in order), or
 ///   a JSON type where another is expected: 400 `invalid_json`;
 /// - a missing, unknown or invalid field: 400 `validation_failed`, naming the field.
@@ -83,13 +89,18 @@ impl<T: DeserializeOwned + 'static> FromRequest for JsonBody<T> {
             .app_data::<BodyLimit>()
             .copied()
             .unwrap_or(BodyLimit(16 * 1024));
+        let deadline = req
+            .app_data::<BodyDeadline>()
+            .copied()
+            .unwrap_or(BodyDeadline(std::time::Duration::from_secs(10)));
         let body = web::Bytes::from_request(req, payload);
         Box::pin(async move {
             if !json {
                 return Err(ApiError::unsupported_media_type());
             }
-            let bytes = body
+            let bytes = actix_web::rt::time::timeout(deadline.0, body)
                 .await
+                .map_err(|_| ApiError::request_timeout(deadline.0))?
                 .map_err(|error| match error.as_error::<PayloadError>() {
                     Some(PayloadError::Overflow) => ApiError::payload_too_large(limit.0),
                     _ => ApiError::invalid_json(format!("could not read the body: {error}")),

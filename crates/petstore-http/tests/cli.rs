@@ -4,7 +4,7 @@
 
 mod binary;
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
@@ -257,4 +257,32 @@ fn a_start_that_cannot_listen_creates_nothing_and_keeps_the_first_key_for_the_ne
         1,
         "{logs:?}"
     );
+}
+
+#[test]
+fn a_body_that_stalls_is_answered_408_at_its_deadline() {
+    let database = TestDatabase::new("stall");
+    let key = "stall-admin-0123456789abcdef0123456789";
+    let server = binary::serve_with(database.arg(), Some(key), &["--body-timeout-ms", "500"]);
+    let mut stream = TcpStream::connect(&server.address).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    // Ten of the hundred bytes promised, then nothing.
+    write!(
+        stream,
+        "POST /v1/categories HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {key}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{{\"name\": "
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let mut reply = String::new();
+    let _ = stream.read_to_string(&mut reply);
+    assert!(reply.starts_with("HTTP/1.1 408"), "{reply:?}");
+    assert!(reply.contains(r#""code":"request_timeout""#), "{reply}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "at its deadline"
+    );
+    // The service answers everyone else meanwhile, and after.
+    assert!(server.get("/healthz", key).starts_with("HTTP/1.1 200"));
 }
