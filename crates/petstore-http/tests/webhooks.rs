@@ -188,12 +188,15 @@ impl Receiver {
 
 const ADMIN: &str = "webhook-admin-0123456789abcdef0123456789";
 
-/// Retries come fast so the test is quick; everything else as deployed.
+/// Retries come fast, and a killed process's lease on a subscription runs out soon, so the
+/// test is quick; everything else as deployed.
 fn start(database: &str) -> Server {
     serve_with(
         database,
         Some(ADMIN),
         &[
+            "--webhook-lease-ms",
+            "1000",
             "--webhook-allow-private-targets",
             "--webhook-first-retry-ms",
             "50",
