@@ -302,7 +302,10 @@ async fn bootstrap_admin_key(state: &AppState) -> anyhow::Result<()> {
 
 /// `petstore keys …`.
 pub fn keys(action: KeysCommand, database: &DatabaseArgs) -> anyhow::Result<()> {
-    let store = AnyStore::open(&database.store_config())?;
+    // Keys are managed in an existing database: a mistyped path is an error, not a new file.
+    let mut config = database.store_config();
+    config.create = false;
+    let store = AnyStore::open(&config)?;
     let shop = Service::new(store);
     // The command line is the operator at the machine: it needs no key and may do everything.
     let operator = Caller::Operator;

@@ -18,6 +18,9 @@ fn is_generated_key(text: &str) -> bool {
 #[test]
 fn keys_create_prints_the_key_and_nothing_else() {
     let database = TestDatabase::new("cli");
+    // Keys live in a database that exists: `migrate` (or `serve`) creates it.
+    let migrated = petstore(database.arg()).arg("migrate").output().unwrap();
+    assert!(migrated.status.success(), "{migrated:?}");
     let output = petstore(database.arg())
         .args([
             "keys",
@@ -285,4 +288,24 @@ fn a_body_that_stalls_is_answered_408_at_its_deadline() {
     );
     // The service answers everyone else meanwhile, and after.
     assert!(server.get("/healthz", key).starts_with("HTTP/1.1 200"));
+}
+
+#[test]
+fn keys_commands_do_not_create_a_database_and_name_the_path_they_cannot_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let typo = dir.path().join("typo.db");
+    let listed = petstore(&typo).args(["keys", "list"]).output().unwrap();
+    assert!(!listed.status.success(), "{listed:?}");
+    let stderr = String::from_utf8(listed.stderr).unwrap();
+    assert!(stderr.contains(typo.to_str().unwrap()), "{stderr}");
+    assert!(!typo.exists(), "no database created");
+
+    let nowhere = dir.path().join("missing-folder/x.db");
+    let served = petstore(&nowhere).args(["migrate"]).output().unwrap();
+    assert!(!served.status.success(), "{served:?}");
+    let stderr = String::from_utf8(served.stderr).unwrap();
+    assert!(
+        stderr.contains(nowhere.to_str().unwrap()) && stderr.contains("unable to open"),
+        "names the path: {stderr}"
+    );
 }

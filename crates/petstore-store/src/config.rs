@@ -100,6 +100,9 @@ impl Durability {
 pub struct StoreConfig {
     /// The database.
     pub database: Database,
+    /// Whether a SQLite file that does not exist is created (`serve`, `migrate`), or refused
+    /// (`keys`: a mistyped path must not become an empty database).
+    pub create: bool,
     /// When commits are durable (SQLite; a PostgreSQL server decides its own).
     pub durability: Durability,
     /// Connections for reads on SQLite, which run in parallel with each other and with the
@@ -123,6 +126,7 @@ impl StoreConfig {
     pub fn for_database(database: Database) -> Self {
         Self {
             database,
+            create: true,
             durability: Durability::Full,
             readers: 4,
             busy_timeout: Duration::from_secs(5),

@@ -89,9 +89,19 @@ fn database_url(config: &StoreConfig) -> Result<&str, StoreError> {
     })
 }
 
-/// Opens one connection with the pragmas of `config`, outside any pool.
+/// Opens one connection with the pragmas of `config`, outside any pool. A failure names the
+/// file; a file that does not exist is refused unless `config.create`.
 pub fn connect(config: &StoreConfig) -> Result<SqliteConnection, StoreError> {
-    let mut conn = SqliteConnection::establish(database_url(config)?)?;
+    let url = database_url(config)?;
+    if !config.create && !std::path::Path::new(url).exists() {
+        return Err(StoreError::Config(format!(
+            "there is no database at {url}: `petstore migrate` or `petstore serve` creates one"
+        )));
+    }
+    let mut conn = SqliteConnection::establish(url).map_err(|cause| StoreError::Unreachable {
+        database: config.database.to_string(),
+        cause: cause.to_string(),
+    })?;
     let pragmas = Pragmas {
         busy_timeout_ms: config.busy_timeout.as_millis(),
         synchronous: config.durability.pragma(),
