@@ -181,44 +181,50 @@ fn a_follower_of_the_feed_misses_nothing_while_both_nodes_write() {
     );
     let category = category["id"].as_i64().unwrap();
     let writing = AtomicBool::new(true);
+    // Set only once every writer has returned: no write is in flight after it.
+    let written = AtomicBool::new(false);
 
     let followed: Vec<i64> = std::thread::scope(|scope| {
-        for (n, node) in [&a.address, &b.address, &a.address, &b.address]
+        let writers: Vec<_> = [&a.address, &b.address, &a.address, &b.address]
             .into_iter()
             .enumerate()
-        {
-            let writing = &writing;
-            scope.spawn(move || {
-                let mut made = 0;
-                while writing.load(Ordering::Relaxed) {
-                    let body = format!(r#"{{"name": "Pet {n}-{made}", "categoryId": {category}}}"#);
-                    let (status, _) = call(node, "POST", "/v1/pets", ADMIN, Some(&body));
-                    assert_eq!(status, 201);
-                    made += 1;
-                }
-            });
-        }
-        let (a, writing) = (&a.address, &writing);
+            .map(|(n, node)| {
+                let writing = &writing;
+                scope.spawn(move || {
+                    let mut made = 0;
+                    while writing.load(Ordering::Relaxed) {
+                        let body =
+                            format!(r#"{{"name": "Pet {n}-{made}", "categoryId": {category}}}"#);
+                        let (status, _) = call(node, "POST", "/v1/pets", ADMIN, Some(&body));
+                        assert_eq!(status, 201);
+                        made += 1;
+                    }
+                })
+            })
+            .collect();
+        let (a, written) = (&a.address, &written);
         let follower = scope.spawn(move || {
             let mut seen = Vec::new();
             let mut after = 0;
-            let started = Instant::now();
             loop {
-                let writers_done = !writing.load(Ordering::Relaxed);
+                let writers_done = written.load(Ordering::SeqCst);
                 let ids = event_ids_after(a, after);
                 if let Some(last) = ids.last() {
                     after = *last;
                 }
                 seen.extend(&ids);
-                if started.elapsed() > Duration::from_secs(3) {
-                    writing.store(false, Ordering::Relaxed);
-                }
-                // Once the writers have stopped, an empty page means the end.
+                // Once every write has returned, an empty page means the end.
                 if writers_done && ids.is_empty() {
                     return seen;
                 }
             }
         });
+        std::thread::sleep(Duration::from_secs(3));
+        writing.store(false, Ordering::Relaxed);
+        for writer in writers {
+            writer.join().unwrap();
+        }
+        written.store(true, Ordering::SeqCst);
         follower.join().unwrap()
     });
 
