@@ -220,3 +220,23 @@ async fn made_up_methods_and_paths_make_no_new_series() {
         "made-up methods count as other: {text}"
     );
 }
+
+#[actix_web::test]
+async fn a_database_file_removed_while_serving_refuses_writes_with_503_and_is_not_ready() {
+    use petstore_store::testing::TestDatabase;
+    let api = start().await;
+    let TestDatabase::Sqlite { path, .. } = api.database() else {
+        return; // a SQLite file's concern
+    };
+    let made = api.post("/v1/categories", json!({"name": "Before"})).await;
+    assert_eq!(made.status, 201);
+    let ready = api.send_as(None, TestRequest::get().uri("/readyz")).await;
+    assert_eq!(ready.status, 200);
+
+    std::fs::remove_file(path).unwrap();
+    let refused = api.post("/v1/categories", json!({"name": "After"})).await;
+    refused.assert_error(503, "unavailable");
+    assert!(refused.header("retry-after").is_some());
+    let ready = api.send_as(None, TestRequest::get().uri("/readyz")).await;
+    ready.assert_error(503, "unavailable");
+}

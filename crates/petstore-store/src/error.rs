@@ -27,6 +27,9 @@ pub enum StoreError {
     /// The configuration names no database this store can open.
     #[error("{0}")]
     Config(String),
+    /// The database file was removed or replaced under the running store.
+    #[error("{0}")]
+    FileGone(String),
     /// Applying or reverting migrations failed.
     #[error("migrations failed: {0}")]
     Migration(String),
@@ -56,9 +59,7 @@ impl From<StoreError> for DomainError {
                     "a value is outside what the service can store",
                 ))
             }
-            busy @ (StoreError::Pool(_) | StoreError::Query(_)) if is_busy(&busy) => {
-                DomainError::Unavailable(Failure::caused_by(busy))
-            }
+            busy if is_busy(&busy) => DomainError::Unavailable(Failure::caused_by(busy)),
             other => DomainError::Storage(Failure::caused_by(other)),
         }
     }
@@ -71,7 +72,7 @@ impl From<StoreError> for DomainError {
 /// (serialization failure, deadlock) more often than the store retries.
 fn is_busy(error: &StoreError) -> bool {
     match error {
-        StoreError::Pool(_) | StoreError::Unreachable { .. } => true,
+        StoreError::Pool(_) | StoreError::Unreachable { .. } | StoreError::FileGone(_) => true,
         StoreError::Query(error) => is_transient(error) || is_diesel_conflict(error),
         _ => false,
     }
@@ -88,6 +89,11 @@ fn is_transient(error: &DieselError) -> bool {
             [
                 "database is locked",
                 "database table is locked",
+                // The disk is full, the file read-only, or the disk failing: the request was
+                // fine and a retry may work once the operator has acted.
+                "database or disk is full",
+                "attempt to write a readonly database",
+                "disk I/O error",
                 "terminating connection",
                 "the database system is",
                 "server closed the connection",
@@ -189,5 +195,71 @@ pub(crate) trait QueryResultExt<T> {
 impl<T> QueryResultExt<T> for Result<T, DieselError> {
     fn or_storage(self) -> Result<T, DomainError> {
         self.map_err(|e| StoreError::from(e).into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use diesel::result::DatabaseErrorInformation;
+
+    use super::*;
+
+    #[derive(Debug)]
+    struct Said(&'static str);
+
+    impl DatabaseErrorInformation for Said {
+        fn message(&self) -> &str {
+            self.0
+        }
+        fn details(&self) -> Option<&str> {
+            None
+        }
+        fn hint(&self) -> Option<&str> {
+            None
+        }
+        fn table_name(&self) -> Option<&str> {
+            None
+        }
+        fn column_name(&self) -> Option<&str> {
+            None
+        }
+        fn constraint_name(&self) -> Option<&str> {
+            None
+        }
+        fn statement_position(&self) -> Option<i32> {
+            None
+        }
+    }
+
+    fn mapped(kind: DatabaseErrorKind, message: &'static str) -> DomainError {
+        StoreError::Query(DieselError::DatabaseError(kind, Box::new(Said(message)))).into()
+    }
+
+    #[test]
+    fn a_full_read_only_or_failing_disk_is_unavailable_not_a_bug() {
+        for message in [
+            "database or disk is full",
+            "attempt to write a readonly database",
+            "disk I/O error",
+            "database is locked",
+        ] {
+            let error = mapped(DatabaseErrorKind::Unknown, message);
+            assert_eq!(error.code(), "unavailable", "{message}");
+        }
+        let gone: DomainError = StoreError::FileGone("petstore.db was removed".into()).into();
+        assert_eq!(gone.code(), "unavailable");
+        let bug = mapped(DatabaseErrorKind::Unknown, "no such column: x");
+        assert_eq!(bug.code(), "internal");
+    }
+
+    #[test]
+    fn a_conflict_is_retried_and_a_check_is_the_request_s_fault() {
+        let deadlock = mapped(DatabaseErrorKind::Unknown, "deadlock detected");
+        assert!(is_conflict(&deadlock));
+        let check = mapped(
+            DatabaseErrorKind::CheckViolation,
+            "CHECK constraint failed: stock",
+        );
+        assert_eq!(check.code(), "validation_failed");
     }
 }

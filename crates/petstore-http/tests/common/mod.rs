@@ -28,7 +28,7 @@ pub struct TestApp<S> {
     pub state: AppState,
     /// An admin key's secret; requests go with it unless a test says otherwise.
     pub admin: String,
-    _database: TestDatabase,
+    database: TestDatabase,
 }
 
 /// What came back.
@@ -129,7 +129,7 @@ pub async fn start_with(
         clock,
         state,
         admin,
-        _database: database,
+        database,
     }
 }
 
@@ -187,6 +187,11 @@ where
             None => request,
         };
         send(&self.service, request).await
+    }
+
+    /// The database the app serves from.
+    pub fn database(&self) -> &TestDatabase {
+        &self.database
     }
 
     /// A new key with `role`; returns its secret.

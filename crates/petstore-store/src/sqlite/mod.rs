@@ -40,6 +40,43 @@ type SqlitePool = Pool<ConnectionManager<SqliteConnection>>;
 pub struct SqliteStore {
     writer: Arc<GroupWriter>,
     readers: SqlitePool,
+    file: Arc<DatabaseFile>,
+}
+
+/// The database file as it was when the store opened it. A file deleted or replaced under a
+/// running store would take its writes into an inode nobody will open again: they would be
+/// acknowledged and lost at the next start. Writes and readiness check it first.
+#[derive(Debug)]
+struct DatabaseFile {
+    path: std::path::PathBuf,
+    identity: Option<(u64, u64)>,
+}
+
+impl DatabaseFile {
+    fn of(path: &std::path::Path) -> Self {
+        Self {
+            path: path.to_owned(),
+            identity: file_identity(path),
+        }
+    }
+
+    /// `Ok` while the path still names the file the store opened.
+    fn check(&self) -> Result<(), StoreError> {
+        if file_identity(&self.path) == self.identity {
+            Ok(())
+        } else {
+            Err(StoreError::FileGone(format!(
+                "{} was removed or replaced while the service ran; restart it to use the file there now",
+                self.path.display()
+            )))
+        }
+    }
+}
+
+/// The device and inode of the file at `path` (Unix).
+fn file_identity(path: &std::path::Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -142,11 +179,13 @@ impl SqliteStore {
         Ok(Self {
             writer: Arc::new(GroupWriter::new(connect(config)?, config)),
             readers: pool(config.readers.max(1))?,
+            file: Arc::new(DatabaseFile::of(std::path::Path::new(url))),
         })
     }
 
     /// Whether the database answers and has every migration applied (for `/readyz`).
     pub fn check_ready(&self) -> Result<(), StoreError> {
+        self.file.check()?;
         let mut conn = self.readers.get()?;
         diesel::sql_query("SELECT 1").execute(&mut *conn)?;
         let pending = conn
@@ -198,6 +237,7 @@ impl Store for SqliteStore {
     }
 
     fn write<T>(&self, work: impl FnMut(&mut dyn Transaction) -> RepoResult<T>) -> RepoResult<T> {
+        self.file.check().map_err(DomainError::from)?;
         self.writer.write(work)
     }
 }
