@@ -4,12 +4,10 @@
 use chrono::{DateTime, SecondsFormat, Utc};
 use diesel::prelude::*;
 use diesel::sqlite::Sqlite;
-use petstore_core::{
-    ApiKey, Category, Event, IdempotencyRecord, InventoryItem, Order, Pet, StoredKey,
-};
+use petstore_core::{ApiKey, Event, IdempotencyRecord, Order, StoredKey};
 
 use crate::error::StoreError;
-use crate::records::{self, CategoryRecord, EventRecord, KeyRecord, OrderRecord, PetRecord};
+use crate::records::{self, EventRecord, KeyRecord, OrderRecord};
 use crate::sqlite::schema::{api_keys, categories, events, idempotency_records, orders, pets};
 
 /// Timestamps are stored as RFC 3339 text in UTC, with as many fraction digits as needed.
@@ -35,56 +33,25 @@ pub(crate) fn parse_time(
         .map_err(|e| StoreError::Corrupt(format!("{table} row {id}: bad time {text:?}: {e}")))
 }
 
-#[derive(Debug, Queryable, Selectable)]
-#[diesel(table_name = categories, check_for_backend(Sqlite))]
-pub(crate) struct CategoryRow {
-    id: i64,
-    name: String,
-    description: Option<String>,
-}
+/// A category's columns, in `CategoryRecord`'s field order: SQLite stores them in the same
+/// types as PostgreSQL, so they load straight into the shared record.
+pub(crate) const CATEGORY_COLUMNS: (categories::id, categories::name, categories::description) =
+    (categories::id, categories::name, categories::description);
 
-impl TryFrom<CategoryRow> for Category {
-    type Error = StoreError;
-
-    fn try_from(row: CategoryRow) -> Result<Self, StoreError> {
-        Category::try_from(CategoryRecord {
-            id: row.id,
-            name: row.name,
-            description: row.description,
-        })
-    }
-}
-
-/// A pet row; the stock column is the pet's inventory entry.
-#[derive(Debug, Queryable, Selectable)]
-#[diesel(table_name = pets, check_for_backend(Sqlite))]
-pub(crate) struct PetRow {
-    id: i64,
-    name: String,
-    category_id: i64,
-    status: String,
-    stock: i64,
-}
-
-impl PetRow {
-    fn record(&self) -> PetRecord {
-        PetRecord {
-            id: self.id,
-            name: self.name.clone(),
-            category_id: self.category_id,
-            status: self.status.clone(),
-            stock: self.stock,
-        }
-    }
-
-    pub(crate) fn pet(&self) -> Result<Pet, StoreError> {
-        self.record().pet()
-    }
-
-    pub(crate) fn inventory_item(&self) -> Result<InventoryItem, StoreError> {
-        self.record().inventory_item()
-    }
-}
+/// A pet's columns, in `PetRecord`'s field order (the stock column is its inventory entry).
+pub(crate) const PET_COLUMNS: (
+    pets::id,
+    pets::name,
+    pets::category_id,
+    pets::status,
+    pets::stock,
+) = (
+    pets::id,
+    pets::name,
+    pets::category_id,
+    pets::status,
+    pets::stock,
+);
 
 #[derive(Debug, Queryable, Selectable)]
 #[diesel(table_name = orders, check_for_backend(Sqlite))]

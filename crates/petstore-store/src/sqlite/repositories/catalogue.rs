@@ -2,7 +2,8 @@
 
 use super::SqliteTx;
 use crate::error::{QueryResultExt, Rule, StoreError, Violation};
-use crate::sqlite::rows::{CategoryRow, CategoryValues, PetRow, PetValues};
+use crate::records::{CategoryRecord, PetRecord};
+use crate::sqlite::rows::{CATEGORY_COLUMNS, CategoryValues, PET_COLUMNS, PetValues};
 use crate::sqlite::schema::{categories, pets};
 use crate::statements::{
     contains_pattern, convert, convert_one, exactly_one, name_taken, probe, refuse,
@@ -19,8 +20,8 @@ impl CatalogueReader for SqliteTx<'_> {
     fn category(&mut self, id: CategoryId) -> RepoResult<Option<Category>> {
         let row = categories::table
             .find(id.get())
-            .select(CategoryRow::as_select())
-            .first(self.conn)
+            .select(CATEGORY_COLUMNS)
+            .first::<CategoryRecord>(self.conn)
             .optional()
             .or_storage()?;
         convert_one(row)
@@ -29,8 +30,8 @@ impl CatalogueReader for SqliteTx<'_> {
     fn category_named(&mut self, name: &Name) -> RepoResult<Option<Category>> {
         let row = categories::table
             .filter(categories::name_key.eq(fold_case(name.as_str())))
-            .select(CategoryRow::as_select())
-            .first(self.conn)
+            .select(CATEGORY_COLUMNS)
+            .first::<CategoryRecord>(self.conn)
             .optional()
             .or_storage()?;
         convert_one(row)
@@ -42,8 +43,8 @@ impl CatalogueReader for SqliteTx<'_> {
             .filter(categories::id.gt(after))
             .order(categories::id.asc())
             .limit(probe(query.limit))
-            .select(CategoryRow::as_select())
-            .load(self.conn)
+            .select(CATEGORY_COLUMNS)
+            .load::<CategoryRecord>(self.conn)
             .or_storage()?;
         convert(rows)
     }
@@ -57,9 +58,9 @@ impl CatalogueReader for SqliteTx<'_> {
     }
 
     fn pet(&mut self, id: PetId) -> RepoResult<Option<Pet>> {
-        let row: Option<PetRow> = pets::table
+        let row: Option<PetRecord> = pets::table
             .find(id.get())
-            .select(PetRow::as_select())
+            .select(PET_COLUMNS)
             .first(self.conn)
             .optional()
             .or_storage()?;
@@ -68,7 +69,7 @@ impl CatalogueReader for SqliteTx<'_> {
 
     fn pets(&mut self, query: &PetQuery) -> RepoResult<Vec<Pet>> {
         let rows = self.pet_rows(query)?;
-        Ok(rows.iter().map(PetRow::pet).collect::<Result<_, _>>()?)
+        Ok(rows.iter().map(PetRecord::pet).collect::<Result<_, _>>()?)
     }
 }
 
@@ -144,9 +145,9 @@ impl CatalogueWriter for SqliteTx<'_> {
 }
 
 impl SqliteTx<'_> {
-    pub(super) fn pet_rows(&mut self, query: &PetQuery) -> RepoResult<Vec<PetRow>> {
+    pub(super) fn pet_rows(&mut self, query: &PetQuery) -> RepoResult<Vec<PetRecord>> {
         let mut sql = pets::table
-            .select(PetRow::as_select())
+            .select(PET_COLUMNS)
             .order(pets::id.asc())
             .limit(probe(query.limit))
             .into_boxed();

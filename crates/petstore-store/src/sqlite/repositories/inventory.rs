@@ -2,7 +2,8 @@
 
 use super::SqliteTx;
 use crate::error::QueryResultExt;
-use crate::sqlite::rows::PetRow;
+use crate::records::PetRecord;
+use crate::sqlite::rows::PET_COLUMNS;
 use crate::sqlite::schema::pets;
 use crate::statements::exactly_one;
 use diesel::prelude::*;
@@ -11,9 +12,9 @@ use petstore_core::{InventoryReader, InventoryWriter};
 
 impl InventoryReader for SqliteTx<'_> {
     fn inventory_item(&mut self, pet_id: PetId) -> RepoResult<Option<InventoryItem>> {
-        let row: Option<PetRow> = pets::table
+        let row: Option<PetRecord> = pets::table
             .find(pet_id.get())
-            .select(PetRow::as_select())
+            .select(PET_COLUMNS)
             .first(self.conn)
             .optional()
             .or_storage()?;
@@ -29,7 +30,7 @@ impl InventoryReader for SqliteTx<'_> {
         })?;
         Ok(rows
             .iter()
-            .map(PetRow::inventory_item)
+            .map(PetRecord::inventory_item)
             .collect::<Result<_, _>>()?)
     }
 }
