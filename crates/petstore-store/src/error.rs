@@ -30,6 +30,9 @@ pub enum StoreError {
     /// The database file was removed or replaced under the running store.
     #[error("{0}")]
     FileGone(String),
+    /// The disk that holds the database file has (almost) no room left.
+    #[error("{0}")]
+    NoRoom(String),
     /// Applying or reverting migrations failed.
     #[error("migrations failed: {0}")]
     Migration(String),
@@ -72,7 +75,10 @@ impl From<StoreError> for DomainError {
 /// (serialization failure, deadlock) more often than the store retries.
 fn is_busy(error: &StoreError) -> bool {
     match error {
-        StoreError::Pool(_) | StoreError::Unreachable { .. } | StoreError::FileGone(_) => true,
+        StoreError::Pool(_)
+        | StoreError::Unreachable { .. }
+        | StoreError::FileGone(_)
+        | StoreError::NoRoom(_) => true,
         StoreError::Query(error) => is_transient(error) || is_diesel_conflict(error),
         _ => false,
     }
@@ -89,21 +95,40 @@ fn is_transient(error: &DieselError) -> bool {
             [
                 "database is locked",
                 "database table is locked",
-                // The disk is full, the file read-only, or the disk failing: the request was
-                // fine and a retry may work once the operator has acted.
-                "database or disk is full",
-                "attempt to write a readonly database",
-                "disk I/O error",
                 "terminating connection",
                 "the database system is",
                 "server closed the connection",
                 "no connection to the server",
             ]
             .iter()
+            // The disk is full, the file read-only, or the disk failing: the request was fine
+            // and a retry may work once the operator has acted.
+            .chain(DISK_FAILURES.iter())
             .any(|text| message.contains(text))
         }
         _ => false,
     }
+}
+
+/// What SQLite says when the disk or the file, not the request, keeps a write from happening.
+const DISK_FAILURES: [&str; 3] = [
+    "database or disk is full",
+    "attempt to write a readonly database",
+    "disk I/O error",
+];
+
+/// Whether a write failed because the database cannot take writes now (disk full, file
+/// read-only, disk failing): the store is then not ready until a write succeeds again.
+pub(crate) fn is_disk_failure(error: &DomainError) -> bool {
+    let DomainError::Unavailable(failure) = error else {
+        return false;
+    };
+    let source = std::error::Error::source(failure);
+    matches!(
+        source.and_then(|s| s.downcast_ref::<StoreError>()),
+        Some(StoreError::Query(DieselError::DatabaseError(_, info)))
+            if DISK_FAILURES.iter().any(|text| info.message().contains(text))
+    )
 }
 
 fn is_diesel_conflict(error: &DieselError) -> bool {
@@ -250,6 +275,27 @@ mod tests {
         assert_eq!(gone.code(), "unavailable");
         let bug = mapped(DatabaseErrorKind::Unknown, "no such column: x");
         assert_eq!(bug.code(), "internal");
+    }
+
+    #[test]
+    fn only_the_disk_or_the_file_marks_the_database_as_not_taking_writes() {
+        for message in [
+            "database or disk is full",
+            "attempt to write a readonly database",
+            "disk I/O error",
+        ] {
+            assert!(is_disk_failure(&mapped(
+                DatabaseErrorKind::Unknown,
+                message
+            )));
+        }
+        let busy = mapped(DatabaseErrorKind::Unknown, "database is locked");
+        assert!(
+            !is_disk_failure(&busy),
+            "a busy database still takes writes"
+        );
+        let gone: DomainError = StoreError::FileGone("petstore.db was removed".into()).into();
+        assert!(!is_disk_failure(&gone), "a removed file is its own check");
     }
 
     #[test]

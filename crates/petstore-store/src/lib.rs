@@ -35,5 +35,7 @@ pub mod testing;
 pub use config::{Database, Durability, StoreConfig};
 pub use error::StoreError;
 pub use postgres::{PG_MIGRATIONS, PgStore, connect_postgres, migrate_postgres};
-pub use sqlite::{MIGRATIONS, PoolState, SqliteStore, WriterStats, connect, migrate_sqlite};
+pub use sqlite::{
+    MIGRATIONS, MIN_FREE_BYTES, PoolState, SqliteStore, WriterStats, connect, migrate_sqlite,
+};
 pub use store::{AnyStore, migrate};

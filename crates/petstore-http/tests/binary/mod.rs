@@ -15,7 +15,18 @@ pub const BINARY: &str = env!("CARGO_BIN_EXE_petstore");
 
 /// The binary, on `database` (a SQLite file or a PostgreSQL URL), logging JSON.
 pub fn petstore(database: impl AsRef<OsStr>) -> Command {
-    let mut command = Command::new(BINARY);
+    configured(Command::new(BINARY), database)
+}
+
+/// The binary run as `nobody` (by `setpriv`): the tests run as root, whom file permissions
+/// do not stop.
+pub fn petstore_as_nobody(database: impl AsRef<OsStr>) -> Command {
+    let mut command = Command::new("setpriv");
+    command.args(["--reuid=65534", "--regid=65534", "--clear-groups", BINARY]);
+    configured(command, database)
+}
+
+fn configured(mut command: Command, database: impl AsRef<OsStr>) -> Command {
     command
         .env_remove("PETSTORE_BOOTSTRAP_ADMIN_KEY")
         .env("PETSTORE_DATABASE", database)
@@ -36,7 +47,11 @@ pub fn serve(database: impl AsRef<OsStr>, bootstrap: Option<&str>) -> Server {
 
 /// `serve` with more flags.
 pub fn serve_with(database: impl AsRef<OsStr>, bootstrap: Option<&str>, flags: &[&str]) -> Server {
-    let mut command = petstore(database);
+    serve_command(petstore(database), bootstrap, flags)
+}
+
+/// `serve` with more flags, by `command` (from [`petstore`] or [`petstore_as_nobody`]).
+pub fn serve_command(mut command: Command, bootstrap: Option<&str>, flags: &[&str]) -> Server {
     command
         .args(["serve", "--bind", "127.0.0.1:0", "--workers", "1"])
         .args(flags)

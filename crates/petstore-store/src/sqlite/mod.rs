@@ -73,6 +73,28 @@ impl DatabaseFile {
     }
 }
 
+/// Less room than this on the database's disk, and the store is not ready: a batch of writes,
+/// a checkpoint or the log's growth may not fit, though a single small write still might.
+pub const MIN_FREE_BYTES: u64 = 1 << 20;
+
+impl DatabaseFile {
+    /// `Ok` while the disk that holds the file has [`MIN_FREE_BYTES`] available (to the
+    /// service's user: blocks reserved for root do not count).
+    fn check_room(&self) -> Result<(), StoreError> {
+        let folder = self.path.parent().filter(|p| !p.as_os_str().is_empty());
+        let stats = rustix::fs::statvfs(folder.unwrap_or(std::path::Path::new(".")))
+            .map_err(|e| StoreError::NoRoom(format!("cannot read the free space: {e}")))?;
+        let free = stats.f_bavail.saturating_mul(stats.f_frsize);
+        if free < MIN_FREE_BYTES {
+            return Err(StoreError::NoRoom(format!(
+                "the disk that holds {} has {free} bytes free; writes need at least {MIN_FREE_BYTES}",
+                self.path.display()
+            )));
+        }
+        Ok(())
+    }
+}
+
 /// The device and inode of the file at `path` (Unix).
 fn file_identity(path: &std::path::Path) -> Option<(u64, u64)> {
     use std::os::unix::fs::MetadataExt;
@@ -183,9 +205,13 @@ impl SqliteStore {
         })
     }
 
-    /// Whether the database answers and has every migration applied (for `/readyz`).
+    /// Whether the database answers, has every migration applied and takes writes (for
+    /// `/readyz`). Takes writes: its disk has [`MIN_FREE_BYTES`] free, and a probe write has
+    /// committed since the start and since the last write that failed for the disk's sake
+    /// (full, read-only, failing), or commits now.
     pub fn check_ready(&self) -> Result<(), StoreError> {
         self.file.check()?;
+        self.file.check_room()?;
         let mut conn = self.readers.get()?;
         diesel::sql_query("SELECT 1").execute(&mut *conn)?;
         let pending = conn
@@ -194,6 +220,8 @@ impl SqliteStore {
         if pending {
             return Err(StoreError::Migration("migrations are pending".into()));
         }
+        drop(conn);
+        self.writer.probe()?;
         Ok(())
     }
 

@@ -15,19 +15,24 @@
 //!
 //! The work itself runs on its caller's thread: closures borrow their caller's data and never
 //! cross threads.
+//!
+//! The writer also knows whether the database takes writes: a full disk, a read-only file or
+//! a failing disk marks it failing until a write commits again, and `/readyz` probes it with
+//! a write of its own until then (see [`GroupWriter::probe`]).
 
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
+use diesel::RunQueryDsl;
 use diesel::connection::{AnsiTransactionManager, TransactionManager};
 use diesel::result::QueryResult;
 use diesel::sqlite::SqliteConnection;
 use petstore_core::{DomainError, Failure, RepoResult, Transaction};
 
 use crate::config::StoreConfig;
-use crate::error::StoreError;
+use crate::error::{StoreError, is_disk_failure};
 use crate::sqlite::connect;
 use crate::sqlite::repositories::SqliteTx;
 
@@ -42,6 +47,21 @@ pub(crate) struct GroupWriter {
     config: StoreConfig,
     writes: AtomicU64,
     commits: AtomicU64,
+    health: Mutex<Health>,
+}
+
+/// Whether the database has taken writes lately.
+#[derive(Debug, Clone, Copy)]
+enum Health {
+    /// No write has committed since the store opened: a file opened read-only looks fine to
+    /// every read, so readiness proves it with a write first.
+    Unproven,
+    /// The last probe committed, and no write has failed for the disk's sake since. (A
+    /// client's commit proves less: on a connection SQLite opened read-only, a write that
+    /// changed no row commits fine.)
+    Writable,
+    /// A write failed because of the disk or the file, not the request.
+    Failing,
 }
 
 struct State {
@@ -163,7 +183,39 @@ impl GroupWriter {
             config: config.clone(),
             writes: AtomicU64::new(0),
             commits: AtomicU64::new(0),
+            health: Mutex::new(Health::Unproven),
         }
+    }
+
+    /// Records a failure if the disk or the file caused it.
+    fn notice(&self, error: &DomainError) {
+        if is_disk_failure(error) {
+            *lock(&self.health) = Health::Failing;
+        }
+    }
+
+    fn is_failing(&self) -> bool {
+        matches!(*lock(&self.health), Health::Failing)
+    }
+
+    /// `Ok` once a probe has committed and no write has failed for the disk's sake since.
+    /// Until then, runs a write of its own (one row of `write_probe`), so that an operator's fix
+    /// shows without waiting for a client to write.
+    pub(crate) fn probe(&self) -> Result<(), DomainError> {
+        if matches!(*lock(&self.health), Health::Writable) {
+            return Ok(());
+        }
+        self.run(|conn| {
+            diesel::sql_query(
+                "INSERT INTO write_probe (id, probed_at) VALUES (1, CURRENT_TIMESTAMP) \
+                 ON CONFLICT (id) DO UPDATE SET probed_at = excluded.probed_at",
+            )
+            .execute(conn)
+            .map(drop)
+            .map_err(|e| StoreError::from(e).into())
+        })?;
+        *lock(&self.health) = Health::Writable;
+        Ok(())
     }
 
     pub(crate) fn stats(&self) -> WriterStats {
@@ -189,12 +241,20 @@ impl GroupWriter {
         &self,
         work: impl FnOnce(&mut dyn Transaction) -> RepoResult<T>,
     ) -> RepoResult<T> {
+        self.run(|conn| work(&mut SqliteTx { conn }))
+    }
+
+    /// [`write`](Self::write) on the bare connection.
+    fn run<T>(&self, work: impl FnOnce(&mut SqliteConnection) -> RepoResult<T>) -> RepoResult<T> {
         let (mut conn, batch) = self.join()?;
         self.writes.fetch_add(1, Ordering::Relaxed);
         let outcome = catch_unwind(AssertUnwindSafe(|| {
             begin(&mut conn)?;
-            Ok(work(&mut SqliteTx { conn: &mut conn }))
+            Ok(work(&mut conn))
         }));
+        if let Ok(Err(error) | Ok(Err(error))) = &outcome {
+            self.notice(error);
+        }
         // Back to the batch's own level (1): keep this write's savepoint, or undo it.
         let closed = match &outcome {
             Ok(Ok(Ok(_))) => unwind_to(&mut conn, 2).and_then(|()| commit(&mut conn)),
@@ -243,9 +303,17 @@ impl GroupWriter {
         let batch = Arc::new(Batch::default());
         state.batch = Some(Arc::clone(&batch));
         drop(state);
+        if self.is_failing() {
+            // A connection SQLite opened read-only stays so after the file is made writable,
+            // and one that failed on the disk may be stuck: a new batch starts on a new one.
+            if let Ok(fresh) = connect(&self.config) {
+                conn = fresh;
+            }
+        }
         // Begun outside the lock: it may wait for another process's lock (busy_timeout), and
         // nobody can use the connection meanwhile anyway.
         if let Err(error) = begin_immediate(&mut conn) {
+            self.notice(&error);
             let mut state = lock(&self.state);
             state.batch = None;
             state.members = 0;
@@ -286,6 +354,7 @@ impl GroupWriter {
                     Ok(())
                 }
                 Err(error) => {
+                    self.notice(&error);
                     let _ = unwind_to(&mut conn, 0);
                     Err(error)
                 }

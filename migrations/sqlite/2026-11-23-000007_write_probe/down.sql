@@ -1,0 +1,1 @@
+DROP TABLE write_probe;
