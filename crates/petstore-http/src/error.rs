@@ -114,7 +114,11 @@ impl fmt::Display for ErrorCode {
     }
 }
 
-/// The body of every error response: `{"code": "...", "message": "...", "status": N}`.
+/// The most field errors one response lists.
+pub const MAX_FIELD_ERRORS: usize = 20;
+
+/// The body of every error response: `{"code": "...", "message": "...", "status": N}`, and for
+/// a request body with bad fields, `errors`: every one of them.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 #[schema(as = Error)]
 pub struct ErrorBody {
@@ -124,6 +128,37 @@ pub struct ErrorBody {
     pub message: String,
     /// The HTTP status, repeated.
     pub status: u16,
+    /// When the request body had bad fields: each of them (at most 20). `message` describes
+    /// the first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schema(max_items = 20)]
+    pub errors: Vec<FieldError>,
+}
+
+/// One field of a request body that was missing, unknown or invalid.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct FieldError {
+    /// Where it is, as a JSON pointer into the body (RFC 6901): `/name`, `/lines/0/quantity`.
+    #[schema(example = "/categoryId")]
+    pub field: String,
+    /// What is wrong with it.
+    pub code: FieldErrorCode,
+    /// The same, in words.
+    pub message: String,
+}
+
+/// What is wrong with a field of a request body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FieldErrorCode {
+    /// A required field is absent.
+    Missing,
+    /// The body has a field the operation does not know.
+    Unknown,
+    /// The field has the wrong JSON type (a string for a number…).
+    InvalidType,
+    /// The field has the right type but breaks a rule (length, range, allowed values…).
+    InvalidValue,
 }
 
 /// An error answered to a client. Built from a [`DomainError`] by the one mapping below, or by
@@ -134,6 +169,7 @@ pub struct ApiError {
     code: ErrorCode,
     message: String,
     headers: Vec<(HeaderName, HeaderValue)>,
+    errors: Vec<FieldError>,
 }
 
 impl ApiError {
@@ -144,7 +180,15 @@ impl ApiError {
             code,
             message: message.into(),
             headers: Vec::new(),
+            errors: Vec::new(),
         }
+    }
+
+    /// The same error, listing the request body's bad fields.
+    #[must_use]
+    pub fn with_field_errors(mut self, errors: Vec<FieldError>) -> Self {
+        self.errors = errors;
+        self
     }
 
     /// The same error with one more response header.
@@ -297,6 +341,7 @@ impl ResponseError for ApiError {
             code: self.code,
             message: self.message.clone(),
             status: self.status.as_u16(),
+            errors: self.errors.clone(),
         })
     }
 }

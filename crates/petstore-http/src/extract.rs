@@ -15,6 +15,7 @@ use petstore_core::ValidationError;
 use serde::de::DeserializeOwned;
 
 use crate::error::ApiError;
+use crate::field_errors::field_errors;
 
 /// The largest request body accepted, in bytes.
 #[derive(Debug, Clone, Copy)]
@@ -33,6 +34,9 @@ pub struct BodyDeadline(pub std::time::Duration);
 /// - not JSON, not a JSON object (serde would read an array as a struct's fields in order), or
 ///   a JSON type where another is expected: 400 `invalid_json`;
 /// - a missing, unknown or invalid field: 400 `validation_failed`, naming the field.
+///
+/// Where fields are at fault (the last two), `errors` lists every bad field, not just the
+/// first (see the `field_errors` module).
 #[derive(Debug)]
 pub struct JsonBody<T>(pub T);
 
@@ -113,7 +117,12 @@ impl<T: DeserializeOwned + 'static> FromRequest for JsonBody<T> {
                 return Err(ApiError::invalid_json("the body must be a JSON object"));
             }
             let mut deserializer = serde_json::Deserializer::from_slice(&bytes);
-            let value = serde_path_to_error::deserialize(&mut deserializer).map_err(body_error)?;
+            let value = serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
+                let fields = matches!(error.inner().classify(), serde_json::error::Category::Data)
+                    .then(|| field_errors::<T>(&bytes))
+                    .unwrap_or_default();
+                body_error(error).with_field_errors(fields)
+            })?;
             deserializer.end().map_err(|e| {
                 ApiError::invalid_json(format!("trailing data after the JSON value: {e}"))
             })?;

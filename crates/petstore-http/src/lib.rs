@@ -20,6 +20,7 @@ pub mod delivery;
 mod endpoint;
 pub mod error;
 pub mod extract;
+mod field_errors;
 pub mod metrics;
 pub mod middleware;
 pub mod openapi;

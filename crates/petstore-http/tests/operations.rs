@@ -6,6 +6,7 @@
 mod common;
 
 use actix_web::http::Method;
+use actix_web::test::TestRequest;
 use serde_json::json;
 
 use common::start;
@@ -245,6 +246,73 @@ async fn pet_bodies_are_validated_field_by_field() {
     api.post("/v1/pets", json!({"name": "Rex", "categoryId": 1.5}))
         .await
         .assert_error(400, "validation_failed");
+}
+
+#[actix_web::test]
+async fn every_bad_field_of_a_body_is_reported_at_once() {
+    let api = start().await;
+    api.post("/v1/categories", json!({"name": "Dogs"})).await;
+    let reply = api
+        .post(
+            "/v1/pets",
+            json!({"name": "", "categoryId": -1, "status": "zzz", "colour": "red"}),
+        )
+        .await;
+    reply.assert_error(400, "validation_failed");
+    let errors = reply.body["errors"].as_array().unwrap();
+    let mut listed: Vec<(&str, &str)> = errors
+        .iter()
+        .map(|e| (e["field"].as_str().unwrap(), e["code"].as_str().unwrap()))
+        .collect();
+    listed.sort_unstable();
+    assert_eq!(
+        listed,
+        [
+            ("/categoryId", "invalid_value"),
+            ("/colour", "unknown"),
+            ("/name", "invalid_value"),
+            ("/status", "invalid_value"),
+        ]
+    );
+    let message = reply.body["message"].as_str().unwrap();
+    let first = errors[0]["field"].as_str().unwrap().trim_start_matches('/');
+    assert!(
+        message.contains(first),
+        "the message is the first: {message}"
+    );
+    assert!(
+        errors
+            .iter()
+            .all(|e| !e["message"].as_str().unwrap().is_empty())
+    );
+
+    // A wrong JSON type keeps its code, and the fields after it are still read.
+    let reply = api
+        .post("/v1/store/orders", json!({"petId": "one", "quantity": 0}))
+        .await;
+    reply.assert_error(400, "invalid_json");
+    let fields: Vec<&str> = reply.body["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["field"].as_str().unwrap())
+        .collect();
+    assert_eq!(fields, ["/petId", "/quantity"]);
+
+    // A body that is not JSON at all has no field to name.
+    let reply = api
+        .send(
+            TestRequest::post()
+                .uri("/v1/pets")
+                .insert_header(("content-type", "application/json"))
+                .set_payload("{\"name\": "),
+        )
+        .await;
+    reply.assert_error(400, "invalid_json");
+    assert!(reply.body.get("errors").is_none(), "{}", reply.body);
+    // Nothing was created by any of them.
+    let pets = api.get("/v1/pets").await;
+    assert_eq!(pets.body.as_array().unwrap().len(), 0);
 }
 
 #[actix_web::test]
