@@ -33,12 +33,21 @@ pub fn entity_tag(value: &impl Serialize) -> String {
     tag
 }
 
-/// The tags of a condition header (`*`, or a comma-separated list of entity tags, weak ones
-/// allowed), or `None` for `*`; `Err` when the value is not of that form.
-fn parse_condition(text: &str) -> Result<Option<Vec<String>>, ()> {
+/// What a condition header (`If-Match`, `If-None-Match`) holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Condition {
+    /// `*`: any current representation.
+    Any,
+    /// These entity tags, as sent (`"abc"` or `W/"abc"`).
+    Tags(Vec<String>),
+}
+
+/// Reads a condition header: `*`, or a comma-separated list of entity tags (weak ones
+/// allowed); `None` when the value is of neither form.
+pub fn parse_condition(text: &str) -> Option<Condition> {
     let trimmed = text.trim_matches([' ', '\t']);
     if trimmed == "*" {
-        return Ok(None);
+        return Some(Condition::Any);
     }
     let mut tags = Vec::new();
     let mut rest = trimmed;
@@ -47,15 +56,15 @@ fn parse_condition(text: &str) -> Result<Option<Vec<String>>, ()> {
             Some(after) => (true, after),
             None => (false, rest),
         };
-        let body = quoted.strip_prefix('"').ok_or(())?;
+        let body = quoted.strip_prefix('"')?;
         // A tag ends at the next quote: commas inside it are part of it.
-        let end = body.find('"').ok_or(())?;
+        let end = body.find('"')?;
         let inner = &body[..end];
         if !inner
             .bytes()
             .all(|b| b == b'!' || (b'#'..=b'~').contains(&b))
         {
-            return Err(());
+            return None;
         }
         tags.push(if weak {
             format!("W/\"{inner}\"")
@@ -64,35 +73,30 @@ fn parse_condition(text: &str) -> Result<Option<Vec<String>>, ()> {
         });
         rest = body[end + 1..].trim_start_matches([' ', '\t']);
         if rest.is_empty() {
-            return Ok(Some(tags));
+            return Some(Condition::Tags(tags));
         }
-        rest = rest
-            .strip_prefix(',')
-            .ok_or(())?
-            .trim_start_matches([' ', '\t']);
+        rest = rest.strip_prefix(',')?.trim_start_matches([' ', '\t']);
     }
 }
 
-fn condition_header(
-    req: &HttpRequest,
-    name: HeaderName,
-) -> Option<Result<Option<Vec<String>>, ()>> {
+/// The header `name`, if sent, and what it holds (`None` inside when malformed).
+fn condition_header(req: &HttpRequest, name: HeaderName) -> Option<Option<Condition>> {
     let value = req.headers().get(&name)?;
-    Some(value.to_str().map_err(|_| ()).and_then(parse_condition))
+    Some(value.to_str().ok().and_then(parse_condition))
 }
 
 /// `If-Match` on a change: the change applies only if the resource still has one of these
 /// tags (strong comparison: weak tags never match), or exists at all for `*`. A value that is
 /// not a list of entity tags matches nothing: the change is refused (412), never applied blind.
 #[derive(Debug, Clone, Default)]
-pub struct IfMatch(Option<Option<Vec<String>>>);
+pub struct IfMatch(Option<Condition>);
 
 impl IfMatch {
     /// Whether the change may go ahead on `current`.
     pub fn allows(&self, current: &impl Serialize) -> bool {
         match &self.0 {
-            None | Some(None) => true,
-            Some(Some(tags)) => {
+            None | Some(Condition::Any) => true,
+            Some(Condition::Tags(tags)) => {
                 let tag = entity_tag(current);
                 tags.contains(&tag)
             }
@@ -106,7 +110,7 @@ impl FromRequest for IfMatch {
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         let condition = condition_header(req, header::IF_MATCH)
-            .map(|parsed| parsed.unwrap_or_else(|()| Some(Vec::new())));
+            .map(|parsed| parsed.unwrap_or(Condition::Tags(Vec::new())));
         ready(Ok(IfMatch(condition)))
     }
 }
@@ -114,14 +118,14 @@ impl FromRequest for IfMatch {
 /// `If-None-Match` on a read: answer 304 when the client already has this representation
 /// (weak comparison). A value that is not a list of entity tags is ignored: a plain read.
 #[derive(Debug, Clone, Default)]
-pub struct IfNoneMatch(Option<Option<Vec<String>>>);
+pub struct IfNoneMatch(Option<Condition>);
 
 impl IfNoneMatch {
     fn matches(&self, tag: &str) -> bool {
         match &self.0 {
             None => false,
-            Some(None) => true,
-            Some(Some(tags)) => tags.iter().any(|t| t.trim_start_matches("W/") == tag),
+            Some(Condition::Any) => true,
+            Some(Condition::Tags(tags)) => tags.iter().any(|t| t.trim_start_matches("W/") == tag),
         }
     }
 }
@@ -132,7 +136,7 @@ impl FromRequest for IfNoneMatch {
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         ready(Ok(IfNoneMatch(
-            condition_header(req, header::IF_NONE_MATCH).and_then(Result::ok),
+            condition_header(req, header::IF_NONE_MATCH).flatten(),
         )))
     }
 }
@@ -288,14 +292,18 @@ mod tests {
 
     #[test]
     fn conditions_parse_per_the_documented_grammar() {
-        assert_eq!(parse_condition("*"), Ok(None));
+        assert_eq!(parse_condition("*"), Some(Condition::Any));
         assert_eq!(
             parse_condition(r#""a", W/"b" ,"c""#),
-            Ok(Some(vec!["\"a\"".into(), "W/\"b\"".into(), "\"c\"".into()]))
+            Some(Condition::Tags(vec![
+                "\"a\"".into(),
+                "W/\"b\"".into(),
+                "\"c\"".into()
+            ]))
         );
         assert_eq!(
             parse_condition(r#"W/"N,", "x""#),
-            Ok(Some(vec!["W/\"N,\"".into(), "\"x\"".into()])),
+            Some(Condition::Tags(vec!["W/\"N,\"".into(), "\"x\"".into()])),
             "a comma inside a tag belongs to it"
         );
         for bad in [
@@ -310,7 +318,7 @@ mod tests {
             "\"a\",",
             "\"a\" \"b\"",
         ] {
-            assert!(parse_condition(bad).is_err(), "{bad:?}");
+            assert!(parse_condition(bad).is_none(), "{bad:?}");
         }
     }
 
@@ -318,14 +326,14 @@ mod tests {
     fn if_match_compares_strongly_and_if_none_match_weakly() {
         let value = serde_json::json!({"id": 1});
         let tag = entity_tag(&value);
-        let strong = IfMatch(Some(Some(vec![tag.clone()])));
-        let weak = IfMatch(Some(Some(vec![format!("W/{tag}")])));
+        let strong = IfMatch(Some(Condition::Tags(vec![tag.clone()])));
+        let weak = IfMatch(Some(Condition::Tags(vec![format!("W/{tag}")])));
         assert!(strong.allows(&value));
         assert!(!weak.allows(&value));
         assert!(IfMatch::default().allows(&value));
-        assert!(IfNoneMatch(Some(Some(vec![format!("W/{tag}")]))).matches(&tag));
+        assert!(IfNoneMatch(Some(Condition::Tags(vec![format!("W/{tag}")]))).matches(&tag));
         assert!(!IfNoneMatch::default().matches(&tag));
         // Malformed: If-Match matches nothing, If-None-Match is ignored.
-        assert!(!IfMatch(Some(Some(Vec::new()))).allows(&value));
+        assert!(!IfMatch(Some(Condition::Tags(Vec::new()))).allows(&value));
     }
 }

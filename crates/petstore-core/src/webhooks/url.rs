@@ -11,8 +11,10 @@ use crate::validation::ValidationError;
 /// Where deliveries are POSTed: an absolute `http` or `https` URL.
 ///
 /// The accepted form, also published as the schema's pattern: a lower-case `http://` or
-/// `https://`, a host (a DNS name or an IPv4 address; an IPv6 receiver is reached through its
-/// name), an optional port from 1 to 65535, and an optional path and query of URL characters;
+/// `https://`, a host (a DNS name of non-empty labels, or an IPv4 address as a dotted quad
+/// without leading zeros; a name whose last label is a number is refused, since URL parsers
+/// read it as an address; an IPv6 or internationalised (`xn--`) receiver is reached through
+/// an ASCII name), an optional port from 1 to 65535, and an optional path and query of URL characters;
 /// no user information, no fragment, at most 2048 characters. Whether the host may be a private
 /// address is decided when delivering, on the address it resolves to
 /// ([`is_public_address`]), and when subscribing for a literal address.
@@ -26,9 +28,24 @@ pub struct WebhookUrl {
     scheme_len: usize,
 }
 
-/// The regex a [`WebhookUrl`] matches (ECMA-262 and Python alike).
-pub const WEBHOOK_URL_PATTERN: &str =
-    r"^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/([-A-Za-z0-9._~:/?@!$&'()*+,;=]|%[0-9A-Fa-f]{2})*)?$";
+/// The regex a [`WebhookUrl`] matches (ECMA-262 and Python alike). Without look-ahead, so it
+/// reads as alternatives: a dotted quad, or labels none of which starts with `xn--`, the last
+/// of which is not a number (digits, or `0x` and hex digits).
+pub const WEBHOOK_URL_PATTERN: &str = concat!(
+    r"^https?://(?:",
+    // A dotted quad without leading zeros.
+    r"(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\.){3}",
+    r"(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])",
+    // Or a name: labels that do not start with `xn--`…
+    r"|(?:(?:[A-WYZa-wyz0-9-][A-Za-z0-9-]*|[Xx](?:[A-MO-Za-mo-z0-9-][A-Za-z0-9-]*)?",
+    r"|[Xx][Nn](?:[A-Za-z0-9][A-Za-z0-9-]*)?|[Xx][Nn]-(?:[A-Za-z0-9][A-Za-z0-9-]*)?)\.)*",
+    // …the last of which is not a number either.
+    r"(?:[A-WYZa-wyz-][A-Za-z0-9-]*|[Xx](?:[A-MO-Za-mo-z0-9-][A-Za-z0-9-]*)?",
+    r"|[Xx][Nn](?:[A-Za-z0-9][A-Za-z0-9-]*)?|[Xx][Nn]-(?:[A-Za-z0-9][A-Za-z0-9-]*)?",
+    r"|[1-9][0-9]*[A-Za-z-][A-Za-z0-9-]*|0[0-9]+[A-Za-z-][A-Za-z0-9-]*",
+    r"|0[A-WYZa-wyz-][A-Za-z0-9-]*|0[xX][0-9A-Fa-f]*[G-Zg-z-][A-Za-z0-9-]*)",
+    r")(:[0-9]{1,5})?(/([-A-Za-z0-9._~:/?@!$&'()*+,;=]|%[0-9A-Fa-f]{2})*)?$",
+);
 
 impl WebhookUrl {
     /// The most characters a URL may have.
@@ -130,8 +147,30 @@ fn split_port(authority: &str) -> Option<(&str, Option<&str>)> {
     let ok = !host.is_empty()
         && host
             .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-');
+            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-')
+        && host.split('.').all(|label| {
+            // Punycode (`xn--`) is refused rather than decoded: a label URL parsers cannot
+            // decode would be stored, then fail every delivery.
+            !label.is_empty()
+                && !label
+                    .get(..4)
+                    .is_some_and(|p| p.eq_ignore_ascii_case("xn--"))
+        })
+        && (!ends_in_a_number(host) || host.parse::<Ipv4Addr>().is_ok());
     ok.then_some((host, port))
+}
+
+/// Whether URL parsers read `host` as an IPv4 address: its last label is a number, in decimal
+/// or `0x` hex (WHATWG URL, "ends in a number"). Such a host must then be a plain dotted quad:
+/// `0x7f.1`, `127.1` or `2130706433` are 127.0.0.1 to the client that delivers, so letting them
+/// pass as names would dodge the check on literal addresses.
+fn ends_in_a_number(host: &str) -> bool {
+    let last = host.rsplit('.').next().unwrap_or(host);
+    let hex = last
+        .strip_prefix("0x")
+        .or_else(|| last.strip_prefix("0X"))
+        .is_some_and(|digits| digits.bytes().all(|b| b.is_ascii_hexdigit()));
+    hex || last.bytes().all(|b| b.is_ascii_digit())
 }
 
 impl fmt::Display for WebhookUrl {
@@ -282,7 +321,7 @@ mod tests {
 
     proptest! {
         #[test]
-        fn url_pattern_and_parser_agree(text in r"https?://([A-Za-z0-9.:\[\]@-]{0,12})(:[0-9]{0,6})?(/[ -~]{0,12}(%[0-9A-Fa-f]{0,2})?)?") {
+        fn url_pattern_and_parser_agree(text in r"https?://([A-Za-z0-9.:\[\]@-]{0,12}|([xX0-9][nNxX0-9a-g-]{0,4}\.){0,4}[0-9a-gxX-]{0,5})(:[0-9]{0,6})?(/[ -~]{0,12}(%[0-9A-Fa-f]{0,2})?)?") {
             let pattern = regex::Regex::new(WEBHOOK_URL_PATTERN).unwrap();
             let parsed = WebhookUrl::parse(&text);
             if parsed.is_ok() {
