@@ -72,6 +72,7 @@ pub fn app(
         .service(get_only("/healthz", healthz))
         .service(get_only("/readyz", readyz))
         .service(get_only("/metrics", metrics))
+        .service(get_only("/docs", docs_redirect))
         .service(SwaggerUi::new("/docs/{_:.*}").url("/openapi.json", openapi::document().clone()))
         .default_service(web::to(unknown_route))
         // The last `wrap` runs first: ids and logs around everything, then the panic guard,
@@ -89,7 +90,14 @@ where
 {
     web::resource(path)
         .get(handler)
-        .default_service(method_not_allowed("GET".to_owned()))
+        .default_service(method_not_allowed("GET, HEAD".to_owned()))
+}
+
+/// `/docs` is the documentation's folder: its page's relative links need the slash.
+async fn docs_redirect() -> HttpResponse {
+    HttpResponse::PermanentRedirect()
+        .insert_header((actix_web::http::header::LOCATION, "/docs/"))
+        .finish()
 }
 
 /// No route matched: under a version other than `/v1` that is `unsupported_version`.

@@ -101,12 +101,15 @@ pub(crate) fn method_not_allowed(allow: String) -> actix_web::Route {
 
 impl HttpServiceFactory for Endpoint {
     fn register(self, config: &mut AppService) {
-        let allow = self
-            .methods
-            .iter()
-            .map(Method::as_str)
-            .collect::<Vec<_>>()
-            .join(", ");
+        // A GET route answers HEAD too (the request middleware routes it as a GET).
+        let mut allow = Vec::new();
+        for method in &self.methods {
+            allow.push(method.as_str());
+            if *method == Method::GET {
+                allow.push("HEAD");
+            }
+        }
+        let allow = allow.join(", ");
         self.resource
             .default_service(method_not_allowed(allow))
             .register(config);

@@ -6,7 +6,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use actix_web::body::{EitherBody, MessageBody};
+use actix_web::body::{self, BodySize, BoxBody, EitherBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::Method;
 use actix_web::http::header::{self, HeaderName, HeaderValue};
@@ -41,10 +41,14 @@ fn new_request_id() -> String {
 
 /// Gives each request an id (echoed in `X-Request-Id`), runs it in a tracing span carrying that
 /// id, and logs its outcome.
+///
+/// It also answers `HEAD` for every `GET` route (RFC 9110): the request is routed as a `GET`,
+/// and the HTTP/1 codec, which remembers the request was a `HEAD`, sends the headers without
+/// the body. A streamed body (the event stream) is dropped here, since it would never end.
 pub async fn request_context(
-    req: ServiceRequest,
+    mut req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
-) -> Result<ServiceResponse<impl MessageBody>, Error> {
+) -> Result<ServiceResponse<EitherBody<impl MessageBody>>, Error> {
     let id = req
         .headers()
         .get(REQUEST_ID)
@@ -53,6 +57,10 @@ pub async fn request_context(
     // A method is any token a client likes: labels and log fields take it only from a fixed
     // set, so a client cannot grow the metrics or the logs with made-up ones.
     let method = method_label(req.method());
+    let head = req.method() == Method::HEAD;
+    if head {
+        req.head_mut().method = Method::GET;
+    }
     let span = tracing::info_span!(
         "request",
         request_id = %id,
@@ -100,7 +108,12 @@ pub async fn request_context(
             if let Some(value) = header_value {
                 response.headers_mut().insert(REQUEST_ID, value);
             }
-            Ok(response)
+            if head && matches!(response.response().body().size(), BodySize::Stream) {
+                return Ok(
+                    response.map_body(|_, _| EitherBody::right(BoxBody::new(body::None::new())))
+                );
+            }
+            Ok(response.map_into_left_body())
         }
         // actix answers an error with its `error_response`: make it ours, with the id.
         Err(error) => {

@@ -31,12 +31,16 @@ async fn unknown_routes_and_versions_are_json_404s() {
 async fn unserved_methods_are_405_with_allow() {
     let api = start().await;
     let cases = [
-        (Method::DELETE, "/v1/pets", "GET, POST"),
-        (Method::PATCH, "/v1/pets/1", "GET, PUT, DELETE"),
-        (Method::POST, "/v1/inventory", "GET"),
-        (Method::PUT, "/v1/inventory/1", "GET, PATCH"),
-        (Method::PUT, "/v1/store/orders/1", "GET, PATCH, DELETE"),
-        (Method::POST, "/healthz", "GET"),
+        (Method::DELETE, "/v1/pets", "GET, HEAD, POST"),
+        (Method::PATCH, "/v1/pets/1", "GET, HEAD, PUT, DELETE"),
+        (Method::POST, "/v1/inventory", "GET, HEAD"),
+        (Method::PUT, "/v1/inventory/1", "GET, HEAD, PATCH"),
+        (
+            Method::PUT,
+            "/v1/store/orders/1",
+            "GET, HEAD, PATCH, DELETE",
+        ),
+        (Method::POST, "/healthz", "GET, HEAD"),
     ];
     for (method, uri, allow) in cases {
         let reply = api
@@ -203,6 +207,78 @@ async fn health_readiness_document_and_docs_are_served() {
         docs.body.as_str().unwrap().contains("swagger"),
         "served from the binary"
     );
+}
+
+/// `path` of the document under `base`, every parameter (all ids) set to 1.
+fn with_ids(base: &str, path: &str) -> String {
+    let mut filled = base.trim_end_matches('/').to_owned();
+    let mut rest = path;
+    while let Some((before, after)) = rest.split_once('{') {
+        filled.push_str(before);
+        filled.push('1');
+        rest = after.split_once('}').map_or("", |(_, tail)| tail);
+    }
+    filled + rest
+}
+
+#[actix_web::test]
+async fn head_answers_for_every_get_route_as_the_get_would() {
+    let api = start().await;
+    // One of each resource, so that every `…/1` exists.
+    let pet = api.pet_with_stock("Rex", 5).await;
+    let order = api.post("/v1/store/orders", json!({"petId": pet})).await;
+    assert_eq!(order.status, 201, "{order:?}");
+    let hook = api
+        .post(
+            "/v1/webhooks",
+            json!({"url": "https://hooks.example.com/x", "events": ["order.placed"]}),
+        )
+        .await;
+    assert_eq!(hook.status, 201, "{hook:?}");
+    let document = serde_json::to_value(petstore_http::openapi::document()).unwrap();
+    let base = document["servers"][0]["url"].as_str().unwrap_or_default();
+    let mut paths: Vec<String> = document["paths"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(_, item)| item.get("get").is_some())
+        .map(|(path, _)| with_ids(base, path))
+        .collect();
+    assert!(paths.len() > 10, "{paths:?}");
+    paths.extend(["/healthz", "/readyz", "/metrics", "/openapi.json", "/docs/"].map(String::from));
+    for path in paths {
+        let head = api
+            .send(TestRequest::default().method(Method::HEAD).uri(&path))
+            .await;
+        if path.ends_with("/events/stream") {
+            // A stream never ends: its HEAD has the headers and no body at all.
+            assert_eq!(head.status, 200, "{path}");
+            assert!(head.content_type.starts_with("text/event-stream"));
+            assert!(head.body.is_null(), "{path}");
+            continue;
+        }
+        let get = api.get(&path).await;
+        assert_eq!(head.status, get.status, "{path}");
+        assert!(head.status.is_success(), "{path}: {}", head.status);
+        assert_eq!(head.content_type, get.content_type, "{path}");
+        assert_eq!(head.header("etag"), get.header("etag"), "{path}");
+    }
+    // Where nothing answers a GET, nothing answers a HEAD.
+    api.send(
+        TestRequest::default()
+            .method(Method::HEAD)
+            .uri("/v1/nothing"),
+    )
+    .await
+    .assert_error(404, "not_found");
+}
+
+#[actix_web::test]
+async fn docs_without_its_slash_redirects_to_it() {
+    let api = start().await;
+    let reply = api.get("/docs").await;
+    assert_eq!(reply.status, 308);
+    assert_eq!(reply.header("location"), Some("/docs/"));
 }
 
 #[actix_web::test]
