@@ -241,11 +241,21 @@ impl DatabaseArgs {
 }
 
 /// Sets up logging to standard error.
+///
+/// The filter is `RUST_LOG`, as in every Rust service (`PETSTORE_LOG`, the older name, is read
+/// when `RUST_LOG` is not set), else `info`. Colour only on a terminal, and never with
+/// `NO_COLOR` set to anything (no-color.org): a file or a log shipper gets plain text.
 pub fn init_logging(format: LogFormat) {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("PETSTORE_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    use std::io::IsTerminal;
+    let filter = ["RUST_LOG", "PETSTORE_LOG"]
+        .into_iter()
+        .find_map(|var| tracing_subscriber::EnvFilter::try_from_env(var).ok())
+        .unwrap_or_else(|| tracing_subscriber::EnvFilter::new("info"));
+    let colour = std::io::stderr().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(colour)
         .with_writer(std::io::stderr);
     match format {
         LogFormat::Text => builder.init(),
@@ -268,7 +278,7 @@ pub fn migrate(args: &DatabaseArgs) -> anyhow::Result<()> {
 /// A usable service from the first start: `PETSTORE_BOOTSTRAP_ADMIN_KEY` becomes an admin key
 /// while no admin key is active; without it, a database with no key at all gets a new admin
 /// key, printed once on standard error.
-async fn bootstrap_admin_key(state: &AppState) -> anyhow::Result<()> {
+async fn bootstrap_admin_key(state: &AppState, format: LogFormat) -> anyhow::Result<()> {
     let configured = std::env::var("PETSTORE_BOOTSTRAP_ADMIN_KEY").ok();
     let from_env = configured.is_some();
     let secret = match configured {
@@ -291,6 +301,15 @@ async fn bootstrap_admin_key(state: &AppState) -> anyhow::Result<()> {
         }
         Some(key) => {
             tracing::info!(key_id = %key.id, "created the first admin key");
+            if format == LogFormat::Json {
+                // Every line on standard error is a JSON object, this one too.
+                tracing::warn!(
+                    key_id = %key.id,
+                    key = %shown,
+                    "no API key existed, so this admin key was created; it is shown only this once"
+                );
+                return Ok(());
+            }
             eprintln!(
                 "\nNo API key existed, so an admin key was created. It is shown only this once:\n\n    {shown}\n\nUse it as `Authorization: Bearer <key>`; create more keys with `POST /v1/keys`\nor `petstore keys create`.\n"
             );
@@ -363,7 +382,7 @@ pub fn keys(action: KeysCommand, database: &DatabaseArgs) -> anyhow::Result<()> 
 }
 
 /// `petstore serve`: runs until SIGINT or SIGTERM, then lets in-flight requests finish.
-pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+pub async fn serve(args: ServeArgs, format: LogFormat) -> anyhow::Result<()> {
     // Listening comes first: a start that cannot serve (the port is taken, the address is
     // wrong) must not create a database or mint the one-time admin key it would then lose.
     let listener = std::net::TcpListener::bind(&args.bind)
@@ -376,7 +395,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     };
     let state = AppState::with_settings(store, Arc::new(SystemClock), settings)
         .with_delivery(args.webhooks.settings());
-    bootstrap_admin_key(&state).await?;
+    bootstrap_admin_key(&state, format).await?;
     let tls = crate::delivery::tls_config(args.webhooks.webhook_ca_file.as_deref())
         .map_err(|e| anyhow!("webhook TLS: {e}"))?;
     let limits = HttpLimits {

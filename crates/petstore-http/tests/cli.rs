@@ -15,6 +15,25 @@ fn is_generated_key(text: &str) -> bool {
     text.len() == 68 && text.starts_with("pst_") && text[4..].bytes().all(|b| b.is_ascii_hexdigit())
 }
 
+/// The keys a start printed: in the JSON log (the tests' format), the `key` field of its notice.
+fn printed_keys(logs: &[String]) -> Vec<String> {
+    logs.iter()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter_map(|event| event["fields"]["key"].as_str().map(str::to_owned))
+        .filter(|key| is_generated_key(key))
+        .collect()
+}
+
+/// Every line is a JSON object: a log shipper reads them all.
+fn assert_all_json(logs: &[String]) {
+    for line in logs {
+        assert!(
+            serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(line).is_ok(),
+            "not a JSON object: {line:?}"
+        );
+    }
+}
+
 #[test]
 fn keys_create_prints_the_key_and_nothing_else() {
     let database = TestDatabase::new("cli");
@@ -98,13 +117,10 @@ fn a_first_start_prints_a_new_admin_key_once() {
     std::thread::sleep(Duration::from_millis(200));
     let (code, first_logs) = server.terminate();
     assert_eq!(code, Some(0));
-    let printed: Vec<&str> = first_logs
-        .iter()
-        .map(|line| line.trim())
-        .filter(|line| is_generated_key(line))
-        .collect();
+    assert_all_json(&first_logs);
+    let printed = printed_keys(&first_logs);
     assert_eq!(printed.len(), 1, "{first_logs:?}");
-    let key = printed[0].to_owned();
+    let key = printed[0].clone();
 
     let server = serve(database.arg(), None);
     let reply = server.get("/v1/keys", &key);
@@ -114,10 +130,7 @@ fn a_first_start_prints_a_new_admin_key_once() {
     );
     let (code, second_logs) = server.terminate();
     assert_eq!(code, Some(0));
-    assert!(
-        !second_logs.iter().any(|line| is_generated_key(line.trim())),
-        "printed only once"
-    );
+    assert!(printed_keys(&second_logs).is_empty(), "printed only once");
 }
 
 /// Reads from `stream` until `done` holds for what was read, or 10 s pass.
@@ -242,10 +255,8 @@ fn a_start_that_cannot_listen_creates_nothing_and_keeps_the_first_key_for_the_ne
     assert!(!failed.status.success(), "{failed:?}");
     let stderr = String::from_utf8(failed.stderr).unwrap();
     assert!(stderr.contains(&address), "says which address: {stderr}");
-    assert!(
-        !stderr.lines().any(|line| is_generated_key(line.trim())),
-        "no key minted: {stderr}"
-    );
+    let lines: Vec<String> = stderr.lines().map(str::to_owned).collect();
+    assert!(printed_keys(&lines).is_empty(), "no key minted: {stderr}");
     assert!(!database.exists(), "no database created");
 
     // The next start that can serve prints the first admin key.
@@ -253,13 +264,7 @@ fn a_start_that_cannot_listen_creates_nothing_and_keeps_the_first_key_for_the_ne
     std::thread::sleep(Duration::from_millis(200));
     let (code, logs) = server.terminate();
     assert_eq!(code, Some(0));
-    assert_eq!(
-        logs.iter()
-            .filter(|line| is_generated_key(line.trim()))
-            .count(),
-        1,
-        "{logs:?}"
-    );
+    assert_eq!(printed_keys(&logs).len(), 1, "{logs:?}");
 }
 
 #[test]
@@ -308,4 +313,114 @@ fn keys_commands_do_not_create_a_database_and_name_the_path_they_cannot_open() {
         stderr.contains(nowhere.to_str().unwrap()) && stderr.contains("unable to open"),
         "names the path: {stderr}"
     );
+}
+
+/// `petstore migrate` on a new database with the text log, `env` set, standard error captured
+/// (through a terminal made by `script` when `tty`).
+fn migrate_log(env: &[(&str, &str)], tty: bool) -> Option<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let database = dir.path().join("log.db");
+    let mut command = if tty {
+        let mut script = std::process::Command::new("script");
+        script.args(["-qec", &format!("{} migrate", binary::BINARY), "/dev/null"]);
+        script
+    } else {
+        let mut command = std::process::Command::new(binary::BINARY);
+        command.arg("migrate");
+        command
+    };
+    command
+        .env("PETSTORE_DATABASE", &database)
+        .env("PETSTORE_LOG_FORMAT", "text")
+        .env_remove("RUST_LOG")
+        .env_remove("PETSTORE_LOG")
+        .env_remove("NO_COLOR");
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let output = command.output().ok()?;
+    assert!(output.status.success(), "{output:?}");
+    // `script` puts the terminal's output on its standard output.
+    let text = [output.stdout, output.stderr].concat();
+    Some(String::from_utf8(text).unwrap())
+}
+
+#[test]
+fn the_log_honours_rust_log_and_colours_only_a_terminal_without_no_color() {
+    let plain = migrate_log(&[], false).unwrap();
+    assert!(plain.contains("migration applied"), "{plain}");
+    assert!(
+        !plain.contains('\u{1b}'),
+        "no colour into a pipe: {plain:?}"
+    );
+
+    let quiet = migrate_log(&[("RUST_LOG", "warn")], false).unwrap();
+    assert!(
+        !quiet.contains("migration applied"),
+        "RUST_LOG=warn: {quiet}"
+    );
+    let alias = migrate_log(&[("PETSTORE_LOG", "warn")], false).unwrap();
+    assert!(
+        !alias.contains("migration applied"),
+        "PETSTORE_LOG=warn: {alias}"
+    );
+    let both = migrate_log(&[("RUST_LOG", "info"), ("PETSTORE_LOG", "warn")], false).unwrap();
+    assert!(both.contains("migration applied"), "RUST_LOG wins: {both}");
+
+    let Some(terminal) = migrate_log(&[], true) else {
+        eprintln!("skipped the terminal half: `script` (util-linux) is not installed");
+        return;
+    };
+    assert!(
+        terminal.contains('\u{1b}'),
+        "colour on a terminal: {terminal:?}"
+    );
+    let no_color = migrate_log(&[("NO_COLOR", "1")], true).unwrap();
+    assert!(!no_color.contains('\u{1b}'), "NO_COLOR: {no_color:?}");
+}
+
+#[test]
+fn head_sends_the_headers_of_a_get_and_no_body_on_the_wire() {
+    let database = TestDatabase::new("head");
+    let key = "head-admin-0123456789abcdef0123456789ab";
+    let server = binary::serve_with(database.arg(), Some(key), &[]);
+    let exchange = |method: &str, path: &str| {
+        let mut stream = TcpStream::connect(&server.address).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        write!(
+            stream,
+            "{method} {path} HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {key}\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut reply = String::new();
+        stream.read_to_string(&mut reply).unwrap();
+        let (head, body) = reply.split_once("\r\n\r\n").unwrap();
+        (head.to_owned(), body.to_owned())
+    };
+    for path in ["/openapi.json", "/v1/pets", "/healthz"] {
+        let (get_head, get_body) = exchange("GET", path);
+        let (head_head, head_body) = exchange("HEAD", path);
+        assert!(head_head.starts_with("HTTP/1.1 200"), "{path}: {head_head}");
+        assert!(head_body.is_empty(), "{path}: no body after a HEAD");
+        let length = |head: &str| {
+            head.lines().find_map(|line| {
+                line.to_ascii_lowercase()
+                    .strip_prefix("content-length: ")
+                    .map(str::to_owned)
+            })
+        };
+        assert_eq!(length(&head_head), length(&get_head), "{path}");
+        assert_eq!(
+            length(&get_head),
+            Some(get_body.len().to_string()),
+            "{path}"
+        );
+    }
+    // The event stream's HEAD ends at once instead of streaming.
+    let (head_head, head_body) = exchange("HEAD", "/v1/events/stream");
+    assert!(head_head.starts_with("HTTP/1.1 200"), "{head_head}");
+    assert!(head_head.to_ascii_lowercase().contains("text/event-stream"));
+    assert!(head_body.is_empty());
 }

@@ -366,6 +366,27 @@ fn deliveries_arrive_signed_in_order_through_failures_and_a_killed_service() {
         "{metrics}"
     );
     assert!(metrics.contains("petstore_webhook_delivery_attempts_total{outcome=\"failed\"} 3"));
+    // Failed attempts are logged at WARN, delivered ones at INFO.
+    let mut lines = Vec::new();
+    let attempts_logged = eventually("the eight attempts in the log", || {
+        lines.extend(server.stderr.try_iter());
+        let logged: Vec<(String, String)> = lines
+            .iter()
+            .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+            .filter(|event| event["fields"]["message"] == "webhook delivery")
+            .map(|event| {
+                let text = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_owned();
+                (text(&event["fields"]["outcome"]), text(&event["level"]))
+            })
+            .collect();
+        (logged.len() >= 8).then_some(logged)
+    });
+    assert!(
+        attempts_logged
+            .iter()
+            .all(|(outcome, level)| (outcome == "failed") == (level == "WARN")),
+        "{attempts_logged:?}"
+    );
 
     // The receiver goes down; changes keep coming; the service is killed mid-way.
     receiver.fail_next(usize::MAX);

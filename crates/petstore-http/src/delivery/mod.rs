@@ -154,15 +154,25 @@ async fn sends(state: &AppState, client: &WebhookClient, id: WebhookId, node: &R
         let (report, took) = client.deliver(&pending, timestamp).await;
         let outcome = report.outcome();
         state.metrics().webhook_attempt(outcome, took.as_secs_f64());
-        tracing::info!(
-            webhook_id = %id,
-            event_id = %pending.event.id,
-            attempt = pending.attempt,
-            outcome = outcome.as_str(),
-            status = report.status_code,
-            error = report.error.as_deref(),
-            "webhook delivery"
-        );
+        // A failed attempt is something an operator may have to act on: WARN, not INFO.
+        macro_rules! attempt {
+            ($level:ident) => {
+                tracing::$level!(
+                    webhook_id = %id,
+                    event_id = %pending.event.id,
+                    attempt = pending.attempt,
+                    outcome = outcome.as_str(),
+                    status = report.status_code,
+                    error = report.error.as_deref(),
+                    "webhook delivery"
+                )
+            };
+        }
+        if outcome == DeliveryOutcome::Failed {
+            attempt!(warn);
+        } else {
+            attempt!(info);
+        }
         let recorded = state
             .run(move |shop| shop.webhooks().record_delivery(&pending, report, &retry))
             .await;
