@@ -13,6 +13,7 @@ use crate::auth::{RateLimits, authenticate};
 use crate::endpoint::method_not_allowed;
 use crate::error::{ApiError, ErrorCode};
 use crate::extract::{BodyDeadline, BodyLimit};
+use crate::metrics::Format;
 use crate::middleware::{catch_panics, json_errors, request_context};
 use crate::openapi;
 use crate::routes::{self, meta};
@@ -126,14 +127,20 @@ async fn healthz() -> HttpResponse {
     HttpResponse::Ok().json(json!({"status": "ok"}))
 }
 
-/// Prometheus metrics (OpenMetrics text).
-async fn metrics(state: web::Data<AppState>) -> HttpResponse {
+/// Prometheus metrics: OpenMetrics when the scraper asks for it, the classic text otherwise.
+async fn metrics(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
+    let accept = req
+        .headers()
+        .get(actix_web::http::header::ACCEPT)
+        .and_then(|value| value.to_str().ok());
+    let format = Format::negotiate(accept);
     let store = state.store();
     let text = state
         .metrics()
-        .render(store.pool_state(), store.writer_stats());
+        .render(format, store.pool_state(), store.writer_stats());
     HttpResponse::Ok()
-        .content_type("application/openmetrics-text; version=1.0.0; charset=utf-8")
+        .content_type(format.content_type())
+        .insert_header((actix_web::http::header::VARY, "Accept"))
         .body(text)
 }
 

@@ -1,7 +1,12 @@
-//! Prometheus metrics, served in the OpenMetrics text format at `GET /metrics`.
+//! Prometheus metrics at `GET /metrics`: the OpenMetrics text format to a scraper that asks
+//! for it, the classic Prometheus text format (0.0.4) otherwise ([`Format`]).
 //!
 //! Requests are labelled by the route's pattern (`/v1/pets/{petId}`), never the raw path, so a
-//! fuzzer or a scanner cannot create new series: anything unrouted is `unmatched`.
+//! fuzzer or a scanner cannot create new series: anything unrouted is `unmatched`. Beside the
+//! service's own `petstore_*` metrics: the standard `process_*` ones ([`process`]) and
+//! `petstore_build_info`.
+
+mod process;
 
 use petstore_store::{PoolState, WriterStats};
 use prometheus_client::encoding::EncodeLabelSet;
@@ -21,6 +26,11 @@ struct RequestLabels {
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct OutcomeLabels {
     outcome: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct BuildLabels {
+    version: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -70,7 +80,8 @@ impl Drop for InFlight {
 impl Metrics {
     /// A fresh set of metrics, registered.
     pub fn new() -> Self {
-        let mut registry = Registry::with_prefix("petstore");
+        let mut root = Registry::default();
+        let registry = root.sub_registry_with_prefix("petstore");
         let requests = Family::<RequestLabels, Counter>::default();
         let latency = Family::<RouteLabels, Histogram, fn() -> Histogram>::new_with_constructor(
             latency_histogram as fn() -> Histogram,
@@ -140,8 +151,20 @@ impl Metrics {
             "Time a webhook delivery attempt took, until the answer or the failure",
             webhook_duration.clone(),
         );
+        let build = Family::<BuildLabels, Gauge>::default();
+        build
+            .get_or_create(&BuildLabels {
+                version: env!("CARGO_PKG_VERSION"),
+            })
+            .set(1);
+        registry.register(
+            "build_info",
+            "The running build: always 1, with the version as a label",
+            build,
+        );
+        root.register_collector(Box::new(process::ProcessCollector));
         Self {
-            registry,
+            registry: root,
             requests,
             latency,
             in_flight,
@@ -200,8 +223,8 @@ impl Metrics {
         self.rate_limited.inc();
     }
 
-    /// The metrics in the OpenMetrics text format, with the store's state as it is now.
-    pub fn render(&self, pool: PoolState, writer: WriterStats) -> String {
+    /// The metrics in `format`, with the store's state as it is now.
+    pub fn render(&self, format: Format, pool: PoolState, writer: WriterStats) -> String {
         self.pool_open.set(i64::from(pool.connections));
         self.pool_idle.set(i64::from(pool.idle));
         // The store counts; these counters catch up with it.
@@ -213,6 +236,86 @@ impl Metrics {
         if prometheus_client::encoding::text::encode(&mut text, &self.registry).is_err() {
             tracing::error!("the metrics could not be encoded");
         }
-        text
+        match format {
+            Format::OpenMetrics => text,
+            Format::Prometheus => classic(&text),
+        }
     }
+}
+
+/// The two text formats Prometheus scrapers read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// OpenMetrics 1.0 (`application/openmetrics-text`), for scrapers that ask for it.
+    OpenMetrics,
+    /// The classic text format (`text/plain; version=0.0.4`), for everyone else: `curl`,
+    /// `promtool check metrics`, older scrapers.
+    Prometheus,
+}
+
+impl Format {
+    /// The format an `Accept` header asks for: OpenMetrics only when it is named.
+    pub fn negotiate(accept: Option<&str>) -> Self {
+        match accept {
+            Some(accept) if accept.contains("application/openmetrics-text") => Self::OpenMetrics,
+            _ => Self::Prometheus,
+        }
+    }
+
+    /// The response's content type.
+    pub fn content_type(self) -> &'static str {
+        match self {
+            Self::OpenMetrics => "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            Self::Prometheus => "text/plain; version=0.0.4; charset=utf-8",
+        }
+    }
+}
+
+/// OpenMetrics text rewritten in the classic format. The two differ where this changes: a
+/// counter's `HELP` and `TYPE` name its samples (`…_total`), not the family; there are no
+/// `UNIT` lines, no `_created` samples and no `# EOF`; `info` is a gauge.
+fn classic(openmetrics: &str) -> String {
+    let mut counters: Vec<&str> = Vec::new();
+    for line in openmetrics.lines() {
+        if let Some(rest) = line.strip_prefix("# TYPE ")
+            && let Some(name) = rest.strip_suffix(" counter")
+        {
+            counters.push(name);
+        }
+    }
+    let mut text = String::with_capacity(openmetrics.len());
+    for line in openmetrics.lines() {
+        if line == "# EOF" || line.starts_with("# UNIT ") {
+            continue;
+        }
+        if let Some(rest) = line
+            .strip_prefix("# HELP ")
+            .or_else(|| line.strip_prefix("# TYPE "))
+        {
+            let (name, tail) = rest.split_once(' ').unwrap_or((rest, ""));
+            let kind = &line[..7];
+            let tail = if kind == "# TYPE " && tail == "info" {
+                "gauge"
+            } else {
+                tail
+            };
+            if counters.contains(&name) {
+                text.push_str(&format!("{kind}{name}_total {tail}\n"));
+            } else {
+                text.push_str(&format!("{kind}{name} {tail}\n"));
+            }
+            continue;
+        }
+        let sample = line.split(['{', ' ']).next().unwrap_or_default();
+        if sample.ends_with("_created")
+            && counters
+                .iter()
+                .any(|c| sample.strip_suffix("_created") == Some(c))
+        {
+            continue;
+        }
+        text.push_str(line);
+        text.push('\n');
+    }
+    text
 }

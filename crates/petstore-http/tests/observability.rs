@@ -37,11 +37,7 @@ async fn metrics_count_requests_by_route_pattern_never_by_raw_path() {
     }
     let reply = api.send_as(None, TestRequest::get().uri("/metrics")).await;
     assert_eq!(reply.status, 200, "no key needed");
-    assert!(
-        reply
-            .content_type
-            .starts_with("application/openmetrics-text")
-    );
+    assert!(reply.content_type.starts_with("text/plain; version=0.0.4"));
     let text = reply.body.as_str().unwrap().to_owned();
 
     let ok = r#"petstore_http_requests_total{method="GET",route="/v1/pets/{petId}",status="200"}"#;
@@ -75,6 +71,70 @@ async fn metrics_count_requests_by_route_pattern_never_by_raw_path() {
     assert!(
         metric(&text, "petstore_db_connections ") >= Some(2.0),
         "writer and readers"
+    );
+}
+
+#[actix_web::test]
+async fn metrics_negotiate_their_format_and_carry_process_and_build_figures() {
+    let api = start().await;
+    api.send_as(None, TestRequest::get().uri("/healthz")).await;
+    let classic = api.send_as(None, TestRequest::get().uri("/metrics")).await;
+    assert!(
+        classic
+            .content_type
+            .starts_with("text/plain; version=0.0.4")
+    );
+    assert_eq!(classic.header("vary"), Some("Accept"));
+    let text = classic.body.as_str().unwrap();
+    assert!(
+        text.contains("# TYPE petstore_http_requests_total counter"),
+        "{text}"
+    );
+    assert!(
+        text.contains("# HELP petstore_http_requests_total "),
+        "{text}"
+    );
+    assert!(
+        !text.contains("# EOF") && !text.contains("# UNIT"),
+        "{text}"
+    );
+    let build = format!(
+        "petstore_build_info{{version=\"{}\"}} ",
+        env!("CARGO_PKG_VERSION")
+    );
+    assert_eq!(metric(text, &build), Some(1.0), "{text}");
+    for name in [
+        "process_cpu_seconds_total",
+        "process_resident_memory_bytes",
+        "process_virtual_memory_bytes",
+        "process_start_time_seconds",
+        "process_threads",
+        "process_open_fds",
+        "process_max_fds",
+    ] {
+        let value = metric(text, &format!("{name} "));
+        assert!(value.is_some_and(|v| v > 0.0), "{name}: {text}");
+    }
+    assert!(text.contains("# TYPE process_cpu_seconds_total counter"));
+
+    let open = api
+        .send_as(
+            None,
+            TestRequest::get().uri("/metrics").insert_header((
+                "accept",
+                "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5",
+            )),
+        )
+        .await;
+    assert!(
+        open.content_type
+            .starts_with("application/openmetrics-text")
+    );
+    let text = open.body.as_str().unwrap();
+    assert!(text.trim_end().ends_with("# EOF"), "{text}");
+    assert!(
+        text.contains("# TYPE petstore_http_requests counter"),
+        "{text}"
     );
 }
 
