@@ -66,7 +66,7 @@ pub enum KeysCommand {
     /// Create a key and print it, and nothing else, on standard output.
     Create {
         /// What the key may do.
-        #[arg(long, value_parser = parse_role)]
+        #[arg(long, value_parser = role_parser())]
         role: Role,
         /// What the key is for.
         #[arg(long)]
@@ -81,8 +81,11 @@ pub enum KeysCommand {
     },
 }
 
-fn parse_role(text: &str) -> Result<Role, String> {
-    text.parse::<Role>().map_err(|e| e.reason.into_owned())
+/// The roles by name, so that `--help` and a wrong value list them.
+fn role_parser() -> impl clap::builder::TypedValueParser<Value = Role> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(Role::ALL.map(Role::as_str))
+        .try_map(|text| text.parse::<Role>().map_err(|e| e.reason.into_owned()))
 }
 
 /// Where the database is.
@@ -340,10 +343,13 @@ pub fn keys(action: KeysCommand, database: &DatabaseArgs) -> anyhow::Result<()> 
         }
         KeysCommand::List => {
             let mut after = None;
-            println!(
-                "{:>6}  {:<8}  {:<12}  {:<20}  {:<9}  name",
-                "id", "role", "prefix", "created", "state"
-            );
+            let mut table = comfy_table::Table::new();
+            table
+                .load_preset(comfy_table::presets::NOTHING)
+                .set_header(["id", "role", "prefix", "created", "state", "name"]);
+            if let Some(ids) = table.column_mut(0) {
+                ids.set_cell_alignment(comfy_table::CellAlignment::Right);
+            }
             loop {
                 let query = KeyQuery {
                     after,
@@ -356,21 +362,21 @@ pub fn keys(action: KeysCommand, database: &DatabaseArgs) -> anyhow::Result<()> 
                     } else {
                         "active"
                     };
-                    println!(
-                        "{:>6}  {:<8}  {:<12}  {:<20}  {:<9}  {}",
-                        key.id,
-                        key.role,
-                        key.prefix,
-                        key.created_at.format("%Y-%m-%d %H:%M:%S"),
-                        state,
-                        key.name
-                    );
+                    table.add_row([
+                        key.id.to_string(),
+                        key.role.to_string(),
+                        key.prefix.to_string(),
+                        key.created_at.format("%Y-%m-%d %H:%M:%S").to_string(),
+                        state.to_owned(),
+                        key.name.to_string(),
+                    ]);
                 }
                 match page.next_after.map(KeyId::new) {
                     Some(Ok(next)) => after = Some(next),
                     _ => break,
                 }
             }
+            println!("{table}");
         }
         KeysCommand::Revoke { id } => {
             let id = KeyId::new(id).map_err(|e| anyhow!("key id {}", e.reason))?;

@@ -70,6 +70,19 @@ fn keys_create_prints_the_key_and_nothing_else() {
         table.contains(&key[..12]) && table.contains("Warehouse sync") && table.contains("active")
     );
     assert!(!table.contains(&key[12..]));
+    // An aligned table: each column starts where its heading does, whatever the widths.
+    let lines: Vec<&str> = table.lines().filter(|l| !l.trim().is_empty()).collect();
+    let column = |line: &str, text: &str| line.find(text).unwrap();
+    assert_eq!(
+        column(lines[1], &key[..12]),
+        column(lines[0], "prefix"),
+        "{table}"
+    );
+    assert_eq!(
+        column(lines[1], "Warehouse sync"),
+        column(lines[0], "name"),
+        "{table}"
+    );
 
     let revoked = petstore(database.arg())
         .args(["keys", "revoke", "1"])
@@ -91,6 +104,20 @@ fn keys_create_prints_the_key_and_nothing_else() {
         .output()
         .unwrap();
     assert!(!bad.status.success());
+    let said = String::from_utf8(bad.stderr).unwrap();
+    assert!(
+        said.contains("admin") && said.contains("staff") && said.contains("customer"),
+        "{said}"
+    );
+    let help = petstore(database.arg())
+        .args(["keys", "create", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8(help.stdout).unwrap();
+    assert!(
+        help.contains("[possible values: admin, staff, customer]"),
+        "{help}"
+    );
 }
 
 #[test]
