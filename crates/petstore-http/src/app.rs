@@ -14,7 +14,7 @@ use crate::endpoint::method_not_allowed;
 use crate::error::{ApiError, ErrorCode};
 use crate::extract::{BodyDeadline, BodyLimit};
 use crate::metrics::Format;
-use crate::middleware::{catch_panics, json_errors, request_context};
+use crate::middleware::{catch_panics, compress, json_errors, request_context};
 use crate::openapi;
 use crate::routes::{self, meta};
 use crate::state::AppState;
@@ -80,6 +80,7 @@ pub fn app(
         // then the JSON error pass right around the routes.
         .wrap(ErrorHandlers::new().default_handler(json_errors))
         .wrap(from_fn(catch_panics))
+        .wrap(from_fn(compress))
         .wrap(from_fn(request_context))
 }
 

@@ -6,10 +6,14 @@ use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
+use actix_http::HttpMessage as _;
+use actix_http::encoding::Encoder;
 use actix_web::body::{self, BodySize, BoxBody, EitherBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::Method;
-use actix_web::http::header::{self, HeaderName, HeaderValue};
+use actix_web::http::header::{
+    self, AcceptEncoding, ContentEncoding, Encoding, HeaderName, HeaderValue,
+};
 use actix_web::middleware::{ErrorHandlerResponse, Next};
 use actix_web::{Error, ResponseError, web};
 use futures_util::FutureExt;
@@ -193,6 +197,50 @@ pub fn json_errors<B: MessageBody + 'static>(
     let response: ServiceResponse<EitherBody<B>> =
         ServiceResponse::new(request, replacement).map_into_right_body();
     Ok(ErrorHandlerResponse::Response(response))
+}
+
+/// Responses smaller than this go out as they are: compressing a short JSON answer costs more
+/// CPU than the bytes it saves (`docs/performance.md`).
+pub const COMPRESS_FROM_BYTES: u64 = 1024;
+
+/// The encodings offered, the client's preference (q-values) deciding among them.
+static ENCODINGS: &[Encoding] = &[
+    Encoding::identity(),
+    Encoding::brotli(),
+    Encoding::zstd(),
+    Encoding::gzip(),
+];
+
+/// Compresses a response of at least [`COMPRESS_FROM_BYTES`] whose body is whole (so never the
+/// event stream), with the best encoding the client's `Accept-Encoding` accepts. Unlike
+/// actix's `Compress`, an `Accept-Encoding` that accepts nothing offered gets the plain body,
+/// not a 406.
+pub async fn compress(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<impl MessageBody>, Error> {
+    let chosen = req
+        .get_header::<AcceptEncoding>()
+        .and_then(|accept| accept.negotiate(ENCODINGS.iter()))
+        .and_then(|encoding| match encoding {
+            Encoding::Known(known) => Some(known),
+            Encoding::Unknown(_) => None,
+        })
+        .unwrap_or(ContentEncoding::Identity);
+    let response = next.call(req).await?;
+    Ok(response.map_body(move |head, body| {
+        let large = matches!(body.size(), BodySize::Sized(n) if n >= COMPRESS_FROM_BYTES);
+        if large {
+            head.headers_mut()
+                .append(header::VARY, HeaderValue::from_static("accept-encoding"));
+        }
+        let encoding = if large {
+            chosen
+        } else {
+            ContentEncoding::Identity
+        };
+        Encoder::response(encoding, head, body)
+    }))
 }
 
 #[cfg(test)]

@@ -274,6 +274,75 @@ async fn head_answers_for_every_get_route_as_the_get_would() {
 }
 
 #[actix_web::test]
+async fn large_responses_are_compressed_as_the_client_asks_and_small_ones_are_not() {
+    use std::io::Read;
+    let api = start().await;
+    let plain = api.raw(TestRequest::get().uri("/openapi.json")).await;
+    assert!(plain.1.get("content-encoding").is_none());
+    for (accept, encoding) in [
+        ("gzip", "gzip"),
+        ("br", "br"),
+        ("zstd", "zstd"),
+        ("gzip;q=0.5, br;q=0.9", "br"),
+    ] {
+        let (status, headers, body) = api
+            .raw(
+                TestRequest::get()
+                    .uri("/openapi.json")
+                    .insert_header(("accept-encoding", accept)),
+            )
+            .await;
+        assert_eq!(status, 200);
+        assert_eq!(
+            headers.get("content-encoding").unwrap(),
+            encoding,
+            "{accept}"
+        );
+        assert!(
+            headers
+                .get("vary")
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .contains("accept-encoding")
+        );
+        assert!(
+            body.len() * 4 < plain.2.len(),
+            "{accept}: {} of {}",
+            body.len(),
+            plain.2.len()
+        );
+        if encoding == "gzip" {
+            let mut unpacked = Vec::new();
+            flate2::read::GzDecoder::new(&body[..])
+                .read_to_end(&mut unpacked)
+                .unwrap();
+            assert_eq!(unpacked, plain.2, "the same document");
+        }
+    }
+    // Small answers go out as they are; so does everything to a client that accepts nothing
+    // offered (no 406).
+    let (_, headers, body) = api
+        .raw(
+            TestRequest::get()
+                .uri("/healthz")
+                .insert_header(("accept-encoding", "gzip")),
+        )
+        .await;
+    assert!(headers.get("content-encoding").is_none());
+    assert_eq!(&body[..], br#"{"status":"ok"}"#);
+    let (status, headers, _) = api
+        .raw(
+            TestRequest::get()
+                .uri("/openapi.json")
+                .insert_header(("accept-encoding", "compress, identity;q=0")),
+        )
+        .await;
+    assert_eq!(status, 200);
+    assert!(headers.get("content-encoding").is_none());
+}
+
+#[actix_web::test]
 async fn docs_without_its_slash_redirects_to_it() {
     let api = start().await;
     let reply = api.get("/docs").await;

@@ -164,7 +164,8 @@ impl Server {
         let resume = last_event_id.map_or(String::new(), |id| format!("Last-Event-ID: {id}\r\n"));
         write!(
             stream,
-            "GET /v1/events/stream HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {key}\r\n{resume}\r\n"
+            // Asking for compression: the stream must come plain all the same, event by event.
+            "GET /v1/events/stream HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {key}\r\nAccept-Encoding: gzip, br, zstd\r\n{resume}\r\n"
         )
         .unwrap();
         stream

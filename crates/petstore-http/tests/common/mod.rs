@@ -175,6 +175,20 @@ where
     S: Service<Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
     B: MessageBody + 'static,
 {
+    /// Sends `request` as it is and returns the reply's status, headers and body bytes, unread
+    /// (for bodies that are not plain JSON: compressed ones).
+    pub async fn raw(
+        &self,
+        request: TestRequest,
+    ) -> (StatusCode, HeaderMap, actix_web::web::Bytes) {
+        let response = test::call_service(&self.service, request.to_request()).await;
+        let (status, headers) = (response.status(), response.headers().clone());
+        let Ok(bytes) = actix_web::body::to_bytes(response.into_body()).await else {
+            panic!("the body could not be read");
+        };
+        (status, headers, bytes)
+    }
+
     /// Sends `request` as the admin key.
     pub async fn send(&self, request: TestRequest) -> Reply {
         self.send_as(Some(&self.admin), request).await
