@@ -107,22 +107,47 @@ fn the_webhooks_section_describes_every_event_and_its_signature() {
             ["webhook-id", "webhook-timestamp", "webhook-signature"],
             "{event_type}"
         );
-        let body = &post["requestBody"]["content"]["application/json"]["schema"]["allOf"];
-        assert_eq!(body[0]["$ref"], "#/components/schemas/CloudEvent");
-        assert_eq!(body[1]["properties"]["type"]["enum"], json!([event_type]));
-        let data = body[1]["properties"]["data"]["$ref"].as_str().unwrap();
+        // Each event type has its own envelope: its `type` one value, its `data` one shape,
+        // both closed to extra fields.
+        let body = &post["requestBody"]["content"]["application/json"]["schema"]["$ref"];
+        let envelope_ref = body.as_str().unwrap();
+        let envelope =
+            &doc["components"]["schemas"][envelope_ref.trim_start_matches("#/components/schemas/")];
+        assert_eq!(envelope["properties"]["type"]["enum"], json!([event_type]));
+        assert_eq!(envelope["additionalProperties"], false, "{event_type}");
+        let data = envelope["properties"]["data"]["$ref"].as_str().unwrap();
         let name = data.trim_start_matches("#/components/schemas/");
         assert!(
             doc["components"]["schemas"][name].is_object(),
             "{event_type}: {name} is described"
         );
+        assert_eq!(
+            doc["components"]["schemas"][name]["additionalProperties"], false,
+            "{event_type}: {name} is closed"
+        );
         assert_eq!(post["x-stability"], "beta");
+        // The feed's `CloudEvent` is the `oneOf` of the envelopes, told apart by `type`.
+        let cloud_event = &doc["components"]["schemas"]["CloudEvent"];
+        assert_eq!(cloud_event["discriminator"]["propertyName"], "type");
+        assert_eq!(
+            cloud_event["discriminator"]["mapping"][event_type],
+            envelope_ref
+        );
+        assert!(
+            cloud_event["oneOf"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|item| item["$ref"] == envelope_ref),
+            "{event_type}"
+        );
     }
-    let envelope = &doc["components"]["schemas"]["CloudEvent"]["properties"]["data"]["anyOf"];
     assert_eq!(
-        envelope.as_array().map(Vec::len),
-        Some(6),
-        "every data shape"
+        doc["components"]["schemas"]["CloudEvent"]["oneOf"]
+            .as_array()
+            .map(Vec::len),
+        Some(webhooks.len()),
+        "one envelope per event type"
     );
     let url = &doc["components"]["schemas"]["WebhookUrl"];
     assert_eq!(url["pattern"], petstore_core::WEBHOOK_URL_PATTERN);
@@ -209,4 +234,49 @@ fn bounds_are_in_the_schemas() {
     // utoipa takes literals in these attributes: they must say what the domain enforces.
     assert_eq!(param("id")["schema"]["maxItems"], PetQuery::MAX_IDS);
     assert_eq!(param("name")["schema"]["maxLength"], Name::MAX_CHARS);
+}
+
+/// Every operation of the document, with its path and method.
+fn operations(doc: &Value) -> Vec<(String, String, Value)> {
+    let mut found = Vec::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, operation) in item.as_object().unwrap() {
+            if operation.get("responses").is_some() {
+                found.push((path.clone(), method.clone(), operation.clone()));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn every_answer_declares_the_headers_the_service_sends_and_every_list_its_bound() {
+    let doc = doc();
+    let mut lists = 0;
+    for (path, method, operation) in operations(&doc) {
+        for (status, response) in operation["responses"].as_object().unwrap() {
+            for header in ["RateLimit", "RateLimit-Policy", "X-Request-Id"] {
+                assert!(
+                    response["headers"].get(header).is_some(),
+                    "{method} {path} {status}: {header}"
+                );
+            }
+            for content in response["content"].as_object().into_iter().flatten() {
+                let schema = &content.1["schema"];
+                if schema["type"] == "array" {
+                    lists += 1;
+                    assert_eq!(schema["maxItems"], 100, "{method} {path} {status}");
+                }
+            }
+        }
+    }
+    assert!(lists >= 8, "every list endpoint: {lists}");
+    let stream = &doc["paths"]["/events/stream"]["get"]["responses"]["400"];
+    assert!(
+        stream["description"]
+            .as_str()
+            .unwrap()
+            .contains("Last-Event-ID"),
+        "{stream}"
+    );
 }

@@ -9,7 +9,8 @@ use utoipa::openapi::path::{
 use utoipa::openapi::request_body::RequestBodyBuilder;
 use utoipa::openapi::response::ResponseBuilder;
 use utoipa::openapi::schema::{
-    AllOfBuilder, AnyOfBuilder, KnownFormat, ObjectBuilder, Schema, SchemaFormat, Type,
+    AdditionalProperties, Discriminator, KnownFormat, ObjectBuilder, OneOfBuilder, Schema,
+    SchemaFormat, Type,
 };
 use utoipa::openapi::{ContentBuilder, OpenApi, Ref, RefOr, Required};
 
@@ -61,21 +62,59 @@ pub(super) fn describe_events(doc: &mut OpenApi) {
             .required("to")
             .into(),
     );
-    if let Some(RefOr::T(Schema::Object(envelope))) = components.schemas.get_mut("CloudEvent") {
-        let mut shapes = AnyOfBuilder::new().description(Some(
-            "The resource after the change (`Pet`, `Category`, `InventoryItem`, `Order`), \
-             `DeletedResource` for a deletion, `PetStatusChange` for a status change; which one \
-             follows from `type` (see the `webhooks` section).",
+    // One envelope per event type, its `type` a single value and its `data` that type's shape;
+    // `CloudEvent` is their `oneOf`, told apart by `type`. Generated clients then decode each
+    // event as its own type (an `anyOf` of shapes let them guess, and guess wrong).
+    if let Some(RefOr::T(Schema::Object(template))) = components.schemas.get("CloudEvent").cloned()
+    {
+        let mut envelopes = OneOfBuilder::new().description(Some(
+            "A change, as a CloudEvents 1.0 event in the structured JSON format: one schema per \
+             event type, told apart by `type`.",
         ));
-        let mut seen = Vec::new();
+        let mut mapping = Vec::new();
         for event_type in EventType::ALL {
-            let name = data_schema(event_type);
-            if !seen.contains(&name) {
-                seen.push(name);
-                shapes = shapes.item(Ref::from_schema_name(name));
-            }
+            let name = envelope_schema(event_type);
+            let mut envelope = template.clone();
+            envelope.description = Some(format!(
+                "A `{}` event: `data` is a `{}`.",
+                event_type.as_str(),
+                data_schema(event_type)
+            ));
+            envelope.properties.insert(
+                "type".into(),
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .enum_values(Some([event_type.as_str()]))
+                    .description(Some("What happened."))
+                    .into(),
+            );
+            envelope.properties.insert(
+                "data".into(),
+                Ref::from_schema_name(data_schema(event_type)).into(),
+            );
+            envelope.additional_properties = Some(Box::new(AdditionalProperties::FreeForm(false)));
+            components
+                .schemas
+                .insert(name.clone(), RefOr::T(Schema::Object(envelope)));
+            envelopes = envelopes.item(Ref::from_schema_name(&name));
+            mapping.push((
+                event_type.as_str().to_owned(),
+                format!("#/components/schemas/{name}"),
+            ));
         }
-        envelope.properties.insert("data".into(), shapes.into());
+        let envelopes = envelopes.discriminator(Some(Discriminator::with_mapping("type", mapping)));
+        components.schemas.insert(
+            "CloudEvent".into(),
+            RefOr::T(Schema::OneOf(envelopes.build())),
+        );
+    }
+    // Each shape of `data` is closed: a client can rely on exactly these fields.
+    for event_type in EventType::ALL {
+        if let Some(RefOr::T(Schema::Object(data))) =
+            components.schemas.get_mut(data_schema(event_type))
+        {
+            data.additional_properties = Some(Box::new(AdditionalProperties::FreeForm(false)));
+        }
     }
 
     let mut webhooks = PathsBuilder::new();
@@ -91,18 +130,7 @@ pub(super) fn describe_events(doc: &mut OpenApi) {
 /// The POST a subscription receives for one event type.
 fn delivery_operation(event_type: EventType) -> utoipa::openapi::path::Operation {
     let name = event_type.as_str();
-    let body = AllOfBuilder::new()
-        .item(Ref::from_schema_name("CloudEvent"))
-        .item(
-            ObjectBuilder::new()
-                .property(
-                    "type",
-                    ObjectBuilder::new()
-                        .schema_type(Type::String)
-                        .enum_values(Some([name])),
-                )
-                .property("data", Ref::from_schema_name(data_schema(event_type))),
-        );
+    let body = Ref::from_schema_name(envelope_schema(event_type));
     let header = |header: &str, description: &str| {
         ParameterBuilder::new()
             .name(header)
@@ -159,9 +187,19 @@ fn delivery_operation(event_type: EventType) -> utoipa::openapi::path::Operation
         .build()
 }
 
+/// `pet.status_changed` → `PetStatusChangedEvent`: the envelope schema of one event type.
+fn envelope_schema(event_type: EventType) -> String {
+    format!("{}Event", pascal_case(event_type))
+}
+
 /// `pet.status_changed` → `onPetStatusChanged`.
 fn operation_id(event_type: EventType) -> String {
-    let mut id = String::from("on");
+    format!("on{}", pascal_case(event_type))
+}
+
+/// `pet.status_changed` → `PetStatusChanged`.
+fn pascal_case(event_type: EventType) -> String {
+    let mut id = String::new();
     for word in event_type.as_str().split(['.', '_']) {
         let mut chars = word.chars();
         if let Some(first) = chars.next() {

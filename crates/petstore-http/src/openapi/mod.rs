@@ -11,12 +11,14 @@ use utoipa::openapi::header::HeaderBuilder;
 use utoipa::openapi::link::LinkBuilder;
 use utoipa::openapi::path::{HttpMethod, Operation, Parameter, ParameterBuilder, ParameterIn};
 use utoipa::openapi::response::{Response, ResponseBuilder};
-use utoipa::openapi::schema::{ObjectBuilder, Type};
+use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::openapi::{ContentBuilder, Deprecated, Ref, RefOr};
 use utoipa_actix_web::OpenApiFactory;
 
 mod events;
+
+use petstore_core::PageSize;
 
 use crate::conditional::IDEMPOTENCY_KEY_PATTERN;
 use crate::error::ErrorBody;
@@ -381,6 +383,33 @@ fn add_shared_responses(operation: &mut Operation) {
                     "The request's id: the client's own when it sent a sane one, else a new one.",
                 ),
             );
+            // The rate limit runs before anything else under /v1, so every answer has these.
+            response.headers.insert(
+                "RateLimit-Policy".into(),
+                string_header(
+                    "The quota and its window, as `\"per-node\";q=<requests>;w=<seconds>` (IETF httpapi-ratelimit-headers). Each node counts on its own.",
+                ),
+            );
+            response.headers.insert(
+                "RateLimit".into(),
+                string_header(
+                    "What is left of the quota and when it is whole again, as `\"per-node\";r=<remaining>;t=<seconds>`.",
+                ),
+            );
+            bound_arrays(response);
+        }
+    }
+}
+
+/// Every list answers at most one page: its array says so (`maxItems`), so that clients and
+/// linters know the bound.
+fn bound_arrays(response: &mut Response) {
+    for content in response.content.values_mut() {
+        let RefOr::T(content) = content else {
+            continue;
+        };
+        if let Some(RefOr::T(Schema::Array(array))) = content.schema.as_mut() {
+            array.max_items = usize::try_from(PageSize::MAX).ok();
         }
     }
 }

@@ -197,6 +197,7 @@ fn frames(events: Vec<Event>) -> String {
     security(("bearerAuth" = ["staff"])),
     responses(
         (status = 200, description = "A `text/event-stream` that stays open: one frame per event (`id:` its id, `event:` its type, `data:` the CloudEvent as JSON), and a `: heartbeat` comment after 15 s of silence. A client that reconnects with `Last-Event-ID` misses nothing.", content_type = "text/event-stream", body = String),
+        (status = 400, description = "`invalid_parameter`: `Last-Event-ID` is not an event id.", body = crate::error::ErrorBody),
     )
 )]
 pub async fn stream_events(
