@@ -58,6 +58,9 @@ pub enum Command {
         #[command(flatten)]
         database: DatabaseArgs,
     },
+    /// Print the OpenAPI document (what `GET /openapi.json` serves), for generating clients
+    /// and linting without a running service.
+    Openapi,
 }
 
 /// `petstore keys …`.
@@ -264,6 +267,13 @@ pub fn init_logging(format: LogFormat) {
         LogFormat::Text => builder.init(),
         LogFormat::Json => builder.json().init(),
     }
+}
+
+/// `petstore openapi`.
+pub fn print_openapi() -> anyhow::Result<()> {
+    let text = serde_json::to_string_pretty(crate::openapi::document())?;
+    println!("{text}");
+    Ok(())
 }
 
 /// `petstore migrate`.

@@ -13,6 +13,7 @@ async fn main() -> ExitCode {
         Command::Serve(args) => cli::serve(args, cli.log_format).await,
         Command::Migrate(args) => cli::migrate(&args),
         Command::Keys { action, database } => cli::keys(action, &database),
+        Command::Openapi => cli::print_openapi(),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

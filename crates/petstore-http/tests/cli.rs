@@ -451,3 +451,17 @@ fn head_sends_the_headers_of_a_get_and_no_body_on_the_wire() {
     assert!(head_head.to_ascii_lowercase().contains("text/event-stream"));
     assert!(head_body.is_empty());
 }
+
+#[test]
+fn openapi_prints_the_document_the_service_serves() {
+    let output = std::process::Command::new(binary::BINARY)
+        .arg("openapi")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let printed: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        printed,
+        serde_json::to_value(petstore_http::openapi::document()).unwrap()
+    );
+}

@@ -12,6 +12,7 @@ use utoipa::openapi::schema::{
     AdditionalProperties, Discriminator, KnownFormat, ObjectBuilder, OneOfBuilder, Schema,
     SchemaFormat, Type,
 };
+use utoipa::openapi::security::SecurityRequirement;
 use utoipa::openapi::{ContentBuilder, OpenApi, Ref, RefOr, Required};
 
 /// The schema of an event type's `data`: the resource after the change, the id of a deleted
@@ -178,6 +179,9 @@ fn delivery_operation(event_type: EventType) -> utoipa::openapi::path::Operation
                 .description("Delivered. Any other answer (redirects included), or none within the time-out, is a failed attempt.")
                 .build(),
         )
+        // The receiver authenticates the sender by this signature: the one "security" a
+        // delivery has.
+        .security(SecurityRequirement::new("webhookSignature", Vec::<String>::new()))
         .extensions(Some(
             ExtensionsBuilder::new()
                 .add("x-stability", "beta")

@@ -12,7 +12,7 @@ use utoipa::openapi::link::LinkBuilder;
 use utoipa::openapi::path::{HttpMethod, Operation, Parameter, ParameterBuilder, ParameterIn};
 use utoipa::openapi::response::{Response, ResponseBuilder};
 use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
-use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
+use utoipa::openapi::security::{ApiKey, ApiKeyValue, Http, HttpAuthScheme, SecurityScheme};
 use utoipa::openapi::{ContentBuilder, Deprecated, Ref, RefOr};
 use utoipa_actix_web::OpenApiFactory;
 
@@ -31,6 +31,7 @@ use crate::routes::{self, pets};
         version = "1.0.0",
         description = "A catalogue of pets in categories, customer orders for pets, and stock per pet.",
         license(name = "MIT OR Apache-2.0", identifier = "MIT OR Apache-2.0"),
+        contact(name = "The petstore maintainers"),
     ),
     servers((url = "/v1", description = "Version 1 of the API")),
     components(schemas(ErrorBody)),
@@ -88,6 +89,14 @@ fn build() -> utoipa::openapi::OpenApi {
                 .build(),
         ),
     );
+    components.add_security_scheme(
+        "webhookSignature",
+        SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
+            "webhook-signature",
+            "What a webhook receiver checks (not a key): the HMAC-SHA256 of the delivery, keyed \
+             with the subscription's secret. See each `webhooks` entry and docs/events.md.",
+        ))),
+    );
     add_links(&mut doc);
     events::describe_events(&mut doc);
     for item in doc.paths.paths.values_mut() {
@@ -100,6 +109,7 @@ fn build() -> utoipa::openapi::OpenApi {
         ] {
             if let Some(operation) = operation {
                 add_conditions(&method, operation);
+                describe_access(operation);
                 add_shared_responses(operation);
                 mark(operation);
             }
@@ -412,6 +422,23 @@ fn bound_arrays(response: &mut Response) {
             array.max_items = usize::try_from(PageSize::MAX).ok();
         }
     }
+}
+
+/// Says in each operation's description which key it needs (from its security requirement),
+/// after what its handler's documentation says: a reader of the description alone knows.
+fn describe_access(operation: &mut Operation) {
+    let access = match required_roles(operation).as_deref() {
+        None => return,
+        Some([]) => "Needs any valid API key.".to_owned(),
+        Some(roles) if roles.iter().any(|r| r == "staff") => {
+            "Needs a staff or admin key.".to_owned()
+        }
+        Some(roles) => format!("Needs a {} key.", roles.join(" or ")),
+    };
+    operation.description = Some(match operation.description.take() {
+        Some(text) if !text.trim().is_empty() => format!("{text}\n\n{access}"),
+        _ => access,
+    });
 }
 
 /// Deprecation (getPet) and stability markers.
