@@ -195,7 +195,11 @@ async fn each_request_logs_one_json_line_with_its_id_route_status_and_latency() 
         .send(
             TestRequest::get()
                 .uri("/v1/pets/77")
-                .insert_header(("x-request-id", "trace-me-77")),
+                .insert_header(("x-request-id", "trace-me-77"))
+                .insert_header((
+                    "traceparent",
+                    "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+                )),
         )
         .await;
     assert_eq!(reply.status, 404);
@@ -210,6 +214,7 @@ async fn each_request_logs_one_json_line_with_its_id_route_status_and_latency() 
         .unwrap_or_else(|| panic!("no line for the request in {text}"));
     assert_eq!(line["span"]["route"], "/v1/pets/{petId}");
     assert_eq!(line["span"]["method"], "GET");
+    assert_eq!(line["span"]["trace_id"], "4bf92f3577b34da6a3ce929d0e0e4736");
     assert_eq!(line["fields"]["status"], 404);
     assert!(line["fields"]["latency_ms"].as_f64().unwrap() >= 0.0);
 }
