@@ -412,17 +412,7 @@ fn head_sends_the_headers_of_a_get_and_no_body_on_the_wire() {
     let key = "head-admin-0123456789abcdef0123456789ab";
     let server = binary::serve_with(database.arg(), Some(key), &[]);
     let exchange = |method: &str, path: &str| {
-        let mut stream = TcpStream::connect(&server.address).unwrap();
-        stream
-            .set_read_timeout(Some(Duration::from_secs(10)))
-            .unwrap();
-        write!(
-            stream,
-            "{method} {path} HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {key}\r\nConnection: close\r\n\r\n"
-        )
-        .unwrap();
-        let mut reply = String::new();
-        stream.read_to_string(&mut reply).unwrap();
+        let reply = server.without_body(method, path, key);
         let (head, body) = reply.split_once("\r\n\r\n").unwrap();
         (head.to_owned(), body.to_owned())
     };

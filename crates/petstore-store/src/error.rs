@@ -120,15 +120,19 @@ const DISK_FAILURES: [&str; 3] = [
 /// Whether a write failed because the database cannot take writes now (disk full, file
 /// read-only, disk failing): the store is then not ready until a write succeeds again.
 pub(crate) fn is_disk_failure(error: &DomainError) -> bool {
-    let DomainError::Unavailable(failure) = error else {
-        return false;
-    };
-    let source = std::error::Error::source(failure);
     matches!(
-        source.and_then(|s| s.downcast_ref::<StoreError>()),
+        unavailable_cause(error),
         Some(StoreError::Query(DieselError::DatabaseError(_, info)))
             if DISK_FAILURES.iter().any(|text| info.message().contains(text))
     )
+}
+
+/// The store's own error under an `Unavailable` that came from it.
+fn unavailable_cause(error: &DomainError) -> Option<&StoreError> {
+    let DomainError::Unavailable(failure) = error else {
+        return None;
+    };
+    std::error::Error::source(failure)?.downcast_ref::<StoreError>()
 }
 
 fn is_diesel_conflict(error: &DieselError) -> bool {
@@ -142,12 +146,8 @@ fn is_diesel_conflict(error: &DieselError) -> bool {
 /// Whether a write failed only because it met a concurrent one (a serialization failure or a
 /// deadlock on PostgreSQL): run again, it will likely succeed.
 pub(crate) fn is_conflict(error: &DomainError) -> bool {
-    let DomainError::Unavailable(failure) = error else {
-        return false;
-    };
-    let source = std::error::Error::source(failure);
     matches!(
-        source.and_then(|s| s.downcast_ref::<StoreError>()),
+        unavailable_cause(error),
         Some(StoreError::Query(e)) if is_diesel_conflict(e)
     )
 }

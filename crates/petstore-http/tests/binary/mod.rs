@@ -111,7 +111,7 @@ impl Server {
     }
 
     /// Sends a request without a body and reads the whole answer.
-    fn without_body(&self, method: &str, path: &str, key: &str) -> String {
+    pub fn without_body(&self, method: &str, path: &str, key: &str) -> String {
         let mut stream = TcpStream::connect(&self.address).unwrap();
         write!(
             stream,
