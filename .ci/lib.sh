@@ -1,0 +1,27 @@
+# Shell helpers shared by the .ci and bench scripts; `source` it.
+
+# A TCP port free on 127.0.0.1 now.
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# wait_for URL [SECONDS]: returns once URL answers (any status), fails after SECONDS (30).
+wait_for() {
+  python3 - "$1" "${2:-30}" <<'PY'
+import sys, time, urllib.request
+deadline = time.monotonic() + float(sys.argv[2])
+while time.monotonic() < deadline:
+    try:
+        urllib.request.urlopen(sys.argv[1], timeout=1)
+        sys.exit(0)
+    except Exception:
+        time.sleep(0.1)
+sys.exit("did not come up: " + sys.argv[1])
+PY
+}
+
+# CPU seconds (user + system) process PID has used: fields 14 and 15 of /proc/PID/stat,
+# counted after the command name, which may hold spaces.
+cpu_seconds() {
+  sed -E 's/^.*\) //' "/proc/$1/stat" | awk -v hz="$(getconf CLK_TCK)" '{print ($12 + $13) / hz}'
+}
