@@ -109,4 +109,5 @@ pub use webhooks::{
     AttemptReport, DeliveryAttempt, DeliveryOutcome, DeliveryQuery, DeliveryState, EventTypes,
     KEPT_ATTEMPTS, NewDeliveryAttempt, NewWebhook, PendingDelivery, RetryPolicy,
     WEBHOOK_URL_PATTERN, Webhook, WebhookQuery, WebhookSecret, WebhookUrl, is_public_address,
+    lease_is_free,
 };

@@ -8,7 +8,7 @@ use crate::ids::{DeliveryId, WebhookId};
 use crate::repository::{RepoResult, WebhookReader, WebhookWriter};
 use crate::webhooks::{
     DeliveryAttempt, DeliveryQuery, DeliveryState, NewDeliveryAttempt, NewWebhook, Webhook,
-    WebhookQuery, WebhookSecret,
+    WebhookQuery, WebhookSecret, lease_is_free,
 };
 use chrono::{DateTime, Utc};
 
@@ -138,9 +138,10 @@ impl WebhookWriter for View<'_, Catalogue> {
             return Ok(false);
         }
         let leases = &mut self.catalogue.leases;
-        let free = leases
+        let lease = leases
             .get(&id)
-            .is_none_or(|(current, expires)| current == holder || *expires <= now);
+            .map(|(current, expires)| (current.as_str(), *expires));
+        let free = lease_is_free(lease, holder, now);
         if free {
             leases.insert(id, (holder.to_owned(), until));
         }

@@ -326,9 +326,36 @@ pub struct DeliveryQuery {
     pub limit: PageSize,
 }
 
+/// Whether `holder` may take a subscription's delivery lease at `now`, given the lease on
+/// it (`(holder, expires)`, if any): when nobody holds it, `holder` itself does (a renewal),
+/// or it has expired. Stores that decide in code share this rule; one that decides in SQL
+/// states the same.
+pub fn lease_is_free(
+    lease: Option<(&str, DateTime<Utc>)>,
+    holder: &str,
+    now: DateTime<Utc>,
+) -> bool {
+    lease.is_none_or(|(current, expires)| current == holder || expires <= now)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lease_is_free_when_absent_own_or_expired() {
+        let now = DateTime::parse_from_rfc3339("2026-11-23T12:00:00Z")
+            .unwrap()
+            .to_utc();
+        let later = now + chrono::Duration::seconds(30);
+        assert!(lease_is_free(None, "a", now));
+        assert!(lease_is_free(Some(("a", later)), "a", now), "a renewal");
+        assert!(lease_is_free(Some(("b", now)), "a", now), "expired at now");
+        assert!(
+            !lease_is_free(Some(("b", later)), "a", now),
+            "held by another"
+        );
+    }
     use proptest::prelude::*;
 
     #[test]

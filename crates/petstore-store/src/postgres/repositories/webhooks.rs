@@ -186,7 +186,7 @@ impl WebhookWriter for PgTx<'_> {
         let free = webhooks::leased_by
             .is_null()
             .or(webhooks::leased_by.eq(holder))
-            .or(webhooks::leased_until.le(now));
+            .or(webhooks::leased_until.le(now)); // petstore_core::lease_is_free, in SQL
         let claimed = diesel::update(webhooks::table.find(id.get()).filter(free))
             .set((
                 webhooks::leased_by.eq(holder),

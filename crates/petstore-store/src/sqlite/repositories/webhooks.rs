@@ -7,6 +7,7 @@ use diesel::sqlite::Sqlite;
 use petstore_core::{
     DeliveryAttempt, DeliveryId, DeliveryQuery, DeliveryState, NewDeliveryAttempt, NewWebhook,
     RepoResult, Webhook, WebhookId, WebhookQuery, WebhookReader, WebhookSecret, WebhookWriter,
+    lease_is_free,
 };
 
 use super::SqliteTx;
@@ -286,10 +287,7 @@ impl WebhookWriter for SqliteTx<'_> {
             return Ok(false);
         };
         let expires = parse_optional_time("webhooks", id.get(), expires.as_deref())?;
-        let free = match (current.as_deref(), expires) {
-            (Some(current), Some(expires)) => current == holder || expires <= now,
-            _ => true,
-        };
+        let free = lease_is_free(current.as_deref().zip(expires), holder, now);
         if free {
             diesel::update(webhooks::table.find(id.get()))
                 .set((
