@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use crate::ids::{CategoryId, EventId, PetId};
 use crate::model::{Category, InventoryItem, Order, Pet, PetStatus};
+use crate::trace::TraceParent;
 use crate::validation::ValidationError;
 
 /// The kinds of event, with the contract's dotted names.
@@ -220,6 +221,9 @@ pub struct Event {
     pub subject: String,
     /// The payload (see [`DomainEvent::data`]).
     pub data: Value,
+    /// The trace of the request that caused the change, when it came with one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traceparent: Option<TraceParent>,
 }
 
 #[cfg(test)]

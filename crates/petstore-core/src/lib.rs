@@ -74,6 +74,7 @@ mod rules;
 mod service;
 #[cfg(any(test, feature = "testkit"))]
 pub mod testkit;
+mod trace;
 mod validation;
 mod values;
 mod webhooks;
@@ -103,6 +104,7 @@ pub use service::{
     Bootstrap, CategoryUseCases, EventUseCases, InventoryUseCases, KeyUseCases, OrderUseCases,
     PetUseCases, Service, Settings, WebhookUseCases,
 };
+pub use trace::TraceParent;
 pub use validation::ValidationError;
 pub use values::{Description, Name, PageSize, Quantity, Stock};
 pub use webhooks::{

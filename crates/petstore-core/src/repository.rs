@@ -24,6 +24,7 @@ use crate::idempotency::IdempotencyRecord;
 use crate::ids::{CategoryId, EventId, KeyId, OrderId, OwnerId, PetId, WebhookId};
 use crate::model::{Category, InventoryItem, NewCategory, NewOrder, NewPet, Order, Pet};
 use crate::query::{CategoryQuery, InventoryQuery, KeyQuery, OrderQuery, PetQuery};
+use crate::trace::TraceParent;
 use crate::values::{Name, Stock};
 use crate::webhooks::{
     DeliveryAttempt, DeliveryQuery, DeliveryState, NewDeliveryAttempt, NewWebhook, Webhook,
@@ -149,8 +150,14 @@ pub trait EventReader {
 
 /// Records events (the outbox).
 pub trait EventWriter: EventReader {
-    /// Records events, in order, with ids above every id recorded before.
-    fn append_events(&mut self, time: DateTime<Utc>, events: &[DomainEvent]) -> RepoResult<()>;
+    /// Records events, in order, with ids above every id recorded before, each with the
+    /// trace of the request that caused them, if any.
+    fn append_events(
+        &mut self,
+        time: DateTime<Utc>,
+        cause: Option<&TraceParent>,
+        events: &[DomainEvent],
+    ) -> RepoResult<()>;
 }
 
 // ---- idempotency records --------------------------------------------------------------

@@ -21,6 +21,7 @@ use tracing::Instrument;
 
 use crate::error::ApiError;
 use crate::state::AppState;
+use petstore_core::TraceParent;
 
 /// `X-Request-Id`.
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -72,13 +73,14 @@ pub async fn request_context(
         route = tracing::field::Empty,
         trace_id = tracing::field::Empty,
     );
-    if let Some(trace_id) = req
+    if let Some(trace) = req
         .headers()
         .get(TRACEPARENT)
         .and_then(|value| value.to_str().ok())
-        .and_then(trace_id)
+        .and_then(TraceParent::parse)
     {
-        span.record("trace_id", trace_id);
+        span.record("trace_id", trace.trace_id());
+        req.extensions_mut().insert(trace);
     }
     let state = req.app_data::<web::Data<AppState>>().cloned();
     let _in_flight = state
@@ -211,32 +213,6 @@ pub fn json_errors<B: MessageBody + 'static>(
 /// The W3C Trace Context header a caller's tracing sends.
 const TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
 
-/// The trace id of a `traceparent` value (W3C Trace Context:
-/// `version-traceid-parentid-flags`), if it is a valid one; anything else is ignored, as the
-/// specification asks. Version `00` has exactly these four fields; a later version may add
-/// more after them.
-pub fn trace_id(traceparent: &str) -> Option<&str> {
-    let hex = |text: &str, len: usize| {
-        text.len() == len && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-    };
-    let mut fields = traceparent.split('-');
-    let (version, trace, parent, flags) = (
-        fields.next()?,
-        fields.next()?,
-        fields.next()?,
-        fields.next()?,
-    );
-    let valid = hex(version, 2)
-        && version != "ff"
-        && (version != "00" || fields.next().is_none())
-        && hex(trace, 32)
-        && trace.bytes().any(|b| b != b'0')
-        && hex(parent, 16)
-        && parent.bytes().any(|b| b != b'0')
-        && hex(flags, 2);
-    valid.then_some(trace)
-}
-
 /// Responses smaller than this go out as they are: compressing a short JSON answer costs more
 /// CPU than the bytes it saves (`docs/performance.md`).
 pub const COMPRESS_FROM_BYTES: u64 = 1024;
@@ -284,31 +260,6 @@ pub async fn compress(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_traceparent_gives_its_trace_id_only_when_valid() {
-        let trace = "4bf92f3577b34da6a3ce929d0e0e4736";
-        assert_eq!(
-            trace_id(&format!("00-{trace}-00f067aa0ba902b7-01")),
-            Some(trace)
-        );
-        assert_eq!(
-            trace_id(&format!("01-{trace}-00f067aa0ba902b7-01-future")),
-            Some(trace),
-            "a later version may add fields"
-        );
-        for bad in [
-            format!("00-{trace}-00f067aa0ba902b7-01-extra"),
-            format!("ff-{trace}-00f067aa0ba902b7-01"),
-            "00-00000000000000000000000000000000-00f067aa0ba902b7-01".to_owned(),
-            format!("00-{trace}-0000000000000000-01"),
-            format!("00-{}-00f067aa0ba902b7-01", trace.to_uppercase()),
-            format!("00-{trace}-00f067aa0ba902b7"),
-            String::new(),
-        ] {
-            assert_eq!(trace_id(&bad), None, "{bad}");
-        }
-    }
 
     #[test]
     fn request_ids_are_echoed_only_when_sane() {

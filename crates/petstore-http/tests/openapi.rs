@@ -104,7 +104,12 @@ fn the_webhooks_section_describes_every_event_and_its_signature() {
             .collect();
         assert_eq!(
             headers,
-            ["webhook-id", "webhook-timestamp", "webhook-signature"],
+            [
+                "webhook-id",
+                "webhook-timestamp",
+                "webhook-signature",
+                "traceparent"
+            ],
             "{event_type}"
         );
         // Each event type has its own envelope: its `type` one value, its `data` one shape,

@@ -31,6 +31,8 @@ struct Received {
     timestamp: i64,
     signature: String,
     body: String,
+    /// The W3C `traceparent` header, or "" without one.
+    traceparent: String,
     /// What the receiver answered.
     status: u16,
 }
@@ -147,6 +149,7 @@ impl Receiver {
             timestamp: header("webhook-timestamp").parse().unwrap(),
             signature: header("webhook-signature"),
             body: String::from_utf8(body).unwrap(),
+            traceparent: header("traceparent"),
             status,
         });
         let mut stream = reader.into_inner();
@@ -306,7 +309,18 @@ fn deliveries_arrive_signed_in_order_through_failures_and_a_killed_service() {
 
     // The receiver fails the first three attempts; every event still arrives, in order.
     receiver.fail_next(3);
-    for name in ["Dogs", "Cats", "Birds", "Fish", "Lizards"] {
+    // The first change comes from a traced request: its deliveries, retries included,
+    // continue that trace; the others were not traced and carry none.
+    let traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let traced = server.send(
+        "POST",
+        "/v1/categories",
+        ADMIN,
+        &[("traceparent", traceparent)],
+        Some(r#"{"name": "Dogs"}"#),
+    );
+    assert_eq!(traced.map(|(status, _)| status), Some(201));
+    for name in ["Cats", "Birds", "Fish", "Lizards"] {
         server.create_category(ADMIN, name);
     }
     // A pet is not a category event: the subscription steps over it.
@@ -329,6 +343,11 @@ fn deliveries_arrive_signed_in_order_through_failures_and_a_killed_service() {
     );
     assert_signed(&log, &secret);
     assert_in_order(&log);
+    for received in &log {
+        let caused_by_traced = received.id == expected[0].to_string();
+        let sent = if caused_by_traced { traceparent } else { "" };
+        assert_eq!(received.traceparent, sent, "{received:?}");
+    }
 
     // The receiver answers before the service records the answer: wait for the record.
     let deliveries = eventually("eight recorded attempts", || {

@@ -11,7 +11,7 @@ use petstore_core::{
     ApiKey, Category, CategoryId, DeliveryAttempt, DeliveryId, DeliveryOutcome, DeliveryState,
     Description, Event, EventId, EventType, EventTypes, IdempotencyRecord, InventoryItem, KeyId,
     Name, Order, OrderId, OwnerId, Pet, PetId, PetStatus, Quantity, Role, Stock, StoredKey,
-    ValidationError, Webhook, WebhookId, WebhookUrl,
+    TraceParent, ValidationError, Webhook, WebhookId, WebhookUrl,
 };
 
 use crate::error::StoreError;
@@ -123,6 +123,7 @@ pub(crate) struct EventRecord {
     pub(crate) event_type: String,
     pub(crate) subject: String,
     pub(crate) data: serde_json::Value,
+    pub(crate) traceparent: Option<String>,
 }
 
 impl TryFrom<EventRecord> for Event {
@@ -136,6 +137,11 @@ impl TryFrom<EventRecord> for Event {
             event_type: row.event_type.parse::<EventType>().map_err(&bad)?,
             subject: row.subject,
             data: row.data,
+            traceparent: row
+                .traceparent
+                .map(TraceParent::try_from)
+                .transpose()
+                .map_err(|e| StoreError::Corrupt(format!("events row {}: {e}", row.id)))?,
         })
     }
 }

@@ -7,6 +7,7 @@ use super::{Catalogue, View};
 use crate::events::{DomainEvent, Event};
 use crate::ids::EventId;
 use crate::repository::{EventReader, EventWriter, RepoResult};
+use crate::trace::TraceParent;
 use chrono::{DateTime, Utc};
 
 impl<C: Borrow<Catalogue>> EventReader for View<'_, C> {
@@ -31,7 +32,12 @@ impl<C: Borrow<Catalogue>> EventReader for View<'_, C> {
 }
 
 impl EventWriter for View<'_, Catalogue> {
-    fn append_events(&mut self, time: DateTime<Utc>, events: &[DomainEvent]) -> RepoResult<()> {
+    fn append_events(
+        &mut self,
+        time: DateTime<Utc>,
+        cause: Option<&TraceParent>,
+        events: &[DomainEvent],
+    ) -> RepoResult<()> {
         let mut last = self
             .pending
             .last()
@@ -45,6 +51,7 @@ impl EventWriter for View<'_, Catalogue> {
                 event_type: event.event_type(),
                 subject: event.subject(),
                 data: event.data(),
+                traceparent: cause.cloned(),
             });
         }
         Ok(())

@@ -16,6 +16,7 @@ use crate::model::{Category, Order, Pet};
 use crate::precondition::Precondition;
 use crate::repository::{CatalogueReader, Store, Transaction};
 use crate::rules::{PetStock, Transition};
+use crate::trace::TraceParent;
 use crate::validation::ValidationError;
 
 mod catalogue;
@@ -40,6 +41,7 @@ pub struct Service<S, C = SystemClock> {
     store: S,
     clock: C,
     settings: Settings,
+    cause: Option<TraceParent>,
 }
 
 /// What the operator decides for the whole service.
@@ -65,6 +67,7 @@ impl<S: Store, C: Clock> Service<S, C> {
             store,
             clock,
             settings: Settings::default(),
+            cause: None,
         }
     }
 
@@ -73,6 +76,21 @@ impl<S: Store, C: Clock> Service<S, C> {
     pub fn with_settings(mut self, settings: Settings) -> Self {
         self.settings = settings;
         self
+    }
+
+    /// The same use cases, recording `cause` (the trace of the request being served) with
+    /// the events of every change they make, so the webhook deliveries of those events
+    /// continue that trace.
+    #[must_use]
+    pub fn caused_by(&self, cause: Option<TraceParent>) -> Self
+    where
+        S: Clone,
+        C: Clone,
+    {
+        Self {
+            cause,
+            ..self.clone()
+        }
     }
 
     /// The store underneath.
@@ -123,7 +141,7 @@ impl<S: Store, C: Clock> Service<S, C> {
         let time = self.clock.now();
         self.store.write(|tx| {
             let (value, events) = work(tx)?;
-            tx.append_events(time, &events)?;
+            tx.append_events(time, self.cause.as_ref(), &events)?;
             Ok(value)
         })
     }
@@ -158,7 +176,7 @@ impl<S: Store, C: Clock> Service<S, C> {
                 };
             }
             let (value, events) = work(tx)?;
-            tx.append_events(time, &events)?;
+            tx.append_events(time, self.cause.as_ref(), &events)?;
             let record = IdempotencyRecord {
                 fingerprint: key.fingerprint,
                 response: (once.record)(&value),

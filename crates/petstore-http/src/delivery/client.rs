@@ -81,15 +81,18 @@ impl WebhookClient {
         // can drop a repeat.
         let message_id = pending.event.id.to_string();
         let signature = pending.secret.sign(&message_id, timestamp, &body);
-        let sent = self
+        let mut request = self
             .client
             .post(pending.url.as_str())
             .insert_header(("content-type", "application/json"))
             .insert_header(("webhook-id", message_id))
             .insert_header(("webhook-timestamp", timestamp.to_string()))
-            .insert_header(("webhook-signature", signature))
-            .send_body(body)
-            .await;
+            .insert_header(("webhook-signature", signature));
+        // The request that caused the event was traced: the receiver's work joins that trace.
+        if let Some(trace) = &pending.event.traceparent {
+            request = request.insert_header(("traceparent", trace.as_str()));
+        }
+        let sent = request.send_body(body).await;
         match sent {
             Ok(response) => AttemptReport {
                 status_code: Some(response.status().as_u16()),

@@ -132,15 +132,16 @@ pub(super) fn describe_events(doc: &mut OpenApi) {
 fn delivery_operation(event_type: EventType) -> utoipa::openapi::path::Operation {
     let name = event_type.as_str();
     let body = Ref::from_schema_name(envelope_schema(event_type));
-    let header = |header: &str, description: &str| {
+    let header_sent = |required: Required, header: &str, description: &str| {
         ParameterBuilder::new()
             .name(header)
             .parameter_in(ParameterIn::Header)
-            .required(Required::True)
+            .required(required)
             .description(Some(description))
             .schema(Some(ObjectBuilder::new().schema_type(Type::String)))
             .build()
     };
+    let header = |header: &str, description: &str| header_sent(Required::True, header, description);
     OperationBuilder::new()
         .operation_id(Some(operation_id(event_type)))
         .tag("webhooks")
@@ -162,6 +163,11 @@ fn delivery_operation(event_type: EventType) -> utoipa::openapi::path::Operation
             header(
                 "webhook-signature",
                 "`v1,` and the base64 HMAC-SHA256, keyed with the subscription's secret (the bytes after `whsec_`, base64-decoded), of `{webhook-id}.{webhook-timestamp}.{body}`.",
+            ),
+            header_sent(
+                Required::False,
+                "traceparent",
+                "The W3C Trace Context of the request that caused the event, as that request sent it, when it sent a valid one: the receiver's work joins the caller's trace. Not signed.",
             ),
         ]))
         .request_body(Some(

@@ -9,7 +9,7 @@ use crate::conditional::{
     record_created,
 };
 use crate::error::{ApiError, ErrorBody};
-use crate::extract::{JsonBody, PathId};
+use crate::extract::{JsonBody, PathId, Traced};
 use crate::pagination::{ListQuery, PageOnly, page_response};
 use crate::state::AppState;
 
@@ -56,6 +56,7 @@ pub async fn list_categories(
 pub async fn create_category(
     caller: Auth<StaffOnly>,
     state: web::Data<AppState>,
+    trace: Traced,
     idempotency: IdempotencyHeader,
     JsonBody(new): JsonBody<NewCategory>,
 ) -> Result<HttpResponse, ApiError> {
@@ -68,7 +69,9 @@ pub async fn create_category(
                 key,
                 record: &record,
             });
-            shop.categories().create(caller.0, new, once)
+            shop.caused_by(trace.0)
+                .categories()
+                .create(caller.0, new, once)
         })
         .await?;
     created_response(outcome, location)
@@ -111,6 +114,7 @@ pub async fn get_category(
 pub async fn replace_category(
     caller: Auth<StaffOnly>,
     state: web::Data<AppState>,
+    trace: Traced,
     if_match: IfMatch,
     PathId(id): PathId<CategoryId>,
     JsonBody(new): JsonBody<NewCategory>,
@@ -118,7 +122,9 @@ pub async fn replace_category(
     let category = state
         .run(move |shop| {
             let condition = move |now: &Category| if_match.allows(now);
-            shop.categories().replace(caller.0, id, new, condition)
+            shop.caused_by(trace.0)
+                .categories()
+                .replace(caller.0, id, new, condition)
         })
         .await?;
     Ok(changed_response(&category))
@@ -140,13 +146,16 @@ pub async fn replace_category(
 pub async fn delete_category(
     caller: Auth<StaffOnly>,
     state: web::Data<AppState>,
+    trace: Traced,
     if_match: IfMatch,
     PathId(id): PathId<CategoryId>,
 ) -> Result<HttpResponse, ApiError> {
     state
         .run(move |shop| {
             let condition = move |now: &Category| if_match.allows(now);
-            shop.categories().delete(caller.0, id, condition)
+            shop.caused_by(trace.0)
+                .categories()
+                .delete(caller.0, id, condition)
         })
         .await?;
     Ok(HttpResponse::NoContent().finish())

@@ -6,7 +6,7 @@ use petstore_core::{InventoryItem, InventoryQuery, InventoryUpdate, PetId, PetSt
 use crate::auth::{AnyKey, Auth, StaffOnly};
 use crate::conditional::{IfMatch, IfNoneMatch, changed_response, read_response};
 use crate::error::ApiError;
-use crate::extract::{JsonBody, PathId};
+use crate::extract::{JsonBody, PathId, Traced};
 use crate::pagination::{ListQuery, list_params, page_response};
 use crate::state::AppState;
 
@@ -84,6 +84,7 @@ pub async fn get_inventory_item(
 pub async fn update_inventory(
     caller: Auth<StaffOnly>,
     state: web::Data<AppState>,
+    trace: Traced,
     if_match: IfMatch,
     PathId(pet_id): PathId<PetId>,
     JsonBody(update): JsonBody<InventoryUpdate>,
@@ -91,8 +92,12 @@ pub async fn update_inventory(
     let item = state
         .run(move |shop| {
             let condition = move |now: &InventoryItem| if_match.allows(now);
-            shop.inventory()
-                .set_stock(caller.0, pet_id, update.quantity, condition)
+            shop.caused_by(trace.0).inventory().set_stock(
+                caller.0,
+                pet_id,
+                update.quantity,
+                condition,
+            )
         })
         .await?;
     Ok(changed_response(&item))

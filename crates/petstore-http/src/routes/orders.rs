@@ -13,7 +13,7 @@ use crate::conditional::{
     record_created,
 };
 use crate::error::{ApiError, ErrorBody};
-use crate::extract::{JsonBody, PathId};
+use crate::extract::{JsonBody, PathId, Traced};
 use crate::pagination::{ListQuery, list_params, page_response};
 use crate::state::AppState;
 
@@ -86,6 +86,7 @@ pub async fn list_orders(
 pub async fn place_order(
     caller: Auth<AnyKey>,
     state: web::Data<AppState>,
+    trace: Traced,
     idempotency: IdempotencyHeader,
     JsonBody(new): JsonBody<NewOrder>,
 ) -> Result<HttpResponse, ApiError> {
@@ -98,7 +99,7 @@ pub async fn place_order(
                 key,
                 record: &record,
             });
-            shop.orders().place(caller.0, new, once)
+            shop.caused_by(trace.0).orders().place(caller.0, new, once)
         })
         .await?;
     if matches!(outcome, Outcome::Done(_)) {
@@ -146,6 +147,7 @@ pub async fn get_order(
 pub async fn update_order(
     caller: Auth<StaffOnly>,
     state: web::Data<AppState>,
+    trace: Traced,
     if_match: IfMatch,
     PathId(id): PathId<OrderId>,
     JsonBody(patch): JsonBody<OrderPatch>,
@@ -153,7 +155,9 @@ pub async fn update_order(
     let order = state
         .run(move |shop| {
             let condition = move |now: &Order| if_match.allows(now);
-            shop.orders().update(caller.0, id, patch, condition)
+            shop.caused_by(trace.0)
+                .orders()
+                .update(caller.0, id, patch, condition)
         })
         .await?;
     Ok(changed_response(&order))
@@ -175,13 +179,16 @@ pub async fn update_order(
 pub async fn cancel_order(
     caller: Auth<AnyKey>,
     state: web::Data<AppState>,
+    trace: Traced,
     if_match: IfMatch,
     PathId(id): PathId<OrderId>,
 ) -> Result<HttpResponse, ApiError> {
     state
         .run(move |shop| {
             let condition = move |now: &Order| if_match.allows(now);
-            shop.orders().cancel(caller.0, id, condition)
+            shop.caused_by(trace.0)
+                .orders()
+                .cancel(caller.0, id, condition)
         })
         .await?;
     Ok(HttpResponse::NoContent().finish())

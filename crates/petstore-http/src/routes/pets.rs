@@ -12,7 +12,7 @@ use crate::conditional::{
     record_created,
 };
 use crate::error::{ApiError, ErrorBody, ErrorCode};
-use crate::extract::{JsonBody, PathId};
+use crate::extract::{JsonBody, PathId, Traced};
 use crate::pagination::{ListQuery, list_params, page_response};
 use crate::state::AppState;
 
@@ -96,6 +96,7 @@ pub async fn list_pets(
 pub async fn create_pet(
     caller: Auth<StaffOnly>,
     state: web::Data<AppState>,
+    trace: Traced,
     idempotency: IdempotencyHeader,
     JsonBody(new): JsonBody<NewPet>,
 ) -> Result<HttpResponse, ApiError> {
@@ -108,7 +109,7 @@ pub async fn create_pet(
                 key,
                 record: &record,
             });
-            shop.pets().create(caller.0, new, once)
+            shop.caused_by(trace.0).pets().create(caller.0, new, once)
         })
         .await?;
     created_response(outcome, location)
@@ -217,6 +218,7 @@ fn add_deprecation_headers(headers: &mut HeaderMap, pet_id: Option<PetId>) {
 pub async fn replace_pet(
     caller: Auth<StaffOnly>,
     state: web::Data<AppState>,
+    trace: Traced,
     if_match: IfMatch,
     PathId(id): PathId<PetId>,
     JsonBody(new): JsonBody<NewPet>,
@@ -224,7 +226,9 @@ pub async fn replace_pet(
     let pet = state
         .run(move |shop| {
             let condition = move |now: &Pet| if_match.allows(now);
-            shop.pets().replace(caller.0, id, new, condition)
+            shop.caused_by(trace.0)
+                .pets()
+                .replace(caller.0, id, new, condition)
         })
         .await?;
     Ok(changed_response(&pet))
@@ -246,13 +250,16 @@ pub async fn replace_pet(
 pub async fn delete_pet(
     caller: Auth<StaffOnly>,
     state: web::Data<AppState>,
+    trace: Traced,
     if_match: IfMatch,
     PathId(id): PathId<PetId>,
 ) -> Result<HttpResponse, ApiError> {
     state
         .run(move |shop| {
             let condition = move |now: &Pet| if_match.allows(now);
-            shop.pets().delete(caller.0, id, condition)
+            shop.caused_by(trace.0)
+                .pets()
+                .delete(caller.0, id, condition)
         })
         .await?;
     Ok(HttpResponse::NoContent().finish())

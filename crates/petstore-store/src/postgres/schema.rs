@@ -41,6 +41,7 @@ diesel::table! {
         event_type -> Text,
         subject -> Text,
         data -> Jsonb,
+        traceparent -> Nullable<Text>,
     }
 }
 

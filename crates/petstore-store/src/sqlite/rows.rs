@@ -87,6 +87,7 @@ pub(crate) struct EventRow {
     event_type: String,
     subject: String,
     data: String,
+    traceparent: Option<String>,
 }
 
 impl TryFrom<EventRow> for Event {
@@ -100,6 +101,7 @@ impl TryFrom<EventRow> for Event {
             subject: row.subject,
             data: serde_json::from_str(&row.data)
                 .map_err(|e| StoreError::Corrupt(format!("events row {}: {e}", row.id)))?,
+            traceparent: row.traceparent,
         })
     }
 }
@@ -138,6 +140,7 @@ pub(crate) struct NewEventRow<'a> {
     pub(crate) event_type: &'static str,
     pub(crate) subject: String,
     pub(crate) data: String,
+    pub(crate) traceparent: Option<&'a str>,
 }
 
 #[derive(Debug, Queryable, Selectable)]

@@ -1,8 +1,12 @@
 //! The event feed: what each change records.
 
+use std::sync::Arc;
+
 use super::{Fixture, OPERATOR, start_time};
 use crate::testkit::Must;
-use crate::{Always, EventType, PageSize, Store};
+use crate::{
+    Always, EventType, NewOrder, Outcome, PageSize, Quantity, Service, Store, TraceParent,
+};
 
 /// Each change records exactly its events, with increasing ids and the clock's time.
 pub fn every_change_records_its_events_in_order<S: Store>(store: S) {
@@ -62,4 +66,35 @@ pub fn every_change_records_its_events_in_order<S: Store>(store: S) {
         .after(OPERATOR, Some(events[2].id), PageSize::new(2).must("size"))
         .must("read a page of events");
     assert_eq!(after_third, events[3..5].to_vec());
+}
+
+/// A change made for a traced request keeps that trace with each of its events, for the
+/// deliveries they cause; other changes keep none.
+pub fn events_keep_the_trace_of_the_request_that_caused_them<S: Store>(store: S) {
+    let f = Fixture::new(store);
+    let cause =
+        TraceParent::parse("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01").must("valid");
+    let traced =
+        Service::with_clock(f.shop.store(), Arc::clone(&f.clock)).caused_by(Some(cause.clone()));
+    let untraced_before = f.event_count();
+    let rex = f.pet_with_stock("Rex", 2);
+    let traced_before = f.event_count();
+    let placed = traced
+        .orders()
+        .place(OPERATOR, NewOrder::new(rex.id, Quantity::ONE), None)
+        .must("order");
+    assert!(matches!(placed, Outcome::Done(_)));
+    let events = f
+        .shop
+        .events()
+        .after(OPERATOR, None, PageSize::new(100).must("size"))
+        .must("read events");
+    let before = &events[untraced_before..traced_before];
+    let after = &events[traced_before..];
+    assert!(!before.is_empty() && !after.is_empty());
+    assert!(before.iter().all(|e| e.traceparent.is_none()), "{before:?}");
+    assert!(
+        after.iter().all(|e| e.traceparent.as_ref() == Some(&cause)),
+        "{after:?}"
+    );
 }

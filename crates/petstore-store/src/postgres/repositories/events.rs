@@ -2,7 +2,9 @@
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use petstore_core::{DomainEvent, Event, EventId, EventReader, EventWriter, RepoResult};
+use petstore_core::{
+    DomainEvent, Event, EventId, EventReader, EventWriter, RepoResult, TraceParent,
+};
 
 use super::{LockSpace, PgTx};
 use crate::error::{QueryResultExt, StoreError};
@@ -40,7 +42,12 @@ impl EventWriter for PgTx<'_> {
     /// past 42 and never see it. With it, appenders commit in id order, so what a reader sees
     /// is always every event up to some id. The cost: changes that record events commit one
     /// at a time (everything before the append still runs in parallel).
-    fn append_events(&mut self, time: DateTime<Utc>, events: &[DomainEvent]) -> RepoResult<()> {
+    fn append_events(
+        &mut self,
+        time: DateTime<Utc>,
+        cause: Option<&TraceParent>,
+        events: &[DomainEvent],
+    ) -> RepoResult<()> {
         if events.is_empty() {
             return Ok(());
         }
@@ -53,6 +60,7 @@ impl EventWriter for PgTx<'_> {
                     events::event_type.eq(event.event_type().as_str()),
                     events::subject.eq(event.subject()),
                     events::data.eq(event.data()),
+                    events::traceparent.eq(cause.map(TraceParent::as_str)),
                 )
             })
             .collect();

@@ -7,7 +7,7 @@ use crate::sqlite::schema::events;
 use crate::statements::convert;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use petstore_core::{DomainEvent, Event, EventId, RepoResult};
+use petstore_core::{DomainEvent, Event, EventId, RepoResult, TraceParent};
 use petstore_core::{EventReader, EventWriter};
 
 impl EventReader for SqliteTx<'_> {
@@ -34,7 +34,12 @@ impl EventReader for SqliteTx<'_> {
 }
 
 impl EventWriter for SqliteTx<'_> {
-    fn append_events(&mut self, time: DateTime<Utc>, events: &[DomainEvent]) -> RepoResult<()> {
+    fn append_events(
+        &mut self,
+        time: DateTime<Utc>,
+        cause: Option<&TraceParent>,
+        events: &[DomainEvent],
+    ) -> RepoResult<()> {
         if events.is_empty() {
             return Ok(());
         }
@@ -46,6 +51,7 @@ impl EventWriter for SqliteTx<'_> {
                 event_type: event.event_type().as_str(),
                 subject: event.subject(),
                 data: event.data().to_string(),
+                traceparent: cause.map(TraceParent::as_str),
             })
             .collect();
         diesel::insert_into(events::table)
