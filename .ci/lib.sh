@@ -25,3 +25,9 @@ PY
 cpu_seconds() {
   sed -E 's/^.*\) //' "/proc/$1/stat" | awk -v hz="$(getconf CLK_TCK)" '{print ($12 + $13) / hz}'
 }
+
+# Context switches (voluntary and forced) all threads of process PID have made so far: each
+# hand-off between threads costs two on a busy core.
+context_switches() {
+  cat /proc/"$1"/task/*/status 2>/dev/null | awk '/ctxt_switches/ { n += $2 } END { print n + 0 }'
+}
