@@ -20,6 +20,7 @@ use petstore_core::{DomainError, RepoResult, Snapshot, Store, Transaction};
 
 use crate::config::{Database, StoreConfig};
 
+mod limit;
 mod repositories;
 mod rows;
 mod schema;
@@ -194,6 +195,9 @@ impl SqliteStore {
             Pool::builder()
                 .max_size(size)
                 .min_idle(Some(1))
+                // A connection to a file in this process cannot be dropped by a peer, so the
+                // `SELECT 1` r2d2 would run on every checkout tests nothing.
+                .test_on_check_out(false)
                 .connection_timeout(config.connection_timeout)
                 .connection_customizer(Box::new(pragmas))
                 .build(ConnectionManager::<SqliteConnection>::new(url))

@@ -3,6 +3,7 @@
 use super::SqliteTx;
 use crate::error::{QueryResultExt, Rule, StoreError, Violation};
 use crate::records::{CategoryRecord, PetRecord};
+use crate::sqlite::limit::limited;
 use crate::sqlite::rows::{CATEGORY_COLUMNS, CategoryValues, PET_COLUMNS, PetValues};
 use crate::sqlite::schema::{categories, pets};
 use crate::statements::{
@@ -21,7 +22,7 @@ impl CatalogueReader for SqliteTx<'_> {
         let row = categories::table
             .find(id.get())
             .select(CATEGORY_COLUMNS)
-            .first::<CategoryRecord>(self.conn)
+            .get_result::<CategoryRecord>(self.conn)
             .optional()
             .or_storage()?;
         convert_one(row)
@@ -31,7 +32,7 @@ impl CatalogueReader for SqliteTx<'_> {
         let row = categories::table
             .filter(categories::name_key.eq(fold_case(name.as_str())))
             .select(CATEGORY_COLUMNS)
-            .first::<CategoryRecord>(self.conn)
+            .get_result::<CategoryRecord>(self.conn)
             .optional()
             .or_storage()?;
         convert_one(row)
@@ -39,13 +40,15 @@ impl CatalogueReader for SqliteTx<'_> {
 
     fn categories(&mut self, query: &CategoryQuery) -> RepoResult<Vec<Category>> {
         let after = query.after.map_or(0, CategoryId::get);
-        let rows = categories::table
-            .filter(categories::id.gt(after))
-            .order(categories::id.asc())
-            .limit(probe(query.limit))
-            .select(CATEGORY_COLUMNS)
-            .load::<CategoryRecord>(self.conn)
-            .or_storage()?;
+        let rows = limited(
+            categories::table
+                .filter(categories::id.gt(after))
+                .order(categories::id.asc())
+                .select(CATEGORY_COLUMNS),
+            probe(query.limit),
+        )
+        .load::<CategoryRecord>(self.conn)
+        .or_storage()?;
         convert(rows)
     }
 
@@ -61,7 +64,7 @@ impl CatalogueReader for SqliteTx<'_> {
         let row: Option<PetRecord> = pets::table
             .find(id.get())
             .select(PET_COLUMNS)
-            .first(self.conn)
+            .get_result(self.conn)
             .optional()
             .or_storage()?;
         Ok(row.map(|r| r.pet()).transpose()?)
@@ -149,7 +152,6 @@ impl SqliteTx<'_> {
         let mut sql = pets::table
             .select(PET_COLUMNS)
             .order(pets::id.asc())
-            .limit(probe(query.limit))
             .into_boxed();
         if let Some(after) = query.after {
             sql = sql.filter(pets::id.gt(after.get()));
@@ -170,7 +172,9 @@ impl SqliteTx<'_> {
                     .escape('\\'),
             );
         }
-        sql.load(self.conn).or_storage()
+        limited(sql, probe(query.limit))
+            .load(self.conn)
+            .or_storage()
     }
 }
 

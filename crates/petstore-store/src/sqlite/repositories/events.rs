@@ -2,6 +2,7 @@
 
 use super::SqliteTx;
 use crate::error::{QueryResultExt, StoreError};
+use crate::sqlite::limit::limited;
 use crate::sqlite::rows::{EventRow, NewEventRow, format_time};
 use crate::sqlite::schema::events;
 use crate::statements::convert;
@@ -12,20 +13,22 @@ use petstore_core::{EventReader, EventWriter};
 
 impl EventReader for SqliteTx<'_> {
     fn events_after(&mut self, after: Option<EventId>, limit: u32) -> RepoResult<Vec<Event>> {
-        let rows = events::table
-            .filter(events::id.gt(after.map_or(0, EventId::get)))
-            .order(events::id.asc())
-            .limit(i64::from(limit))
-            .select(EventRow::as_select())
-            .load(self.conn)
-            .or_storage()?;
+        let rows = limited(
+            events::table
+                .filter(events::id.gt(after.map_or(0, EventId::get)))
+                .order(events::id.asc())
+                .select(EventRow::as_select()),
+            i64::from(limit),
+        )
+        .load(self.conn)
+        .or_storage()?;
         convert(rows)
     }
 
     fn last_event_id(&mut self) -> RepoResult<Option<EventId>> {
         let last: Option<i64> = events::table
             .select(diesel::dsl::max(events::id))
-            .first(self.conn)
+            .get_result(self.conn)
             .or_storage()?;
         last.map(EventId::new)
             .transpose()

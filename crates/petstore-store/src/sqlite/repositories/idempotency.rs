@@ -19,7 +19,7 @@ impl IdempotencyReader for SqliteTx<'_> {
         let row = idempotency_records::table
             .find((owner.get(), key))
             .select(IdempotencyRow::as_select())
-            .first(self.conn)
+            .get_result(self.conn)
             .optional()
             .or_storage()?;
         convert_one(row)

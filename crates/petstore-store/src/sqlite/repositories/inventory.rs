@@ -15,7 +15,7 @@ impl InventoryReader for SqliteTx<'_> {
         let row: Option<PetRecord> = pets::table
             .find(pet_id.get())
             .select(PET_COLUMNS)
-            .first(self.conn)
+            .get_result(self.conn)
             .optional()
             .or_storage()?;
         Ok(row.map(|r| r.inventory_item()).transpose()?)

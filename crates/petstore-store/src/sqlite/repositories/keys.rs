@@ -2,6 +2,7 @@
 
 use super::SqliteTx;
 use crate::error::{QueryResultExt, StoreError, Violation};
+use crate::sqlite::limit::limited;
 use crate::sqlite::rows::{KeyRow, NewKeyRow, format_time};
 use crate::sqlite::schema::api_keys;
 use crate::statements::{convert, convert_one, exactly_one, probe, refuse};
@@ -15,20 +16,22 @@ impl KeyReader for SqliteTx<'_> {
         let row = api_keys::table
             .find(id.get())
             .select(KeyRow::as_select())
-            .first(self.conn)
+            .get_result(self.conn)
             .optional()
             .or_storage()?;
         convert_one(row)
     }
 
     fn keys(&mut self, query: &KeyQuery) -> RepoResult<Vec<ApiKey>> {
-        let rows = api_keys::table
-            .filter(api_keys::id.gt(query.after.map_or(0, KeyId::get)))
-            .order(api_keys::id.asc())
-            .limit(probe(query.limit))
-            .select(KeyRow::as_select())
-            .load(self.conn)
-            .or_storage()?;
+        let rows = limited(
+            api_keys::table
+                .filter(api_keys::id.gt(query.after.map_or(0, KeyId::get)))
+                .order(api_keys::id.asc())
+                .select(KeyRow::as_select()),
+            probe(query.limit),
+        )
+        .load(self.conn)
+        .or_storage()?;
         convert(rows)
     }
 

@@ -2,6 +2,7 @@
 
 use super::SqliteTx;
 use crate::error::{QueryResultExt, Rule, StoreError, Violation};
+use crate::sqlite::limit::limited;
 use crate::sqlite::rows::{NewOrderRow, OrderRow, format_time};
 use crate::sqlite::schema::{orders, pets};
 use crate::statements::{convert, convert_one, exactly_one, probe, refuse};
@@ -16,7 +17,7 @@ impl OrderReader for SqliteTx<'_> {
         let row = orders::table
             .find(id.get())
             .select(OrderRow::as_select())
-            .first(self.conn)
+            .get_result(self.conn)
             .optional()
             .or_storage()?;
         convert_one(row)
@@ -26,7 +27,6 @@ impl OrderReader for SqliteTx<'_> {
         let mut sql = orders::table
             .select(OrderRow::as_select())
             .order(orders::id.asc())
-            .limit(probe(query.limit))
             .into_boxed();
         if let Some(after) = query.after {
             sql = sql.filter(orders::id.gt(after.get()));
@@ -40,7 +40,11 @@ impl OrderReader for SqliteTx<'_> {
         if let Some(owner) = query.owner {
             sql = sql.filter(orders::owner_id.eq(owner.get()));
         }
-        convert(sql.load(self.conn).or_storage()?)
+        convert(
+            limited(sql, probe(query.limit))
+                .load(self.conn)
+                .or_storage()?,
+        )
     }
 
     fn open_order_count(&mut self, pet_id: PetId) -> RepoResult<u64> {
@@ -48,7 +52,7 @@ impl OrderReader for SqliteTx<'_> {
         let count: Option<i64> = pets::table
             .find(pet_id.get())
             .select(pets::open_orders)
-            .first(self.conn)
+            .get_result(self.conn)
             .optional()
             .or_storage()?;
         Ok(count.unwrap_or(0).unsigned_abs())

@@ -13,6 +13,7 @@ use petstore_core::{
 use super::SqliteTx;
 use crate::error::{QueryResultExt, StoreError};
 use crate::records::{DeliveryRecord, WebhookRecord, corrupt, cursor, event_type_list};
+use crate::sqlite::limit::limited;
 use crate::sqlite::rows::{format_time, parse_optional_time, parse_time};
 use crate::sqlite::schema::{webhook_deliveries, webhooks};
 use crate::statements::{convert, convert_one, exactly_one, probe};
@@ -113,20 +114,22 @@ impl WebhookReader for SqliteTx<'_> {
         let row = webhooks::table
             .find(id.get())
             .select(WebhookRow::as_select())
-            .first(self.conn)
+            .get_result(self.conn)
             .optional()
             .or_storage()?;
         convert_one(row)
     }
 
     fn webhooks(&mut self, query: &WebhookQuery) -> RepoResult<Vec<Webhook>> {
-        let rows = webhooks::table
-            .filter(webhooks::id.gt(query.after.map_or(0, WebhookId::get)))
-            .order(webhooks::id.asc())
-            .limit(probe(query.limit))
-            .select(WebhookRow::as_select())
-            .load(self.conn)
-            .or_storage()?;
+        let rows = limited(
+            webhooks::table
+                .filter(webhooks::id.gt(query.after.map_or(0, WebhookId::get)))
+                .order(webhooks::id.asc())
+                .select(WebhookRow::as_select()),
+            probe(query.limit),
+        )
+        .load(self.conn)
+        .or_storage()?;
         convert(rows)
     }
 
@@ -134,7 +137,7 @@ impl WebhookReader for SqliteTx<'_> {
         let text: Option<String> = webhooks::table
             .find(id.get())
             .select(webhooks::secret)
-            .first(self.conn)
+            .get_result(self.conn)
             .optional()
             .or_storage()?;
         text.map(|text| WebhookSecret::parse(&text).map_err(corrupt("webhooks", id.get())))
@@ -162,14 +165,16 @@ impl WebhookReader for SqliteTx<'_> {
         webhook: WebhookId,
         query: &DeliveryQuery,
     ) -> RepoResult<Vec<DeliveryAttempt>> {
-        let rows = webhook_deliveries::table
-            .filter(webhook_deliveries::webhook_id.eq(webhook.get()))
-            .filter(webhook_deliveries::id.gt(query.after.map_or(0, DeliveryId::get)))
-            .order(webhook_deliveries::id.asc())
-            .limit(probe(query.limit))
-            .select(DeliveryRow::as_select())
-            .load(self.conn)
-            .or_storage()?;
+        let rows = limited(
+            webhook_deliveries::table
+                .filter(webhook_deliveries::webhook_id.eq(webhook.get()))
+                .filter(webhook_deliveries::id.gt(query.after.map_or(0, DeliveryId::get)))
+                .order(webhook_deliveries::id.asc())
+                .select(DeliveryRow::as_select()),
+            probe(query.limit),
+        )
+        .load(self.conn)
+        .or_storage()?;
         convert(rows)
     }
 }
@@ -280,7 +285,7 @@ impl WebhookWriter for SqliteTx<'_> {
         let lease: Option<(Option<String>, Option<String>)> = webhooks::table
             .find(id.get())
             .select((webhooks::leased_by, webhooks::leased_until))
-            .first(self.conn)
+            .get_result(self.conn)
             .optional()
             .or_storage()?;
         let Some((current, expires)) = lease else {
