@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 use std::future::{Ready, ready};
+use std::hash::{BuildHasher, Hasher};
 use std::marker::PhantomData;
 use std::net::IpAddr;
 use std::num::NonZeroU32;
@@ -25,6 +26,7 @@ use governor::clock::{Clock, DefaultClock};
 use governor::middleware::StateInformationMiddleware;
 use governor::{DefaultKeyedRateLimiter, Quota};
 use petstore_core::{Caller, KeyId, KeySecret, Permission};
+use siphasher::sip128::{Hasher128, SipHasher13};
 
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
@@ -53,6 +55,8 @@ pub struct RateLimits {
     limiter: Arc<DefaultKeyedRateLimiter<Bucket, StateInformationMiddleware>>,
     per_second: NonZeroU32,
     burst: NonZeroU32,
+    /// `RateLimit-Policy`, the same on every answer: made once.
+    policy: HeaderValue,
 }
 
 impl std::fmt::Debug for RateLimits {
@@ -78,6 +82,7 @@ impl RateLimits {
             ),
             per_second,
             burst,
+            policy: Self::policy(per_second, burst),
         }
     }
 
@@ -85,27 +90,33 @@ impl RateLimits {
     /// `per-node`: each node counts on its own (docs/deployment.md), so a client spread over
     /// N nodes by a balancer may make up to N times the quota, and the headers say what this
     /// node will still take.
-    fn policy(&self) -> String {
-        let window = self.burst.get().div_ceil(self.per_second.get());
-        format!("\"per-node\";q={};w={window}", self.burst)
+    fn policy(per_second: NonZeroU32, burst: NonZeroU32) -> HeaderValue {
+        let window = burst.get().div_ceil(per_second.get());
+        HeaderValue::try_from(format!("\"per-node\";q={burst};w={window}"))
+            .unwrap_or_else(|_| HeaderValue::from_static("\"per-node\""))
     }
 
     /// Takes one request from `bucket`: the headers to send, or the refusal.
-    fn take(&self, bucket: &Bucket) -> Result<Vec<(HeaderName, String)>, ApiError> {
+    fn take(&self, bucket: &Bucket) -> Result<[(HeaderName, HeaderValue); 2], ApiError> {
         if self.limiter.len() > MAX_BUCKETS {
             self.limiter.retain_recent();
         }
-        let policy = (HeaderName::from_static("ratelimit-policy"), self.policy());
+        let policy = (
+            HeaderName::from_static("ratelimit-policy"),
+            self.policy.clone(),
+        );
+        let current = |remaining: u32, reset: u64| {
+            let value = format!("\"per-node\";r={remaining};t={reset}");
+            let value =
+                HeaderValue::try_from(value).unwrap_or_else(|_| HeaderValue::from_static(""));
+            (HeaderName::from_static("ratelimit"), value)
+        };
         match self.limiter.check_key(bucket) {
             Ok(state) => {
                 let remaining = state.remaining_burst_capacity();
                 let used = self.burst.get() - remaining;
                 let reset = used.div_ceil(self.per_second.get());
-                let current = format!("\"per-node\";r={remaining};t={reset}");
-                Ok(vec![
-                    policy,
-                    (HeaderName::from_static("ratelimit"), current),
-                ])
+                Ok([policy, current(remaining, u64::from(reset))])
             }
             Err(not_until) => {
                 let seconds =
@@ -114,18 +125,10 @@ impl RateLimits {
                     StatusCode::TOO_MANY_REQUESTS,
                     ErrorCode::RateLimited,
                     format!("too many requests; retry in {seconds} s"),
-                );
-                for (name, value) in [
-                    (header::RETRY_AFTER, seconds.to_string()),
-                    (policy.0, policy.1),
-                    (
-                        HeaderName::from_static("ratelimit"),
-                        format!("\"per-node\";r=0;t={seconds}"),
-                    ),
-                ] {
-                    if let Ok(value) = HeaderValue::from_str(&value) {
-                        error = error.with_header(name, value);
-                    }
+                )
+                .with_header(header::RETRY_AFTER, HeaderValue::from(seconds));
+                for (name, value) in [policy, current(0, seconds)] {
+                    error = error.with_header(name, value);
                 }
                 Err(error)
             }
@@ -134,12 +137,38 @@ impl RateLimits {
 }
 
 /// Verified keys, remembered briefly so that a request does not pay a database read to
-/// authenticate. Entries are keyed by the secret's SHA-256 (the secret itself is not kept), live
-/// [`KeyCache::TTL`], and are all dropped when any key is revoked through the API. A key revoked
-/// by another process (`petstore keys revoke`) stops working within the TTL.
-#[derive(Debug, Default)]
+/// authenticate. Entries are keyed by a keyed 128-bit SipHash of the secret, with keys drawn
+/// at random when the process starts (the secret itself is not kept): without those keys
+/// nobody can make a secret that lands on a remembered one, and it costs a few hundred
+/// instructions where the stored SHA-256 cost a few thousand (docs/performance.md). Entries
+/// live [`KeyCache::TTL`] and are all dropped when any key is revoked through the API. A key
+/// revoked by another process (`petstore keys revoke`) stops working within the TTL.
+#[derive(Debug)]
 pub struct KeyCache {
-    entries: Mutex<HashMap<[u8; 32], (Caller, Instant)>>,
+    hash_keys: (u64, u64),
+    entries: Mutex<HashMap<u128, (Caller, Instant)>>,
+}
+
+impl Default for KeyCache {
+    fn default() -> Self {
+        let mut random = [0; 16];
+        // Should the system's generator fail, fall back on std's per-process random seed.
+        let hash_keys = match getrandom::fill(&mut random) {
+            Ok(()) => {
+                let (k0, k1) = random.split_at(8);
+                let word = |bytes: &[u8]| u64::from_le_bytes(bytes.try_into().unwrap_or_default());
+                (word(k0), word(k1))
+            }
+            Err(_) => {
+                let seed = std::hash::RandomState::new();
+                (seed.hash_one(0_u8), seed.hash_one(1_u8))
+            }
+        };
+        Self {
+            hash_keys,
+            entries: Mutex::default(),
+        }
+    }
 }
 
 impl KeyCache {
@@ -148,20 +177,27 @@ impl KeyCache {
     /// Entries kept at most; past it the cache starts afresh.
     const CAPACITY: usize = 10_000;
 
-    fn get(&self, hash: &[u8; 32]) -> Option<Caller> {
+    /// Where `secret` is remembered.
+    fn slot(&self, secret: &KeySecret) -> u128 {
+        let mut hasher = SipHasher13::new_with_keys(self.hash_keys.0, self.hash_keys.1);
+        hasher.write(secret.reveal().as_bytes());
+        hasher.finish128().as_u128()
+    }
+
+    fn get(&self, slot: u128) -> Option<Caller> {
         let entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
         entries
-            .get(hash)
+            .get(&slot)
             .filter(|(_, at)| at.elapsed() < Self::TTL)
             .map(|(caller, _)| *caller)
     }
 
-    fn put(&self, hash: [u8; 32], caller: Caller) {
+    fn put(&self, slot: u128, caller: Caller) {
         let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
         if entries.len() >= Self::CAPACITY {
             entries.clear();
         }
-        entries.insert(hash, (caller, Instant::now()));
+        entries.insert(slot, (caller, Instant::now()));
     }
 
     /// Forgets every verified key (a key was revoked).
@@ -199,15 +235,15 @@ pub async fn authenticate(
         Ok(None) => Authentication::Missing,
         Err(()) => Authentication::Invalid,
         Ok(Some(secret)) => {
-            let hash = secret.hash();
-            match state.key_cache().get(&hash) {
+            let slot = state.key_cache().slot(&secret);
+            match state.key_cache().get(slot) {
                 Some(caller) => Authentication::Valid(caller),
                 None => match state
                     .run(move |shop| shop.keys().authenticate(&secret))
                     .await?
                 {
                     Some(caller) => {
-                        state.key_cache().put(hash, caller);
+                        state.key_cache().put(slot, caller);
                         Authentication::Valid(caller)
                     }
                     None => Authentication::Invalid,
@@ -223,21 +259,19 @@ pub async fn authenticate(
         .app_data::<RateLimits>()
         .map(|limits| limits.take(&bucket))
     {
-        Some(Ok(headers)) => headers,
+        Some(Ok(headers)) => Some(headers),
         Some(Err(refusal)) => {
             state.metrics().rate_limited();
             return Err(refusal.into());
         }
-        None => Vec::new(),
+        None => None,
     };
     req.extensions_mut().insert(authentication);
 
     let mut response = next.call(req).await?;
     let headers = response.headers_mut();
-    for (name, value) in rate_headers {
-        if let Ok(value) = HeaderValue::from_str(&value) {
-            headers.insert(name, value);
-        }
+    for (name, value) in rate_headers.into_iter().flatten() {
+        headers.insert(name, value);
     }
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     Ok(response)
