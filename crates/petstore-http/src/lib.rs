@@ -25,5 +25,6 @@ pub mod metrics;
 pub mod middleware;
 pub mod openapi;
 pub mod pagination;
+mod readers;
 pub mod routes;
 pub mod state;

@@ -12,10 +12,25 @@ use crate::changes::ChangeFeed;
 use crate::delivery::DeliverySettings;
 use crate::error::ApiError;
 use crate::metrics::Metrics;
+use crate::readers::ReadThreads;
 
 /// The use cases as the HTTP layer runs them: on SQLite or PostgreSQL, with an injectable
 /// clock.
 pub type PetService = Service<AnyStore, Arc<dyn Clock>>;
+
+/// One reader thread per core this process may use, at most 4: on SQLite a read is CPU work,
+/// and more threads than cores only add switches between them. `None` (reads then take the
+/// blocking pool) if no thread could be started.
+fn start_readers() -> Option<ReadThreads> {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    match ReadThreads::start(cores.min(4)) {
+        Ok(threads) => Some(threads),
+        Err(error) => {
+            tracing::warn!(%error, "cannot start reader threads; reads take the blocking pool");
+            None
+        }
+    }
+}
 
 /// Shared by all workers and handlers; cheap to clone.
 #[derive(Clone)]
@@ -27,6 +42,8 @@ pub struct AppState {
     changes: Arc<ChangeFeed>,
     stopping: Arc<AtomicBool>,
     delivery: Arc<DeliverySettings>,
+    /// Where reads run on SQLite; on PostgreSQL, reads take the blocking pool like writes.
+    readers: Option<ReadThreads>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -45,6 +62,7 @@ impl AppState {
 
     /// The state for a store, a clock and the operator's settings for the domain.
     pub fn with_settings(store: AnyStore, clock: Arc<dyn Clock>, settings: Settings) -> Self {
+        let readers = store.reads_in_process().then(start_readers).flatten();
         Self {
             service: Arc::new(
                 Service::with_clock(store, Arc::clone(&clock)).with_settings(settings),
@@ -55,6 +73,7 @@ impl AppState {
             changes: Arc::new(ChangeFeed::default()),
             stopping: Arc::new(AtomicBool::new(false)),
             delivery: Arc::new(DeliverySettings::default()),
+            readers,
         }
     }
 
@@ -102,6 +121,25 @@ impl AppState {
     /// The store, for health checks.
     pub fn store(&self) -> &AnyStore {
         self.service.store()
+    }
+
+    /// Runs a use case that only reads: on the reader threads on SQLite (see the `readers`
+    /// module), on the blocking pool otherwise.
+    pub async fn read<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&PetService) -> Result<T, DomainError> + Send + 'static,
+    ) -> Result<T, ApiError> {
+        let Some(readers) = &self.readers else {
+            return self.run(work).await;
+        };
+        let service = Arc::clone(&self.service);
+        match readers.run(move || work(&service)).await {
+            Ok(result) => result.map_err(ApiError::from),
+            Err(error) => {
+                tracing::error!(%error, "a read failed");
+                Err(ApiError::internal())
+            }
+        }
     }
 
     /// Runs a use case on the blocking thread pool, off the async workers: the store is

@@ -34,6 +34,14 @@ impl AnyStore {
         }
     }
 
+    /// Whether a read is quick work in this process that a caller may run on its own thread
+    /// rather than hand to a pool of blocking threads: on SQLite, yes (in WAL mode a read
+    /// never waits for a writer, and a hot database's pages are in memory); on PostgreSQL,
+    /// no (every statement is a round trip over the network).
+    pub fn reads_in_process(&self) -> bool {
+        matches!(self, AnyStore::Sqlite(_))
+    }
+
     /// Connections open and idle (for metrics).
     pub fn pool_state(&self) -> PoolState {
         match self {

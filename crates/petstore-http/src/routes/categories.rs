@@ -35,7 +35,9 @@ pub async fn list_categories(
         after: params.after()?,
         limit: params.page_size(),
     };
-    let page = state.run(move |shop| shop.categories().list(&list)).await?;
+    let page = state
+        .read(move |shop| shop.categories().list(&list))
+        .await?;
     Ok(page_response("/v1/categories", &page, list.limit, params))
 }
 
@@ -93,7 +95,7 @@ pub async fn get_category(
     if_none_match: IfNoneMatch,
     PathId(id): PathId<CategoryId>,
 ) -> Result<HttpResponse, ApiError> {
-    let category = state.run(move |shop| shop.categories().get(id)).await?;
+    let category = state.read(move |shop| shop.categories().get(id)).await?;
     Ok(read_response(&category, &if_none_match))
 }
 

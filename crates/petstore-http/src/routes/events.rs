@@ -78,7 +78,7 @@ pub async fn list_events(
     let after = params.after.and_then(|FeedPosition(after)| after);
     let limit = params.limit.unwrap_or_default();
     let events = state
-        .run(move |shop| shop.events().after(caller.0, after, limit))
+        .read(move |shop| shop.events().after(caller.0, after, limit))
         .await?;
     let mut response = HttpResponse::Ok();
     if events.len() == limit.get() as usize
@@ -216,7 +216,7 @@ pub async fn stream_events(
         }
         None => {
             state
-                .run(move |shop| shop.events().last_id(caller.0))
+                .read(move |shop| shop.events().last_id(caller.0))
                 .await?
         }
     };
@@ -243,7 +243,7 @@ pub async fn stream_events(
             let batch = if follower.stale {
                 follower
                     .state
-                    .run(move |shop| shop.events().after(caller, after, PageSize::MAX_PAGE))
+                    .read(move |shop| shop.events().after(caller, after, PageSize::MAX_PAGE))
                     .await
             } else {
                 Ok(Vec::new())

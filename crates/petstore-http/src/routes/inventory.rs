@@ -46,7 +46,7 @@ pub async fn list_inventory(
         after: params.after()?,
         limit: params.page_size(),
     };
-    let page = state.run(move |shop| shop.inventory().list(&list)).await?;
+    let page = state.read(move |shop| shop.inventory().list(&list)).await?;
     Ok(page_response("/v1/inventory", &page, list.limit, params))
 }
 
@@ -66,7 +66,7 @@ pub async fn get_inventory_item(
     if_none_match: IfNoneMatch,
     PathId(pet_id): PathId<PetId>,
 ) -> Result<HttpResponse, ApiError> {
-    let item = state.run(move |shop| shop.inventory().get(pet_id)).await?;
+    let item = state.read(move |shop| shop.inventory().get(pet_id)).await?;
     Ok(read_response(&item, &if_none_match))
 }
 

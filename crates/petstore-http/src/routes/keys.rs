@@ -56,7 +56,7 @@ pub async fn list_keys(
         limit: params.page_size(),
     };
     let page = state
-        .run(move |shop| shop.keys().list(caller.0, &list))
+        .read(move |shop| shop.keys().list(caller.0, &list))
         .await?;
     Ok(page_response("/v1/keys", &page, list.limit, params))
 }
@@ -118,7 +118,9 @@ pub async fn get_key(
     if_none_match: IfNoneMatch,
     PathId(id): PathId<KeyId>,
 ) -> Result<HttpResponse, ApiError> {
-    let key = state.run(move |shop| shop.keys().get(caller.0, id)).await?;
+    let key = state
+        .read(move |shop| shop.keys().get(caller.0, id))
+        .await?;
     Ok(read_response(&key, &if_none_match))
 }
 

@@ -63,7 +63,7 @@ pub async fn list_orders(
         owner: None,
     };
     let page = state
-        .run(move |shop| shop.orders().list(caller.0, &list))
+        .read(move |shop| shop.orders().list(caller.0, &list))
         .await?;
     Ok(page_response("/v1/store/orders", &page, list.limit, params))
 }
@@ -125,7 +125,7 @@ pub async fn get_order(
     PathId(id): PathId<OrderId>,
 ) -> Result<HttpResponse, ApiError> {
     let order = state
-        .run(move |shop| shop.orders().get(caller.0, id))
+        .read(move |shop| shop.orders().get(caller.0, id))
         .await?;
     Ok(read_response(&order, &if_none_match))
 }

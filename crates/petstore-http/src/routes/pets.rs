@@ -75,7 +75,7 @@ pub async fn list_pets(
     .map_err(|e| ApiError::invalid_parameter(e.to_string()))?
     .page(params.after()?, params.page_size());
     let limit = pet_query.limit;
-    let page = state.run(move |shop| shop.pets().list(&pet_query)).await?;
+    let page = state.read(move |shop| shop.pets().list(&pet_query)).await?;
     Ok(page_response("/v1/pets", &page, limit, params))
 }
 
@@ -164,7 +164,7 @@ pub async fn get_pet(
             ErrorCode::Gone,
             "getPet was retired on 2030-12-05; use GET /v1/pets?id={petId}",
         )),
-        (Ok(_), Ok(PathId(id))) => state.run(move |shop| shop.pets().get(id)).await,
+        (Ok(_), Ok(PathId(id))) => state.read(move |shop| shop.pets().get(id)).await,
     };
     let mut response = match result {
         Ok(pet) => read_response(&pet, &if_none_match),

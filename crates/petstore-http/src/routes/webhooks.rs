@@ -59,7 +59,7 @@ pub async fn list_webhooks(
         limit: params.page_size(),
     };
     let page = state
-        .run(move |shop| shop.webhooks().list(caller.0, &list))
+        .read(move |shop| shop.webhooks().list(caller.0, &list))
         .await?;
     Ok(page_response("/v1/webhooks", &page, list.limit, params))
 }
@@ -124,7 +124,7 @@ pub async fn get_webhook(
     PathId(id): PathId<WebhookId>,
 ) -> Result<HttpResponse, ApiError> {
     let webhook = state
-        .run(move |shop| shop.webhooks().get(caller.0, id))
+        .read(move |shop| shop.webhooks().get(caller.0, id))
         .await?;
     Ok(read_response(&webhook, &if_none_match))
 }
@@ -182,7 +182,7 @@ pub async fn list_webhook_deliveries(
         limit: params.page_size(),
     };
     let page = state
-        .run(move |shop| shop.webhooks().deliveries(caller.0, id, &list))
+        .read(move |shop| shop.webhooks().deliveries(caller.0, id, &list))
         .await?;
     let path = format!("/v1/webhooks/{id}/deliveries");
     Ok(page_response(&path, &page, list.limit, params))

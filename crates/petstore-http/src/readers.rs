@@ -1,0 +1,171 @@
+//! Threads of our own for reads on SQLite, off the async workers.
+//!
+//! Database work never runs on an async worker: a read can wait (a page from the disk, a lock
+//! held by a checkpoint, a pool with every connection out), and that would stall every
+//! connection the worker serves. actix's blocking pool keeps it off them, but at a price on a
+//! busy core: each request wakes a thread of its own, so 32 reads in flight cost 32 thread
+//! wake-ups and as many wake-ups back. Here a few long-lived threads share one queue: a
+//! thread that finds work waiting takes it without sleeping, and only an idle thread is woken,
+//! so a burst of reads is served by one wake-up. Each read still gets its own pooled
+//! connection and transaction.
+
+use std::collections::VecDeque;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+
+use tokio::sync::oneshot;
+
+type Job = Box<dyn FnOnce() + Send>;
+
+#[derive(Default)]
+struct Queue {
+    jobs: VecDeque<Job>,
+    /// Threads asleep on the condition variable: only then does a new job wake one.
+    idle: usize,
+    closed: bool,
+}
+
+#[derive(Default)]
+struct Shared {
+    queue: Mutex<Queue>,
+    ready: Condvar,
+}
+
+/// The reader threads; dropping the last handle lets them finish the queue and exit.
+#[derive(Clone)]
+pub struct ReadThreads {
+    shared: Arc<Shared>,
+    _owner: Arc<Closer>,
+}
+
+impl std::fmt::Debug for ReadThreads {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReadThreads").finish_non_exhaustive()
+    }
+}
+
+/// Closes the queue when the last [`ReadThreads`] goes.
+struct Closer(Arc<Shared>);
+
+impl Drop for Closer {
+    fn drop(&mut self) {
+        let mut queue = self.0.queue.lock().unwrap_or_else(PoisonError::into_inner);
+        queue.closed = true;
+        self.0.ready.notify_all();
+    }
+}
+
+/// Why a read gave no answer.
+#[derive(Debug, thiserror::Error)]
+#[error("the read panicked, or no reader thread could run it")]
+pub struct ReadFailed;
+
+impl ReadThreads {
+    /// Starts `count` reader threads (at least one).
+    pub fn start(count: usize) -> std::io::Result<Self> {
+        let shared = Arc::new(Shared::default());
+        for n in 0..count.max(1) {
+            let shared = Arc::clone(&shared);
+            std::thread::Builder::new()
+                .name(format!("petstore-reader-{n}"))
+                .spawn(move || serve(&shared))?;
+        }
+        Ok(Self {
+            _owner: Arc::new(Closer(Arc::clone(&shared))),
+            shared,
+        })
+    }
+
+    /// Runs `work` on a reader thread, inside the caller's tracing span, and waits for it
+    /// without blocking the caller's thread.
+    pub async fn run<T: Send + 'static>(
+        &self,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, ReadFailed> {
+        let (answer, answered) = oneshot::channel();
+        let span = tracing::Span::current();
+        let job: Job = Box::new(move || {
+            let _entered = span.enter();
+            // A panic drops `answer`: the caller sees `ReadFailed`, the thread lives on.
+            if let Ok(value) = catch_unwind(AssertUnwindSafe(work)) {
+                let _ = answer.send(value);
+            }
+        });
+        {
+            let mut queue = self
+                .shared
+                .queue
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            queue.jobs.push_back(job);
+            if queue.idle > 0 {
+                self.shared.ready.notify_one();
+            }
+        }
+        answered.await.map_err(|_| ReadFailed)
+    }
+}
+
+fn serve(shared: &Shared) {
+    let mut queue = shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
+    loop {
+        if let Some(job) = queue.jobs.pop_front() {
+            drop(queue);
+            job();
+            queue = shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
+        } else if queue.closed {
+            return;
+        } else {
+            queue.idle += 1;
+            queue = shared
+                .ready
+                .wait(queue)
+                .unwrap_or_else(PoisonError::into_inner);
+            queue.idle -= 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[actix_web::test]
+    async fn reads_run_off_the_caller_and_answer_in_any_number() {
+        let threads = ReadThreads::start(2).unwrap();
+        let caller = std::thread::current().id();
+        let ran_elsewhere = threads
+            .run(move || std::thread::current().id() != caller)
+            .await
+            .unwrap();
+        assert!(ran_elsewhere);
+        let count = Arc::new(AtomicUsize::new(0));
+        let reads = (0..100).map(|n| {
+            let count = Arc::clone(&count);
+            let threads = threads.clone();
+            async move {
+                threads
+                    .run(move || {
+                        count.fetch_add(1, Ordering::SeqCst);
+                        n * 2
+                    })
+                    .await
+            }
+        });
+        let answers = futures_util::future::join_all(reads).await;
+        assert_eq!(
+            answers.into_iter().map(Result::unwrap).collect::<Vec<_>>(),
+            (0..100).map(|n| n * 2).collect::<Vec<_>>()
+        );
+        assert_eq!(count.load(Ordering::SeqCst), 100);
+    }
+
+    #[actix_web::test]
+    async fn a_panicking_read_fails_alone() {
+        let threads = ReadThreads::start(1).unwrap();
+        let failed = threads.run(|| -> u32 { panic!("a bug in a read") }).await;
+        assert!(failed.is_err());
+        assert_eq!(threads.run(|| 7).await.unwrap(), 7, "the thread lives on");
+    }
+}
