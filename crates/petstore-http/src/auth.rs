@@ -151,21 +151,11 @@ pub struct KeyCache {
 
 impl Default for KeyCache {
     fn default() -> Self {
-        let mut random = [0; 16];
-        // Should the system's generator fail, fall back on std's per-process random seed.
-        let hash_keys = match getrandom::fill(&mut random) {
-            Ok(()) => {
-                let (k0, k1) = random.split_at(8);
-                let word = |bytes: &[u8]| u64::from_le_bytes(bytes.try_into().unwrap_or_default());
-                (word(k0), word(k1))
-            }
-            Err(_) => {
-                let seed = std::hash::RandomState::new();
-                (seed.hash_one(0_u8), seed.hash_one(1_u8))
-            }
-        };
+        // RandomState is seeded from the operating system's generator: its hashes of fixed
+        // inputs are keys nobody outside the process can know.
+        let seed = std::hash::RandomState::new();
         Self {
-            hash_keys,
+            hash_keys: (seed.hash_one(0_u8), seed.hash_one(1_u8)),
             entries: Mutex::default(),
         }
     }

@@ -33,10 +33,7 @@ struct Shared {
 
 /// The reader threads; dropping the last handle lets them finish the queue and exit.
 #[derive(Clone)]
-pub struct ReadThreads {
-    shared: Arc<Shared>,
-    _owner: Arc<Closer>,
-}
+pub struct ReadThreads(Arc<Closer>);
 
 impl std::fmt::Debug for ReadThreads {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -70,10 +67,7 @@ impl ReadThreads {
                 .name(format!("petstore-reader-{n}"))
                 .spawn(move || serve(&shared))?;
         }
-        Ok(Self {
-            _owner: Arc::new(Closer(Arc::clone(&shared))),
-            shared,
-        })
+        Ok(Self(Arc::new(Closer(shared))))
     }
 
     /// Runs `work` on a reader thread, inside the caller's tracing span, and waits for it
@@ -92,14 +86,11 @@ impl ReadThreads {
             }
         });
         {
-            let mut queue = self
-                .shared
-                .queue
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
+            let shared = &self.0.0;
+            let mut queue = shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
             queue.jobs.push_back(job);
             if queue.idle > 0 {
-                self.shared.ready.notify_one();
+                shared.ready.notify_one();
             }
         }
         answered.await.map_err(|_| ReadFailed)

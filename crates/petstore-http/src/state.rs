@@ -133,13 +133,7 @@ impl AppState {
             return self.run(work).await;
         };
         let service = Arc::clone(&self.service);
-        match readers.run(move || work(&service)).await {
-            Ok(result) => result.map_err(ApiError::from),
-            Err(error) => {
-                tracing::error!(%error, "a read failed");
-                Err(ApiError::internal())
-            }
-        }
+        answer(readers.run(move || work(&service)).await)
     }
 
     /// Runs a use case on the blocking thread pool, off the async workers: the store is
@@ -149,12 +143,20 @@ impl AppState {
         work: impl FnOnce(&PetService) -> Result<T, DomainError> + Send + 'static,
     ) -> Result<T, ApiError> {
         let service = Arc::clone(&self.service);
-        match web::block(move || work(&service)).await {
-            Ok(result) => result.map_err(ApiError::from),
-            Err(error) => {
-                tracing::error!(%error, "a use case panicked or was cancelled");
-                Err(ApiError::internal())
-            }
+        answer(web::block(move || work(&service)).await)
+    }
+}
+
+/// What a use case run on another thread answers: its result, or a 500 (logged) when the
+/// thread gave none back (the use case panicked, or was cancelled).
+fn answer<T>(
+    outcome: Result<Result<T, DomainError>, impl std::fmt::Display>,
+) -> Result<T, ApiError> {
+    match outcome {
+        Ok(result) => result.map_err(ApiError::from),
+        Err(error) => {
+            tracing::error!(%error, "a use case panicked or was cancelled");
+            Err(ApiError::internal())
         }
     }
 }

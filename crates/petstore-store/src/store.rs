@@ -34,10 +34,10 @@ impl AnyStore {
         }
     }
 
-    /// Whether a read is quick work in this process that a caller may run on its own thread
-    /// rather than hand to a pool of blocking threads: on SQLite, yes (in WAL mode a read
-    /// never waits for a writer, and a hot database's pages are in memory); on PostgreSQL,
-    /// no (every statement is a round trip over the network).
+    /// Whether a read is CPU work in this process, which a few threads can serve one after
+    /// another: on SQLite, yes (in WAL mode a read never waits for a writer, and a hot
+    /// database's pages are in memory); on PostgreSQL, no (every statement is a round trip
+    /// over the network, and many may be in flight at once).
     pub fn reads_in_process(&self) -> bool {
         matches!(self, AnyStore::Sqlite(_))
     }
