@@ -21,9 +21,11 @@ use petstore_core::{DomainError, RepoResult, Snapshot, Store, Transaction};
 use crate::config::{Database, StoreConfig};
 
 mod limit;
+mod prepared;
 mod repositories;
 mod rows;
 mod schema;
+mod snapshot;
 mod writer;
 
 use crate::error::StoreError;
@@ -262,7 +264,7 @@ impl Store for SqliteStore {
     fn read<T>(&self, work: impl FnOnce(&mut dyn Snapshot) -> RepoResult<T>) -> RepoResult<T> {
         let mut conn = self.readers.get().map_err(StoreError::from)?;
         // One deferred transaction: all the work's queries see the same snapshot.
-        conn.transaction::<T, StoreError, _>(|conn| {
+        snapshot::in_read_transaction::<T, StoreError>(&mut conn, |conn| {
             work(&mut SqliteTx { conn }).map_err(StoreError::Domain)
         })
         .map_err(DomainError::from)
@@ -286,6 +288,23 @@ mod tests {
         diesel::select(sql::<BigInt>(&format!("(SELECT * FROM pragma_{name})")))
             .get_result(conn)
             .unwrap()
+    }
+
+    /// `.cargo/config.toml` builds SQLite without a mutex per call and without memory
+    /// statistics (docs/performance.md): a build that lost those flags fails here.
+    #[test]
+    fn sqlite_is_built_multi_threaded_without_memory_statistics() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&StoreConfig::new(dir.path().join("options.db"))).unwrap();
+        let mut conn = store.readers.get().unwrap();
+        let options: String = diesel::select(sql::<diesel::sql_types::Text>(
+            "(SELECT group_concat(compile_options, ' ') FROM pragma_compile_options)",
+        ))
+        .get_result(&mut *conn)
+        .unwrap();
+        let options: Vec<&str> = options.split(' ').collect();
+        assert!(options.contains(&"THREADSAFE=2"), "{options:?}");
+        assert!(options.contains(&"DEFAULT_MEMSTATUS=0"), "{options:?}");
     }
 
     #[test]

@@ -133,8 +133,9 @@ pub(crate) struct NewOrderRow {
     pub(crate) owner_id: Option<i64>,
 }
 
+// No trace binds NULL: the statement's text is then the same for every row, and cached.
 #[derive(Debug, Insertable)]
-#[diesel(table_name = events)]
+#[diesel(table_name = events, treat_none_as_default_value = false)]
 pub(crate) struct NewEventRow<'a> {
     pub(crate) time: &'a str,
     pub(crate) event_type: &'static str,

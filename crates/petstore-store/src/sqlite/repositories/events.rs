@@ -57,10 +57,14 @@ impl EventWriter for SqliteTx<'_> {
                 traceparent: cause.map(TraceParent::as_str),
             })
             .collect();
-        diesel::insert_into(events::table)
-            .values(&rows)
-            .execute(self.conn)
-            .or_storage()?;
+        // One row at a time: a single-row insert is a statement Diesel prepares once and keeps,
+        // where a batch is built, parsed and wrapped in a savepoint of its own every time.
+        for row in &rows {
+            diesel::insert_into(events::table)
+                .values(row)
+                .execute(self.conn)
+                .or_storage()?;
+        }
         Ok(())
     }
 }

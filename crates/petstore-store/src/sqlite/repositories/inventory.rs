@@ -3,6 +3,7 @@
 use super::SqliteTx;
 use crate::error::QueryResultExt;
 use crate::records::PetRecord;
+use crate::sqlite::prepared::SetStock;
 use crate::sqlite::rows::PET_COLUMNS;
 use crate::sqlite::schema::pets;
 use crate::statements::exactly_one;
@@ -37,10 +38,12 @@ impl InventoryReader for SqliteTx<'_> {
 
 impl InventoryWriter for SqliteTx<'_> {
     fn set_stock(&mut self, pet_id: PetId, stock: Stock) -> RepoResult<()> {
-        let affected = diesel::update(pets::table.find(pet_id.get()))
-            .set(pets::stock.eq(i64::from(stock.get())))
-            .execute(self.conn)
-            .or_storage()?;
+        let affected = SetStock {
+            pet_id: pet_id.get(),
+            stock: i64::from(stock.get()),
+        }
+        .execute(self.conn)
+        .or_storage()?;
         exactly_one(affected, "pet", pet_id.get())
     }
 }

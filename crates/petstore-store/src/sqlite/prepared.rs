@@ -1,0 +1,66 @@
+//! Statements written out by hand so that Diesel prepares them once per connection.
+//!
+//! Diesel keeps a connection's prepared statements in a cache, but not all of them: it never
+//! caches an `UPDATE` built with its query builder, and transaction control goes through
+//! `sqlite3_exec`. Either way SQLite parses and plans the statement on every execution, which
+//! cost an order about a tenth of its instructions (docs/performance.md). The statements on
+//! the busiest paths are therefore types of their own here: fixed text, bound parameters, a
+//! static query id, so Diesel's cache keeps them.
+
+use diesel::query_builder::{AstPass, QueryFragment, QueryId};
+use diesel::sql_types::BigInt;
+use diesel::sqlite::{Sqlite, SqliteConnection};
+use diesel::{QueryResult, RunQueryDsl};
+
+/// A statement of fixed text and no parameters, cached by its type.
+macro_rules! fixed_statement {
+    ($(#[$doc:meta])* $name:ident, $sql:literal) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, QueryId)]
+        pub(crate) struct $name;
+
+        impl QueryFragment<Sqlite> for $name {
+            fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Sqlite>) -> QueryResult<()> {
+                out.push_sql($sql);
+                Ok(())
+            }
+        }
+
+        impl RunQueryDsl<SqliteConnection> for $name {}
+    };
+}
+
+fixed_statement!(
+    /// Begins a deferred transaction.
+    Begin,
+    "BEGIN"
+);
+fixed_statement!(
+    /// Commits the open transaction.
+    Commit,
+    "COMMIT"
+);
+fixed_statement!(
+    /// Rolls the open transaction back.
+    Rollback,
+    "ROLLBACK"
+);
+
+/// `UPDATE pets SET stock = ? WHERE id = ?`: every order changes a pet's stock.
+#[derive(Debug, Clone, Copy, QueryId)]
+pub(crate) struct SetStock {
+    pub(crate) pet_id: i64,
+    pub(crate) stock: i64,
+}
+
+impl QueryFragment<Sqlite> for SetStock {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Sqlite>) -> QueryResult<()> {
+        out.push_sql("UPDATE `pets` SET `stock` = ");
+        out.push_bind_param::<BigInt, _>(&self.stock)?;
+        out.push_sql(" WHERE `pets`.`id` = ");
+        out.push_bind_param::<BigInt, _>(&self.pet_id)?;
+        Ok(())
+    }
+}
+
+impl RunQueryDsl<SqliteConnection> for SetStock {}
