@@ -161,10 +161,7 @@ def dumps(folder):
 # The nesting of one request, outermost first: the inclusive cost of each.
 NESTING = [
     ("actix: connection, parsing, writing", r"actix_http::h1::dispatcher::.*poll"),
-    ("request_context middleware", r"petstore_http::middleware::request_context"),
-    ("compress middleware", r"petstore_http::middleware::compress"),
-    ("catch_panics middleware", r"petstore_http::middleware::catch_panics"),
-    ("json_errors middleware", r"petstore_http::middleware::json_errors"),
+    ("around_every_request middleware", r"petstore_http::middleware::around_every_request"),
     ("authenticate", r"petstore_http::auth::"),
     ("a write's hop to the blocking pool", r"actix_web::web::block|tokio::runtime::blocking::pool::spawn_blocking"),
     ("a read on a reader thread", r"petstore_http::readers::serve"),

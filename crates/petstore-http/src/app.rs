@@ -4,7 +4,7 @@ use std::num::NonZeroU32;
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
-use actix_web::middleware::{ErrorHandlers, from_fn};
+use actix_web::middleware::from_fn;
 use actix_web::{App, HttpRequest, HttpResponse, Resource, web};
 use serde_json::json;
 use utoipa_swagger_ui::SwaggerUi;
@@ -14,7 +14,7 @@ use crate::endpoint::method_not_allowed;
 use crate::error::{ApiError, ErrorCode};
 use crate::extract::{BodyDeadline, BodyLimit};
 use crate::metrics::Format;
-use crate::middleware::{catch_panics, compress, json_errors, request_context};
+use crate::middleware::around_every_request;
 use crate::openapi;
 use crate::routes::{self, meta};
 use crate::state::AppState;
@@ -57,7 +57,7 @@ pub fn app(
     >,
 > {
     let v1 = routes::endpoints().into_iter().fold(
-        web::scope("/v1")
+        web::scope(routes::BASE)
             .wrap(from_fn(authenticate))
             .route("", web::get().to(meta::api_info))
             .default_service(web::to(unknown_route)),
@@ -76,12 +76,7 @@ pub fn app(
         .service(get_only("/docs", docs_redirect))
         .service(SwaggerUi::new("/docs/{_:.*}").url("/openapi.json", openapi::document().clone()))
         .default_service(web::to(unknown_route))
-        // The last `wrap` runs first: ids and logs around everything, then the panic guard,
-        // then the JSON error pass right around the routes.
-        .wrap(ErrorHandlers::new().default_handler(json_errors))
-        .wrap(from_fn(catch_panics))
-        .wrap(from_fn(compress))
-        .wrap(from_fn(request_context))
+        .wrap(from_fn(around_every_request))
 }
 
 fn get_only<F, Args>(path: &str, handler: F) -> Resource

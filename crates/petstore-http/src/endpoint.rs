@@ -14,6 +14,7 @@ use utoipa::openapi::{RefOr, schema::Schema};
 use utoipa_actix_web::OpenApiFactory;
 
 use crate::error::ApiError;
+use crate::middleware::RouteLabel;
 
 type Schemas = Vec<(String, RefOr<Schema>)>;
 
@@ -110,7 +111,9 @@ impl HttpServiceFactory for Endpoint {
             }
         }
         let allow = allow.join(", ");
+        let label = RouteLabel(format!("{}{}", crate::routes::BASE, self.path).into());
         self.resource
+            .app_data(label)
             .default_service(method_not_allowed(allow))
             .register(config);
     }

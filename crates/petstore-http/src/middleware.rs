@@ -3,6 +3,7 @@
 
 use std::hash::{BuildHasher, RandomState};
 use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
@@ -14,8 +15,8 @@ use actix_web::http::Method;
 use actix_web::http::header::{
     self, AcceptEncoding, ContentEncoding, Encoding, HeaderName, HeaderValue,
 };
-use actix_web::middleware::{ErrorHandlerResponse, Next};
-use actix_web::{Error, ResponseError, web};
+use actix_web::middleware::Next;
+use actix_web::{Error, HttpRequest, ResponseError, web};
 use futures_util::FutureExt;
 use tracing::Instrument;
 
@@ -28,36 +29,53 @@ pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 /// A client's request id is echoed when it is 1 to 128 characters of a safe set; anything
 /// else (control characters, very long values) is replaced, so logs stay clean.
-fn sane_request_id(value: &HeaderValue) -> Option<String> {
-    let text = value.to_str().ok()?;
-    let ok = (1..=128).contains(&text.len())
+fn sane_request_id(value: &HeaderValue) -> bool {
+    let text = value.as_bytes();
+    (1..=128).contains(&text.len())
         && text
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_.:+/=".contains(&b));
-    ok.then(|| text.to_owned())
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.:+/=".contains(b))
 }
 
-fn new_request_id() -> String {
+/// 16 hex digits, unpredictable and unique per call.
+fn new_request_id() -> HeaderValue {
     static SEQUENCE: AtomicU64 = AtomicU64::new(0);
     // RandomState is seeded from the OS once per thread: unpredictable, unique per call.
-    let n = SEQUENCE.fetch_add(1, Ordering::Relaxed);
-    format!("{:016x}", RandomState::new().hash_one(n))
+    let n = RandomState::new().hash_one(SEQUENCE.fetch_add(1, Ordering::Relaxed));
+    let mut hex = [0u8; 16];
+    for (i, digit) in hex.iter_mut().enumerate() {
+        *digit = b"0123456789abcdef"[((n >> (60 - 4 * i)) & 0xf) as usize];
+    }
+    HeaderValue::from_bytes(&hex).unwrap_or_else(|_| HeaderValue::from_static("0"))
 }
 
-/// Gives each request an id (echoed in `X-Request-Id`), runs it in a tracing span carrying that
-/// id, and logs its outcome.
+/// The route a resource serves, as metric label and log field: its pattern
+/// (`/v1/pets/{petId}`), set on each resource when the app is built, so that a request does
+/// not rebuild it by matching its path against the routes again.
+#[derive(Debug, Clone)]
+pub struct RouteLabel(pub Arc<str>);
+
+/// What wraps every request, in one layer (one boxed future, one span):
 ///
-/// It also answers `HEAD` for every `GET` route (RFC 9110): the request is routed as a `GET`,
-/// and the HTTP/1 codec, which remembers the request was a `HEAD`, sends the headers without
-/// the body. A streamed body (the event stream) is dropped here, since it would never end.
-pub async fn request_context(
+/// - gives it an id (echoed in `X-Request-Id`), runs it in a tracing span carrying that id,
+///   and logs and counts its outcome;
+/// - answers `HEAD` for every `GET` route (RFC 9110): the request is routed as a `GET`, and
+///   the HTTP/1 codec, which remembers the request was a `HEAD`, sends the headers without
+///   the body. A streamed body (the event stream) is dropped here, since it would never end;
+/// - turns a panic anywhere below into a 500 `internal` answer (the panic's text goes to the
+///   log only), instead of a dropped connection;
+/// - replaces an error response that is not JSON (from actix itself, or any path this crate
+///   forgot) by the JSON body its status stands for ([`json_error`]);
+/// - compresses a large answer ([`COMPRESS_FROM_BYTES`]).
+pub async fn around_every_request(
     mut req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
-) -> Result<ServiceResponse<EitherBody<impl MessageBody>>, Error> {
+) -> Result<ServiceResponse<impl MessageBody>, Error> {
     let id = req
         .headers()
         .get(REQUEST_ID)
-        .and_then(sane_request_id)
+        .filter(|value| sane_request_id(value))
+        .cloned()
         .unwrap_or_else(new_request_id);
     // A method is any token a client likes: labels and log fields take it only from a fixed
     // set, so a client cannot grow the metrics or the logs with made-up ones.
@@ -68,7 +86,7 @@ pub async fn request_context(
     }
     let span = tracing::info_span!(
         "request",
-        request_id = %id,
+        request_id = id.to_str().unwrap_or_default(),
         method = method,
         route = tracing::field::Empty,
         trace_id = tracing::field::Empty,
@@ -87,25 +105,35 @@ pub async fn request_context(
         .as_ref()
         .map(|state| state.metrics().request_started());
     let started = Instant::now();
-    let header_value = HeaderValue::from_str(&id).ok();
     // No clone of the request may be held across `next.call`: the router needs it unshared.
-    let result = next.call(req).instrument(span.clone()).await;
-    let (status, route) = match &result {
-        Ok(response) => (
-            response.status(),
-            // The pattern, not the path: fuzzed paths must not make new series or log fields.
-            response
-                .request()
-                .match_pattern()
-                .unwrap_or_else(|| "unmatched".to_owned()),
-        ),
-        Err(error) => (
-            error.as_response_error().status_code(),
-            "unmatched".to_owned(),
-        ),
+    let result = match AssertUnwindSafe(next.call(req).instrument(span.clone()))
+        .catch_unwind()
+        .await
+    {
+        Ok(Ok(response))
+            if response.status().is_client_error() || response.status().is_server_error() =>
+        {
+            Ok(json_error(response))
+        }
+        Ok(Ok(response)) => Ok(response.map_into_left_body()),
+        Ok(Err(error)) => Err(error),
+        Err(panic) => {
+            let text = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            span.in_scope(|| tracing::error!(panic = %text, "a request handler panicked"));
+            Err(ApiError::internal().into())
+        }
     };
+    let (status, route) = match &result {
+        Ok(response) => (response.status(), route_label(response.request())),
+        Err(error) => (error.as_response_error().status_code(), None),
+    };
+    let route = route.unwrap_or_else(|| Arc::from("unmatched"));
     let seconds = started.elapsed().as_secs_f64();
-    span.record("route", route.as_str());
+    span.record("route", &*route);
     span.in_scope(|| {
         tracing::info!(
             status = status.as_u16(),
@@ -116,32 +144,36 @@ pub async fn request_context(
     if let Some(state) = &state {
         state
             .metrics()
-            .request_finished(method, &route, status.as_u16(), seconds);
+            .request_finished(method, route, status.as_u16(), seconds);
     }
     match result {
         Ok(mut response) => {
-            if let Some(value) = header_value {
-                response.headers_mut().insert(REQUEST_ID, value);
-            }
+            response.headers_mut().insert(REQUEST_ID, id);
             if head && matches!(response.response().body().size(), BodySize::Stream) {
-                return Ok(
-                    response.map_body(|_, _| EitherBody::right(BoxBody::new(body::None::new())))
-                );
+                let response =
+                    response.map_body(|_, _| EitherBody::right(BoxBody::new(body::None::new())));
+                return Ok(compress(response));
             }
-            Ok(response.map_into_left_body())
+            Ok(compress(response))
         }
         // actix answers an error with its `error_response`: make it ours, with the id.
         Err(error) => {
-            let mut api = error
+            let api = error
                 .as_error::<ApiError>()
                 .cloned()
                 .unwrap_or_else(|| ApiError::for_status(status));
-            if let Some(value) = header_value {
-                api = api.with_header(REQUEST_ID, value);
-            }
-            Err(api.into())
+            Err(api.with_header(REQUEST_ID, id).into())
         }
     }
+}
+
+/// The pattern of the route that answered: the label its resource carries, else (routes
+/// outside `/v1`) the one actix finds again, else `None` (no route matched).
+fn route_label(req: &HttpRequest) -> Option<Arc<str>> {
+    if let Some(RouteLabel(label)) = req.app_data::<RouteLabel>() {
+        return Some(Arc::clone(label));
+    }
+    req.match_pattern().map(Arc::from)
 }
 
 /// The method as a metric label or log field: one of HTTP's standard methods, or `other`.
@@ -163,40 +195,16 @@ pub fn method_label(method: &Method) -> &'static str {
         .map_or("other", Method::as_str)
 }
 
-/// Turns a panic anywhere below into a 500 `internal` answer (the panic's text goes to the log
-/// only), instead of a dropped connection.
-pub async fn catch_panics(
-    req: ServiceRequest,
-    next: Next<impl MessageBody + 'static>,
-) -> Result<ServiceResponse<impl MessageBody>, Error> {
-    match AssertUnwindSafe(next.call(req)).catch_unwind().await {
-        Ok(result) => result,
-        Err(panic) => {
-            let text = panic
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_owned())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_default();
-            tracing::error!(panic = %text, "a request handler panicked");
-            Err(ApiError::internal().into())
-        }
-    }
-}
-
 /// The last line of the error contract: an error response that is not JSON (from actix
 /// itself, or any path this crate forgot) is replaced by the JSON body its status stands for.
-pub fn json_errors<B: MessageBody + 'static>(
-    response: ServiceResponse<B>,
-) -> actix_web::Result<ErrorHandlerResponse<B>> {
+fn json_error<B>(response: ServiceResponse<B>) -> ServiceResponse<EitherBody<B>> {
     let is_json = response
         .headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("application/json"));
     if is_json {
-        return Ok(ErrorHandlerResponse::Response(
-            response.map_into_left_body(),
-        ));
+        return response.map_into_left_body();
     }
     let (request, original) = response.into_parts();
     let mut replacement = ApiError::for_status(original.status()).error_response();
@@ -205,9 +213,7 @@ pub fn json_errors<B: MessageBody + 'static>(
             replacement.headers_mut().insert(name, value.clone());
         }
     }
-    let response: ServiceResponse<EitherBody<B>> =
-        ServiceResponse::new(request, replacement).map_into_right_body();
-    Ok(ErrorHandlerResponse::Response(response))
+    ServiceResponse::new(request, replacement).map_into_right_body()
 }
 
 /// The W3C Trace Context header a caller's tracing sends.
@@ -233,11 +239,7 @@ static ENCODINGS: &[Encoding] = &[
 /// actix's `Compress`, an `Accept-Encoding` that accepts nothing offered gets the plain body,
 /// not a 406. The header is read only for a response that may be compressed: a small answer
 /// pays nothing for it.
-pub async fn compress(
-    req: ServiceRequest,
-    next: Next<impl MessageBody + 'static>,
-) -> Result<ServiceResponse<impl MessageBody>, Error> {
-    let response = next.call(req).await?;
+fn compress<B: MessageBody>(response: ServiceResponse<B>) -> ServiceResponse<Encoder<B>> {
     let large = matches!(
         response.response().body().size(),
         BodySize::Sized(n) if n >= COMPRESS_FROM_BYTES
@@ -255,13 +257,13 @@ pub async fn compress(
     } else {
         ContentEncoding::Identity
     };
-    Ok(response.map_body(move |head, body| {
+    response.map_body(move |head, body| {
         if large {
             head.headers_mut()
                 .append(header::VARY, HeaderValue::from_static("accept-encoding"));
         }
         Encoder::response(chosen, head, body)
-    }))
+    })
 }
 
 #[cfg(test)]
@@ -270,16 +272,25 @@ mod tests {
 
     #[test]
     fn request_ids_are_echoed_only_when_sane() {
-        let ok = HeaderValue::from_static("abc-123_DEF.4:5");
-        assert_eq!(sane_request_id(&ok).as_deref(), Some("abc-123_DEF.4:5"));
+        assert!(sane_request_id(&HeaderValue::from_static(
+            "abc-123_DEF.4:5"
+        )));
+        assert!(sane_request_id(
+            &HeaderValue::from_str(&"x".repeat(128)).unwrap()
+        ));
         for bad in ["", "has space", "semi;colon", &"x".repeat(129)] {
             let value = HeaderValue::from_str(bad).unwrap();
-            assert_eq!(sane_request_id(&value), None, "{bad:?}");
+            assert!(!sane_request_id(&value), "{bad:?}");
         }
     }
 
     #[test]
     fn new_request_ids_differ() {
-        assert_ne!(new_request_id(), new_request_id());
+        let (one, two) = (new_request_id(), new_request_id());
+        assert_ne!(one, two);
+        for id in [one, two] {
+            assert_eq!(id.len(), 16);
+            assert!(id.as_bytes().iter().all(u8::is_ascii_hexdigit), "{id:?}");
+        }
     }
 }

@@ -14,18 +14,21 @@ use actix_web::http::header;
 
 use crate::endpoint::Endpoint;
 
+/// Where the API's version 1 lives: every path of [`endpoints`] is relative to it.
+pub const BASE: &str = "/v1";
+
 /// Every `/v1` resource with its operations: the router and the OpenAPI document both come
 /// from this list.
 pub fn endpoints() -> Vec<Endpoint> {
+    // actix tries the resources in this order and matches each path with a parameter by
+    // regex: fixed paths come first (a string comparison each), then those with a parameter,
+    // the most requested first. No two patterns match the same path, so the order changes
+    // which is tried first, never which answers.
     vec![
         Endpoint::at("/").op(meta::__path_api_info, meta::api_info),
         Endpoint::at("/pets")
             .op(pets::__path_list_pets, pets::list_pets)
             .op(pets::__path_create_pet, pets::create_pet),
-        Endpoint::at("/pets/{petId}")
-            .op(pets::__path_get_pet, pets::get_pet)
-            .op(pets::__path_replace_pet, pets::replace_pet)
-            .op(pets::__path_delete_pet, pets::delete_pet),
         Endpoint::at("/categories")
             .op(
                 categories::__path_list_categories,
@@ -35,6 +38,35 @@ pub fn endpoints() -> Vec<Endpoint> {
                 categories::__path_create_category,
                 categories::create_category,
             ),
+        Endpoint::at("/store/orders")
+            .op(orders::__path_list_orders, orders::list_orders)
+            .op(orders::__path_place_order, orders::place_order),
+        Endpoint::at("/inventory").op(inventory::__path_list_inventory, inventory::list_inventory),
+        Endpoint::at("/events").op(events::__path_list_events, events::list_events),
+        Endpoint::at("/events/stream").op(events::__path_stream_events, events::stream_events),
+        Endpoint::at("/keys")
+            .op(keys::__path_list_keys, keys::list_keys)
+            .op(keys::__path_create_key, keys::create_key),
+        Endpoint::at("/webhooks")
+            .op(webhooks::__path_list_webhooks, webhooks::list_webhooks)
+            .op(webhooks::__path_create_webhook, webhooks::create_webhook),
+        Endpoint::at("/pets/{petId}")
+            .op(pets::__path_get_pet, pets::get_pet)
+            .op(pets::__path_replace_pet, pets::replace_pet)
+            .op(pets::__path_delete_pet, pets::delete_pet),
+        Endpoint::at("/inventory/{petId}")
+            .op(
+                inventory::__path_get_inventory_item,
+                inventory::get_inventory_item,
+            )
+            .op(
+                inventory::__path_update_inventory,
+                inventory::update_inventory,
+            ),
+        Endpoint::at("/store/orders/{orderId}")
+            .op(orders::__path_get_order, orders::get_order)
+            .op(orders::__path_update_order, orders::update_order)
+            .op(orders::__path_cancel_order, orders::cancel_order),
         Endpoint::at("/categories/{categoryId}")
             .op(categories::__path_get_category, categories::get_category)
             .op(
@@ -45,25 +77,9 @@ pub fn endpoints() -> Vec<Endpoint> {
                 categories::__path_delete_category,
                 categories::delete_category,
             ),
-        Endpoint::at("/store/orders")
-            .op(orders::__path_list_orders, orders::list_orders)
-            .op(orders::__path_place_order, orders::place_order),
-        Endpoint::at("/store/orders/{orderId}")
-            .op(orders::__path_get_order, orders::get_order)
-            .op(orders::__path_update_order, orders::update_order)
-            .op(orders::__path_cancel_order, orders::cancel_order),
-        Endpoint::at("/inventory").op(inventory::__path_list_inventory, inventory::list_inventory),
-        Endpoint::at("/events").op(events::__path_list_events, events::list_events),
-        Endpoint::at("/events/stream").op(events::__path_stream_events, events::stream_events),
-        Endpoint::at("/keys")
-            .op(keys::__path_list_keys, keys::list_keys)
-            .op(keys::__path_create_key, keys::create_key),
         Endpoint::at("/keys/{keyId}")
             .op(keys::__path_get_key, keys::get_key)
             .op(keys::__path_revoke_key, keys::revoke_key),
-        Endpoint::at("/webhooks")
-            .op(webhooks::__path_list_webhooks, webhooks::list_webhooks)
-            .op(webhooks::__path_create_webhook, webhooks::create_webhook),
         Endpoint::at("/webhooks/{webhookId}")
             .op(webhooks::__path_get_webhook, webhooks::get_webhook)
             .op(webhooks::__path_delete_webhook, webhooks::delete_webhook),
@@ -71,15 +87,6 @@ pub fn endpoints() -> Vec<Endpoint> {
             webhooks::__path_list_webhook_deliveries,
             webhooks::list_webhook_deliveries,
         ),
-        Endpoint::at("/inventory/{petId}")
-            .op(
-                inventory::__path_get_inventory_item,
-                inventory::get_inventory_item,
-            )
-            .op(
-                inventory::__path_update_inventory,
-                inventory::update_inventory,
-            ),
     ]
 }
 
