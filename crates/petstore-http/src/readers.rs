@@ -6,8 +6,10 @@
 //! busy core: each request wakes a thread of its own, so 32 reads in flight cost 32 thread
 //! wake-ups and as many wake-ups back. Here a few long-lived threads share one queue: a
 //! thread that finds work waiting takes it without sleeping, and only an idle thread is woken,
-//! so a burst of reads is served by one wake-up. Each read still gets its own pooled
-//! connection and transaction.
+//! so a burst of reads is served by one wake-up. That wake-up is made by a small task the
+//! async worker runs after the other requests it has ready, so that the reads those make join
+//! the same burst instead of each waking a thread (and, on a busy core, each switching to it
+//! and back). Each read still gets its own pooled connection and transaction.
 
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -22,6 +24,8 @@ struct Queue {
     jobs: VecDeque<Job>,
     /// Threads asleep on the condition variable: only then does a new job wake one.
     idle: usize,
+    /// Of those, threads already woken and not yet running: a job needs no other wake-up.
+    waking: usize,
     closed: bool,
 }
 
@@ -85,15 +89,54 @@ impl ReadThreads {
                 let _ = answer.send(value);
             }
         });
-        {
-            let shared = &self.0.0;
+        let shared = &self.0.0;
+        let asleep = {
             let mut queue = shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
             queue.jobs.push_back(job);
-            if queue.idle > 0 {
-                shared.ready.notify_one();
-            }
+            queue.idle > queue.waking
+        };
+        if asleep {
+            self.wake_after_burst();
         }
         answered.await.map_err(|_| ReadFailed)
+    }
+}
+
+thread_local! {
+    /// Whether this async worker has a wake-up task queued already.
+    static WAKE_QUEUED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+impl ReadThreads {
+    /// Wakes a sleeping reader once this async worker has run the other tasks it has ready:
+    /// from a task of the worker's own, queued behind them (one per burst), so that
+    /// cancelling the read that queued it cannot lose the wake-up. Off an actix worker (no
+    /// arbiter to queue it on), wakes one at once.
+    fn wake_after_burst(&self) {
+        if WAKE_QUEUED.with(std::cell::Cell::get) {
+            return;
+        }
+        let shared = Arc::clone(&self.0.0);
+        let queued = actix_rt::Arbiter::try_current().is_some_and(|worker| {
+            worker.spawn(async move {
+                WAKE_QUEUED.with(|queued| queued.set(false));
+                wake_one(&shared);
+            })
+        });
+        if queued {
+            WAKE_QUEUED.with(|flag| flag.set(true));
+        } else {
+            wake_one(&self.0.0);
+        }
+    }
+}
+
+/// Wakes one sleeping reader if a job waits and none is being woken yet.
+fn wake_one(shared: &Shared) {
+    let mut queue = shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
+    if !queue.jobs.is_empty() && queue.idle > queue.waking {
+        queue.waking += 1;
+        shared.ready.notify_one();
     }
 }
 
@@ -113,6 +156,7 @@ fn serve(shared: &Shared) {
                 .wait(queue)
                 .unwrap_or_else(PoisonError::into_inner);
             queue.idle -= 1;
+            queue.waking = queue.waking.saturating_sub(1);
         }
     }
 }
@@ -150,6 +194,29 @@ mod tests {
             (0..100).map(|n| n * 2).collect::<Vec<_>>()
         );
         assert_eq!(count.load(Ordering::SeqCst), 100);
+    }
+
+    #[actix_web::test]
+    async fn a_read_cancelled_before_its_wake_up_still_runs() {
+        use futures_util::FutureExt as _;
+        let threads = ReadThreads::start(1).unwrap();
+        let ran = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&ran);
+        // Polled once, the read has queued its job and yielded before waking a reader.
+        let read = threads.run(move || counter.fetch_add(1, Ordering::SeqCst));
+        assert!(
+            read.now_or_never().is_none(),
+            "the read waits for its answer"
+        );
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while ran.load(Ordering::SeqCst) == 0 && std::time::Instant::now() < deadline {
+            actix_web::rt::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        assert_eq!(
+            ran.load(Ordering::SeqCst),
+            1,
+            "a reader was woken for the job"
+        );
     }
 
     #[actix_web::test]
