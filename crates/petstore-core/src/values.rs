@@ -24,6 +24,11 @@ impl Name {
 
     /// Trims `text` and checks it.
     pub fn parse(text: &str) -> Result<Self, ValidationError> {
+        Self::check(text).map(|trimmed| Self(trimmed.to_owned()))
+    }
+
+    /// The trimmed text, if `text` is a valid name.
+    fn check(text: &str) -> Result<&str, ValidationError> {
         if text.chars().count() > Self::MAX_CHARS {
             return Err(ValidationError::new(
                 "name",
@@ -40,7 +45,7 @@ impl Name {
                 "must not contain control characters",
             ));
         }
-        Ok(Self(trimmed.to_owned()))
+        Ok(trimmed)
     }
 
     /// The name as text.
@@ -55,10 +60,24 @@ impl fmt::Display for Name {
     }
 }
 
+/// The same as [`Name::parse`], keeping `text`'s allocation when it needs no trimming.
+impl TryFrom<String> for Name {
+    type Error = ValidationError;
+
+    fn try_from(text: String) -> Result<Self, ValidationError> {
+        let trimmed = Self::check(&text)?;
+        if trimmed.len() == text.len() {
+            Ok(Self(text))
+        } else {
+            Ok(Self(trimmed.to_owned()))
+        }
+    }
+}
+
 impl<'de> Deserialize<'de> for Name {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let text = String::deserialize(deserializer)?;
-        Name::parse(&text).map_err(|e| serde::de::Error::custom(e.reason))
+        Name::try_from(text).map_err(|e| serde::de::Error::custom(e.reason))
     }
 }
 
@@ -284,6 +303,18 @@ mod tests {
         assert!(Name::parse("Re\u{0}x").is_err());
         assert!(Name::parse("Re\nx").is_err());
         assert_eq!(Name::parse("").unwrap_err().field, "name");
+    }
+
+    proptest::proptest! {
+        /// Taking the text by value (rows read back, request bodies) judges exactly as
+        /// parsing it does.
+        #[test]
+        fn a_name_taken_by_value_is_the_name_parsed(text in "\\PC{0,3}[ \\t\\n\\x00a-zé]{0,105}\\PC{0,3}") {
+            let parsed = Name::parse(&text);
+            let taken = Name::try_from(text.clone());
+            proptest::prop_assert_eq!(parsed.as_ref().ok(), taken.as_ref().ok());
+            proptest::prop_assert_eq!(parsed.err().map(|e| e.reason), taken.err().map(|e| e.reason));
+        }
     }
 
     #[test]

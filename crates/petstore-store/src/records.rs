@@ -43,7 +43,7 @@ impl TryFrom<CategoryRecord> for Category {
         let bad = corrupt("categories", row.id);
         Ok(Category {
             id: CategoryId::new(row.id).map_err(&bad)?,
-            name: Name::parse(&row.name).map_err(&bad)?,
+            name: Name::try_from(row.name).map_err(&bad)?,
             description: row
                 .description
                 .as_deref()
@@ -61,18 +61,38 @@ pub(crate) struct PetRecord {
     pub(crate) id: i64,
     pub(crate) name: String,
     pub(crate) category_id: i64,
-    pub(crate) status: String,
+    pub(crate) status: StatusText,
     pub(crate) stock: i64,
 }
 
+/// A pet's status column, parsed where the row is decoded: from the text SQLite or
+/// PostgreSQL hands over, without an owned copy of it (a list reads one per row). Text that
+/// is no status stays an error until the row is converted, where it is reported with the row.
+#[derive(Debug, diesel::deserialize::FromSqlRow)]
+pub(crate) struct StatusText(Result<PetStatus, ValidationError>);
+
+impl diesel::deserialize::FromSql<diesel::sql_types::Text, diesel::sqlite::Sqlite> for StatusText {
+    fn from_sql(
+        mut value: diesel::sqlite::SqliteValue<'_, '_, '_>,
+    ) -> diesel::deserialize::Result<Self> {
+        Ok(Self(value.read_text().parse()))
+    }
+}
+
+impl diesel::deserialize::FromSql<diesel::sql_types::Text, diesel::pg::Pg> for StatusText {
+    fn from_sql(value: diesel::pg::PgValue<'_>) -> diesel::deserialize::Result<Self> {
+        Ok(Self(std::str::from_utf8(value.as_bytes())?.parse()))
+    }
+}
+
 impl PetRecord {
-    pub(crate) fn pet(&self) -> Result<Pet, StoreError> {
+    pub(crate) fn into_pet(self) -> Result<Pet, StoreError> {
         let bad = corrupt("pets", self.id);
         Ok(Pet {
             id: PetId::new(self.id).map_err(&bad)?,
-            name: Name::parse(&self.name).map_err(&bad)?,
+            name: Name::try_from(self.name).map_err(&bad)?,
             category_id: CategoryId::new(self.category_id).map_err(&bad)?,
-            status: self.status.parse::<PetStatus>().map_err(&bad)?,
+            status: self.status.0.clone().map_err(&bad)?,
         })
     }
 
@@ -83,7 +103,7 @@ impl PetRecord {
         Ok(InventoryItem {
             pet_id: PetId::new(self.id).map_err(&bad)?,
             quantity: Stock::from_level(stock),
-            status: self.status.parse::<PetStatus>().map_err(&bad)?,
+            status: self.status.0.clone().map_err(&bad)?,
         })
     }
 }

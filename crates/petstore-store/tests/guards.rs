@@ -178,6 +178,34 @@ fn corrupt_rows_are_a_storage_error_not_a_panic() {
 }
 
 #[test]
+fn a_pet_row_with_an_unknown_status_is_reported_with_its_row() {
+    let store = common::TempStore::new();
+    let fixture = Fixture::new(&store);
+    let rex = fixture.pet_with_stock("Rex", 1);
+    let mut conn = connect(&store.config).unwrap();
+    // Past the schema's own check, as an older bug or a hand edit could have written it.
+    conn.batch_execute(&format!(
+        "PRAGMA ignore_check_constraints = ON; UPDATE pets SET status = 'lost' WHERE id = {}",
+        rex.id
+    ))
+    .unwrap();
+    for err in [
+        store.read(|s| s.pet(rex.id)).unwrap_err(),
+        store.read(|s| s.inventory_item(rex.id)).unwrap_err(),
+        store
+            .read(|s| s.pets(&petstore_core::PetQuery::default()))
+            .unwrap_err(),
+    ] {
+        let DomainError::Storage(failure) = &err else {
+            panic!("{err:?}")
+        };
+        let text = failure.to_string();
+        assert!(text.contains(&format!("pets row {}", rex.id)), "{text}");
+        assert!(text.contains("status"), "{text}");
+    }
+}
+
+#[test]
 fn the_open_order_counter_matches_the_orders_whoever_writes_them() {
     use diesel::prelude::*;
     use diesel::sql_types::BigInt;

@@ -60,12 +60,15 @@ impl CatalogueReader for PgTx<'_> {
 
     fn pet(&mut self, id: PetId) -> RepoResult<Option<Pet>> {
         let row = self.pet_row(id)?;
-        Ok(row.map(|r| r.pet()).transpose()?)
+        Ok(row.map(PetRecord::into_pet).transpose()?)
     }
 
     fn pets(&mut self, query: &PetQuery) -> RepoResult<Vec<Pet>> {
         let rows = self.pet_rows(query)?;
-        Ok(rows.iter().map(PetRecord::pet).collect::<Result<_, _>>()?)
+        Ok(rows
+            .into_iter()
+            .map(PetRecord::into_pet)
+            .collect::<Result<_, _>>()?)
     }
 }
 
