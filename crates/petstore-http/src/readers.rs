@@ -116,18 +116,23 @@ impl ReadThreads {
         if WAKE_QUEUED.with(std::cell::Cell::get) {
             return;
         }
-        let shared = Arc::clone(&self.0.0);
-        let queued = actix_rt::Arbiter::try_current().is_some_and(|worker| {
-            worker.spawn(async move {
-                WAKE_QUEUED.with(|queued| queued.set(false));
-                wake_one(&shared);
-            })
-        });
+        let wake = WakeOnDrop(Arc::clone(&self.0.0));
+        // The task only drops `wake`: a worker that stops before running it drops it too.
+        let queued = actix_rt::Arbiter::try_current()
+            .is_some_and(|worker| worker.spawn(async move { drop(wake) }));
         if queued {
             WAKE_QUEUED.with(|flag| flag.set(true));
-        } else {
-            wake_one(&self.0.0);
         }
+    }
+}
+
+/// Wakes a sleeping reader when dropped, and lets this thread queue the next wake-up.
+struct WakeOnDrop(Arc<Shared>);
+
+impl Drop for WakeOnDrop {
+    fn drop(&mut self) {
+        WAKE_QUEUED.with(|queued| queued.set(false));
+        wake_one(&self.0);
     }
 }
 
