@@ -12,7 +12,7 @@ use crate::changes::ChangeFeed;
 use crate::delivery::DeliverySettings;
 use crate::error::ApiError;
 use crate::metrics::Metrics;
-use crate::readers::ReadThreads;
+use crate::readers::{Burst, ReadThreads};
 
 /// The use cases as the HTTP layer runs them: on SQLite or PostgreSQL, with an injectable
 /// clock.
@@ -21,9 +21,13 @@ pub type PetService = Service<AnyStore, Arc<dyn Clock>>;
 /// One reader thread per core this process may use, at most 4: on SQLite a read is CPU work,
 /// and more threads than cores only add switches between them. `None` (reads then take the
 /// blocking pool) if no thread could be started.
-fn start_readers() -> Option<ReadThreads> {
+fn start_readers(store: &AnyStore) -> Option<ReadThreads> {
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
-    match ReadThreads::start(cores.min(4)) {
+    let store = store.clone();
+    // Reads a reader thread takes at once were all queued before it took them: sharing one
+    // snapshot, each still sees every write committed before it was asked for.
+    let burst: Burst = Arc::new(move |run: &mut dyn FnMut()| store.sharing_reads(run));
+    match ReadThreads::start(cores.min(4), burst) {
         Ok(threads) => Some(threads),
         Err(error) => {
             tracing::warn!(%error, "cannot start reader threads; reads take the blocking pool");
@@ -62,7 +66,10 @@ impl AppState {
 
     /// The state for a store, a clock and the operator's settings for the domain.
     pub fn with_settings(store: AnyStore, clock: Arc<dyn Clock>, settings: Settings) -> Self {
-        let readers = store.reads_in_process().then(start_readers).flatten();
+        let readers = store
+            .reads_in_process()
+            .then(|| start_readers(&store))
+            .flatten();
         Self {
             service: Arc::new(
                 Service::with_clock(store, Arc::clone(&clock)).with_settings(settings),

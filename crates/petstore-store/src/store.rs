@@ -42,6 +42,15 @@ impl AnyStore {
         matches!(self, AnyStore::Sqlite(_))
     }
 
+    /// Runs `reads` so that the reads it makes on this thread share one read transaction,
+    /// on SQLite (see [`SqliteStore::sharing_reads`]); on PostgreSQL, just runs it.
+    pub fn sharing_reads<T>(&self, reads: impl FnOnce() -> T) -> T {
+        match self {
+            AnyStore::Sqlite(store) => store.sharing_reads(reads),
+            AnyStore::Postgres(_) => reads(),
+        }
+    }
+
     /// Connections open and idle (for metrics).
     pub fn pool_state(&self) -> PoolState {
         match self {

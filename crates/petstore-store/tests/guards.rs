@@ -12,9 +12,10 @@ use chrono::Utc;
 use diesel::connection::SimpleConnection;
 use petstore_core::testkit::scenarios::{Fixture, name};
 use petstore_core::{
-    Caller, CategoryId, DomainError, NewCategory, NewOrder, NewPet, Order, PetId, Quantity, Store,
+    Caller, CategoryId, DomainError, NewCategory, NewOrder, NewPet, Order, PetId, Quantity, Stock,
+    Store,
 };
-use petstore_store::connect;
+use petstore_store::{SqliteStore, connect};
 
 fn refusal<T: std::fmt::Debug>(result: Result<T, DomainError>) -> DomainError {
     result.expect_err("the database must refuse this")
@@ -246,4 +247,57 @@ fn the_open_order_counter_matches_the_orders_whoever_writes_them() {
     assert_eq!((counts.counter, counts.actual), (2, 2));
     let seen = store.read(|s| s.open_order_count(rex.id)).unwrap();
     assert_eq!(seen, 2);
+}
+
+#[test]
+fn reads_sharing_a_burst_see_one_snapshot_and_a_failure_or_the_next_burst_a_new_one() {
+    let fixture = Fixture::new(common::TempStore::new());
+    let rex = fixture.pet_with_stock("Rex", 10);
+    let sqlite = &fixture.shop.store().store;
+    let stock = |store: &SqliteStore| {
+        store
+            .read(|s| s.inventory_item(rex.id))
+            .unwrap()
+            .unwrap()
+            .quantity
+            .get()
+    };
+    let set = |n: u32| {
+        fixture
+            .shop
+            .inventory()
+            .set_stock(
+                Caller::Operator,
+                rex.id,
+                Stock::from_level(n),
+                petstore_core::Always,
+            )
+            .unwrap();
+    };
+    let seen = sqlite.sharing_reads(|| {
+        let first = stock(sqlite);
+        set(7);
+        let second = stock(sqlite);
+        // A failed read ends the shared transaction: the next one takes a new snapshot.
+        let failed = sqlite.read(|_| -> petstore_core::RepoResult<()> {
+            Err(DomainError::Storage(petstore_core::Failure::new(
+                "a read that failed",
+            )))
+        });
+        assert!(failed.is_err());
+        let third = stock(sqlite);
+        set(5);
+        (first, second, third)
+    });
+    assert_eq!(seen, (10, 10, 7));
+    assert_eq!(
+        stock(sqlite),
+        5,
+        "the next read, after the burst, sees the last write"
+    );
+    let idle = sqlite.pool_state();
+    assert_eq!(
+        idle.connections, idle.idle,
+        "the burst gave its connection back"
+    );
 }

@@ -260,8 +260,60 @@ pub struct PoolState {
     pub idle: u32,
 }
 
+impl SqliteStore {
+    /// Runs `reads` so that the reads of this store it makes on this thread share one pooled
+    /// connection and one read transaction: one checkout, one `BEGIN` and `COMMIT`, and one
+    /// pair of SQLite's file locks for all of them, instead of one each.
+    ///
+    /// They all see the snapshot the first of them takes. Use it only for reads that were
+    /// all asked for before it starts (a burst already queued): each then sees every write
+    /// committed before it was asked for, as it would alone. A read that fails ends the
+    /// shared transaction, and the next one begins another.
+    pub fn sharing_reads<T>(&self, reads: impl FnOnce() -> T) -> T {
+        snapshot::sharing(self.identity(), reads)
+    }
+
+    /// Which store this is, for reads sharing a transaction: clones are the same store.
+    fn identity(&self) -> usize {
+        Arc::as_ptr(&self.writer) as usize
+    }
+
+    /// A read in the burst's shared transaction, `lent` as [`snapshot::borrow_shared`] gave.
+    fn read_shared<T>(
+        &self,
+        lent: Option<(snapshot::Lent, bool)>,
+        work: impl FnOnce(&mut dyn Snapshot) -> RepoResult<T>,
+    ) -> RepoResult<T> {
+        let (mut conn, open) = match lent {
+            Some(lent) => lent,
+            None => match self.readers.get() {
+                Ok(conn) => (conn, false),
+                Err(error) => {
+                    snapshot::give_back(None);
+                    return Err(StoreError::from(error).into());
+                }
+            },
+        };
+        if !open && let Err(error) = snapshot::begin(&mut conn) {
+            snapshot::give_back(Some((conn, false)));
+            return Err(StoreError::from(error).into());
+        }
+        let result = work(&mut SqliteTx { conn: &mut conn });
+        // After a failure, whatever state the transaction is in, the next read starts anew.
+        let open = result.is_ok() || {
+            snapshot::end(&mut conn);
+            false
+        };
+        snapshot::give_back(Some((conn, open)));
+        result
+    }
+}
+
 impl Store for SqliteStore {
     fn read<T>(&self, work: impl FnOnce(&mut dyn Snapshot) -> RepoResult<T>) -> RepoResult<T> {
+        if let Some(lent) = snapshot::borrow_shared(self.identity()) {
+            return self.read_shared(lent, work);
+        }
         let mut conn = self.readers.get().map_err(StoreError::from)?;
         // One deferred transaction: all the work's queries see the same snapshot.
         snapshot::in_read_transaction::<T, StoreError>(&mut conn, |conn| {
