@@ -9,7 +9,8 @@
 //! so a burst of reads is served by one wake-up. That wake-up is made by a small task the
 //! async worker runs after the other requests it has ready, so that the reads those make join
 //! the same burst instead of each waking a thread (and, on a busy core, each switching to it
-//! and back). Each read still gets its own pooled connection and transaction.
+//! and back). A thread runs the reads it takes at once through a [`Burst`], which lets them
+//! share one pooled connection and read transaction (`AnyStore::sharing_reads`).
 
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -150,9 +151,17 @@ impl Drop for WakeOnDrop {
 /// Wakes one sleeping reader if a job waits and none is being woken yet.
 fn wake_one(shared: &Shared) {
     let mut queue = shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
-    if !queue.jobs.is_empty() && queue.idle > queue.waking {
-        queue.waking += 1;
-        shared.ready.notify_one();
+    queue.wake_one_for_jobs(&shared.ready);
+}
+
+impl Queue {
+    /// Wakes one thread asleep on `ready` if a job waits and every thread being woken already
+    /// has one.
+    fn wake_one_for_jobs(&mut self, ready: &Condvar) {
+        if !self.jobs.is_empty() && self.idle > self.waking {
+            self.waking += 1;
+            ready.notify_one();
+        }
     }
 }
 
@@ -163,10 +172,7 @@ fn serve(shared: &Shared, burst: &dyn Fn(&mut dyn FnMut())) {
             let take = queue.jobs.len().min(MAX_BURST);
             let jobs: Vec<Job> = queue.jobs.drain(..take).collect();
             // More wait than this thread takes: another reader may take them meanwhile.
-            if !queue.jobs.is_empty() && queue.idle > queue.waking {
-                queue.waking += 1;
-                shared.ready.notify_one();
-            }
+            queue.wake_one_for_jobs(&shared.ready);
             drop(queue);
             let mut jobs = jobs.into_iter();
             burst(&mut || jobs.by_ref().for_each(|job| job()));

@@ -92,7 +92,7 @@ impl PetRecord {
             id: PetId::new(self.id).map_err(&bad)?,
             name: Name::try_from(self.name).map_err(&bad)?,
             category_id: CategoryId::new(self.category_id).map_err(&bad)?,
-            status: self.status.0.clone().map_err(&bad)?,
+            status: self.status.0.map_err(&bad)?,
         })
     }
 
