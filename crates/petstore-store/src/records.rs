@@ -87,25 +87,44 @@ impl diesel::deserialize::FromSql<diesel::sql_types::Text, diesel::pg::Pg> for S
 
 impl PetRecord {
     pub(crate) fn into_pet(self) -> Result<Pet, StoreError> {
-        let bad = corrupt("pets", self.id);
-        Ok(Pet {
-            id: PetId::new(self.id).map_err(&bad)?,
-            name: Name::try_from(self.name).map_err(&bad)?,
-            category_id: CategoryId::new(self.category_id).map_err(&bad)?,
-            status: self.status.0.map_err(&bad)?,
-        })
+        pet(self.id, self.name, self.category_id, self.status)
     }
 
     pub(crate) fn inventory_item(&self) -> Result<InventoryItem, StoreError> {
-        let bad = corrupt("pets", self.id);
-        let stock =
-            u32::try_from(self.stock).map_err(|_| out_of_range("pets", self.id, "stock"))?;
-        Ok(InventoryItem {
-            pet_id: PetId::new(self.id).map_err(&bad)?,
-            quantity: Stock::from_level(stock),
-            status: self.status.0.clone().map_err(&bad)?,
-        })
+        let status = StatusText(self.status.0.clone());
+        inventory_item(self.id, status, self.stock)
     }
+}
+
+/// The pet that a row's columns describe (`pets` row `id`), checked against the domain's rules.
+pub(crate) fn pet(
+    id: i64,
+    name: String,
+    category_id: i64,
+    status: StatusText,
+) -> Result<Pet, StoreError> {
+    let bad = corrupt("pets", id);
+    Ok(Pet {
+        id: PetId::new(id).map_err(&bad)?,
+        name: Name::try_from(name).map_err(&bad)?,
+        category_id: CategoryId::new(category_id).map_err(&bad)?,
+        status: status.0.map_err(&bad)?,
+    })
+}
+
+/// The inventory entry that a pet row's columns describe, checked against the domain's rules.
+pub(crate) fn inventory_item(
+    id: i64,
+    status: StatusText,
+    stock: i64,
+) -> Result<InventoryItem, StoreError> {
+    let bad = corrupt("pets", id);
+    let stock = u32::try_from(stock).map_err(|_| out_of_range("pets", id, "stock"))?;
+    Ok(InventoryItem {
+        pet_id: PetId::new(id).map_err(&bad)?,
+        quantity: Stock::from_level(stock),
+        status: status.0.map_err(&bad)?,
+    })
 }
 
 #[derive(Debug, Queryable, Selectable)]

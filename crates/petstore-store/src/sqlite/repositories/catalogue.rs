@@ -2,13 +2,12 @@
 
 use super::SqliteTx;
 use crate::error::{QueryResultExt, Rule, StoreError, Violation};
-use crate::records::{CategoryRecord, PetRecord};
+use crate::records::CategoryRecord;
 use crate::sqlite::limit::limited;
-use crate::sqlite::rows::{CATEGORY_COLUMNS, CategoryValues, PET_COLUMNS, PetValues};
+use crate::sqlite::rows::{CATEGORY_COLUMNS, CategoryValues, PET_COLUMNS, PetRow, PetValues};
 use crate::sqlite::schema::{categories, pets};
 use crate::statements::{
-    contains_pattern, convert, convert_one, exactly_one, name_taken, probe, refuse,
-    unknown_category,
+    convert, convert_one, exactly_one, name_taken, probe, refuse, unknown_category,
 };
 use diesel::prelude::*;
 use petstore_core::{CatalogueReader, CatalogueWriter};
@@ -61,20 +60,20 @@ impl CatalogueReader for SqliteTx<'_> {
     }
 
     fn pet(&mut self, id: PetId) -> RepoResult<Option<Pet>> {
-        let row: Option<PetRecord> = pets::table
+        let row: Option<PetRow> = pets::table
             .find(id.get())
             .select(PET_COLUMNS)
             .get_result(self.conn)
             .optional()
             .or_storage()?;
-        Ok(row.map(PetRecord::into_pet).transpose()?)
+        Ok(row.map(PetRow::into_pet).transpose()?)
     }
 
     fn pets(&mut self, query: &PetQuery) -> RepoResult<Vec<Pet>> {
-        let rows = self.pet_rows(query)?;
+        let rows: Vec<PetRow> = pet_rows!(self.conn, query, PET_COLUMNS)?;
         Ok(rows
             .into_iter()
-            .map(PetRecord::into_pet)
+            .map(PetRow::into_pet)
             .collect::<Result<_, _>>()?)
     }
 }
@@ -150,8 +149,12 @@ impl CatalogueWriter for SqliteTx<'_> {
     }
 }
 
-impl SqliteTx<'_> {
-    pub(super) fn pet_rows(&mut self, query: &PetQuery) -> RepoResult<Vec<PetRecord>> {
+/// The rows of the pets a `PetQuery` asks for, with `$columns` (a pet's, or its inventory
+/// entry's), into the row type the caller expects. A macro because Diesel gives each column
+/// set its own query types: written once, it serves both.
+macro_rules! pet_rows {
+    ($conn:expr, $query:expr, $columns:expr) => {{
+        let query: &petstore_core::PetQuery = $query;
         let unfiltered = query.status.is_none()
             && query.category_id.is_none()
             && query.ids.is_empty()
@@ -160,45 +163,49 @@ impl SqliteTx<'_> {
             // The usual page, as a query of fixed shape: building a boxed query's SQL again
             // for every page cost more than reading its rows from SQLite (docs/performance.md).
             // Ids are positive, so the first page starts after 0.
-            let after = query.after.map_or(0, PetId::get);
-            return limited(
+            let after = query.after.map_or(0, petstore_core::PetId::get);
+            $crate::sqlite::limit::limited(
                 pets::table
-                    .select(PET_COLUMNS)
+                    .select($columns)
                     .filter(pets::id.gt(after))
                     .order(pets::id.asc()),
-                probe(query.limit),
+                $crate::statements::probe(query.limit),
             )
-            .load(self.conn)
-            .or_storage();
-        }
-        let mut sql = pets::table
-            .select(PET_COLUMNS)
-            .order(pets::id.asc())
-            .into_boxed();
-        if let Some(after) = query.after {
-            sql = sql.filter(pets::id.gt(after.get()));
-        }
-        if let Some(status) = query.status {
-            sql = sql.filter(pets::status.eq(status.as_str()));
-        }
-        if let Some(category) = query.category_id {
-            sql = sql.filter(pets::category_id.eq(category.get()));
-        }
-        if !query.ids.is_empty() {
-            sql = sql.filter(pets::id.eq_any(query.ids.iter().map(|id| id.get())));
-        }
-        if let Some(needle) = &query.name_contains {
-            sql = sql.filter(
-                pets::name_key
-                    .like(contains_pattern(&fold_case(needle)))
-                    .escape('\\'),
-            );
-        }
-        limited(sql, probe(query.limit))
-            .load(self.conn)
+            .load($conn)
             .or_storage()
-    }
+        } else {
+            let mut sql = pets::table
+                .select($columns)
+                .order(pets::id.asc())
+                .into_boxed();
+            if let Some(after) = query.after {
+                sql = sql.filter(pets::id.gt(after.get()));
+            }
+            if let Some(status) = query.status {
+                sql = sql.filter(pets::status.eq(status.as_str()));
+            }
+            if let Some(category) = query.category_id {
+                sql = sql.filter(pets::category_id.eq(category.get()));
+            }
+            if !query.ids.is_empty() {
+                sql = sql.filter(pets::id.eq_any(query.ids.iter().map(|id| id.get())));
+            }
+            if let Some(needle) = &query.name_contains {
+                sql = sql.filter(
+                    pets::name_key
+                        .like($crate::statements::contains_pattern(
+                            &petstore_core::fold_case(needle),
+                        ))
+                        .escape('\\'),
+                );
+            }
+            $crate::sqlite::limit::limited(sql, $crate::statements::probe(query.limit))
+                .load($conn)
+                .or_storage()
+        }
+    }};
 }
+pub(super) use pet_rows;
 
 fn category_values<'a>(
     name: &'a Name,

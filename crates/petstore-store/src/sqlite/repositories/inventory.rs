@@ -1,10 +1,10 @@
 //! Stock levels: a column of `pets`, so a pet and its stock change in one row.
 
 use super::SqliteTx;
+use super::catalogue::pet_rows;
 use crate::error::QueryResultExt;
-use crate::records::PetRecord;
 use crate::sqlite::prepared::SetStock;
-use crate::sqlite::rows::PET_COLUMNS;
+use crate::sqlite::rows::{STOCK_COLUMNS, StockRow};
 use crate::sqlite::schema::pets;
 use crate::statements::exactly_one;
 use diesel::prelude::*;
@@ -13,25 +13,26 @@ use petstore_core::{InventoryReader, InventoryWriter};
 
 impl InventoryReader for SqliteTx<'_> {
     fn inventory_item(&mut self, pet_id: PetId) -> RepoResult<Option<InventoryItem>> {
-        let row: Option<PetRecord> = pets::table
+        let row: Option<StockRow> = pets::table
             .find(pet_id.get())
-            .select(PET_COLUMNS)
+            .select(STOCK_COLUMNS)
             .get_result(self.conn)
             .optional()
             .or_storage()?;
-        Ok(row.map(|r| r.inventory_item()).transpose()?)
+        Ok(row.map(StockRow::into_item).transpose()?)
     }
 
     fn inventory(&mut self, query: &InventoryQuery) -> RepoResult<Vec<InventoryItem>> {
-        let rows = self.pet_rows(&PetQuery {
+        let pets = PetQuery {
             status: query.status,
             after: query.after,
             limit: query.limit,
             ..PetQuery::default()
-        })?;
+        };
+        let rows: Vec<StockRow> = pet_rows!(self.conn, &pets, STOCK_COLUMNS)?;
         Ok(rows
-            .iter()
-            .map(PetRecord::inventory_item)
+            .into_iter()
+            .map(StockRow::into_item)
             .collect::<Result<_, _>>()?)
     }
 }
