@@ -21,6 +21,7 @@ mod endpoint;
 pub mod error;
 pub mod extract;
 mod field_errors;
+pub mod json;
 pub mod metrics;
 pub mod middleware;
 pub mod openapi;

@@ -24,6 +24,7 @@ use serde::de::{self, DeserializeOwned, Deserializer, SeqAccess, Visitor};
 use serde::{Serialize, Serializer};
 
 use crate::error::ApiError;
+use crate::json::{PageItem, page_json};
 
 const PREFIX: char = 'k';
 
@@ -208,7 +209,7 @@ list_params! {
 
 /// Answers a page: the plain array the contract defines, with a `Link` header to the next
 /// page when there is one, repeating the request's own parameters.
-pub fn page_response<T: Serialize>(
+pub fn page_response<T: PageItem>(
     path: &str,
     page: &Page<T>,
     limit: PageSize,
@@ -226,9 +227,8 @@ pub fn page_response<T: Serialize>(
             Err(error) => tracing::error!(%error, "a next-page link could not be written"),
         }
     }
-    let mut json = Vec::with_capacity(PAGE_ITEM_BYTES * page.items.len() + 2);
-    match serde_json::to_writer(&mut json, &page.items) {
-        Ok(()) => response
+    match page_json(&page.items) {
+        Ok(json) => response
             .content_type(header::ContentType::json())
             .body(json),
         // The service's own types always serialise; were one not to, the client gets the
@@ -239,11 +239,6 @@ pub fn page_response<T: Serialize>(
         }
     }
 }
-
-/// What the buffer of a page's JSON holds per item at first: more than an item of any list
-/// but the events takes (a pet is about 70 bytes). serde_json's own buffer starts at 128 bytes
-/// and doubles, copying what it holds each time: four times for a page of 20 pets.
-const PAGE_ITEM_BYTES: usize = 128;
 
 /// Query values, parsed from text with their type's `FromStr` (for `deserialize_with`).
 pub mod text {
