@@ -13,6 +13,7 @@ use std::hash::{BuildHasher, Hasher};
 use std::marker::PhantomData;
 use std::net::IpAddr;
 use std::num::NonZeroU32;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -57,6 +58,8 @@ pub struct RateLimits {
     burst: NonZeroU32,
     /// `RateLimit-Policy`, the same on every answer: made once.
     policy: HeaderValue,
+    /// Requests taken so far (wrapping): when to count the buckets.
+    taken: Arc<AtomicU32>,
 }
 
 impl std::fmt::Debug for RateLimits {
@@ -72,6 +75,23 @@ impl std::fmt::Debug for RateLimits {
 /// without bound.
 const MAX_BUCKETS: usize = 10_000;
 
+/// Requests between two counts of the buckets (see [`RateLimits::take`]).
+const PRUNE_EVERY: u32 = 256;
+
+/// `RateLimit: "per-node";r={remaining};t={reset}`, written without `fmt` (every answer
+/// carries one).
+fn current_header(remaining: u32, reset: u64) -> HeaderValue {
+    let mut numbers = (itoa::Buffer::new(), itoa::Buffer::new());
+    let (remaining, reset) = (numbers.0.format(remaining), numbers.1.format(reset));
+    let mut text = Vec::with_capacity(16 + remaining.len() + reset.len());
+    text.extend_from_slice(b"\"per-node\";r=");
+    text.extend_from_slice(remaining.as_bytes());
+    text.extend_from_slice(b";t=");
+    text.extend_from_slice(reset.as_bytes());
+    HeaderValue::from_maybe_shared(actix_web::web::Bytes::from(text))
+        .unwrap_or_else(|_| HeaderValue::from_static(""))
+}
+
 impl RateLimits {
     /// `per_second` requests a second per key or address, with bursts of up to `burst`.
     pub fn new(per_second: NonZeroU32, burst: NonZeroU32) -> Self {
@@ -83,6 +103,7 @@ impl RateLimits {
             per_second,
             burst,
             policy: Self::policy(per_second, burst),
+            taken: Arc::default(),
         }
     }
 
@@ -98,7 +119,14 @@ impl RateLimits {
 
     /// Takes one request from `bucket`: the headers to send, or the refusal.
     fn take(&self, bucket: &Bucket) -> Result<[(HeaderName, HeaderValue); 2], ApiError> {
-        if self.limiter.len() > MAX_BUCKETS {
+        // Counting the buckets takes a lock per shard of the map, so it is counted once every
+        // PRUNE_EVERY requests: between two counts it grows by at most that many.
+        if self
+            .taken
+            .fetch_add(1, Ordering::Relaxed)
+            .is_multiple_of(PRUNE_EVERY)
+            && self.limiter.len() > MAX_BUCKETS
+        {
             self.limiter.retain_recent();
         }
         let policy = (
@@ -106,10 +134,10 @@ impl RateLimits {
             self.policy.clone(),
         );
         let current = |remaining: u32, reset: u64| {
-            let value = format!("\"per-node\";r={remaining};t={reset}");
-            let value =
-                HeaderValue::try_from(value).unwrap_or_else(|_| HeaderValue::from_static(""));
-            (HeaderName::from_static("ratelimit"), value)
+            (
+                HeaderName::from_static("ratelimit"),
+                current_header(remaining, reset),
+            )
         };
         match self.limiter.check_key(bucket) {
             Ok(state) => {
@@ -167,10 +195,10 @@ impl KeyCache {
     /// Entries kept at most; past it the cache starts afresh.
     const CAPACITY: usize = 10_000;
 
-    /// Where `secret` is remembered.
-    fn slot(&self, secret: &KeySecret) -> u128 {
+    /// Where the key of `token` (a secret as sent) is remembered.
+    fn slot(&self, token: &[u8]) -> u128 {
         let mut hasher = SipHasher13::new_with_keys(self.hash_keys.0, self.hash_keys.1);
-        hasher.write(secret.reveal().as_bytes());
+        hasher.write(token);
         hasher.finish128().as_u128()
     }
 
@@ -199,16 +227,25 @@ impl KeyCache {
     }
 }
 
-fn bearer_secret(headers: &HeaderMap) -> Result<Option<KeySecret>, ()> {
+/// The token of the `Authorization: Bearer` header, as sent: `None` without the header, `Err`
+/// when it is not a bearer token. Its form is checked by [`secret_of`].
+fn bearer_token(headers: &HeaderMap) -> Result<Option<&[u8]>, ()> {
     let Some(value) = headers.get(header::AUTHORIZATION) else {
         return Ok(None);
     };
-    let text = value.to_str().map_err(|_| ())?;
-    let (scheme, token) = text.split_once(' ').ok_or(())?;
-    if !scheme.eq_ignore_ascii_case("bearer") {
+    let text = value.as_bytes();
+    let space = text.iter().position(|&b| b == b' ').ok_or(())?;
+    let (scheme, token) = (&text[..space], &text[space + 1..]);
+    if !scheme.eq_ignore_ascii_case(b"bearer") {
         return Err(());
     }
-    KeySecret::parse(token.trim()).map(Some).map_err(|_| ())
+    Ok(Some(token.trim_ascii()))
+}
+
+/// The secret a bearer token presents, if it has a secret's form.
+fn secret_of(token: &[u8]) -> Result<KeySecret, ()> {
+    let text = std::str::from_utf8(token).map_err(|_| ())?;
+    KeySecret::parse(text).map_err(|_| ())
 }
 
 /// Resolves the caller's key, applies the rate limit, and marks every answer `no-store`
@@ -221,14 +258,18 @@ pub async fn authenticate(
         .app_data::<web::Data<AppState>>()
         .cloned()
         .ok_or_else(ApiError::internal)?;
-    let authentication = match bearer_secret(req.headers()) {
+    // The cache is asked first, with the token as sent: only the tokens of keys found valid
+    // are in it, so a hit needs no check of the token's form, nor a copy of it.
+    let presented = bearer_token(req.headers())
+        .map(|token| token.map(|token| (state.key_cache().slot(token), token)));
+    let authentication = match presented {
         Ok(None) => Authentication::Missing,
         Err(()) => Authentication::Invalid,
-        Ok(Some(secret)) => {
-            let slot = state.key_cache().slot(&secret);
-            match state.key_cache().get(slot) {
-                Some(caller) => Authentication::Valid(caller),
-                None => match state
+        Ok(Some((slot, token))) => match state.key_cache().get(slot) {
+            Some(caller) => Authentication::Valid(caller),
+            None => match secret_of(token) {
+                Err(()) => Authentication::Invalid,
+                Ok(secret) => match state
                     .run(move |shop| shop.keys().authenticate(&secret))
                     .await?
                 {
@@ -238,8 +279,8 @@ pub async fn authenticate(
                     }
                     None => Authentication::Invalid,
                 },
-            }
-        }
+            },
+        },
     };
     let bucket = match authentication {
         Authentication::Valid(Caller::Key { id, .. }) => Bucket::Key(id),
@@ -359,9 +400,21 @@ mod tests {
         headers
     }
 
+    fn bearer_secret(headers: &HeaderMap) -> Result<Option<KeySecret>, ()> {
+        bearer_token(headers)?.map(secret_of).transpose()
+    }
+
     #[test]
     fn only_well_formed_bearer_tokens_are_read() {
         let key = format!("pst_{}", "a".repeat(64));
+        assert_eq!(
+            bearer_secret(&headers_with(&format!("Bearer  {key} ")))
+                .unwrap()
+                .unwrap()
+                .reveal(),
+            key,
+            "white space around the token is not part of it"
+        );
         assert!(bearer_secret(&HeaderMap::new()).unwrap().is_none());
         assert!(
             bearer_secret(&headers_with(&format!("Bearer {key}")))
@@ -378,6 +431,7 @@ mod tests {
             format!("Basic {key}"),
             "Bearer short".to_owned(),
             "Bearer".to_owned(),
+            format!("Bearer {key}é"),
         ] {
             assert!(bearer_secret(&headers_with(&bad)).is_err(), "{bad}");
         }
