@@ -29,7 +29,10 @@ impl Name {
 
     /// The trimmed text, if `text` is a valid name.
     fn check(text: &str) -> Result<&str, ValidationError> {
-        if text.chars().count() > Self::MAX_CHARS {
+        // Every store read checks its names again, so the usual name, short and ASCII, takes
+        // the short way: at most MAX_CHARS bytes are at most MAX_CHARS characters, and an
+        // ASCII control character is a control byte.
+        if text.len() > Self::MAX_CHARS && text.chars().count() > Self::MAX_CHARS {
             return Err(ValidationError::new(
                 "name",
                 "must be at most 100 characters",
@@ -39,7 +42,12 @@ impl Name {
         if trimmed.is_empty() {
             return Err(ValidationError::new("name", "must not be empty"));
         }
-        if trimmed.chars().any(char::is_control) {
+        let control = if trimmed.is_ascii() {
+            trimmed.bytes().any(|b| b.is_ascii_control())
+        } else {
+            trimmed.chars().any(char::is_control)
+        };
+        if control {
             return Err(ValidationError::new(
                 "name",
                 "must not contain control characters",
@@ -314,6 +322,22 @@ mod tests {
             let taken = Name::try_from(text.clone());
             proptest::prop_assert_eq!(parsed.as_ref().ok(), taken.as_ref().ok());
             proptest::prop_assert_eq!(parsed.err().map(|e| e.reason), taken.err().map(|e| e.reason));
+        }
+
+        /// The short ways `check` takes for ASCII judge as the rule reads: at most 100
+        /// characters as sent, something left after trimming, no control character (C0, DEL
+        /// or C1).
+        #[test]
+        fn a_name_is_judged_as_the_rule_reads(text in "[ \t\n\x00\x1fa-z\x7f\u{80}\u{9f}é😀]{0,104}") {
+            let trimmed = text.trim();
+            let valid = text.chars().count() <= Name::MAX_CHARS
+                && !trimmed.is_empty()
+                && !trimmed.chars().any(char::is_control);
+            let parsed = Name::parse(&text);
+            proptest::prop_assert_eq!(parsed.is_ok(), valid, "{:?}", text);
+            if let Ok(name) = parsed {
+                proptest::prop_assert_eq!(name.as_str(), trimmed);
+            }
         }
     }
 
