@@ -56,13 +56,16 @@ pub fn app(
         InitError = (),
     >,
 > {
-    let v1 = routes::endpoints().into_iter().fold(
-        web::scope(routes::BASE)
-            .wrap(from_fn(authenticate))
-            .route("", web::get().to(meta::api_info))
-            .default_service(web::to(unknown_route)),
-        |scope, endpoint| scope.service(endpoint),
-    );
+    // The resources are tried in order: the API's own root, rarely asked for, goes last.
+    let v1 = routes::endpoints()
+        .into_iter()
+        .fold(
+            web::scope(routes::BASE)
+                .wrap(from_fn(authenticate))
+                .default_service(web::to(unknown_route)),
+            |scope, endpoint| scope.service(endpoint),
+        )
+        .route("", web::get().to(meta::api_info));
     App::new()
         .app_data(web::Data::new(state))
         .app_data(limits.rate.clone())

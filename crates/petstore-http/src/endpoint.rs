@@ -61,6 +61,11 @@ impl Endpoint {
         }
     }
 
+    /// Its path, relative to the API's base.
+    pub fn path(&self) -> &'static str {
+        self.path
+    }
+
     /// Adds the operation `doc` describes, served by `handler`.
     ///
     /// # Panics
