@@ -116,7 +116,7 @@ impl HttpServiceFactory for Endpoint {
             }
         }
         let allow = allow.join(", ");
-        let label = RouteLabel(format!("{}{}", crate::routes::BASE, self.path).into());
+        let label = RouteLabel::of_resource(format!("{}{}", crate::routes::BASE, self.path));
         self.resource
             .app_data(label)
             .default_service(method_not_allowed(allow))

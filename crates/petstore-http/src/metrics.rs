@@ -8,7 +8,7 @@
 
 mod process;
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use petstore_store::{PoolState, WriterStats};
 use prometheus_client::encoding::EncodeLabelSet;
@@ -69,6 +69,25 @@ impl Default for Metrics {
     fn default() -> Self {
         Self::new()
     }
+}
+
+/// The metric handles one route has used, by method and status: a counter and a histogram
+/// share their values with the families' (they are handles), so counting through them is
+/// counting in the families, without hashing the labels again for each request.
+#[derive(Debug, Default)]
+pub struct RouteMetrics(Mutex<Vec<RouteHandles>>);
+
+impl RouteMetrics {
+    /// Methods and statuses kept per route, at most; any others go through the families.
+    const MAX: usize = 32;
+}
+
+#[derive(Debug)]
+struct RouteHandles {
+    method: &'static str,
+    status: u16,
+    requests: Counter,
+    latency: Histogram,
 }
 
 /// Counts a request as in flight until dropped (also when its handler panics or the client goes).
@@ -189,27 +208,63 @@ impl Metrics {
         InFlight(self.in_flight.clone())
     }
 
-    /// A request was answered.
+    /// A request was answered. `handles` are those its route has used before (its
+    /// resource's, when it has one): the families are asked, hashing the labels, only the
+    /// first time a route answers a method with a status.
     pub fn request_finished(
         &self,
         method: &'static str,
-        route: Arc<str>,
+        route: &Arc<str>,
+        handles: Option<&RouteMetrics>,
         status: u16,
         seconds: f64,
     ) {
-        self.latency
+        let Some(handles) = handles else {
+            let (requests, latency) = self.handles(method, route, status);
+            requests.inc();
+            latency.observe(seconds);
+            return;
+        };
+        let mut known = handles.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(found) = known
+            .iter()
+            .find(|found| found.method == method && found.status == status)
+        {
+            found.requests.inc();
+            found.latency.observe(seconds);
+            return;
+        }
+        let (requests, latency) = self.handles(method, route, status);
+        requests.inc();
+        latency.observe(seconds);
+        if known.len() < RouteMetrics::MAX {
+            known.push(RouteHandles {
+                method,
+                status,
+                requests,
+                latency,
+            });
+        }
+    }
+
+    /// The counter and histogram of a request's labels, from the families.
+    fn handles(&self, method: &'static str, route: &Arc<str>, status: u16) -> (Counter, Histogram) {
+        let latency = self
+            .latency
             .get_or_create(&RouteLabels {
                 method,
-                route: Arc::clone(&route),
+                route: Arc::clone(route),
             })
-            .observe(seconds);
-        self.requests
+            .clone();
+        let requests = self
+            .requests
             .get_or_create(&RequestLabels {
                 method,
-                route,
+                route: Arc::clone(route),
                 status,
             })
-            .inc();
+            .clone();
+        (requests, latency)
     }
 
     /// An order was placed.

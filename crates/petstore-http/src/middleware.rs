@@ -21,6 +21,7 @@ use futures_util::FutureExt;
 use tracing::Instrument;
 
 use crate::error::ApiError;
+use crate::metrics::RouteMetrics;
 use crate::state::AppState;
 use petstore_core::TraceParent;
 
@@ -51,9 +52,33 @@ fn new_request_id() -> HeaderValue {
 
 /// The route a resource serves, as metric label and log field: its pattern
 /// (`/v1/pets/{petId}`), set on each resource when the app is built, so that a request does
-/// not rebuild it by matching its path against the routes again.
+/// not rebuild it by matching its path against the routes again; and the metric handles its
+/// requests have used.
 #[derive(Debug, Clone)]
-pub struct RouteLabel(pub Arc<str>);
+pub struct RouteLabel {
+    /// The pattern.
+    pub route: Arc<str>,
+    /// The route's metric handles; none for a label made for one request.
+    pub metrics: Option<Arc<RouteMetrics>>,
+}
+
+impl RouteLabel {
+    /// The label of a resource's route, kept with the resource.
+    pub fn of_resource(route: impl Into<Arc<str>>) -> Self {
+        Self {
+            route: route.into(),
+            metrics: Some(Arc::default()),
+        }
+    }
+
+    /// A label made for one request (a route outside `/v1`, or none matched).
+    fn for_one_request(route: &str) -> Self {
+        Self {
+            route: Arc::from(route),
+            metrics: None,
+        }
+    }
+}
 
 /// What wraps every request, in one layer (one boxed future, one span):
 ///
@@ -127,13 +152,13 @@ pub async fn around_every_request(
             Err(ApiError::internal().into())
         }
     };
-    let (status, route) = match &result {
+    let (status, label) = match &result {
         Ok(response) => (response.status(), route_label(response.request())),
         Err(error) => (error.as_response_error().status_code(), None),
     };
-    let route = route.unwrap_or_else(|| Arc::from("unmatched"));
+    let label = label.unwrap_or_else(|| RouteLabel::for_one_request("unmatched"));
     let seconds = started.elapsed().as_secs_f64();
-    span.record("route", &*route);
+    span.record("route", &*label.route);
     span.in_scope(|| {
         tracing::info!(
             status = status.as_u16(),
@@ -142,9 +167,13 @@ pub async fn around_every_request(
         );
     });
     if let Some(state) = &state {
-        state
-            .metrics()
-            .request_finished(method, route, status.as_u16(), seconds);
+        state.metrics().request_finished(
+            method,
+            &label.route,
+            label.metrics.as_deref(),
+            status.as_u16(),
+            seconds,
+        );
     }
     match result {
         Ok(mut response) => {
@@ -169,11 +198,12 @@ pub async fn around_every_request(
 
 /// The pattern of the route that answered: the label its resource carries, else (routes
 /// outside `/v1`) the one actix finds again, else `None` (no route matched).
-fn route_label(req: &HttpRequest) -> Option<Arc<str>> {
-    if let Some(RouteLabel(label)) = req.app_data::<RouteLabel>() {
-        return Some(Arc::clone(label));
+fn route_label(req: &HttpRequest) -> Option<RouteLabel> {
+    if let Some(label) = req.app_data::<RouteLabel>() {
+        return Some(label.clone());
     }
-    req.match_pattern().map(Arc::from)
+    req.match_pattern()
+        .map(|pattern| RouteLabel::for_one_request(&pattern))
 }
 
 /// The method as a metric label or log field: one of HTTP's standard methods, or `other`.
