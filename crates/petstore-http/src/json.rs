@@ -1,30 +1,35 @@
-//! The JSON of a page: its items written one after the other into one buffer.
+//! The JSON the API answers with: a resource's, or a page's items written one after the
+//! other into one buffer.
 //!
-//! Items write themselves through serde, except the two that clients list most (a pet, an
+//! Types write themselves through serde, except the two that clients read most (a pet, an
 //! inventory entry), which write their few fields directly. For those, serde_json's general
 //! path (escaping each field's name, checking the buffer before each piece) cost more than
 //! reading the rows from SQLite (docs/performance.md). They write exactly serde's bytes: the
 //! tests compare the two for any value, so the representation has one definition, the
-//! types' `Serialize`.
+//! types' `Serialize`, and an `ETag` is the same whichever path made the bytes.
 
 use petstore_core::{ApiKey, Category, DeliveryAttempt, InventoryItem, Order, Pet, Webhook};
 use serde::Serialize;
 
-/// A type that a page lists.
-pub trait PageItem: Serialize {
+/// A type the API answers with, as a resource or in a page.
+pub trait WriteJson: Serialize {
     /// Appends the item's JSON to `out`: the same bytes as `serde_json::to_writer`.
     fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
         serde_json::to_writer(out, self)
     }
 }
 
-impl PageItem for ApiKey {}
-impl PageItem for Category {}
-impl PageItem for DeliveryAttempt {}
-impl PageItem for Order {}
-impl PageItem for Webhook {}
+impl WriteJson for ApiKey {}
+impl WriteJson for Category {}
+impl WriteJson for DeliveryAttempt {}
+impl WriteJson for Order {}
+impl WriteJson for Webhook {}
 
-impl PageItem for Pet {
+// The tests of the answers' shapes use plain JSON values.
+#[cfg(test)]
+impl WriteJson for serde_json::Value {}
+
+impl WriteJson for Pet {
     fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
         let mut number = itoa::Buffer::new();
         out.extend_from_slice(b"{\"id\":");
@@ -41,7 +46,7 @@ impl PageItem for Pet {
     }
 }
 
-impl PageItem for InventoryItem {
+impl WriteJson for InventoryItem {
     fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
         let mut number = itoa::Buffer::new();
         out.extend_from_slice(b"{\"petId\":");
@@ -61,7 +66,7 @@ impl PageItem for InventoryItem {
 const PAGE_ITEM_BYTES: usize = 128;
 
 /// The JSON array of `items`, as serde_json would write it.
-pub fn page_json<T: PageItem>(items: &[T]) -> serde_json::Result<Vec<u8>> {
+pub fn page_json<T: WriteJson>(items: &[T]) -> serde_json::Result<Vec<u8>> {
     let mut json = Vec::with_capacity(PAGE_ITEM_BYTES * items.len() + 2);
     json.push(b'[');
     for (n, item) in items.iter().enumerate() {
@@ -116,7 +121,7 @@ mod tests {
         })
     }
 
-    fn written<T: PageItem>(item: &T) -> Vec<u8> {
+    fn written<T: WriteJson>(item: &T) -> Vec<u8> {
         let mut out = Vec::new();
         item.write_json(&mut out).unwrap();
         out

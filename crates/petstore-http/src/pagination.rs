@@ -24,7 +24,7 @@ use serde::de::{self, DeserializeOwned, Deserializer, SeqAccess, Visitor};
 use serde::{Serialize, Serializer};
 
 use crate::error::ApiError;
-use crate::json::{PageItem, page_json};
+use crate::json::{WriteJson, page_json};
 
 const PREFIX: char = 'k';
 
@@ -209,7 +209,7 @@ list_params! {
 
 /// Answers a page: the plain array the contract defines, with a `Link` header to the next
 /// page when there is one, repeating the request's own parameters.
-pub fn page_response<T: PageItem>(
+pub fn page_response<T: WriteJson>(
     path: &str,
     page: &Page<T>,
     limit: PageSize,
