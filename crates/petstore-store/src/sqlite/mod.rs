@@ -301,7 +301,7 @@ impl SqliteStore {
         let result = work(&mut SqliteTx { conn: &mut conn });
         // After a failure, whatever state the transaction is in, the next read starts anew.
         let open = result.is_ok() || {
-            snapshot::end(&mut conn);
+            let _ = snapshot::end(&mut conn);
             false
         };
         snapshot::give_back(Some((conn, open)));

@@ -61,7 +61,8 @@ impl Drop for EndSharing {
             ..
         }) = finished
         {
-            end(&mut conn);
+            // Its reads have answered already; a failed end is cleared by the next `begin`.
+            let _ = end(&mut conn);
         }
     }
 }
@@ -104,10 +105,11 @@ pub(crate) fn begin(conn: &mut SqliteConnection) -> diesel::QueryResult<()> {
 
 /// Ends the transaction `conn` has open, if any: a read changes nothing, so whether it
 /// commits or rolls back makes no difference; if both fail, the next [`begin`] clears it.
-pub(crate) fn end(conn: &mut SqliteConnection) {
-    if Commit.execute(conn).is_err() {
+/// The error is the commit's, for a caller that reports it.
+pub(crate) fn end(conn: &mut SqliteConnection) -> diesel::QueryResult<()> {
+    Commit.execute(conn).map(drop).inspect_err(|_| {
         let _ = Rollback.execute(conn);
-    }
+    })
 }
 
 /// Runs `work` inside one deferred transaction on `conn`: committed if it succeeds, rolled
@@ -118,13 +120,7 @@ pub(crate) fn in_read_transaction<T, E: From<diesel::result::Error>>(
 ) -> Result<T, E> {
     begin(conn)?;
     match work(conn) {
-        Ok(value) => match Commit.execute(conn) {
-            Ok(_) => Ok(value),
-            Err(error) => {
-                let _ = Rollback.execute(conn);
-                Err(error.into())
-            }
-        },
+        Ok(value) => end(conn).map(|()| value).map_err(E::from),
         Err(error) => {
             // A read changes nothing: a failed rollback leaves only the snapshot, which the
             // next `BEGIN` on this connection clears.
