@@ -90,9 +90,8 @@ impl PetRecord {
         pet(self.id, self.name, self.category_id, self.status)
     }
 
-    pub(crate) fn inventory_item(&self) -> Result<InventoryItem, StoreError> {
-        let status = StatusText(self.status.0.clone());
-        inventory_item(self.id, status, self.stock)
+    pub(crate) fn into_inventory_item(self) -> Result<InventoryItem, StoreError> {
+        inventory_item(self.id, self.status, self.stock)
     }
 }
 

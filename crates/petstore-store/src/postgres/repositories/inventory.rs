@@ -15,7 +15,7 @@ use crate::statements::exactly_one;
 impl InventoryReader for PgTx<'_> {
     fn inventory_item(&mut self, pet_id: PetId) -> RepoResult<Option<InventoryItem>> {
         let row = self.pet_row(pet_id)?;
-        Ok(row.map(|r| r.inventory_item()).transpose()?)
+        Ok(row.map(PetRecord::into_inventory_item).transpose()?)
     }
 
     fn inventory(&mut self, query: &InventoryQuery) -> RepoResult<Vec<InventoryItem>> {
@@ -26,8 +26,8 @@ impl InventoryReader for PgTx<'_> {
             ..PetQuery::default()
         })?;
         Ok(rows
-            .iter()
-            .map(PetRecord::inventory_item)
+            .into_iter()
+            .map(PetRecord::into_inventory_item)
             .collect::<Result<_, _>>()?)
     }
 }
