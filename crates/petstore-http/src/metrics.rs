@@ -90,6 +90,14 @@ struct RouteHandles {
     latency: Histogram,
 }
 
+impl RouteHandles {
+    /// Counts a request that took `seconds`.
+    fn count(&self, seconds: f64) {
+        self.requests.inc();
+        self.latency.observe(seconds);
+    }
+}
+
 /// Counts a request as in flight until dropped (also when its handler panics or the client goes).
 #[derive(Debug)]
 pub struct InFlight(Gauge);
@@ -219,36 +227,27 @@ impl Metrics {
         status: u16,
         seconds: f64,
     ) {
-        let Some(handles) = handles else {
-            let (requests, latency) = self.handles(method, route, status);
-            requests.inc();
-            latency.observe(seconds);
-            return;
-        };
-        let mut known = handles.0.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(found) = known
-            .iter()
-            .find(|found| found.method == method && found.status == status)
-        {
-            found.requests.inc();
-            found.latency.observe(seconds);
+        let mut known =
+            handles.map(|handles| handles.0.lock().unwrap_or_else(PoisonError::into_inner));
+        if let Some(found) = known.as_ref().and_then(|known| {
+            known
+                .iter()
+                .find(|found| found.method == method && found.status == status)
+        }) {
+            found.count(seconds);
             return;
         }
-        let (requests, latency) = self.handles(method, route, status);
-        requests.inc();
-        latency.observe(seconds);
-        if known.len() < RouteMetrics::MAX {
-            known.push(RouteHandles {
-                method,
-                status,
-                requests,
-                latency,
-            });
+        let looked_up = self.handles(method, route, status);
+        looked_up.count(seconds);
+        if let Some(known) = known.as_mut()
+            && known.len() < RouteMetrics::MAX
+        {
+            known.push(looked_up);
         }
     }
 
-    /// The counter and histogram of a request's labels, from the families.
-    fn handles(&self, method: &'static str, route: &Arc<str>, status: u16) -> (Counter, Histogram) {
+    /// The handles of a request's labels, from the families.
+    fn handles(&self, method: &'static str, route: &Arc<str>, status: u16) -> RouteHandles {
         let latency = self
             .latency
             .get_or_create(&RouteLabels {
@@ -264,7 +263,12 @@ impl Metrics {
                 status,
             })
             .clone();
-        (requests, latency)
+        RouteHandles {
+            method,
+            status,
+            requests,
+            latency,
+        }
     }
 
     /// An order was placed.
