@@ -1,7 +1,7 @@
 //! The store a deployment opens: SQLite or PostgreSQL, chosen by the `--database` it is given,
 //! behind one type so that the same binary serves from either.
 
-use petstore_core::{RepoResult, Snapshot, Store, Transaction};
+use petstore_core::{DomainError, RepoResult, Snapshot, Store, Transaction};
 
 use crate::config::{Database, StoreConfig};
 use crate::error::StoreError;
@@ -48,6 +48,20 @@ impl AnyStore {
         match self {
             AnyStore::Sqlite(store) => store.sharing_reads(reads),
             AnyStore::Postgres(_) => reads(),
+        }
+    }
+
+    /// Runs `writes` so that the writes it makes on this thread share one transaction and one
+    /// commit after the last of them, on SQLite (see [`SqliteStore::sharing_writes`], and
+    /// its warning: each write returns before that commit, whose result this is); on
+    /// PostgreSQL, just runs it (each write commits before it returns) and answers `Ok`.
+    pub fn sharing_writes(&self, writes: impl FnOnce()) -> Result<(), DomainError> {
+        match self {
+            AnyStore::Sqlite(store) => store.sharing_writes(writes),
+            AnyStore::Postgres(_) => {
+                writes();
+                Ok(())
+            }
         }
     }
 

@@ -138,3 +138,84 @@ fn a_panicking_write_in_a_batch_panics_alone() {
         .unwrap();
     assert_eq!(category_count(&store), 4);
 }
+
+#[test]
+fn writes_on_a_thread_holding_the_batch_return_at_once_and_share_one_commit_after_the_last() {
+    let store = common::TempStore::new();
+    let before = store.store.writer_stats();
+    let write = |text: &'static str| create(text)(&store);
+    let outcome = store.store.sharing_writes(|| {
+        assert_eq!(write("A"), Ok(()));
+        assert_eq!(write("B"), Ok(()));
+        assert!(
+            matches!(write("a"), Err(DomainError::CategoryExists { .. })),
+            "a refused write keeps its own error"
+        );
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            store.write(|tx| -> petstore_core::RepoResult<()> {
+                tx.insert_category(&NewCategory::new(name("Doomed")))?;
+                panic!("a bug in a use case")
+            })
+        }));
+        assert!(panicked.is_err());
+        assert_eq!(write("C"), Ok(()));
+        assert_eq!(
+            store.store.writer_stats().commits,
+            before.commits,
+            "nothing is committed before the last write returns"
+        );
+        assert_eq!(
+            category_count(&store),
+            3,
+            "a read on the holding thread sees the batch's writes"
+        );
+        let elsewhere = std::thread::scope(|scope| scope.spawn(|| category_count(&store)).join());
+        assert_eq!(
+            elsewhere.unwrap(),
+            0,
+            "another thread sees none of them yet"
+        );
+    });
+    assert_eq!(outcome, Ok(()));
+    let after = store.store.writer_stats();
+    assert_eq!(after.writes - before.writes, 5);
+    assert_eq!(after.commits - before.commits, 1, "one commit for them all");
+    assert_eq!(
+        category_count(&store),
+        3,
+        "A, B and C; not the refused or the panicked"
+    );
+}
+
+#[test]
+fn a_write_from_another_thread_waits_for_a_held_batch_and_commits_with_it() {
+    let store = common::TempStore::new();
+    let before = store.store.writer_stats();
+    let (other, outcome) = std::thread::scope(|scope| {
+        let mut other = None;
+        let outcome = store.store.sharing_writes(|| {
+            assert_eq!(create("A")(&store), Ok(()));
+            other = Some(scope.spawn(|| create("B")(&store)));
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while store.store.writers_waiting() < 1 {
+                assert!(
+                    Instant::now() < deadline,
+                    "the other writer did not queue up"
+                );
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        });
+        (other.unwrap().join().unwrap(), outcome)
+    });
+    assert_eq!((other, outcome), (Ok(()), Ok(())));
+    let after = store.store.writer_stats();
+    assert_eq!(
+        after.commits - before.commits,
+        1,
+        "the waiting write joined the batch"
+    );
+    assert_eq!(category_count(&store), 2);
+    // The writer is free again for writes of their own.
+    assert_eq!(create("C")(&store), Ok(()));
+    assert_eq!(category_count(&store), 3);
+}

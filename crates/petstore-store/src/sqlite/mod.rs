@@ -10,6 +10,7 @@
 //! for the writer.
 
 use diesel::connection::SimpleConnection;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::Arc;
 
 use diesel::r2d2::{ConnectionManager, CustomizeConnection, Pool};
@@ -273,6 +274,27 @@ impl SqliteStore {
         snapshot::sharing(self.identity(), reads)
     }
 
+    /// Runs `writes` so that the writes of this store it makes on this thread share one
+    /// transaction, each in a savepoint of its own, and one durable commit after the last of
+    /// them, with no hand-off between threads: for a thread that runs writes queued by others,
+    /// one after another.
+    ///
+    /// **Each write returns before that commit.** The result is the commit's: until it is
+    /// known, no write `writes` made may be acknowledged, and if it is an error, every one of
+    /// them was lost and must report it instead of its value (a write that failed on its
+    /// own was rolled back alone and keeps its own error). Reads of this store that `writes`
+    /// makes run in the same transaction and see the writes made before them; reads on other
+    /// threads do not see them before the commit. If the writer cannot be taken, `writes` runs anyway,
+    /// each write taking its turn and reporting its own outcome, and the result is `Ok`.
+    pub fn sharing_writes(&self, writes: impl FnOnce()) -> Result<(), DomainError> {
+        if self.file.check().is_err() {
+            // Each write finds it out and reports it.
+            writes();
+            return Ok(());
+        }
+        self.writer.sharing_writes(writes)
+    }
+
     /// Which store this is, for reads sharing a transaction: clones are the same store.
     fn identity(&self) -> usize {
         Arc::as_ptr(&self.writer) as usize
@@ -311,6 +333,12 @@ impl SqliteStore {
 
 impl Store for SqliteStore {
     fn read<T>(&self, work: impl FnOnce(&mut dyn Snapshot) -> RepoResult<T>) -> RepoResult<T> {
+        // A thread holding the writer's batch reads what it wrote (`sharing_writes`).
+        if let Some(mut conn) = self.writer.lend_held() {
+            let result = catch_unwind(AssertUnwindSafe(|| work(&mut SqliteTx { conn: &mut conn })));
+            self.writer.give_back_held(conn);
+            return result.unwrap_or_else(|panic| resume_unwind(panic));
+        }
         if let Some(lent) = snapshot::borrow_shared(self.identity()) {
             return self.read_shared(lent, work);
         }
@@ -323,7 +351,10 @@ impl Store for SqliteStore {
     }
 
     fn write<T>(&self, work: impl FnMut(&mut dyn Transaction) -> RepoResult<T>) -> RepoResult<T> {
-        self.file.check().map_err(DomainError::from)?;
+        // A batch held by this thread was checked when it was taken (`sharing_writes`).
+        if !self.writer.is_held_here() {
+            self.file.check().map_err(DomainError::from)?;
+        }
         self.writer.write(work)
     }
 }

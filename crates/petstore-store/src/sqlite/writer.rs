@@ -16,10 +16,17 @@
 //! The work itself runs on its caller's thread: closures borrow their caller's data and never
 //! cross threads.
 //!
+//! A thread that runs many writes one after another (the HTTP layer's writer thread takes
+//! every write queued at once) can instead hold the batch for all of them
+//! ([`GroupWriter::sharing_writes`]): each write runs in its savepoint and returns at once, and
+//! the thread commits once after the last. Nothing waits for a turn or is woken per write; the
+//! caller acknowledges none of them before that commit.
+//!
 //! The writer also knows whether the database takes writes: a full disk, a read-only file or
 //! a failing disk marks it failing until a write commits again, and `/readyz` probes it with
 //! a write of its own until then (see [`GroupWriter::probe`]).
 
+use std::cell::RefCell;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
@@ -108,6 +115,46 @@ impl Batch {
                 .unwrap_or_else(PoisonError::into_inner);
         }
     }
+}
+
+/// The batch a thread holds in [`GroupWriter::sharing_writes`], and for which writer (another
+/// writer's writes on the thread take their turns as usual).
+struct Held {
+    owner: usize,
+    batch: Arc<Batch>,
+    /// `None` while a write uses it: a write that write makes in turn waits like any other.
+    conn: Option<SqliteConnection>,
+}
+
+thread_local! {
+    static HELD: RefCell<Option<Held>> = const { RefCell::new(None) };
+}
+
+fn holds(owner: usize) -> bool {
+    HELD.with(|held| {
+        held.borrow()
+            .as_ref()
+            .is_some_and(|held| held.owner == owner)
+    })
+}
+
+/// The connection and batch this thread holds for writer `owner`, if it holds them and no
+/// write uses them now. Give the connection back with [`put_back_held`].
+fn take_held(owner: usize) -> Option<(SqliteConnection, Arc<Batch>)> {
+    HELD.with(|held| {
+        let mut held = held.borrow_mut();
+        let held = held.as_mut().filter(|held| held.owner == owner)?;
+        let conn = held.conn.take()?;
+        Some((conn, Arc::clone(&held.batch)))
+    })
+}
+
+fn put_back_held(conn: SqliteConnection) {
+    HELD.with(|held| {
+        if let Some(held) = held.borrow_mut().as_mut() {
+            held.conn = Some(conn);
+        }
+    });
 }
 
 type Manager = AnsiTransactionManager;
@@ -246,23 +293,17 @@ impl GroupWriter {
 
     /// [`write`](Self::write) on the bare connection.
     fn run<T>(&self, work: impl FnOnce(&mut SqliteConnection) -> RepoResult<T>) -> RepoResult<T> {
+        if let Some((mut conn, batch)) = take_held(self.identity()) {
+            let outcome = self.in_savepoint(&mut conn, &batch, work);
+            put_back_held(conn);
+            // The thread holding the batch commits it after its last write.
+            return match outcome {
+                Err(panic) => resume_unwind(panic),
+                Ok(result) => result.and_then(|refused_or_value| refused_or_value),
+            };
+        }
         let (mut conn, batch) = self.join()?;
-        self.writes.fetch_add(1, Ordering::Relaxed);
-        let outcome = catch_unwind(AssertUnwindSafe(|| {
-            begin(&mut conn)?;
-            Ok(work(&mut conn))
-        }));
-        if let Ok(Err(error) | Ok(Err(error))) = &outcome {
-            self.notice(error);
-        }
-        // Back to the batch's own level (1): keep this write's savepoint, or undo it.
-        let closed = match &outcome {
-            Ok(Ok(Ok(_))) => unwind_to(&mut conn, 2).and_then(|()| commit(&mut conn)),
-            _ => unwind_to(&mut conn, 1),
-        };
-        if closed.is_err() || depth(&mut conn) != Some(1) {
-            batch.broken.store(true, Ordering::Relaxed);
-        }
+        let outcome = self.in_savepoint(&mut conn, &batch, work);
         let shared = self.leave(conn, &batch);
         match outcome {
             Err(panic) => resume_unwind(panic),
@@ -270,6 +311,116 @@ impl GroupWriter {
             Ok(Ok(Err(refused))) => Err(refused),
             Ok(Ok(Ok(value))) => shared.map(|()| value),
         }
+    }
+
+    /// Runs `work` in a savepoint of its own on the batch's connection, and leaves the
+    /// connection at the batch's level (1): the savepoint kept if `work` succeeded, undone if
+    /// it failed or panicked. A savepoint that cannot be closed breaks the batch.
+    fn in_savepoint<T>(
+        &self,
+        conn: &mut SqliteConnection,
+        batch: &Batch,
+        work: impl FnOnce(&mut SqliteConnection) -> RepoResult<T>,
+    ) -> std::thread::Result<Result<RepoResult<T>, DomainError>> {
+        self.writes.fetch_add(1, Ordering::Relaxed);
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            begin(conn)?;
+            Ok(work(conn))
+        }));
+        if let Ok(Err(error) | Ok(Err(error))) = &outcome {
+            self.notice(error);
+        }
+        let closed = match &outcome {
+            Ok(Ok(Ok(_))) => unwind_to(conn, 2).and_then(|()| commit(conn)),
+            _ => unwind_to(conn, 1),
+        };
+        if closed.is_err() || depth(conn) != Some(1) {
+            batch.broken.store(true, Ordering::Relaxed);
+        }
+        outcome
+    }
+
+    /// Runs `writes`, holding the writer's batch on this thread meanwhile: every write of
+    /// this writer that `writes` makes on this thread runs in its own savepoint of that batch
+    /// and returns **before the batch commits**; the batch commits (or is handed to writers
+    /// waiting on other threads, and commits with theirs) once `writes` returns. The result is
+    /// that commit's: if it fails, every write `writes` made is lost, and the caller must
+    /// report that failure for each of them, not the values they returned. A write that
+    /// failed was rolled back to its savepoint alone, as ever.
+    ///
+    /// So the caller must not acknowledge a write, or let anything be seen to depend on it,
+    /// before this returns. Reads of this writer's store that `writes` makes on this thread
+    /// run on the batch's connection ([`lend_held`](Self::lend_held)) and see
+    /// its writes; other connections do not see them before the commit.
+    /// If the batch cannot be taken (the connection stayed busy, `BEGIN` failed), `writes`
+    /// runs anyway and each write takes its turn and reports its own failure; the result is
+    /// then `Ok`.
+    pub(crate) fn sharing_writes(&self, writes: impl FnOnce()) -> Result<(), DomainError> {
+        let owner = self.identity();
+        if holds(owner) {
+            // Nested: the enclosing call commits.
+            writes();
+            return Ok(());
+        }
+        let Ok((conn, batch)) = self.join() else {
+            writes();
+            return Ok(());
+        };
+        let outer = HELD.with(|held| {
+            held.replace(Some(Held {
+                owner,
+                batch: Arc::clone(&batch),
+                conn: Some(conn),
+            }))
+        });
+        let ran = catch_unwind(AssertUnwindSafe(writes));
+        let held = HELD.with(|held| held.replace(outer));
+        // Every write puts the connection back before it returns (panics in the work are
+        // caught before that), so it is here; should it not be, the batch is lost and a new
+        // connection takes its place.
+        let conn = match held.and_then(|held| held.conn) {
+            Some(conn) => Some(conn),
+            None => {
+                batch.broken.store(true, Ordering::Relaxed);
+                connect(&self.config).ok()
+            }
+        };
+        let outcome = match conn {
+            Some(conn) => self.leave(conn, &batch),
+            None => {
+                let error = DomainError::Storage("the writer connection was lost".into());
+                batch.finish(Err(error.clone()));
+                Err(error)
+            }
+        };
+        if let Err(panic) = ran {
+            resume_unwind(panic);
+        }
+        outcome
+    }
+
+    /// The connection of the batch this thread holds, if it holds one and no write uses it:
+    /// reads made while holding it run on it, so that they see the writes made before them
+    /// (a use case that reads after it wrote, say), which no other connection sees before
+    /// the commit.
+    /// Give it back with [`give_back_held`](Self::give_back_held).
+    pub(crate) fn lend_held(&self) -> Option<SqliteConnection> {
+        take_held(self.identity()).map(|(conn, _)| conn)
+    }
+
+    /// Gives back what [`lend_held`](Self::lend_held) lent.
+    pub(crate) fn give_back_held(&self, conn: SqliteConnection) {
+        put_back_held(conn);
+    }
+
+    /// Whether a [`sharing_writes`](Self::sharing_writes) on this thread holds the batch.
+    pub(crate) fn is_held_here(&self) -> bool {
+        holds(self.identity())
+    }
+
+    /// Which writer this is, for the batch a thread holds.
+    fn identity(&self) -> usize {
+        std::ptr::from_ref(self) as usize
     }
 
     /// Takes the connection, joining the open transaction or beginning one.
