@@ -270,7 +270,7 @@ pub async fn authenticate(
             None => match secret_of(token) {
                 Err(()) => Authentication::Invalid,
                 Ok(secret) => match state
-                    .run(move |shop| shop.keys().authenticate(&secret))
+                    .read(move |shop| shop.keys().authenticate(&secret))
                     .await?
                 {
                     Some(caller) => {

@@ -1,33 +1,44 @@
-//! Threads of our own for reads on SQLite, off the async workers.
+//! Threads of our own for the store's work on SQLite, off the async workers.
 //!
 //! Database work never runs on an async worker: a read can wait (a page from the disk, a lock
 //! held by a checkpoint, a pool with every connection out), and that would stall every
 //! connection the worker serves. actix's blocking pool keeps it off them, but at a price on a
-//! busy core: each request wakes a thread of its own, so 32 reads in flight cost 32 thread
+//! busy core: each request wakes a thread of its own, so 32 requests in flight cost 32 thread
 //! wake-ups and as many wake-ups back. Here a few long-lived threads share one queue: a
 //! thread that finds work waiting takes it without sleeping, and only an idle thread is woken,
-//! so a burst of reads is served by one wake-up. That wake-up is made by a small task the
-//! async worker runs after the other requests it has ready, so that the reads those make join
-//! the same burst instead of each waking a thread (and, on a busy core, each switching to it
-//! and back). A thread runs the reads it takes at once through a [`Burst`], which lets them
-//! share one pooled connection and read transaction (`AnyStore::sharing_reads`).
+//! so a burst of requests is served by one wake-up. That wake-up is made by a small task the
+//! async worker runs after the other requests it has ready, so that the work those queue
+//! joins the same burst instead of each waking a thread (and, on a busy core, each switching
+//! to it and back).
+//!
+//! A thread runs the jobs it takes at once through a [`Burst`], the store's way of letting them
+//! share: reads share one pooled connection and read transaction
+//! (`AnyStore::sharing_reads`); writes share the writer's transaction and one commit after
+//! the last of them (`AnyStore::sharing_writes`), which is why a write's answer waits for the
+//! burst's end ([`BurstThreads::run_settled`]).
 
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
+use petstore_core::DomainError;
 use tokio::sync::oneshot;
 
-type Job = Box<dyn FnOnce() + Send>;
+/// A queued job: runs its work and answers at once, or gives back how to answer once the
+/// burst it ran in has ended ([`BurstThreads::run_settled`]).
+type Job = Box<dyn FnOnce() -> Option<Settle> + Send>;
 
-/// How a reader thread runs the jobs it takes at once: it calls its argument, which runs
-/// them, exactly once. The state passes the store's way of letting them share one read
-/// transaction (`AnyStore::sharing_reads`).
-pub type Burst = Arc<dyn Fn(&mut dyn FnMut()) + Send + Sync>;
+/// Answers a job once its burst has ended, given the burst's failure if it failed.
+type Settle = Box<dyn FnOnce(Option<&DomainError>)>;
 
-/// Jobs one reader thread takes from the queue at once, at most: more would make the last
-/// of them wait longer for the others, for little more saved.
-const MAX_BURST: usize = 16;
+/// How a thread runs the jobs it takes at once: it calls its argument, which runs them,
+/// exactly once, and answers whether what they did as a whole holds (for writes: whether
+/// their shared commit succeeded). The state passes the store's way of letting them share
+/// (`AnyStore::sharing_reads`, `AnyStore::sharing_writes`).
+pub type Burst = Arc<RunBurst>;
+
+/// See [`Burst`].
+pub type RunBurst = dyn Fn(&mut dyn FnMut()) -> Result<(), DomainError> + Send + Sync;
 
 #[derive(Default)]
 struct Queue {
@@ -45,17 +56,17 @@ struct Shared {
     ready: Condvar,
 }
 
-/// The reader threads; dropping the last handle lets them finish the queue and exit.
+/// The threads; dropping the last handle lets them finish the queue and exit.
 #[derive(Clone)]
-pub struct ReadThreads(Arc<Closer>);
+pub struct BurstThreads(Arc<Closer>);
 
-impl std::fmt::Debug for ReadThreads {
+impl std::fmt::Debug for BurstThreads {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ReadThreads").finish_non_exhaustive()
+        f.debug_struct("BurstThreads").finish_non_exhaustive()
     }
 }
 
-/// Closes the queue when the last [`ReadThreads`] goes.
+/// Closes the queue when the last [`BurstThreads`] goes.
 struct Closer(Arc<Shared>);
 
 impl Drop for Closer {
@@ -66,41 +77,79 @@ impl Drop for Closer {
     }
 }
 
-/// Why a read gave no answer.
+/// Why a job gave no answer.
 #[derive(Debug, thiserror::Error)]
-#[error("the read panicked, or no reader thread could run it")]
-pub struct ReadFailed;
+#[error("the work panicked, or no thread could run it")]
+pub struct NoAnswer;
 
-impl ReadThreads {
-    /// Starts `count` reader threads (at least one), which run the jobs they find waiting
-    /// together through `burst`.
-    pub fn start(count: usize, burst: Burst) -> std::io::Result<Self> {
+impl BurstThreads {
+    /// Starts `count` threads (at least one) named `name-N`, which run the jobs they find
+    /// waiting, at most `max_burst` at once, together through `burst`.
+    pub fn start(
+        name: &str,
+        count: usize,
+        max_burst: usize,
+        burst: Burst,
+    ) -> std::io::Result<Self> {
         let shared = Arc::new(Shared::default());
         for n in 0..count.max(1) {
             let shared = Arc::clone(&shared);
             let burst = Arc::clone(&burst);
             std::thread::Builder::new()
-                .name(format!("petstore-reader-{n}"))
-                .spawn(move || serve(&shared, &*burst))?;
+                .name(format!("{name}-{n}"))
+                .spawn(move || serve(&shared, &*burst, max_burst.max(1)))?;
         }
         Ok(Self(Arc::new(Closer(shared))))
     }
 
-    /// Runs `work` on a reader thread, inside the caller's tracing span, and waits for it
-    /// without blocking the caller's thread.
+    /// Runs `work` on one of the threads, inside the caller's tracing span, and waits for it
+    /// without blocking the caller's thread. The answer goes back as soon as `work` returns.
     pub async fn run<T: Send + 'static>(
         &self,
         work: impl FnOnce() -> T + Send + 'static,
-    ) -> Result<T, ReadFailed> {
+    ) -> Result<T, NoAnswer> {
         let (answer, answered) = oneshot::channel();
         let span = tracing::Span::current();
-        let job: Job = Box::new(move || {
+        self.queue(Box::new(move || {
             let _entered = span.enter();
-            // A panic drops `answer`: the caller sees `ReadFailed`, the thread lives on.
+            // A panic drops `answer`: the caller sees `NoAnswer`, the thread lives on.
             if let Ok(value) = catch_unwind(AssertUnwindSafe(work)) {
                 let _ = answer.send(value);
             }
-        });
+            None
+        }));
+        answered.await.map_err(|_| NoAnswer)
+    }
+
+    /// Like [`run`](Self::run), but the answer waits for the end of the burst `work` runs in:
+    /// if the burst failed (its writes' shared commit), a `work` that succeeded answers that
+    /// failure instead of its value. For writes that are not durable until the burst ends.
+    pub async fn run_settled<T: Send + 'static>(
+        &self,
+        work: impl FnOnce() -> Result<T, DomainError> + Send + 'static,
+    ) -> Result<Result<T, DomainError>, NoAnswer> {
+        let (answer, answered) = oneshot::channel();
+        let span = tracing::Span::current();
+        self.queue(Box::new(move || {
+            let outcome = {
+                let _entered = span.enter();
+                catch_unwind(AssertUnwindSafe(work))
+            };
+            // A panic drops `answer`: the caller sees `NoAnswer`.
+            let result = outcome.ok()?;
+            Some(Box::new(move |failed: Option<&DomainError>| {
+                let settled = match (result, failed) {
+                    (Ok(_), Some(failure)) => Err(failure.clone()),
+                    (result, _) => result,
+                };
+                let _ = answer.send(settled);
+            }))
+        }));
+        answered.await.map_err(|_| NoAnswer)
+    }
+
+    /// Queues `job`, and makes sure a thread will take it.
+    fn queue(&self, job: Job) {
         let shared = &self.0.0;
         let asleep = {
             let mut queue = shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
@@ -110,45 +159,56 @@ impl ReadThreads {
         if asleep {
             self.wake_after_burst();
         }
-        answered.await.map_err(|_| ReadFailed)
     }
 }
 
 thread_local! {
-    /// Whether this async worker has a wake-up task queued already.
-    static WAKE_QUEUED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// The queues (reads', the writer's) this async worker's queued wake-up task will wake
+    /// a thread for: one task per burst, whichever queues it serves.
+    static TO_WAKE: std::cell::RefCell<Vec<Arc<Shared>>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-impl ReadThreads {
-    /// Wakes a sleeping reader once this async worker has run the other tasks it has ready:
+impl BurstThreads {
+    /// Wakes a sleeping thread once this async worker has run the other tasks it has ready:
     /// from a task of the worker's own, queued behind them (one per burst), so that
-    /// cancelling the read that queued it cannot lose the wake-up. Off an actix worker (no
+    /// cancelling the job that queued it cannot lose the wake-up. Off an actix worker (no
     /// arbiter to queue it on), wakes one at once.
     fn wake_after_burst(&self) {
-        if WAKE_QUEUED.with(std::cell::Cell::get) {
+        let first = TO_WAKE.with(|to_wake| {
+            let mut to_wake = to_wake.borrow_mut();
+            if to_wake.iter().any(|queued| Arc::ptr_eq(queued, &self.0.0)) {
+                return None;
+            }
+            to_wake.push(Arc::clone(&self.0.0));
+            Some(to_wake.len() == 1)
+        });
+        if first != Some(true) {
+            // Known already, or joining the task queued for another queue.
             return;
         }
-        let wake = WakeOnDrop(Arc::clone(&self.0.0));
-        // The task only drops `wake`: a worker that stops before running it drops it too.
-        let queued = actix_rt::Arbiter::try_current()
-            .is_some_and(|worker| worker.spawn(async move { drop(wake) }));
-        if queued {
-            WAKE_QUEUED.with(|flag| flag.set(true));
+        // The task only drops `wake`: a worker that stops before running it drops it too,
+        // and without an arbiter it is dropped here.
+        let wake = WakeOnDrop;
+        if let Some(worker) = actix_rt::Arbiter::try_current() {
+            worker.spawn(async move { drop(wake) });
         }
     }
 }
 
-/// Wakes a sleeping reader when dropped, and lets this thread queue the next wake-up.
-struct WakeOnDrop(Arc<Shared>);
+/// Wakes a sleeping thread for each queue in `TO_WAKE` when dropped, and lets this thread
+/// queue the next wake-up.
+struct WakeOnDrop;
 
 impl Drop for WakeOnDrop {
     fn drop(&mut self) {
-        WAKE_QUEUED.with(|queued| queued.set(false));
-        wake_one(&self.0);
+        let to_wake = TO_WAKE.with(|to_wake| std::mem::take(&mut *to_wake.borrow_mut()));
+        for shared in &to_wake {
+            wake_one(shared);
+        }
     }
 }
 
-/// Wakes one sleeping reader if a job waits and none is being woken yet.
+/// Wakes one sleeping thread if a job waits and none is being woken yet.
 fn wake_one(shared: &Shared) {
     let mut queue = shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
     queue.wake_one_for_jobs(&shared.ready);
@@ -165,19 +225,28 @@ impl Queue {
     }
 }
 
-fn serve(shared: &Shared, burst: &dyn Fn(&mut dyn FnMut())) {
+fn serve(
+    shared: &Shared,
+    burst: &RunBurst,
+    max_burst: usize,
+) {
     let mut queue = shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut settles: Vec<Settle> = Vec::new();
     loop {
         if !queue.jobs.is_empty() {
-            let take = queue.jobs.len().min(MAX_BURST);
+            let take = queue.jobs.len().min(max_burst);
             let jobs: Vec<Job> = queue.jobs.drain(..take).collect();
-            // More wait than this thread takes: another reader may take them meanwhile.
+            // More wait than this thread takes: another thread may take them meanwhile.
             queue.wake_one_for_jobs(&shared.ready);
             drop(queue);
             let mut jobs = jobs.into_iter();
-            burst(&mut || jobs.by_ref().for_each(|job| job()));
-            // A hook that did not run them all drops the rest: their callers see `ReadFailed`.
+            let outcome = burst(&mut || settles.extend(jobs.by_ref().filter_map(|job| job())));
+            // A hook that did not run them all drops the rest: their callers see `NoAnswer`.
             drop(jobs);
+            let failed = outcome.err();
+            for settle in settles.drain(..) {
+                settle(failed.as_ref());
+            }
             queue = shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
         } else if queue.closed {
             return;
@@ -199,7 +268,10 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     fn one_by_one() -> Burst {
-        Arc::new(|run: &mut dyn FnMut()| run())
+        Arc::new(|run: &mut dyn FnMut()| {
+            run();
+            Ok(())
+        })
     }
 
     #[actix_web::test]
@@ -212,8 +284,9 @@ mod tests {
             counter.store(0, Ordering::SeqCst);
             run();
             seen.lock().unwrap().push(counter.load(Ordering::SeqCst));
+            Ok(())
         });
-        let threads = ReadThreads::start(1, burst).unwrap();
+        let threads = BurstThreads::start("test", 1, 16, burst).unwrap();
         // The only reader is held by a first read while nine more queue up.
         let (release, held) = std::sync::mpsc::channel::<()>();
         let count = Arc::clone(&in_burst);
@@ -260,7 +333,7 @@ mod tests {
 
     #[actix_web::test]
     async fn reads_run_off_the_caller_and_answer_in_any_number() {
-        let threads = ReadThreads::start(2, one_by_one()).unwrap();
+        let threads = BurstThreads::start("test", 2, 16, one_by_one()).unwrap();
         let caller = std::thread::current().id();
         let ran_elsewhere = threads
             .run(move || std::thread::current().id() != caller)
@@ -291,7 +364,7 @@ mod tests {
     #[actix_web::test]
     async fn a_read_cancelled_before_its_wake_up_still_runs() {
         use futures_util::FutureExt as _;
-        let threads = ReadThreads::start(1, one_by_one()).unwrap();
+        let threads = BurstThreads::start("test", 1, 16, one_by_one()).unwrap();
         let ran = Arc::new(AtomicUsize::new(0));
         let counter = Arc::clone(&ran);
         // Polled once, the read has queued its job and yielded before waking a reader.
@@ -313,9 +386,60 @@ mod tests {
 
     #[actix_web::test]
     async fn a_panicking_read_fails_alone() {
-        let threads = ReadThreads::start(1, one_by_one()).unwrap();
+        let threads = BurstThreads::start("test", 1, 16, one_by_one()).unwrap();
         let failed = threads.run(|| -> u32 { panic!("a bug in a read") }).await;
         assert!(failed.is_err());
         assert_eq!(threads.run(|| 7).await.unwrap(), 7, "the thread lives on");
+    }
+
+    #[actix_web::test]
+    async fn settled_work_answers_after_its_burst_and_with_its_failure() {
+        let ended = Arc::new(AtomicUsize::new(0));
+        let marker = Arc::clone(&ended);
+        let failing: Burst = Arc::new(move |run: &mut dyn FnMut()| {
+            run();
+            marker.fetch_add(1, Ordering::SeqCst);
+            Err(DomainError::Storage(petstore_core::Failure::new(
+                "the commit failed",
+            )))
+        });
+        let threads = BurstThreads::start("test", 1, 16, failing).unwrap();
+        let lost = threads.run_settled(|| Ok(7)).await.unwrap();
+        assert_eq!(
+            ended.load(Ordering::SeqCst),
+            1,
+            "answered after the burst ended"
+        );
+        assert!(
+            matches!(lost, Err(DomainError::Storage(_))),
+            "the burst's failure replaces the value: {lost:?}"
+        );
+        let refused = threads
+            .run_settled(|| -> Result<u32, DomainError> { Err(DomainError::IdempotencyKeyReused) })
+            .await
+            .unwrap();
+        assert_eq!(
+            refused,
+            Err(DomainError::IdempotencyKeyReused),
+            "its own error stays"
+        );
+        let panicked = threads
+            .run_settled(|| -> Result<u32, DomainError> { panic!("a bug in a write") })
+            .await;
+        assert!(panicked.is_err());
+        let kept = BurstThreads::start("test", 1, 16, one_by_one()).unwrap();
+        assert_eq!(kept.run_settled(|| Ok(7)).await.unwrap(), Ok(7));
+    }
+
+    #[actix_web::test]
+    async fn jobs_queued_at_once_for_two_sets_of_threads_each_wake_one() {
+        let reads = BurstThreads::start("test-reader", 1, 16, one_by_one()).unwrap();
+        let writes = BurstThreads::start("test-writer", 1, 64, one_by_one()).unwrap();
+        // Both jobs are queued in one turn of this worker, behind one wake-up task.
+        let both = futures_util::future::join(reads.run(|| 1), writes.run_settled(|| Ok(2)));
+        let answers = actix_web::rt::time::timeout(std::time::Duration::from_secs(10), both)
+            .await
+            .expect("both sets of threads were woken");
+        assert_eq!((answers.0.unwrap(), answers.1.unwrap()), (1, Ok(2)));
     }
 }

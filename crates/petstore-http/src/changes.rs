@@ -47,7 +47,7 @@ pub async fn watch(state: AppState) {
     let mut revocations = None;
     while !state.is_stopping() {
         let seen = state
-            .run(|shop| {
+            .read(|shop| {
                 let latest = shop.events().last_id(Caller::Operator)?;
                 Ok((latest, shop.keys().revocations()?))
             })

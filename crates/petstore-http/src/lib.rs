@@ -13,6 +13,7 @@
 
 pub mod app;
 pub mod auth;
+mod bursts;
 pub mod changes;
 pub mod cli;
 pub mod conditional;
@@ -26,6 +27,5 @@ pub mod metrics;
 pub mod middleware;
 pub mod openapi;
 pub mod pagination;
-mod readers;
 pub mod routes;
 pub mod state;

@@ -8,11 +8,11 @@ use petstore_core::{Clock, DomainError, Service, Settings};
 use petstore_store::AnyStore;
 
 use crate::auth::KeyCache;
+use crate::bursts::{Burst, BurstThreads};
 use crate::changes::ChangeFeed;
 use crate::delivery::DeliverySettings;
 use crate::error::ApiError;
 use crate::metrics::Metrics;
-use crate::readers::{Burst, ReadThreads};
 
 /// The use cases as the HTTP layer runs them: on SQLite or PostgreSQL, with an injectable
 /// clock.
@@ -21,19 +21,49 @@ pub type PetService = Service<AnyStore, Arc<dyn Clock>>;
 /// One reader thread per core this process may use, at most 4: on SQLite a read is CPU work,
 /// and more threads than cores only add switches between them. `None` (reads then take the
 /// blocking pool) if no thread could be started.
-fn start_readers(store: &AnyStore) -> Option<ReadThreads> {
+fn start_readers(store: &AnyStore) -> Option<BurstThreads> {
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
     let store = store.clone();
     // Reads a reader thread takes at once were all queued before it took them: sharing one
     // snapshot, each still sees every write committed before it was asked for.
-    let burst: Burst = Arc::new(move |run: &mut dyn FnMut()| store.sharing_reads(run));
-    match ReadThreads::start(cores.min(4), burst) {
-        Ok(threads) => Some(threads),
-        Err(error) => {
-            tracing::warn!(%error, "cannot start reader threads; reads take the blocking pool");
-            None
-        }
-    }
+    let burst: Burst = Arc::new(move |run: &mut dyn FnMut()| {
+        store.sharing_reads(run);
+        Ok(())
+    });
+    started(
+        "reader",
+        BurstThreads::start("petstore-reader", cores.min(4), READ_BURST, burst),
+    )
+}
+
+/// Reads a reader thread takes from the queue at once, at most: more would make the last of
+/// them wait longer for the others, for little more saved.
+const READ_BURST: usize = 16;
+
+/// One writer thread: SQLite has one writer connection, so a second thread would only wait
+/// for it. It runs the writes queued at once in the writer's transaction, each in its own
+/// savepoint, and commits once after the last (`AnyStore::sharing_writes`); their answers go
+/// back after that commit. `None` (writes then take the blocking pool, and group commit
+/// forms among its threads) if the thread could not be started.
+fn start_writer(store: &AnyStore) -> Option<BurstThreads> {
+    let store = store.clone();
+    let burst: Burst = Arc::new(move |run: &mut dyn FnMut()| store.sharing_writes(run));
+    started(
+        "writer",
+        BurstThreads::start("petstore-writer", 1, WRITE_BURST, burst),
+    )
+}
+
+/// Writes the writer thread takes at once, at most: as many as may share one commit anyway
+/// (the store's batch limit), enough for every connection of a busy client pool.
+const WRITE_BURST: usize = 64;
+
+fn started(what: &str, threads: std::io::Result<BurstThreads>) -> Option<BurstThreads> {
+    threads
+        .inspect_err(|error| {
+            tracing::warn!(%error, "cannot start the {what} threads; the blocking pool runs their work");
+        })
+        .ok()
 }
 
 /// Shared by all workers and handlers; cheap to clone.
@@ -47,7 +77,10 @@ pub struct AppState {
     stopping: Arc<AtomicBool>,
     delivery: Arc<DeliverySettings>,
     /// Where reads run on SQLite; on PostgreSQL, reads take the blocking pool like writes.
-    readers: Option<ReadThreads>,
+    readers: Option<BurstThreads>,
+    /// Where writes run on SQLite; on PostgreSQL, they take the blocking pool: there many
+    /// run at once, each waiting on the server.
+    writer: Option<BurstThreads>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -66,10 +99,9 @@ impl AppState {
 
     /// The state for a store, a clock and the operator's settings for the domain.
     pub fn with_settings(store: AnyStore, clock: Arc<dyn Clock>, settings: Settings) -> Self {
-        let readers = store
-            .reads_in_process()
-            .then(|| start_readers(&store))
-            .flatten();
+        let in_process = store.reads_in_process();
+        let readers = in_process.then(|| start_readers(&store)).flatten();
+        let writer = in_process.then(|| start_writer(&store)).flatten();
         Self {
             service: Arc::new(
                 Service::with_clock(store, Arc::clone(&clock)).with_settings(settings),
@@ -81,6 +113,7 @@ impl AppState {
             stopping: Arc::new(AtomicBool::new(false)),
             delivery: Arc::new(DeliverySettings::default()),
             readers,
+            writer,
         }
     }
 
@@ -130,27 +163,32 @@ impl AppState {
         self.service.store()
     }
 
-    /// Runs a use case that only reads: on the reader threads on SQLite (see the `readers`
+    /// Runs a use case that only reads: on the reader threads on SQLite (see the `bursts`
     /// module), on the blocking pool otherwise.
     pub async fn read<T: Send + 'static>(
         &self,
         work: impl FnOnce(&PetService) -> Result<T, DomainError> + Send + 'static,
     ) -> Result<T, ApiError> {
-        let Some(readers) = &self.readers else {
-            return self.run(work).await;
-        };
         let service = Arc::clone(&self.service);
-        answer(readers.run(move || work(&service)).await)
+        match &self.readers {
+            Some(readers) => answer(readers.run(move || work(&service)).await),
+            None => answer(web::block(move || work(&service)).await),
+        }
     }
 
-    /// Runs a use case on the blocking thread pool, off the async workers: the store is
-    /// synchronous and a transaction may wait on SQLite's lock.
+    /// Runs a use case that may write: on the writer thread on SQLite, whose writes are
+    /// acknowledged only after the commit they share (see the `bursts` module); on the
+    /// blocking pool otherwise. Either way off the async workers: the store is synchronous
+    /// and a transaction may wait on a lock.
     pub async fn run<T: Send + 'static>(
         &self,
         work: impl FnOnce(&PetService) -> Result<T, DomainError> + Send + 'static,
     ) -> Result<T, ApiError> {
         let service = Arc::clone(&self.service);
-        answer(web::block(move || work(&service)).await)
+        match &self.writer {
+            Some(writer) => answer(writer.run_settled(move || work(&service)).await),
+            None => answer(web::block(move || work(&service)).await),
+        }
     }
 }
 

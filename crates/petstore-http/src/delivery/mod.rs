@@ -68,7 +68,7 @@ pub async fn run(state: AppState, tls: Arc<rustls::ClientConfig>, node: Rc<str>)
     ));
     let draining: Rc<RefCell<HashSet<WebhookId>>> = Rc::default();
     while !state.is_stopping() {
-        match state.run(|shop| shop.webhooks().due()).await {
+        match state.read(|shop| shop.webhooks().due()).await {
             Ok(due) => {
                 for id in due {
                     if draining.borrow().len() >= settings.concurrency.max(1) {
