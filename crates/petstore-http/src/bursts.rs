@@ -225,11 +225,7 @@ impl Queue {
     }
 }
 
-fn serve(
-    shared: &Shared,
-    burst: &RunBurst,
-    max_burst: usize,
-) {
+fn serve(shared: &Shared, burst: &RunBurst, max_burst: usize) {
     let mut queue = shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
     let mut settles: Vec<Settle> = Vec::new();
     loop {
