@@ -122,7 +122,8 @@ impl Batch {
 struct Held {
     owner: usize,
     batch: Arc<Batch>,
-    /// `None` while a write uses it: a write that write makes in turn waits like any other.
+    /// `None` while a write uses it: a write made from inside that one waits for its turn
+    /// like any other.
     conn: Option<SqliteConnection>,
 }
 
@@ -350,8 +351,9 @@ impl GroupWriter {
     ///
     /// So the caller must not acknowledge a write, or let anything be seen to depend on it,
     /// before this returns. Reads of this writer's store that `writes` makes on this thread
-    /// run on the batch's connection ([`lend_held`](Self::lend_held)) and see
-    /// its writes; other connections do not see them before the commit.
+    /// run on the batch's connection ([`lend_held`](Self::lend_held)) and see its writes;
+    /// other connections do not see them before the commit.
+    ///
     /// If the batch cannot be taken (the connection stayed busy, `BEGIN` failed), `writes`
     /// runs anyway and each write takes its turn and reports its own failure; the result is
     /// then `Ok`.
@@ -388,6 +390,11 @@ impl GroupWriter {
         let outcome = match conn {
             Some(conn) => self.leave(conn, &batch),
             None => {
+                // Writers go on waiting for a connection, and time out, until a restart.
+                let mut state = lock(&self.state);
+                state.batch = None;
+                state.members = 0;
+                drop(state);
                 let error = DomainError::Storage("the writer connection was lost".into());
                 batch.finish(Err(error.clone()));
                 Err(error)
@@ -402,8 +409,7 @@ impl GroupWriter {
     /// The connection of the batch this thread holds, if it holds one and no write uses it:
     /// reads made while holding it run on it, so that they see the writes made before them
     /// (a use case that reads after it wrote, say), which no other connection sees before
-    /// the commit.
-    /// Give it back with [`give_back_held`](Self::give_back_held).
+    /// the commit. Give it back with [`give_back_held`](Self::give_back_held).
     pub(crate) fn lend_held(&self) -> Option<SqliteConnection> {
         take_held(self.identity()).map(|(conn, _)| conn)
     }
