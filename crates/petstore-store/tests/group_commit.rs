@@ -219,3 +219,44 @@ fn a_write_from_another_thread_waits_for_a_held_batch_and_commits_with_it() {
     assert_eq!(create("C")(&store), Ok(()));
     assert_eq!(category_count(&store), 3);
 }
+
+#[test]
+fn when_the_batch_cannot_be_taken_every_write_of_the_thread_fails_at_once_with_the_reason() {
+    let timeout = Duration::from_millis(250);
+    let store = common::TempStore::with(|config| config.connection_timeout = timeout);
+    let (entered_tx, entered) = mpsc::channel::<()>();
+    let (release_tx, release) = mpsc::channel::<()>();
+    std::thread::scope(|scope| {
+        // Another thread keeps the writer connection for longer than the time-out.
+        let store = &store;
+        let holder = scope.spawn(move || {
+            store.write(|tx| {
+                entered_tx.send(()).unwrap();
+                release.recv().unwrap();
+                tx.insert_category(&NewCategory::new(name("Holder")))
+            })
+        });
+        entered.recv().unwrap();
+        let started = Instant::now();
+        let mut outcomes = Vec::new();
+        let outcome = store.store.sharing_writes(|| {
+            for text in ["A", "B", "C", "D"] {
+                outcomes.push(create(text)(store));
+            }
+        });
+        let took = started.elapsed();
+        release_tx.send(()).unwrap();
+        holder.join().unwrap().unwrap();
+        assert_eq!(outcome, Ok(()), "each write reports its own failure");
+        assert!(
+            outcomes
+                .iter()
+                .all(|o| matches!(o, Err(DomainError::Unavailable(_)))),
+            "{outcomes:?}"
+        );
+        // One wait for the batch, not one more per write (which would take 1.25 s here).
+        assert!(took < Duration::from_millis(900), "took {took:?}");
+    });
+    assert_eq!(category_count(&store), 1, "only the holder's write");
+    assert_eq!(create("After")(&store), Ok(()), "the writer goes on");
+}

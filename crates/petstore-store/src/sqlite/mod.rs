@@ -284,8 +284,9 @@ impl SqliteStore {
     /// them was lost and must report it instead of its value (a write that failed on its
     /// own was rolled back alone and keeps its own error). Reads of this store that `writes`
     /// makes run in the same transaction and see the writes made before them; reads on other
-    /// threads do not see them before the commit. If the writer cannot be taken, `writes` runs anyway,
-    /// each write taking its turn and reporting its own outcome, and the result is `Ok`.
+    /// threads do not see them before the commit. If the writer cannot be taken (busy for the
+    /// connection time-out, or `BEGIN` failed), `writes` runs anyway, each write failing at
+    /// once with that error, and the result is `Ok`.
     pub fn sharing_writes(&self, writes: impl FnOnce()) -> Result<(), DomainError> {
         if self.file.check().is_err() {
             // Each write finds it out and reports it.

@@ -129,6 +129,19 @@ struct Held {
 
 thread_local! {
     static HELD: RefCell<Option<Held>> = const { RefCell::new(None) };
+    /// Why [`GroupWriter::sharing_writes`] on this thread could not take the batch, for which
+    /// writer: its writes fail at once with that, instead of each waiting as long again.
+    static REFUSED: RefCell<Option<(usize, DomainError)>> = const { RefCell::new(None) };
+}
+
+fn refusal(owner: usize) -> Option<DomainError> {
+    REFUSED.with(|refused| {
+        refused
+            .borrow()
+            .as_ref()
+            .filter(|(writer, _)| *writer == owner)
+            .map(|(_, error)| error.clone())
+    })
 }
 
 fn holds(owner: usize) -> bool {
@@ -294,6 +307,9 @@ impl GroupWriter {
 
     /// [`write`](Self::write) on the bare connection.
     fn run<T>(&self, work: impl FnOnce(&mut SqliteConnection) -> RepoResult<T>) -> RepoResult<T> {
+        if let Some(refused) = refusal(self.identity()) {
+            return Err(refused);
+        }
         if let Some((mut conn, batch)) = take_held(self.identity()) {
             let outcome = self.in_savepoint(&mut conn, &batch, work);
             put_back_held(conn);
@@ -354,9 +370,10 @@ impl GroupWriter {
     /// run on the batch's connection ([`lend_held`](Self::lend_held)) and see its writes;
     /// other connections do not see them before the commit.
     ///
-    /// If the batch cannot be taken (the connection stayed busy, `BEGIN` failed), `writes`
-    /// runs anyway and each write takes its turn and reports its own failure; the result is
-    /// then `Ok`.
+    /// If the batch cannot be taken (the connection stayed busy for the connection time-out,
+    /// `BEGIN` failed), `writes` runs anyway and each of its writes fails at once with that
+    /// error (rather than each waiting as long again, one after another); the result is then
+    /// `Ok`, since each write reports its own failure.
     pub(crate) fn sharing_writes(&self, writes: impl FnOnce()) -> Result<(), DomainError> {
         let owner = self.identity();
         if holds(owner) {
@@ -364,9 +381,17 @@ impl GroupWriter {
             writes();
             return Ok(());
         }
-        let Ok((conn, batch)) = self.join() else {
-            writes();
-            return Ok(());
+        let (conn, batch) = match self.join() {
+            Ok(taken) => taken,
+            Err(error) => {
+                let outer = REFUSED.with(|refused| refused.replace(Some((owner, error))));
+                let ran = catch_unwind(AssertUnwindSafe(writes));
+                REFUSED.with(|refused| refused.replace(outer));
+                if let Err(panic) = ran {
+                    resume_unwind(panic);
+                }
+                return Ok(());
+            }
         };
         let outer = HELD.with(|held| {
             held.replace(Some(Held {
