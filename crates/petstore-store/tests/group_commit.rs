@@ -9,10 +9,46 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use petstore_core::testkit::scenarios::name;
-use petstore_core::{DomainError, NewCategory, Store};
+use petstore_core::{Category, DomainError, NewCategory, Store};
 
 /// A write to run on its own thread.
 type Job<'a> = Box<dyn FnOnce(&common::TempStore) -> Result<(), DomainError> + Send + 'a>;
+
+/// A write on another thread that keeps the writer connection (inserting "Holder") until
+/// [`let_go`](HeldWriter::let_go).
+struct HeldWriter<'scope> {
+    release: mpsc::Sender<()>,
+    holder: std::thread::ScopedJoinHandle<'scope, Result<Category, DomainError>>,
+}
+
+impl HeldWriter<'_> {
+    /// Lets the write finish, which must succeed.
+    fn let_go(self) {
+        self.release.send(()).unwrap();
+        self.holder.join().unwrap().unwrap();
+    }
+}
+
+/// Starts a [`HeldWriter`] in `scope`; returns once it holds the connection.
+fn hold_the_writer<'scope>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    store: &'scope common::TempStore,
+) -> HeldWriter<'scope> {
+    let (entered_tx, entered) = mpsc::channel::<()>();
+    let (release_tx, release) = mpsc::channel::<()>();
+    let holder = scope.spawn(move || {
+        store.write(|tx| {
+            entered_tx.send(()).unwrap();
+            release.recv().unwrap();
+            tx.insert_category(&NewCategory::new(name("Holder")))
+        })
+    });
+    entered.recv().unwrap();
+    HeldWriter {
+        release: release_tx,
+        holder,
+    }
+}
 
 /// Holds the writer inside a write until `waiting` others queue behind it, runs `queued` in
 /// those others, then lets everything finish. Returns the queued writes' outcomes.
@@ -20,18 +56,9 @@ fn batch_behind_a_held_write(
     store: &common::TempStore,
     queued: Vec<Job<'_>>,
 ) -> Vec<std::thread::Result<Result<(), DomainError>>> {
-    let (entered_tx, entered) = mpsc::channel::<()>();
-    let (release_tx, release) = mpsc::channel::<()>();
     let count = queued.len();
     std::thread::scope(|scope| {
-        let holder = scope.spawn(move || {
-            store.write(|tx| {
-                entered_tx.send(()).unwrap();
-                release.recv().unwrap();
-                tx.insert_category(&NewCategory::new(name("Holder")))
-            })
-        });
-        entered.recv().unwrap();
+        let held = hold_the_writer(scope, store);
         let others: Vec<_> = queued
             .into_iter()
             .map(|job| scope.spawn(move || job(store)))
@@ -41,8 +68,7 @@ fn batch_behind_a_held_write(
             assert!(Instant::now() < deadline, "the writers did not queue up");
             std::thread::sleep(Duration::from_millis(5));
         }
-        release_tx.send(()).unwrap();
-        holder.join().unwrap().unwrap();
+        held.let_go();
         others.into_iter().map(|other| other.join()).collect()
     })
 }
@@ -224,19 +250,10 @@ fn a_write_from_another_thread_waits_for_a_held_batch_and_commits_with_it() {
 fn when_the_batch_cannot_be_taken_every_write_of_the_thread_fails_at_once_with_the_reason() {
     let timeout = Duration::from_millis(250);
     let store = common::TempStore::with(|config| config.connection_timeout = timeout);
-    let (entered_tx, entered) = mpsc::channel::<()>();
-    let (release_tx, release) = mpsc::channel::<()>();
     std::thread::scope(|scope| {
         // Another thread keeps the writer connection for longer than the time-out.
         let store = &store;
-        let holder = scope.spawn(move || {
-            store.write(|tx| {
-                entered_tx.send(()).unwrap();
-                release.recv().unwrap();
-                tx.insert_category(&NewCategory::new(name("Holder")))
-            })
-        });
-        entered.recv().unwrap();
+        let held = hold_the_writer(scope, store);
         let started = Instant::now();
         let mut outcomes = Vec::new();
         let outcome = store.store.sharing_writes(|| {
@@ -245,8 +262,7 @@ fn when_the_batch_cannot_be_taken_every_write_of_the_thread_fails_at_once_with_t
             }
         });
         let took = started.elapsed();
-        release_tx.send(()).unwrap();
-        holder.join().unwrap().unwrap();
+        held.let_go();
         assert_eq!(outcome, Ok(()), "each write reports its own failure");
         assert!(
             outcomes
