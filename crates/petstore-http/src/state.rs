@@ -99,7 +99,7 @@ impl AppState {
 
     /// The state for a store, a clock and the operator's settings for the domain.
     pub fn with_settings(store: AnyStore, clock: Arc<dyn Clock>, settings: Settings) -> Self {
-        let in_process = store.reads_in_process();
+        let in_process = store.works_in_process();
         let readers = in_process.then(|| start_readers(&store)).flatten();
         let writer = in_process.then(|| start_writer(&store)).flatten();
         Self {

@@ -34,11 +34,12 @@ impl AnyStore {
         }
     }
 
-    /// Whether a read is CPU work in this process, which a few threads can serve one after
-    /// another: on SQLite, yes (in WAL mode a read never waits for a writer, and a hot
-    /// database's pages are in memory); on PostgreSQL, no (every statement is a round trip
-    /// over the network, and many may be in flight at once).
-    pub fn reads_in_process(&self) -> bool {
+    /// Whether the database's work is done in this process, so that a few threads can serve
+    /// it one after another: on SQLite, yes (in WAL mode a read never waits for a writer, a
+    /// hot database's pages are in memory, and every write goes through the one writer
+    /// connection anyway); on PostgreSQL, no (every statement is a round trip over the
+    /// network, and many may be in flight at once).
+    pub fn works_in_process(&self) -> bool {
         matches!(self, AnyStore::Sqlite(_))
     }
 
