@@ -13,7 +13,6 @@
 
 pub mod app;
 pub mod auth;
-mod bursts;
 pub mod changes;
 pub mod cli;
 pub mod conditional;

@@ -5,82 +5,57 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use actix_web::web;
 use petstore_core::{Clock, DomainError, Service, Settings};
-use petstore_store::AnyStore;
+use petstore_store::{AnyStore, Executor, JobStore, Wake, WakeUp};
+use tokio::sync::oneshot;
 
 use crate::auth::KeyCache;
-use crate::bursts::{Burst, BurstThreads};
 use crate::changes::ChangeFeed;
 use crate::delivery::DeliverySettings;
 use crate::error::ApiError;
 use crate::metrics::Metrics;
 
-/// The use cases as the HTTP layer runs them: on SQLite or PostgreSQL, with an injectable
-/// clock.
-pub type PetService = Service<AnyStore, Arc<dyn Clock>>;
+/// The use cases as the HTTP layer runs them, on the store one piece of work is handed (see
+/// [`AppState::read`]), with an injectable clock.
+pub type PetService<'s> = Service<JobStore<'s>, Arc<dyn Clock>>;
 
-/// One reader thread per core this process may use, at most 4: on SQLite a read is CPU work,
-/// and more threads than cores only add switches between them. `None` (reads then take the
-/// blocking pool) if no thread could be started.
-fn start_readers(store: &AnyStore) -> Option<BurstThreads> {
-    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
-    let store = store.clone();
-    // Reads a reader thread takes at once were all queued before it took them: sharing one
-    // snapshot, each still sees every write committed before it was asked for.
-    let burst: Burst = Arc::new(move |run: &mut dyn FnMut()| {
-        store.sharing_reads(run);
-        Ok(())
+/// The use cases over the store itself, from which each piece of work's are made.
+type BaseService = Service<AnyStore, Arc<dyn Clock>>;
+
+/// The store's executor (SQLite), woken the way an actix worker should: after the other
+/// tasks the worker has ready, from a task queued behind them, so that the work those tasks
+/// queue joins the same burst instead of each waking a thread. Off an actix worker, at once.
+/// `None` on PostgreSQL, or if its threads could not be started (the blocking pool then runs
+/// the work).
+fn start_executor(store: &AnyStore) -> Option<Executor> {
+    let wake: Wake = Arc::new(|wake_up: WakeUp| {
+        // The task only drops `wake_up`, which wakes; a worker that stops before running it
+        // drops it too, and without a worker it is dropped here.
+        if let Some(worker) = actix_rt::Arbiter::try_current() {
+            worker.spawn(async move { drop(wake_up) });
+        }
     });
-    started(
-        "reader",
-        BurstThreads::start("petstore-reader", cores.min(4), READ_BURST, burst),
-    )
-}
-
-/// Reads a reader thread takes from the queue at once, at most: more would make the last of
-/// them wait longer for the others, for little more saved.
-const READ_BURST: usize = 16;
-
-/// One writer thread: SQLite has one writer connection, so a second thread would only wait
-/// for it. It runs the writes queued at once in the writer's transaction, each in its own
-/// savepoint, and commits once after the last (`AnyStore::sharing_writes`); their answers go
-/// back after that commit. `None` (writes then take the blocking pool, and group commit
-/// forms among its threads) if the thread could not be started.
-fn start_writer(store: &AnyStore) -> Option<BurstThreads> {
-    let store = store.clone();
-    let burst: Burst = Arc::new(move |run: &mut dyn FnMut()| store.sharing_writes(run));
-    started(
-        "writer",
-        BurstThreads::start("petstore-writer", 1, WRITE_BURST, burst),
-    )
-}
-
-/// Writes the writer thread takes at once, at most: as many as may share one commit anyway
-/// (the store's batch limit), enough for every connection of a busy client pool.
-const WRITE_BURST: usize = 64;
-
-fn started(what: &str, threads: std::io::Result<BurstThreads>) -> Option<BurstThreads> {
-    threads
+    store
+        .executor(wake)
         .inspect_err(|error| {
-            tracing::warn!(%error, "cannot start the {what} threads; the blocking pool runs their work");
+            tracing::warn!(%error, "cannot start the store's threads; the blocking pool runs its work");
         })
         .ok()
+        .flatten()
 }
 
 /// Shared by all workers and handlers; cheap to clone.
 #[derive(Clone)]
 pub struct AppState {
-    service: Arc<PetService>,
+    service: Arc<BaseService>,
     clock: Arc<dyn Clock>,
     metrics: Arc<Metrics>,
     key_cache: Arc<KeyCache>,
     changes: Arc<ChangeFeed>,
     stopping: Arc<AtomicBool>,
     delivery: Arc<DeliverySettings>,
-    /// Where reads run on SQLite; on PostgreSQL, reads take the blocking pool like writes.
-    readers: Option<BurstThreads>,
-    /// Where writes run on SQLite; on PostgreSQL, they take the blocking pool: there many
-    /// run at once, each waiting on the server.
-    writer: Option<BurstThreads>,
+    /// Where the work runs on SQLite; on PostgreSQL it takes the blocking pool, where many
+    /// calls wait on the server at once.
+    executor: Option<Executor>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -99,9 +74,7 @@ impl AppState {
 
     /// The state for a store, a clock and the operator's settings for the domain.
     pub fn with_settings(store: AnyStore, clock: Arc<dyn Clock>, settings: Settings) -> Self {
-        let in_process = store.works_in_process();
-        let readers = in_process.then(|| start_readers(&store)).flatten();
-        let writer = in_process.then(|| start_writer(&store)).flatten();
+        let executor = start_executor(&store);
         Self {
             service: Arc::new(
                 Service::with_clock(store, Arc::clone(&clock)).with_settings(settings),
@@ -112,8 +85,7 @@ impl AppState {
             changes: Arc::new(ChangeFeed::default()),
             stopping: Arc::new(AtomicBool::new(false)),
             delivery: Arc::new(DeliverySettings::default()),
-            readers,
-            writer,
+            executor,
         }
     }
 
@@ -163,32 +135,66 @@ impl AppState {
         self.service.store()
     }
 
-    /// Runs a use case that only reads: on the reader threads on SQLite (see the `bursts`
-    /// module), on the blocking pool otherwise.
+    /// Runs a use case that only reads: on the store's reader threads on SQLite, where the
+    /// reads queued at once share one read transaction; on the blocking pool otherwise.
     pub async fn read<T: Send + 'static>(
         &self,
-        work: impl FnOnce(&PetService) -> Result<T, DomainError> + Send + 'static,
+        work: impl for<'s> FnOnce(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
     ) -> Result<T, ApiError> {
         let service = Arc::clone(&self.service);
-        match &self.readers {
-            Some(readers) => answer(readers.run(move || work(&service)).await),
-            None => answer(web::block(move || work(&service)).await),
+        match &self.executor {
+            Some(executor) => {
+                let (answer, answered) = oneshot::channel();
+                let work = in_span(move |store: JobStore<'_>| work(&service.over(store)));
+                executor.read(work, move |result| {
+                    let _ = answer.send(result);
+                });
+                self::answer(answered.await)
+            }
+            None => self.on_blocking_pool(work).await,
         }
     }
 
-    /// Runs a use case that may write: on the writer thread on SQLite, whose writes are
-    /// acknowledged only after the commit they share (see the `bursts` module); on the
-    /// blocking pool otherwise. Either way off the async workers: the store is synchronous
-    /// and a transaction may wait on a lock.
+    /// Runs a use case that may write: on the store's writer thread on SQLite, where the
+    /// writes queued at once share one commit and each is answered only after it; on the
+    /// blocking pool otherwise. Either way off the async workers: the store is synchronous and
+    /// a transaction may wait on a lock.
     pub async fn run<T: Send + 'static>(
         &self,
-        work: impl FnOnce(&PetService) -> Result<T, DomainError> + Send + 'static,
+        work: impl for<'s> FnOnce(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
     ) -> Result<T, ApiError> {
         let service = Arc::clone(&self.service);
-        match &self.writer {
-            Some(writer) => answer(writer.run_settled(move || work(&service)).await),
-            None => answer(web::block(move || work(&service)).await),
+        match &self.executor {
+            Some(executor) => {
+                let (answer, answered) = oneshot::channel();
+                let work = in_span(move |store: JobStore<'_>| work(&service.over(store)));
+                executor.write(work, move |result| {
+                    let _ = answer.send(result);
+                });
+                self::answer(answered.await)
+            }
+            None => self.on_blocking_pool(work).await,
         }
+    }
+
+    async fn on_blocking_pool<T: Send + 'static>(
+        &self,
+        work: impl for<'s> FnOnce(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
+    ) -> Result<T, ApiError> {
+        let service = Arc::clone(&self.service);
+        let work = move || work(&service.over(JobStore::direct(service.store())));
+        answer(web::block(work).await)
+    }
+}
+
+/// `work` run inside the tracing span of the request that queued it.
+fn in_span<T>(
+    work: impl for<'s> FnOnce(JobStore<'s>) -> T + Send + 'static,
+) -> impl for<'s> FnOnce(JobStore<'s>) -> T + Send + 'static {
+    let span = tracing::Span::current();
+    move |store: JobStore<'_>| {
+        let _entered = span.enter();
+        work(store)
     }
 }
 
@@ -203,5 +209,41 @@ fn answer<T>(
             tracing::error!(%error, "a use case panicked or was cancelled");
             Err(ApiError::internal())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use petstore_core::{Caller, CategoryQuery, Name, NewCategory, SystemClock};
+    use petstore_store::StoreConfig;
+
+    /// The wake-up this layer hands the executor runs from a task behind the worker's ready
+    /// ones: a read and a write queued in one turn of the worker are both woken and answered.
+    #[actix_web::test]
+    async fn a_read_and_a_write_queued_in_one_turn_are_both_answered() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = AnyStore::open(&StoreConfig::new(dir.path().join("wake.db"))).unwrap();
+        let state = AppState::new(store, Arc::new(SystemClock));
+        assert!(
+            state.executor.is_some(),
+            "SQLite runs on the store's executor"
+        );
+        let write = state.run(|shop| {
+            let new = NewCategory::new(Name::parse("Dogs")?);
+            shop.categories().create(Caller::Operator, new, None)
+        });
+        let read = state.read(|shop| {
+            shop.categories()
+                .list(&CategoryQuery::default())
+                .map(|page| page.items.len())
+        });
+        let both = futures_util::future::join(write, read);
+        let (written, read) =
+            actix_web::rt::time::timeout(std::time::Duration::from_secs(10), both)
+                .await
+                .expect("both were woken");
+        assert!(written.is_ok(), "{written:?}");
+        assert!(read.is_ok(), "{read:?}");
     }
 }

@@ -36,6 +36,7 @@ pub use config::{Database, Durability, StoreConfig};
 pub use error::StoreError;
 pub use postgres::{PG_MIGRATIONS, PgStore, connect_postgres, migrate_postgres};
 pub use sqlite::{
-    MIGRATIONS, MIN_FREE_BYTES, PoolState, SqliteStore, WriterStats, connect, migrate_sqlite,
+    Executor, MIGRATIONS, MIN_FREE_BYTES, PoolState, SqliteStore, Wake, WakeUp, WriterStats,
+    connect, migrate_sqlite,
 };
-pub use store::{AnyStore, migrate};
+pub use store::{AnyStore, JobStore, migrate};

@@ -1,12 +1,13 @@
 //! The store a deployment opens: SQLite or PostgreSQL, chosen by the `--database` it is given,
 //! behind one type so that the same binary serves from either.
 
-use petstore_core::{DomainError, RepoResult, Snapshot, Store, Transaction};
+use petstore_core::{RepoResult, Snapshot, Store, Transaction};
 
 use crate::config::{Database, StoreConfig};
 use crate::error::StoreError;
 use crate::postgres::{PgStore, migrate_postgres};
-use crate::sqlite::{PoolState, SqliteStore, WriterStats, migrate_sqlite};
+use crate::sqlite::burst::{ReadBurst, WriteBurst};
+use crate::sqlite::{Executor, PoolState, SqliteStore, Wake, WriterStats, migrate_sqlite};
 
 /// A [`Store`] on the database of a [`StoreConfig`]: whichever backend it names.
 #[derive(Debug, Clone)]
@@ -34,35 +35,17 @@ impl AnyStore {
         }
     }
 
-    /// Whether the database's work is done in this process, so that a few threads can serve
-    /// it one after another: on SQLite, yes (in WAL mode a read never waits for a writer, a
-    /// hot database's pages are in memory, and every write goes through the one writer
-    /// connection anyway); on PostgreSQL, no (every statement is a round trip over the
-    /// network, and many may be in flight at once).
-    pub fn works_in_process(&self) -> bool {
-        matches!(self, AnyStore::Sqlite(_))
-    }
-
-    /// Runs `reads` so that the reads it makes on this thread share one read transaction,
-    /// on SQLite (see [`SqliteStore::sharing_reads`]); on PostgreSQL, just runs it.
-    pub fn sharing_reads<T>(&self, reads: impl FnOnce() -> T) -> T {
+    /// Starts the threads that run this store's work in bursts ([`Executor`]), woken through
+    /// `wake`: on SQLite, where the work is done in this process and a few threads serving it
+    /// one after another beat one thread per call (in WAL mode a read never waits for a
+    /// writer, a hot database's pages are in memory, and every write goes through the one
+    /// writer connection anyway). `None` on PostgreSQL, where every statement is a round trip
+    /// over the network and many may be in flight at once: call the store from a blocking
+    /// pool through [`JobStore::direct`] there.
+    pub fn executor(&self, wake: Wake) -> std::io::Result<Option<Executor>> {
         match self {
-            AnyStore::Sqlite(store) => store.sharing_reads(reads),
-            AnyStore::Postgres(_) => reads(),
-        }
-    }
-
-    /// Runs `writes` so that the writes it makes on this thread share one transaction and one
-    /// commit after the last of them, on SQLite (see [`SqliteStore::sharing_writes`], and
-    /// its warning: each write returns before that commit, whose result this is); on
-    /// PostgreSQL, just runs it (each write commits before it returns) and answers `Ok`.
-    pub fn sharing_writes(&self, writes: impl FnOnce()) -> Result<(), DomainError> {
-        match self {
-            AnyStore::Sqlite(store) => store.sharing_writes(writes),
-            AnyStore::Postgres(_) => {
-                writes();
-                Ok(())
-            }
+            AnyStore::Sqlite(store) => Executor::start(store, wake).map(Some),
+            AnyStore::Postgres(_) => Ok(None),
         }
     }
 
@@ -105,5 +88,72 @@ pub fn migrate(config: &StoreConfig) -> Result<Vec<String>, StoreError> {
     match config.database {
         Database::Sqlite(_) => migrate_sqlite(config),
         Database::Postgres(_) => migrate_postgres(config),
+    }
+}
+
+/// The store one piece of work runs on: a [`Store`] whose calls go where the work was sent.
+/// The [`Executor`] hands one to each job over the burst it runs in (reads sharing one read
+/// transaction, writes sharing one turn of the writer); [`JobStore::direct`] gives every call a
+/// transaction of its own, for work run anywhere else.
+#[derive(Clone, Copy)]
+pub struct JobStore<'a>(Lane<'a>);
+
+#[derive(Clone, Copy)]
+enum Lane<'a> {
+    Direct(&'a AnyStore),
+    Reads(&'a ReadBurst<'a>),
+    Writes(&'a WriteBurst<'a>),
+}
+
+impl<'a> JobStore<'a> {
+    /// `store` itself: each read and write in a transaction of its own.
+    pub fn direct(store: &'a AnyStore) -> Self {
+        Self(Lane::Direct(store))
+    }
+
+    pub(crate) fn reads(burst: &'a ReadBurst<'a>) -> Self {
+        Self(Lane::Reads(burst))
+    }
+
+    pub(crate) fn writes(burst: &'a WriteBurst<'a>) -> Self {
+        Self(Lane::Writes(burst))
+    }
+
+    /// The burst of writes this store is over, if it is one (for tests that reach under it).
+    #[cfg(test)]
+    pub(crate) fn burst_of_writes(self) -> Option<&'a WriteBurst<'a>> {
+        match self.0 {
+            Lane::Writes(burst) => Some(burst),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Debug for JobStore<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self.0 {
+            Lane::Direct(_) => "JobStore::Direct",
+            Lane::Reads(_) => "JobStore::Reads",
+            Lane::Writes(_) => "JobStore::Writes",
+        })
+    }
+}
+
+impl Store for JobStore<'_> {
+    fn read<T>(&self, work: impl FnOnce(&mut dyn Snapshot) -> RepoResult<T>) -> RepoResult<T> {
+        match self.0 {
+            Lane::Direct(store) => store.read(work),
+            Lane::Reads(burst) => burst.read(work),
+            Lane::Writes(burst) => burst.read(work),
+        }
+    }
+
+    fn write<T>(&self, work: impl FnMut(&mut dyn Transaction) -> RepoResult<T>) -> RepoResult<T> {
+        match self.0 {
+            Lane::Direct(store) => store.write(work),
+            // A write in a burst of reads takes a turn of its own, as from any thread.
+            Lane::Reads(burst) => burst.store().write(work),
+            Lane::Writes(burst) => burst.write(work),
+        }
     }
 }

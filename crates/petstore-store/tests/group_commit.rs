@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use petstore_core::testkit::scenarios::name;
 use petstore_core::{Category, DomainError, NewCategory, Store};
+use petstore_store::{JobStore, SqliteStore};
 
 /// A write to run on its own thread.
 type Job<'a> = Box<dyn FnOnce(&common::TempStore) -> Result<(), DomainError> + Send + 'a>;
@@ -165,45 +166,105 @@ fn a_panicking_write_in_a_batch_panics_alone() {
     assert_eq!(category_count(&store), 4);
 }
 
-#[test]
-fn writes_on_a_thread_holding_the_batch_return_at_once_and_share_one_commit_after_the_last() {
-    let store = common::TempStore::new();
-    let before = store.store.writer_stats();
-    let write = |text: &'static str| create(text)(&store);
-    let outcome = store.store.sharing_writes(|| {
-        assert_eq!(write("A"), Ok(()));
-        assert_eq!(write("B"), Ok(()));
-        assert!(
-            matches!(write("a"), Err(DomainError::CategoryExists { .. })),
-            "a refused write keeps its own error"
-        );
-        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            store.write(|tx| -> petstore_core::RepoResult<()> {
-                tx.insert_category(&NewCategory::new(name("Doomed")))?;
-                panic!("a bug in a use case")
-            })
-        }));
-        assert!(panicked.is_err());
-        assert_eq!(write("C"), Ok(()));
-        assert_eq!(
-            store.store.writer_stats().commits,
-            before.commits,
-            "nothing is committed before the last write returns"
-        );
-        assert_eq!(
-            category_count(&store),
-            3,
-            "a read on the holding thread sees the batch's writes"
-        );
-        let elsewhere = std::thread::scope(|scope| scope.spawn(|| category_count(&store)).join());
-        assert_eq!(
-            elsewhere.unwrap(),
-            0,
-            "another thread sees none of them yet"
-        );
+/// Queues a write of category `text` on `executor`; its answer arrives on the receiver, with
+/// the commits counted when it was given.
+fn queue_create(
+    executor: &common::HeldExecutor,
+    store: &SqliteStore,
+    text: &'static str,
+) -> mpsc::Receiver<(Result<(), DomainError>, u64)> {
+    let (answer, answered) = mpsc::channel();
+    let counted = store.clone();
+    executor.executor.write(
+        move |store: JobStore<'_>| {
+            store
+                .write(|tx| tx.insert_category(&NewCategory::new(name(text))))
+                .map(drop)
+        },
+        move |result| drop(answer.send((result, counted.writer_stats().commits))),
+    );
+    answered
+}
+
+/// Queues `work` on `executor` as a write, answering on the receiver.
+fn queue_write<T: Send + 'static>(
+    executor: &common::HeldExecutor,
+    work: impl for<'s> FnOnce(JobStore<'s>) -> petstore_core::RepoResult<T> + Send + 'static,
+) -> mpsc::Receiver<petstore_core::RepoResult<T>> {
+    let (answer, answered) = mpsc::channel();
+    executor.executor.write(work, move |result| {
+        let _ = answer.send(result);
     });
-    assert_eq!(outcome, Ok(()));
-    let after = store.store.writer_stats();
+    answered
+}
+
+fn category_count_in(store: JobStore<'_>) -> usize {
+    store
+        .read(|s| {
+            s.categories(&petstore_core::CategoryQuery {
+                limit: petstore_core::PageSize::new(100).unwrap(),
+                after: None,
+            })
+        })
+        .unwrap()
+        .len()
+}
+
+#[test]
+fn writes_queued_together_return_at_once_and_are_answered_after_one_commit_after_the_last() {
+    let store = common::TempStore::new();
+    let sqlite = store.store.clone();
+    let executor = common::HeldExecutor::start(&sqlite);
+    let before = sqlite.writer_stats();
+    let a = queue_create(&executor, &sqlite, "A");
+    let b = queue_create(&executor, &sqlite, "B");
+    let refused = queue_create(&executor, &sqlite, "a");
+    let panicked = queue_write(&executor, |store: JobStore<'_>| {
+        store.write(|tx| -> petstore_core::RepoResult<()> {
+            tx.insert_category(&NewCategory::new(name("Doomed")))?;
+            panic!("a bug in a use case")
+        })
+    });
+    let other = sqlite.clone();
+    let seen = queue_write(&executor, move |store: JobStore<'_>| {
+        store.write(|tx| tx.insert_category(&NewCategory::new(name("C"))))?;
+        let commits = other.writer_stats().commits;
+        let in_burst = category_count_in(store);
+        let elsewhere = std::thread::spawn(move || {
+            other
+                .read(|s| s.categories(&petstore_core::CategoryQuery::default()))
+                .map(|all| all.len())
+        })
+        .join()
+        .unwrap()?;
+        Ok((commits, in_burst, elsewhere))
+    });
+    executor.wake();
+    assert_eq!(
+        common::answer_of(&seen).unwrap(),
+        Ok((before.commits, 3, 0)),
+        "nothing is committed before the last write returns; a read in the burst sees its \
+         writes, and another connection none of them"
+    );
+    for written in [&a, &b] {
+        assert_eq!(
+            common::answer_of(written).unwrap(),
+            (Ok(()), before.commits + 1),
+            "answered after the commit"
+        );
+    }
+    assert!(
+        matches!(
+            common::answer_of(&refused).unwrap().0,
+            Err(DomainError::CategoryExists { .. })
+        ),
+        "a refused write keeps its own error"
+    );
+    assert!(
+        common::answer_of(&panicked).is_none(),
+        "a panicking write gives no answer"
+    );
+    let after = sqlite.writer_stats();
     assert_eq!(after.writes - before.writes, 5);
     assert_eq!(after.commits - before.commits, 1, "one commit for them all");
     assert_eq!(
@@ -214,31 +275,42 @@ fn writes_on_a_thread_holding_the_batch_return_at_once_and_share_one_commit_afte
 }
 
 #[test]
-fn a_write_from_another_thread_waits_for_a_held_batch_and_commits_with_it() {
+fn a_write_from_another_thread_waits_for_a_burst_and_commits_with_it() {
     let store = common::TempStore::new();
-    let before = store.store.writer_stats();
-    let (other, outcome) = std::thread::scope(|scope| {
-        let mut other = None;
-        let outcome = store.store.sharing_writes(|| {
-            assert_eq!(create("A")(&store), Ok(()));
-            other = Some(scope.spawn(|| create("B")(&store)));
-            let deadline = Instant::now() + Duration::from_secs(10);
-            while store.store.writers_waiting() < 1 {
-                assert!(
-                    Instant::now() < deadline,
-                    "the other writer did not queue up"
-                );
-                std::thread::sleep(Duration::from_millis(5));
-            }
-        });
-        (other.unwrap().join().unwrap(), outcome)
+    let sqlite = store.store.clone();
+    let executor = common::HeldExecutor::start(&sqlite);
+    let before = sqlite.writer_stats();
+    let other = sqlite.clone();
+    let (handle_tx, handle) = mpsc::channel();
+    let first = queue_write(&executor, move |store: JobStore<'_>| {
+        store.write(|tx| tx.insert_category(&NewCategory::new(name("A"))))?;
+        let writer = other.clone();
+        handle_tx
+            .send(std::thread::spawn(move || {
+                writer
+                    .write(|tx| tx.insert_category(&NewCategory::new(name("B"))))
+                    .map(drop)
+            }))
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while other.writers_waiting() < 1 {
+            assert!(
+                Instant::now() < deadline,
+                "the other writer did not queue up"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        Ok(())
     });
-    assert_eq!((other, outcome), (Ok(()), Ok(())));
-    let after = store.store.writer_stats();
+    executor.wake();
+    assert_eq!(common::answer_of(&first), Some(Ok(())));
+    let second = handle.recv().unwrap().join().unwrap();
+    assert_eq!(second, Ok(()));
+    let after = sqlite.writer_stats();
     assert_eq!(
         after.commits - before.commits,
         1,
-        "the waiting write joined the batch"
+        "the waiting write joined the burst's batch"
     );
     assert_eq!(category_count(&store), 2);
     // The writer is free again for writes of their own.
@@ -247,30 +319,33 @@ fn a_write_from_another_thread_waits_for_a_held_batch_and_commits_with_it() {
 }
 
 #[test]
-fn when_the_batch_cannot_be_taken_every_write_of_the_thread_fails_at_once_with_the_reason() {
+fn when_the_writer_cannot_be_taken_every_write_of_the_burst_fails_at_once_with_the_reason() {
     let timeout = Duration::from_millis(250);
     let store = common::TempStore::with(|config| config.connection_timeout = timeout);
+    let sqlite = store.store.clone();
+    let executor = common::HeldExecutor::start(&sqlite);
     std::thread::scope(|scope| {
         // Another thread keeps the writer connection for longer than the time-out.
-        let store = &store;
-        let held = hold_the_writer(scope, store);
+        let held = hold_the_writer(scope, &store);
+        let queued: Vec<_> = ["A", "B", "C", "D"]
+            .into_iter()
+            .map(|text| queue_create(&executor, &sqlite, text))
+            .collect();
         let started = Instant::now();
-        let mut outcomes = Vec::new();
-        let outcome = store.store.sharing_writes(|| {
-            for text in ["A", "B", "C", "D"] {
-                outcomes.push(create(text)(store));
-            }
-        });
+        executor.wake();
+        let outcomes: Vec<_> = queued
+            .iter()
+            .map(|answered| common::answer_of(answered).unwrap().0)
+            .collect();
         let took = started.elapsed();
         held.let_go();
-        assert_eq!(outcome, Ok(()), "each write reports its own failure");
         assert!(
             outcomes
                 .iter()
                 .all(|o| matches!(o, Err(DomainError::Unavailable(_)))),
             "{outcomes:?}"
         );
-        // One wait for the batch, not one more per write (which would take 1.25 s here).
+        // One wait for the writer, not one more per write (which would take 1 s here).
         assert!(took < Duration::from_millis(900), "took {took:?}");
     });
     assert_eq!(category_count(&store), 1, "only the holder's write");

@@ -15,7 +15,7 @@ use petstore_core::{
     Caller, CategoryId, DomainError, NewCategory, NewOrder, NewPet, Order, PetId, Quantity, Stock,
     Store,
 };
-use petstore_store::{SqliteStore, connect};
+use petstore_store::{JobStore, connect};
 
 fn refusal<T: std::fmt::Debug>(result: Result<T, DomainError>) -> DomainError {
     result.expect_err("the database must refuse this")
@@ -253,45 +253,50 @@ fn the_open_order_counter_matches_the_orders_whoever_writes_them() {
 fn reads_sharing_a_burst_see_one_snapshot_and_a_failure_or_the_next_burst_a_new_one() {
     let fixture = Fixture::new(common::TempStore::new());
     let rex = fixture.pet_with_stock("Rex", 10);
-    let sqlite = &fixture.shop.store().store;
-    let stock = |store: &SqliteStore| {
-        store
-            .read(|s| s.inventory_item(rex.id))
-            .unwrap()
-            .unwrap()
-            .quantity
-            .get()
-    };
-    let set = |n: u32| {
-        fixture
-            .shop
-            .inventory()
-            .set_stock(
-                Caller::Operator,
-                rex.id,
-                Stock::from_level(n),
-                petstore_core::Always,
-            )
-            .unwrap();
-    };
-    let seen = sqlite.sharing_reads(|| {
-        let first = stock(sqlite);
-        set(7);
-        let second = stock(sqlite);
-        // A failed read ends the shared transaction: the next one takes a new snapshot.
-        let failed = sqlite.read(|_| -> petstore_core::RepoResult<()> {
-            Err(DomainError::Storage(petstore_core::Failure::new(
-                "a read that failed",
-            )))
-        });
-        assert!(failed.is_err());
-        let third = stock(sqlite);
-        set(5);
-        (first, second, third)
-    });
+    let sqlite = fixture.shop.store().store.clone();
+    let executor = common::HeldExecutor::start(&sqlite);
+    let (answer, answered) = mpsc::channel();
+    executor.executor.read(
+        move |store: JobStore<'_>| {
+            let stock = || {
+                let item = store.read(|s| s.inventory_item(rex.id)).unwrap();
+                item.unwrap().quantity.get()
+            };
+            let set = |n: u32| {
+                petstore_core::Service::new(store)
+                    .inventory()
+                    .set_stock(
+                        Caller::Operator,
+                        rex.id,
+                        Stock::from_level(n),
+                        petstore_core::Always,
+                    )
+                    .unwrap();
+            };
+            let first = stock();
+            set(7);
+            let second = stock();
+            // A failed read ends the shared transaction: the next one takes a new snapshot.
+            let failed = store.read(|_| -> petstore_core::RepoResult<()> {
+                Err(DomainError::Storage(petstore_core::Failure::new(
+                    "a read that failed",
+                )))
+            });
+            assert!(failed.is_err());
+            let third = stock();
+            set(5);
+            (first, second, third)
+        },
+        move |seen| {
+            let _ = answer.send(seen);
+        },
+    );
+    executor.wake();
+    let seen = common::answer_of(&answered).unwrap();
     assert_eq!(seen, (10, 10, 7));
+    let after = sqlite.read(|s| s.inventory_item(rex.id)).unwrap().unwrap();
     assert_eq!(
-        stock(sqlite),
+        after.quantity.get(),
         5,
         "the next read, after the burst, sees the last write"
     );

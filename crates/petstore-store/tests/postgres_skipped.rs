@@ -1,5 +1,7 @@
 //! Says whether the PostgreSQL tests of this workspace run, and how to run them: without a
-//! test harness, so that what it prints is shown by `cargo test` whatever it captures.
+//! test harness, so that what it prints is shown by `cargo test` whatever it captures. It
+//! checks nothing, so it prints no result line: a count of passed tests here would be one no
+//! test earned.
 
 fn main() {
     if petstore_store::testing::postgres_configured() {
@@ -11,5 +13,4 @@ fn main() {
              PETSTORE_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/postgres cargo test --workspace"
         );
     }
-    println!("1 passed, 0 failed");
 }

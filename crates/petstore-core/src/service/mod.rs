@@ -93,6 +93,21 @@ impl<S: Store, C: Clock> Service<S, C> {
         }
     }
 
+    /// The same use cases (clock, settings, the cause they record) over another store: for a
+    /// caller that hands each piece of work a store of its own, such as a burst of jobs
+    /// sharing one transaction.
+    pub fn over<T: Store>(&self, store: T) -> Service<T, C>
+    where
+        C: Clone,
+    {
+        Service {
+            store,
+            clock: self.clock.clone(),
+            settings: self.settings,
+            cause: self.cause.clone(),
+        }
+    }
+
     /// The store underneath.
     pub fn store(&self) -> &S {
         &self.store

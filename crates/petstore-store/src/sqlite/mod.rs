@@ -10,7 +10,6 @@
 //! for the writer.
 
 use diesel::connection::SimpleConnection;
-use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::Arc;
 
 use diesel::r2d2::{ConnectionManager, CustomizeConnection, Pool};
@@ -21,6 +20,8 @@ use petstore_core::{DomainError, RepoResult, Snapshot, Store, Transaction};
 
 use crate::config::{Database, StoreConfig};
 
+pub(crate) mod burst;
+mod executor;
 mod limit;
 mod prepared;
 mod repositories;
@@ -30,6 +31,7 @@ mod snapshot;
 mod writer;
 
 use crate::error::StoreError;
+pub use executor::{Executor, Wake, WakeUp};
 use repositories::SqliteTx;
 use writer::GroupWriter;
 pub use writer::WriterStats;
@@ -262,87 +264,15 @@ pub struct PoolState {
 }
 
 impl SqliteStore {
-    /// Runs `reads` so that the reads of this store it makes on this thread share one pooled
-    /// connection and one read transaction: one checkout, one `BEGIN` and `COMMIT`, and one
-    /// pair of SQLite's file locks for all of them, instead of one each.
-    ///
-    /// They all see the snapshot the first of them takes. Use it only for reads that were
-    /// all asked for before it starts (a burst already queued): each then sees every write
-    /// committed before it was asked for, as it would alone. A read that fails ends the
-    /// shared transaction, and the next one begins another.
-    pub fn sharing_reads<T>(&self, reads: impl FnOnce() -> T) -> T {
-        snapshot::sharing(self.identity(), reads)
-    }
-
-    /// Runs `writes` so that the writes of this store it makes on this thread share one
-    /// transaction, each in a savepoint of its own, and one durable commit after the last of
-    /// them, with no hand-off between threads: for a thread that runs writes queued by others,
-    /// one after another.
-    ///
-    /// **Each write returns before that commit.** The result is the commit's: until it is
-    /// known, no write `writes` made may be acknowledged, and if it is an error, every one of
-    /// them was lost and must report it instead of its value (a write that failed on its
-    /// own was rolled back alone and keeps its own error). Reads of this store that `writes`
-    /// makes run in the same transaction and see the writes made before them; reads on other
-    /// threads do not see them before the commit. If the writer cannot be taken (busy for the
-    /// connection time-out, or `BEGIN` failed), `writes` runs anyway, each write failing at
-    /// once with that error, and the result is `Ok`.
-    pub fn sharing_writes(&self, writes: impl FnOnce()) -> Result<(), DomainError> {
-        if self.file.check().is_err() {
-            // Each write finds it out and reports it.
-            writes();
-            return Ok(());
-        }
-        self.writer.sharing_writes(writes)
-    }
-
-    /// Which store this is, for reads sharing a transaction: clones are the same store.
-    fn identity(&self) -> usize {
-        Arc::as_ptr(&self.writer) as usize
-    }
-
-    /// A read in the burst's shared transaction, `lent` as [`snapshot::borrow_shared`] gave.
-    fn read_shared<T>(
-        &self,
-        lent: Option<(snapshot::Lent, bool)>,
-        work: impl FnOnce(&mut dyn Snapshot) -> RepoResult<T>,
-    ) -> RepoResult<T> {
-        let (mut conn, open) = match lent {
-            Some(lent) => lent,
-            None => match self.readers.get() {
-                Ok(conn) => (conn, false),
-                Err(error) => {
-                    snapshot::give_back(None);
-                    return Err(StoreError::from(error).into());
-                }
-            },
-        };
-        if !open && let Err(error) = snapshot::begin(&mut conn) {
-            snapshot::give_back(Some((conn, false)));
-            return Err(StoreError::from(error).into());
-        }
-        let result = work(&mut SqliteTx { conn: &mut conn });
-        // After a failure, whatever state the transaction is in, the next read starts anew.
-        let open = result.is_ok() || {
-            let _ = snapshot::end(&mut conn);
-            false
-        };
-        snapshot::give_back(Some((conn, open)));
-        result
+    /// A turn of the writer ([`writer::Turn`]), once the file is checked to be the one opened.
+    fn turn(&self) -> Result<writer::Turn, DomainError> {
+        self.file.check()?;
+        self.writer.turn()
     }
 }
 
 impl Store for SqliteStore {
     fn read<T>(&self, work: impl FnOnce(&mut dyn Snapshot) -> RepoResult<T>) -> RepoResult<T> {
-        // A thread holding the writer's batch reads what it wrote (`sharing_writes`).
-        if let Some(mut conn) = self.writer.lend_held() {
-            let result = catch_unwind(AssertUnwindSafe(|| work(&mut SqliteTx { conn: &mut conn })));
-            self.writer.give_back_held(conn);
-            return result.unwrap_or_else(|panic| resume_unwind(panic));
-        }
-        if let Some(lent) = snapshot::borrow_shared(self.identity()) {
-            return self.read_shared(lent, work);
-        }
         let mut conn = self.readers.get().map_err(StoreError::from)?;
         // One deferred transaction: all the work's queries see the same snapshot.
         snapshot::in_read_transaction::<T, StoreError>(&mut conn, |conn| {
@@ -351,12 +281,14 @@ impl Store for SqliteStore {
         .map_err(DomainError::from)
     }
 
-    fn write<T>(&self, work: impl FnMut(&mut dyn Transaction) -> RepoResult<T>) -> RepoResult<T> {
-        // A batch held by this thread was checked when it was taken (`sharing_writes`).
-        if !self.writer.is_held_here() {
-            self.file.check().map_err(DomainError::from)?;
-        }
-        self.writer.write(work)
+    /// A turn of its own: the write joins the open batch (or begins one) and returns once
+    /// that batch has committed.
+    fn write<T>(
+        &self,
+        mut work: impl FnMut(&mut dyn Transaction) -> RepoResult<T>,
+    ) -> RepoResult<T> {
+        self.file.check().map_err(DomainError::from)?;
+        self.writer.run(|conn| work(&mut SqliteTx { conn }))
     }
 }
 

@@ -9,8 +9,6 @@
 //! then `ROLLBACK` both fail, the next `BEGIN` on it fails, and the read rolls the leftover
 //! transaction back and begins again, so no read ever runs on an old snapshot.
 
-use std::cell::RefCell;
-
 use diesel::RunQueryDsl;
 use diesel::r2d2::{ConnectionManager, PooledConnection};
 use diesel::sqlite::SqliteConnection;
@@ -19,79 +17,6 @@ use super::prepared::{Begin, Commit, Rollback};
 
 /// A reader connection lent by the pool.
 pub(crate) type Lent = PooledConnection<ConnectionManager<SqliteConnection>>;
-
-/// The read transaction a burst of reads on this thread shares ([`sharing`]).
-struct Shared {
-    /// The store whose reads share it; another store's reads on this thread keep their own.
-    owner: usize,
-    /// The connection, once the first read has checked one out, and whether its transaction
-    /// is open. `None` before that, and while a read uses it.
-    conn: Option<(Lent, bool)>,
-    /// A read is using the connection now: a read it makes in turn gets its own.
-    in_use: bool,
-}
-
-thread_local! {
-    static SHARED: RefCell<Option<Shared>> = const { RefCell::new(None) };
-}
-
-/// Runs `reads` so that the reads of store `owner` it makes on this thread share one
-/// connection and one read transaction, ended when `reads` returns (or unwinds).
-pub(crate) fn sharing<T>(owner: usize, reads: impl FnOnce() -> T) -> T {
-    let outer = SHARED.with(|slot| {
-        slot.replace(Some(Shared {
-            owner,
-            conn: None,
-            in_use: false,
-        }))
-    });
-    let _end = EndSharing(outer);
-    reads()
-}
-
-/// Ends the burst's transaction, gives its connection back to the pool, and restores what
-/// an enclosing [`sharing`] had.
-struct EndSharing(Option<Shared>);
-
-impl Drop for EndSharing {
-    fn drop(&mut self) {
-        let finished = SHARED.with(|slot| slot.replace(self.0.take()));
-        if let Some(Shared {
-            conn: Some((mut conn, true)),
-            ..
-        }) = finished
-        {
-            // Its reads have answered already; a failed end is cleared by the next `begin`.
-            let _ = end(&mut conn);
-        }
-    }
-}
-
-/// The shared connection, if reads of store `owner` on this thread share one now and no
-/// read is using it: `Some(None)` until the first of them checks one out. Give it back with
-/// [`give_back`].
-pub(crate) fn borrow_shared(owner: usize) -> Option<Option<(Lent, bool)>> {
-    SHARED.with(|slot| {
-        let mut slot = slot.borrow_mut();
-        let shared = slot
-            .as_mut()
-            .filter(|shared| shared.owner == owner && !shared.in_use)?;
-        shared.in_use = true;
-        Some(shared.conn.take())
-    })
-}
-
-/// Gives back what [`borrow_shared`] lent, with whether its transaction is open. Without a
-/// burst to give it to, the connection goes back to the pool (its transaction, if open, is
-/// cleared by the next [`begin`] on it).
-pub(crate) fn give_back(conn: Option<(Lent, bool)>) {
-    SHARED.with(|slot| {
-        if let Some(shared) = slot.borrow_mut().as_mut() {
-            shared.in_use = false;
-            shared.conn = conn;
-        }
-    });
-}
 
 /// Begins a deferred transaction on `conn`; a transaction left open by an earlier failure
 /// is rolled back first.

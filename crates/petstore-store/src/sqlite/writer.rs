@@ -16,17 +16,16 @@
 //! The work itself runs on its caller's thread: closures borrow their caller's data and never
 //! cross threads.
 //!
-//! A thread that runs many writes one after another (the HTTP layer's writer thread takes
-//! every write queued at once) can instead hold the batch for all of them
-//! ([`GroupWriter::sharing_writes`]): each write runs in its savepoint and returns at once, and
-//! the thread commits once after the last. Nothing waits for a turn or is woken per write; the
-//! caller acknowledges none of them before that commit.
+//! A writer's time with the connection is a [`Turn`]: a direct write (`Store::write` from any
+//! thread) is a turn of one write; the executor's writer thread takes one turn for every write
+//! queued at once (`executor.rs`), runs each in its savepoint, and leaves once after the last.
+//! Either way the turn joins or begins the one open batch, and whoever leaves last commits it:
+//! there is one way writes share a commit.
 //!
 //! The writer also knows whether the database takes writes: a full disk, a read-only file or
 //! a failing disk marks it failing until a write commits again, and `/readyz` probes it with
 //! a write of its own until then (see [`GroupWriter::probe`]).
 
-use std::cell::RefCell;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
@@ -36,15 +35,14 @@ use diesel::RunQueryDsl;
 use diesel::connection::{AnsiTransactionManager, TransactionManager};
 use diesel::result::QueryResult;
 use diesel::sqlite::SqliteConnection;
-use petstore_core::{DomainError, Failure, RepoResult, Transaction};
+use petstore_core::{DomainError, Failure, RepoResult};
 
 use crate::config::StoreConfig;
 use crate::error::{StoreError, is_disk_failure};
 use crate::sqlite::connect;
-use crate::sqlite::repositories::SqliteTx;
 
 /// Writes that may share one commit, at most.
-const MAX_BATCH: usize = 64;
+pub(crate) const MAX_BATCH: usize = 64;
 
 /// The writer connection and the batch its open transaction belongs to.
 pub(crate) struct GroupWriter {
@@ -115,60 +113,6 @@ impl Batch {
                 .unwrap_or_else(PoisonError::into_inner);
         }
     }
-}
-
-/// The batch a thread holds in [`GroupWriter::sharing_writes`], and for which writer (another
-/// writer's writes on the thread take their turns as usual).
-struct Held {
-    owner: usize,
-    batch: Arc<Batch>,
-    /// `None` while a write uses it: a write made from inside that one waits for its turn
-    /// like any other.
-    conn: Option<SqliteConnection>,
-}
-
-thread_local! {
-    static HELD: RefCell<Option<Held>> = const { RefCell::new(None) };
-    /// Why [`GroupWriter::sharing_writes`] on this thread could not take the batch, for which
-    /// writer: its writes fail at once with that, instead of each waiting as long again.
-    static REFUSED: RefCell<Option<(usize, DomainError)>> = const { RefCell::new(None) };
-}
-
-fn refusal(owner: usize) -> Option<DomainError> {
-    REFUSED.with(|refused| {
-        refused
-            .borrow()
-            .as_ref()
-            .filter(|(writer, _)| *writer == owner)
-            .map(|(_, error)| error.clone())
-    })
-}
-
-fn holds(owner: usize) -> bool {
-    HELD.with(|held| {
-        held.borrow()
-            .as_ref()
-            .is_some_and(|held| held.owner == owner)
-    })
-}
-
-/// The connection and batch this thread holds for writer `owner`, if it holds them and no
-/// write uses them now. Give the connection back with [`put_back_held`].
-fn take_held(owner: usize) -> Option<(SqliteConnection, Arc<Batch>)> {
-    HELD.with(|held| {
-        let mut held = held.borrow_mut();
-        let held = held.as_mut().filter(|held| held.owner == owner)?;
-        let conn = held.conn.take()?;
-        Some((conn, Arc::clone(&held.batch)))
-    })
-}
-
-fn put_back_held(conn: SqliteConnection) {
-    HELD.with(|held| {
-        if let Some(held) = held.borrow_mut().as_mut() {
-            held.conn = Some(conn);
-        }
-    });
 }
 
 type Manager = AnsiTransactionManager;
@@ -262,7 +206,7 @@ impl GroupWriter {
     /// `Ok` once a probe has committed and no write has failed for the disk's sake since.
     /// Until then, runs a write of its own (one row of `write_probe`), so that an operator's fix
     /// shows without waiting for a client to write.
-    pub(crate) fn probe(&self) -> Result<(), DomainError> {
+    pub(crate) fn probe(self: &Arc<Self>) -> Result<(), DomainError> {
         if matches!(*lock(&self.health), Health::Writable) {
             return Ok(());
         }
@@ -296,38 +240,32 @@ impl GroupWriter {
         lock(&self.state).conn.is_some()
     }
 
-    /// Runs `work` in the shared transaction, in a savepoint of its own; returns once the
-    /// transaction it joined has committed (or failed).
-    pub(crate) fn write<T>(
-        &self,
-        work: impl FnOnce(&mut dyn Transaction) -> RepoResult<T>,
+    /// Runs `work` on the connection in a turn of its own (one savepoint of the shared
+    /// transaction); returns once the transaction it joined has committed (or failed).
+    pub(crate) fn run<T>(
+        self: &Arc<Self>,
+        work: impl FnOnce(&mut SqliteConnection) -> RepoResult<T>,
     ) -> RepoResult<T> {
-        self.run(|conn| work(&mut SqliteTx { conn }))
-    }
-
-    /// [`write`](Self::write) on the bare connection.
-    fn run<T>(&self, work: impl FnOnce(&mut SqliteConnection) -> RepoResult<T>) -> RepoResult<T> {
-        if let Some(refused) = refusal(self.identity()) {
-            return Err(refused);
-        }
-        if let Some((mut conn, batch)) = take_held(self.identity()) {
-            let outcome = self.in_savepoint(&mut conn, &batch, work);
-            put_back_held(conn);
-            // The thread holding the batch commits it after its last write.
-            return match outcome {
-                Err(panic) => resume_unwind(panic),
-                Ok(result) => result.and_then(|refused_or_value| refused_or_value),
-            };
-        }
-        let (mut conn, batch) = self.join()?;
-        let outcome = self.in_savepoint(&mut conn, &batch, work);
-        let shared = self.leave(conn, &batch);
+        let mut turn = self.turn()?;
+        let outcome = turn.savepoint(work);
+        let shared = turn.finish();
         match outcome {
             Err(panic) => resume_unwind(panic),
             Ok(Err(savepoint_failed)) => Err(savepoint_failed),
             Ok(Ok(Err(refused))) => Err(refused),
             Ok(Ok(Ok(value))) => shared.map(|()| value),
         }
+    }
+
+    /// Takes the connection for a turn: waits (at most the connection time-out) for it, and
+    /// joins the open batch or begins one.
+    pub(crate) fn turn(self: &Arc<Self>) -> Result<Turn, DomainError> {
+        let (conn, batch) = self.join()?;
+        Ok(Turn {
+            writer: Arc::clone(self),
+            conn: Some(conn),
+            batch,
+        })
     }
 
     /// Runs `work` in a savepoint of its own on the batch's connection, and leaves the
@@ -355,103 +293,6 @@ impl GroupWriter {
             batch.broken.store(true, Ordering::Relaxed);
         }
         outcome
-    }
-
-    /// Runs `writes`, holding the writer's batch on this thread meanwhile: every write of
-    /// this writer that `writes` makes on this thread runs in its own savepoint of that batch
-    /// and returns **before the batch commits**; the batch commits (or is handed to writers
-    /// waiting on other threads, and commits with theirs) once `writes` returns. The result is
-    /// that commit's: if it fails, every write `writes` made is lost, and the caller must
-    /// report that failure for each of them, not the values they returned. A write that
-    /// failed was rolled back to its savepoint alone, as ever.
-    ///
-    /// So the caller must not acknowledge a write, or let anything be seen to depend on it,
-    /// before this returns. Reads of this writer's store that `writes` makes on this thread
-    /// run on the batch's connection ([`lend_held`](Self::lend_held)) and see its writes;
-    /// other connections do not see them before the commit.
-    ///
-    /// If the batch cannot be taken (the connection stayed busy for the connection time-out,
-    /// `BEGIN` failed), `writes` runs anyway and each of its writes fails at once with that
-    /// error (rather than each waiting as long again, one after another); the result is then
-    /// `Ok`, since each write reports its own failure.
-    pub(crate) fn sharing_writes(&self, writes: impl FnOnce()) -> Result<(), DomainError> {
-        let owner = self.identity();
-        if holds(owner) {
-            // Nested: the enclosing call commits.
-            writes();
-            return Ok(());
-        }
-        let (conn, batch) = match self.join() {
-            Ok(taken) => taken,
-            Err(error) => {
-                let outer = REFUSED.with(|refused| refused.replace(Some((owner, error))));
-                let ran = catch_unwind(AssertUnwindSafe(writes));
-                REFUSED.with(|refused| refused.replace(outer));
-                if let Err(panic) = ran {
-                    resume_unwind(panic);
-                }
-                return Ok(());
-            }
-        };
-        let outer = HELD.with(|held| {
-            held.replace(Some(Held {
-                owner,
-                batch: Arc::clone(&batch),
-                conn: Some(conn),
-            }))
-        });
-        let ran = catch_unwind(AssertUnwindSafe(writes));
-        let held = HELD.with(|held| held.replace(outer));
-        // Every write puts the connection back before it returns (panics in the work are
-        // caught before that), so it is here; should it not be, the batch is lost and a new
-        // connection takes its place.
-        let conn = match held.and_then(|held| held.conn) {
-            Some(conn) => Some(conn),
-            None => {
-                batch.broken.store(true, Ordering::Relaxed);
-                connect(&self.config).ok()
-            }
-        };
-        let outcome = match conn {
-            Some(conn) => self.leave(conn, &batch),
-            None => {
-                // Writers go on waiting for a connection, and time out, until a restart.
-                let mut state = lock(&self.state);
-                state.batch = None;
-                state.members = 0;
-                drop(state);
-                let error = DomainError::Storage("the writer connection was lost".into());
-                batch.finish(Err(error.clone()));
-                Err(error)
-            }
-        };
-        if let Err(panic) = ran {
-            resume_unwind(panic);
-        }
-        outcome
-    }
-
-    /// The connection of the batch this thread holds, if it holds one and no write uses it:
-    /// reads made while holding it run on it, so that they see the writes made before them
-    /// (a use case that reads after it wrote, say), which no other connection sees before
-    /// the commit. Give it back with [`give_back_held`](Self::give_back_held).
-    pub(crate) fn lend_held(&self) -> Option<SqliteConnection> {
-        take_held(self.identity()).map(|(conn, _)| conn)
-    }
-
-    /// Gives back what [`lend_held`](Self::lend_held) lent.
-    pub(crate) fn give_back_held(&self, conn: SqliteConnection) {
-        put_back_held(conn);
-    }
-
-    /// Whether a [`sharing_writes`](Self::sharing_writes) on this thread holds the batch.
-    pub(crate) fn is_held_here(&self) -> bool {
-        holds(self.identity())
-    }
-
-    /// Which writer this is, for the batch a thread holds.
-    fn identity(&self) -> usize {
-        std::ptr::from_ref(self) as usize
     }
 
     /// Takes the connection, joining the open transaction or beginning one.
@@ -552,5 +393,76 @@ impl GroupWriter {
         lock(&self.state).conn = Some(conn);
         self.turn.notify_one();
         outcome
+    }
+}
+
+/// One writer's time with the connection, in the open batch ([`GroupWriter::turn`]). Its
+/// writes return before the batch commits; [`finish`](Self::finish) leaves and answers the
+/// batch's outcome, which is every one of them: until then, none may be acknowledged.
+pub(crate) struct Turn {
+    writer: Arc<GroupWriter>,
+    /// `None` once the turn has left.
+    conn: Option<SqliteConnection>,
+    batch: Arc<Batch>,
+}
+
+impl Turn {
+    /// Runs `work` in a savepoint of its own: kept if it succeeds, undone alone if it fails or
+    /// panics (the panic goes on once the connection is back at the batch's level).
+    pub(crate) fn write<T>(
+        &mut self,
+        work: impl FnOnce(&mut SqliteConnection) -> RepoResult<T>,
+    ) -> RepoResult<T> {
+        match self.savepoint(work) {
+            Err(panic) => resume_unwind(panic),
+            Ok(result) => result.and_then(|value| value),
+        }
+    }
+
+    /// [`write`](Self::write), with a panic of `work` handed back instead of resumed.
+    fn savepoint<T>(
+        &mut self,
+        work: impl FnOnce(&mut SqliteConnection) -> RepoResult<T>,
+    ) -> std::thread::Result<Result<RepoResult<T>, DomainError>> {
+        let Self {
+            writer,
+            conn,
+            batch,
+        } = self;
+        match conn {
+            Some(conn) => writer.in_savepoint(conn, batch, work),
+            None => Ok(Err(turn_over())),
+        }
+    }
+
+    /// The batch's connection, for reads that must see the writes made before them (which no
+    /// other connection sees before the commit).
+    pub(crate) fn connection(&mut self) -> Option<&mut SqliteConnection> {
+        self.conn.as_mut()
+    }
+
+    /// Leaves the connection: hands the open batch to a writer waiting for it, or commits it;
+    /// then waits for the batch's outcome, which is that of every write of the turn.
+    pub(crate) fn finish(mut self) -> Result<(), DomainError> {
+        self.leave()
+    }
+
+    fn leave(&mut self) -> Result<(), DomainError> {
+        let conn = self.conn.take().ok_or_else(turn_over)?;
+        self.writer.leave(conn, &self.batch)
+    }
+}
+
+fn turn_over() -> DomainError {
+    DomainError::Storage("the writer's turn is over".into())
+}
+
+/// A turn dropped unfinished (a panic on its way) still leaves, so that the connection and the
+/// batch go on.
+impl Drop for Turn {
+    fn drop(&mut self) {
+        if self.conn.is_some() {
+            let _ = self.leave();
+        }
     }
 }

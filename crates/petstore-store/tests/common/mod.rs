@@ -86,3 +86,35 @@ impl Store for TempPgStore {
         self.store.write(work)
     }
 }
+
+/// A store's [`Executor`] whose threads are woken only when the test says: jobs queued
+/// before [`wake`](HeldExecutor::wake) are all waiting when a thread wakes, and run as one
+/// burst.
+pub struct HeldExecutor {
+    pub executor: petstore_store::Executor,
+    wake_ups: std::sync::Arc<std::sync::Mutex<Vec<petstore_store::WakeUp>>>,
+}
+
+impl HeldExecutor {
+    pub fn start(store: &SqliteStore) -> Self {
+        let wake_ups = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let held = std::sync::Arc::clone(&wake_ups);
+        let wake: petstore_store::Wake = std::sync::Arc::new(move |wake_up| {
+            held.lock().expect("the wake-ups").push(wake_up);
+        });
+        let executor = petstore_store::Executor::start(store, wake).expect("the threads start");
+        Self { executor, wake_ups }
+    }
+
+    /// Runs the wake-ups held so far.
+    pub fn wake(&self) {
+        self.wake_ups.lock().expect("the wake-ups").clear();
+    }
+}
+
+/// What a queued job answered: `None` if it gave no answer (its work panicked).
+pub fn answer_of<T>(answered: &std::sync::mpsc::Receiver<T>) -> Option<T> {
+    answered
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .ok()
+}

@@ -1,0 +1,204 @@
+//! What the jobs of one burst share, and how a job's store calls reach it.
+//!
+//! The executor (`executor.rs`) runs the jobs it takes from a queue at once as one burst:
+//! reads share one pooled connection and one read transaction ([`ReadBurst`]); writes share
+//! one turn of the writer, each in a savepoint of its own, committed once after the last
+//! ([`WriteBurst`]). A job reaches its burst only through the [`JobStore`](crate::JobStore) it
+//! is handed: nothing ambient decides where a store call goes.
+
+use std::cell::{Cell, RefCell};
+
+use petstore_core::{DomainError, RepoResult, Snapshot, Store, Transaction};
+
+use super::SqliteStore;
+use super::repositories::SqliteTx;
+use super::snapshot::{self, Lent};
+use super::writer::Turn;
+use crate::error::StoreError;
+
+/// One read transaction on one pooled connection, shared by the reads of a burst.
+///
+/// They all see the snapshot the first of them takes. That is right only for reads that were
+/// all asked for before the burst began (the executor's queue): each then sees every write
+/// committed before it was asked for, as it would alone. A read that fails ends the shared
+/// transaction, and the next one begins another.
+pub(crate) struct ReadBurst<'s> {
+    store: &'s SqliteStore,
+    /// The connection once the first read has checked one out, with whether its transaction
+    /// is open; `None` before that, and while a read uses it.
+    conn: RefCell<Option<(Lent, bool)>>,
+    /// A read is using the connection: a read made from inside it takes its own.
+    busy: Cell<bool>,
+}
+
+impl<'s> ReadBurst<'s> {
+    pub(crate) fn new(store: &'s SqliteStore) -> Self {
+        Self {
+            store,
+            conn: RefCell::new(None),
+            busy: Cell::new(false),
+        }
+    }
+
+    pub(crate) fn store(&self) -> &'s SqliteStore {
+        self.store
+    }
+
+    pub(crate) fn read<T>(
+        &self,
+        work: impl FnOnce(&mut dyn Snapshot) -> RepoResult<T>,
+    ) -> RepoResult<T> {
+        if self.busy.replace(true) {
+            return self.store.read(work);
+        }
+        let _free = Free(&self.busy);
+        let (mut conn, open) = match self.conn.take() {
+            Some(lent) => lent,
+            None => (self.store.readers.get().map_err(StoreError::from)?, false),
+        };
+        if !open && let Err(error) = snapshot::begin(&mut conn) {
+            self.conn.replace(Some((conn, false)));
+            return Err(StoreError::from(error).into());
+        }
+        let result = work(&mut SqliteTx { conn: &mut conn });
+        // After a failure, whatever state the transaction is in, the next read starts anew.
+        let open = result.is_ok() || {
+            let _ = snapshot::end(&mut conn);
+            false
+        };
+        self.conn.replace(Some((conn, open)));
+        result
+    }
+}
+
+/// Marks the burst's connection free again, also when a read panics (its connection then
+/// goes back to the pool, and the next `begin` on it clears what it left open).
+struct Free<'b>(&'b Cell<bool>);
+
+impl Drop for Free<'_> {
+    fn drop(&mut self) {
+        self.0.set(false);
+    }
+}
+
+/// Ends the burst's transaction: its reads have all answered by then.
+impl Drop for ReadBurst<'_> {
+    fn drop(&mut self) {
+        if let Some((mut conn, true)) = self.conn.take() {
+            // A failed end is cleared by the next `begin` on the connection.
+            let _ = snapshot::end(&mut conn);
+        }
+    }
+}
+
+/// One turn of the writer, shared by the writes of a burst: each runs in a savepoint of its
+/// own and returns at once, before the commit that [`finish`](Self::finish) answers. Reads
+/// made in the burst run on the turn's connection, so that they see the writes made before
+/// them.
+pub(crate) struct WriteBurst<'s> {
+    store: &'s SqliteStore,
+    turn: RefCell<Turn>,
+}
+
+impl<'s> WriteBurst<'s> {
+    pub(crate) fn new(store: &'s SqliteStore, turn: Turn) -> Self {
+        Self {
+            store,
+            turn: RefCell::new(turn),
+        }
+    }
+
+    pub(crate) fn write<T>(
+        &self,
+        work: impl FnOnce(&mut dyn Transaction) -> RepoResult<T>,
+    ) -> RepoResult<T> {
+        // The connection is in use by the write this one was made from: waiting for it would
+        // wait forever.
+        let Ok(mut turn) = self.turn.try_borrow_mut() else {
+            return Err(DomainError::Storage(
+                "a write cannot be made from inside another write".into(),
+            ));
+        };
+        turn.write(|conn| work(&mut SqliteTx { conn }))
+    }
+
+    pub(crate) fn read<T>(
+        &self,
+        work: impl FnOnce(&mut dyn Snapshot) -> RepoResult<T>,
+    ) -> RepoResult<T> {
+        let Ok(mut turn) = self.turn.try_borrow_mut() else {
+            // Made from inside a read or write of this burst: a connection of its own.
+            return self.store.read(work);
+        };
+        match turn.connection() {
+            Some(conn) => work(&mut SqliteTx { conn }),
+            None => self.store.read(work),
+        }
+    }
+
+    /// Ends the turn; the batch's outcome is every write's of the burst.
+    pub(crate) fn finish(self) -> Result<(), DomainError> {
+        self.turn.into_inner().finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex, mpsc};
+    use std::time::Duration;
+
+    use diesel::connection::SimpleConnection;
+    use petstore_core::{CategoryQuery, Name, NewCategory};
+
+    use super::*;
+    use crate::config::StoreConfig;
+    use crate::sqlite::{Executor, Wake};
+
+    #[test]
+    fn a_commit_that_fails_is_the_answer_of_every_write_of_the_burst() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&StoreConfig::new(dir.path().join("commit.db"))).unwrap();
+        // Wake-ups held until both writes are queued, so that one burst takes them.
+        let held = Arc::new(Mutex::new(Vec::new()));
+        let holder = Arc::clone(&held);
+        let wake: Wake = Arc::new(move |wake_up| holder.lock().unwrap().push(wake_up));
+        let executor = Executor::start(&store, wake).unwrap();
+        let (answer, answered) = mpsc::channel();
+        let first = answer.clone();
+        executor.write(
+            |store: crate::JobStore<'_>| {
+                let new = NewCategory::new(Name::parse("Dogs").unwrap());
+                store.write(|tx| tx.insert_category(&new)).map(drop)
+            },
+            move |result| first.send(result).unwrap(),
+        );
+        // A pet whose category does not exist, its check deferred to the commit.
+        executor.write(
+            |store: crate::JobStore<'_>| {
+                let burst = store.burst_of_writes().unwrap();
+                burst.turn.borrow_mut().write(|conn| {
+                    conn.batch_execute(
+                        "PRAGMA defer_foreign_keys = ON; \
+                         INSERT INTO pets (name, name_key, category_id, status) \
+                         VALUES ('Rex', 'rex', 999, 'available')",
+                    )
+                    .map_err(|e| StoreError::from(e).into())
+                })
+            },
+            move |result| answer.send(result).unwrap(),
+        );
+        held.lock().unwrap().clear();
+        let answers: Vec<RepoResult<()>> = (0..2)
+            .map(|_| answered.recv_timeout(Duration::from_secs(10)).unwrap())
+            .collect();
+        assert!(
+            answers.iter().all(Result::is_err),
+            "each write answers the commit's failure: {answers:?}"
+        );
+        assert_eq!(answers[0], answers[1]);
+        let kept = store
+            .read(|s| s.categories(&CategoryQuery::default()))
+            .unwrap();
+        assert!(kept.is_empty(), "nothing was committed: {kept:?}");
+    }
+}

@@ -1,0 +1,328 @@
+//! Threads of the store's own that run work on a SQLite store in bursts.
+//!
+//! Database work must not run on a caller's async worker: a read can wait (a page from the
+//! disk, a lock held by a checkpoint), and that would stall every connection the worker serves.
+//! A blocking pool keeps it off them, but at a price on a busy core: each request wakes a
+//! thread of its own, so 32 requests in flight cost 32 thread wake-ups and as many back. Here a
+//! few long-lived threads share one queue: a thread that finds work waiting takes it without
+//! sleeping, and only an idle thread is woken, so a burst of requests is served by one wake-up.
+//!
+//! A thread runs the jobs it takes at once as one burst (`burst.rs`), handing each a
+//! [`JobStore`] over it: reads share one read transaction; writes share one turn of the writer
+//! and one commit after the last. A write's answer is given only after that commit, here: the
+//! caller's `answer` is never called before its write is durable, and if the commit fails,
+//! every write of the burst answers that failure instead of its value.
+//!
+//! When to wake a thread is the caller's choice ([`Wake`]): an async server can wake it after
+//! the other tasks its worker has ready, so that the work those queue joins the same burst
+//! instead of each waking a thread.
+
+use std::collections::VecDeque;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+
+use petstore_core::{DomainError, RepoResult};
+
+use super::SqliteStore;
+use super::burst::{ReadBurst, WriteBurst};
+use crate::store::JobStore;
+
+/// Reads one thread takes from the queue at once, at most: more would make the last of them
+/// wait longer for the others, for little more saved.
+const READ_BURST: usize = 16;
+
+/// Writes the writer thread takes at once, at most: as many as may share one commit anyway,
+/// enough for every connection of a busy client pool.
+const WRITE_BURST: usize = super::writer::MAX_BATCH;
+
+/// How the executor's threads are woken. The executor hands the hook each wake-up it needs
+/// (at most one at a time per queue); the hook runs it now or later by dropping it. Dropping
+/// it is the only way to run it, so a hook that loses it (a worker stopping) still wakes.
+pub type Wake = Arc<dyn Fn(WakeUp) + Send + Sync>;
+
+/// A pending wake-up of one of the executor's threads: dropping it wakes one if work waits.
+pub struct WakeUp(Arc<dyn Waker>);
+
+impl std::fmt::Debug for WakeUp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WakeUp").finish_non_exhaustive()
+    }
+}
+
+impl Drop for WakeUp {
+    fn drop(&mut self) {
+        self.0.wake();
+    }
+}
+
+trait Waker: Send + Sync {
+    fn wake(&self);
+}
+
+/// A queued read: runs its work on the burst's store and answers at once.
+type ReadJob = Box<dyn for<'b> FnOnce(JobStore<'b>) + Send>;
+
+/// A queued write: runs its work on the burst's store (or, given why the burst could not take
+/// the writer, answers that at once) and gives back how to answer once the burst's commit is
+/// known; `None` if it has answered already or its work panicked.
+type WriteJob =
+    Box<dyn for<'b> FnOnce(Result<JobStore<'b>, &DomainError>) -> Option<Settle> + Send>;
+
+/// Answers a write once its burst has ended, given the burst's failure if it failed.
+type Settle = Box<dyn FnOnce(Option<&DomainError>)>;
+
+/// The reader threads and the writer thread of one SQLite store. Cheap to clone; when the
+/// last clone goes, the threads finish what is queued and exit.
+#[derive(Clone)]
+pub struct Executor {
+    reads: Threads<ReadJob>,
+    writes: Threads<WriteJob>,
+}
+
+impl std::fmt::Debug for Executor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Executor").finish_non_exhaustive()
+    }
+}
+
+impl Executor {
+    /// Starts the threads for `store`: one reader per core this process may use, at most 4
+    /// (a read is CPU work here, and more threads than cores only switch between each other),
+    /// and one writer (SQLite has one writer connection; a second thread would only wait for
+    /// it).
+    pub fn start(store: &SqliteStore, wake: Wake) -> std::io::Result<Self> {
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+        let reading = store.clone();
+        let reads = Threads::start(
+            "petstore-reader",
+            cores.min(4),
+            READ_BURST,
+            Arc::clone(&wake),
+            move |jobs: Vec<ReadJob>| {
+                let burst = ReadBurst::new(&reading);
+                for job in jobs {
+                    job(JobStore::reads(&burst));
+                }
+            },
+        )?;
+        let writing = store.clone();
+        let writes = Threads::start(
+            "petstore-writer",
+            1,
+            WRITE_BURST,
+            wake,
+            move |jobs: Vec<WriteJob>| write_burst(&writing, jobs),
+        )?;
+        Ok(Self { reads, writes })
+    }
+
+    /// Queues `work`, which only reads, for a reader thread; `answer` gets its result as soon
+    /// as it returns. If `work` panics, `answer` is dropped uncalled.
+    pub fn read<T: Send + 'static>(
+        &self,
+        work: impl for<'b> FnOnce(JobStore<'b>) -> T + Send + 'static,
+        answer: impl FnOnce(T) + Send + 'static,
+    ) {
+        self.reads.queue(Box::new(move |store| {
+            if let Ok(value) = catch_unwind(AssertUnwindSafe(|| work(store))) {
+                answer(value);
+            }
+        }));
+    }
+
+    /// Queues `work`, which may write, for the writer thread; `answer` gets its result once
+    /// the commit its writes share has succeeded, or that commit's failure instead of a value.
+    /// If `work` panics, `answer` is dropped uncalled (its writes were undone).
+    pub fn write<T: Send + 'static>(
+        &self,
+        work: impl for<'b> FnOnce(JobStore<'b>) -> RepoResult<T> + Send + 'static,
+        answer: impl FnOnce(RepoResult<T>) + Send + 'static,
+    ) {
+        self.writes.queue(Box::new(move |store| {
+            let store = match store {
+                Ok(store) => store,
+                Err(refused) => {
+                    answer(Err(refused.clone()));
+                    return None;
+                }
+            };
+            let result = catch_unwind(AssertUnwindSafe(|| work(store))).ok()?;
+            Some(Box::new(move |failed: Option<&DomainError>| {
+                answer(match (result, failed) {
+                    (Ok(_), Some(failure)) => Err(failure.clone()),
+                    (result, _) => result,
+                });
+            }))
+        }));
+    }
+}
+
+/// Runs the writes of a burst in one turn of the writer, and answers them after it ends. If
+/// the writer cannot be taken (busy for the connection time-out, `BEGIN` failed, the file
+/// gone), every write answers why at once, rather than each waiting as long again.
+fn write_burst(store: &SqliteStore, jobs: Vec<WriteJob>) {
+    match store.turn() {
+        Ok(turn) => {
+            let burst = WriteBurst::new(store, turn);
+            let settles: Vec<Settle> = jobs
+                .into_iter()
+                .filter_map(|job| job(Ok(JobStore::writes(&burst))))
+                .collect();
+            let outcome = burst.finish();
+            for settle in settles {
+                settle(outcome.as_ref().err());
+            }
+        }
+        Err(refused) => {
+            for job in jobs {
+                // A refused job answers without running, and gives back nothing to settle.
+                let _ = job(Err(&refused));
+            }
+        }
+    }
+}
+
+/// Threads sharing one queue of jobs `J`; dropping the last handle lets them finish the queue
+/// and exit.
+struct Threads<J> {
+    shared: Arc<Shared<J>>,
+    wake: Wake,
+    _closer: Arc<Closer<J>>,
+}
+
+impl<J> Clone for Threads<J> {
+    fn clone(&self) -> Self {
+        Self {
+            shared: Arc::clone(&self.shared),
+            wake: Arc::clone(&self.wake),
+            _closer: Arc::clone(&self._closer),
+        }
+    }
+}
+
+struct Shared<J> {
+    queue: Mutex<Queue<J>>,
+    ready: Condvar,
+}
+
+struct Queue<J> {
+    jobs: VecDeque<J>,
+    /// Threads asleep on the condition variable: only then does a new job need a wake-up.
+    idle: usize,
+    /// Of those, threads already woken and not yet running: a job needs no other wake-up.
+    waking: usize,
+    /// A wake-up is with the hook and not yet run: a job queued meanwhile needs no other.
+    wake_pending: bool,
+    closed: bool,
+}
+
+/// Closes the queue when the last handle goes.
+struct Closer<J>(Arc<Shared<J>>);
+
+impl<J> Drop for Closer<J> {
+    fn drop(&mut self) {
+        lock(&self.0.queue).closed = true;
+        self.0.ready.notify_all();
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Every critical section here leaves the queue consistent before it can panic.
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl<J: Send + 'static> Threads<J> {
+    /// Starts `count` threads (at least one) named `name-N`, which take at most `max_burst`
+    /// of the jobs they find waiting at once and hand them to `run`.
+    fn start(
+        name: &str,
+        count: usize,
+        max_burst: usize,
+        wake: Wake,
+        run: impl Fn(Vec<J>) + Clone + Send + 'static,
+    ) -> std::io::Result<Self> {
+        let shared = Arc::new(Shared {
+            queue: Mutex::new(Queue {
+                jobs: VecDeque::new(),
+                idle: 0,
+                waking: 0,
+                wake_pending: false,
+                closed: false,
+            }),
+            ready: Condvar::new(),
+        });
+        let closer = Arc::new(Closer(Arc::clone(&shared)));
+        for n in 0..count.max(1) {
+            let shared = Arc::clone(&shared);
+            let run = run.clone();
+            std::thread::Builder::new()
+                .name(format!("{name}-{n}"))
+                .spawn(move || serve(&shared, max_burst.max(1), &run))?;
+        }
+        Ok(Self {
+            shared,
+            wake,
+            _closer: closer,
+        })
+    }
+
+    /// Queues `job`, and makes sure a thread will take it.
+    fn queue(&self, job: J) {
+        let wake_up = {
+            let mut queue = lock(&self.shared.queue);
+            queue.jobs.push_back(job);
+            let needed = queue.idle > queue.waking && !queue.wake_pending;
+            queue.wake_pending |= needed;
+            needed
+        };
+        if wake_up {
+            (self.wake)(WakeUp(Arc::clone(&self.shared) as Arc<dyn Waker>));
+        }
+    }
+}
+
+impl<J: Send> Waker for Shared<J> {
+    fn wake(&self) {
+        let mut queue = lock(&self.queue);
+        queue.wake_pending = false;
+        queue.wake_one_for_jobs(&self.ready);
+    }
+}
+
+impl<J> Queue<J> {
+    /// Wakes one thread asleep on `ready` if a job waits and every thread being woken already
+    /// has one.
+    fn wake_one_for_jobs(&mut self, ready: &Condvar) {
+        if !self.jobs.is_empty() && self.idle > self.waking {
+            self.waking += 1;
+            ready.notify_one();
+        }
+    }
+}
+
+fn serve<J>(shared: &Shared<J>, max_burst: usize, run: &impl Fn(Vec<J>)) {
+    let mut queue = lock(&shared.queue);
+    loop {
+        if !queue.jobs.is_empty() {
+            let take = queue.jobs.len().min(max_burst);
+            let jobs: Vec<J> = queue.jobs.drain(..take).collect();
+            // More wait than this thread takes: another thread may take them meanwhile.
+            queue.wake_one_for_jobs(&shared.ready);
+            drop(queue);
+            // Each job catches its own work's panics; should the burst itself panic, the jobs
+            // it had not run are dropped (their callers get no answer) and the thread lives on.
+            let _ = catch_unwind(AssertUnwindSafe(|| run(jobs)));
+            queue = lock(&shared.queue);
+        } else if queue.closed {
+            return;
+        } else {
+            queue.idle += 1;
+            queue = shared
+                .ready
+                .wait(queue)
+                .unwrap_or_else(PoisonError::into_inner);
+            queue.idle -= 1;
+            queue.waking = queue.waking.saturating_sub(1);
+        }
+    }
+}
