@@ -92,6 +92,24 @@ impl NewPet {
         self.status = status;
         self
     }
+
+    /// The pet this is once a store has given it `id` (or once it replaces pet `id`).
+    ///
+    /// Every store builds its answer to an insert here, so a field added to both types is
+    /// carried over in one place, and forgetting it is a compile error here.
+    pub fn into_pet(self, id: PetId) -> Pet {
+        let Self {
+            name,
+            category_id,
+            status,
+        } = self;
+        Pet {
+            id,
+            name,
+            category_id,
+            status,
+        }
+    }
 }
 
 /// A pet in the catalogue.
@@ -167,6 +185,26 @@ impl NewOrder {
             pet_id,
             quantity,
             ship_date: None,
+        }
+    }
+
+    /// The open order this is once a store has given it `id`, placed by `owner`.
+    ///
+    /// Every store builds its answer to an insert here, so a field added to both types is
+    /// carried over in one place, and forgetting it is a compile error here.
+    pub fn into_order(self, id: OrderId, owner: Option<OwnerId>) -> Order {
+        let Self {
+            pet_id,
+            quantity,
+            ship_date,
+        } = self;
+        Order {
+            id,
+            pet_id,
+            quantity,
+            ship_date,
+            complete: false,
+            owner,
         }
     }
 }

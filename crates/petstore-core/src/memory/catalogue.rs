@@ -92,12 +92,7 @@ impl CatalogueWriter for View<'_, Catalogue> {
 
     fn insert_pet(&mut self, new: &NewPet) -> RepoResult<Pet> {
         let id = next_id(&mut self.catalogue.last_pet_id, PetId::new)?;
-        let pet = Pet {
-            id,
-            name: new.name.clone(),
-            category_id: new.category_id,
-            status: new.status,
-        };
+        let pet = new.clone().into_pet(id);
         self.catalogue.pets.insert(id, pet.clone());
         self.catalogue.stock.insert(id, Stock::ZERO);
         Ok(pet)

@@ -38,14 +38,7 @@ impl<C: Borrow<Catalogue>> OrderReader for View<'_, C> {
 impl OrderWriter for View<'_, Catalogue> {
     fn insert_order(&mut self, new: &NewOrder, owner: Option<OwnerId>) -> RepoResult<Order> {
         let id = next_id(&mut self.catalogue.last_order_id, OrderId::new)?;
-        let order = Order {
-            id,
-            pet_id: new.pet_id,
-            quantity: new.quantity,
-            ship_date: new.ship_date,
-            complete: false,
-            owner,
-        };
+        let order = new.clone().into_order(id, owner);
         self.catalogue.orders.insert(id, order.clone());
         Ok(order)
     }

@@ -161,12 +161,7 @@ impl<S: Store, C: Clock> PetUseCases<'_, S, C> {
             let current = existing_pet(tx, id)?;
             require(&condition, &current, Resource::Pet)?;
             known_category(tx, new.category_id)?;
-            let replaced = Pet {
-                id,
-                name: new.name.clone(),
-                category_id: new.category_id,
-                status: new.status,
-            };
+            let replaced = new.clone().into_pet(id);
             if replaced == current {
                 return Ok((replaced, Vec::new()));
             }

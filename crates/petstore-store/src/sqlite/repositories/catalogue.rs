@@ -120,12 +120,8 @@ impl CatalogueWriter for SqliteTx<'_> {
             .returning(pets::id)
             .get_result(self.conn)
             .map_err(|e| refuse(e, |v| unknown_category(v, new.category_id)))?;
-        Ok(Pet {
-            id: PetId::new(id).map_err(|e| StoreError::Corrupt(e.to_string()))?,
-            name: new.name.clone(),
-            category_id: new.category_id,
-            status: new.status,
-        })
+        let id = PetId::new(id).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        Ok(new.clone().into_pet(id))
     }
 
     fn update_pet(&mut self, pet: &Pet) -> RepoResult<()> {

@@ -78,14 +78,8 @@ impl OrderWriter for SqliteTx<'_> {
                         .then_some(DomainError::UnknownPet { id: new.pet_id })
                 })
             })?;
-        Ok(Order {
-            id: OrderId::new(id).map_err(|e| StoreError::Corrupt(e.to_string()))?,
-            pet_id: new.pet_id,
-            quantity: new.quantity,
-            ship_date: new.ship_date,
-            complete: false,
-            owner,
-        })
+        let id = OrderId::new(id).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        Ok(new.clone().into_order(id, owner))
     }
 
     fn update_order(&mut self, order: &Order) -> RepoResult<()> {
