@@ -2,7 +2,7 @@
 
 use std::sync::Mutex;
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Duration, SubsecRound, Utc};
 
 /// A source of the current time.
 pub trait Clock: Send + Sync {
@@ -10,13 +10,14 @@ pub trait Clock: Send + Sync {
     fn now(&self) -> DateTime<Utc>;
 }
 
-/// The system's clock.
+/// The system's clock, to the microsecond: the precision the stores keep (PostgreSQL's), so
+/// that a time answered when a thing is made reads back the same later.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SystemClock;
 
 impl Clock for SystemClock {
     fn now(&self) -> DateTime<Utc> {
-        Utc::now()
+        Utc::now().trunc_subsecs(6)
     }
 }
 

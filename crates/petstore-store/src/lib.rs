@@ -26,6 +26,7 @@ mod config;
 mod error;
 mod postgres;
 mod records;
+mod schema;
 mod sqlite;
 mod statements;
 mod store;

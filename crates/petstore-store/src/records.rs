@@ -1,9 +1,10 @@
 //! Rows in typed form, and their one conversion into domain values.
 //!
 //! Reading a row parses it back into validated domain types, so a value that breaks a rule
-//! (written by hand, or by an older bug) is reported as corrupt instead of served. PostgreSQL
-//! reads these records directly (its columns have these types); SQLite's rows keep times and
-//! JSON as text and convert into them first.
+//! (written by hand, or by an older bug) is reported as corrupt instead of served. Both
+//! backends read these records: their columns have the same types (`schema.rs`). Each is a
+//! `Selectable` set of columns, so a read names the columns by the record it loads, and a
+//! field added to a record is a compile error wherever its conversion forgets it.
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
@@ -15,7 +16,7 @@ use petstore_core::{
 };
 
 use crate::error::StoreError;
-use crate::postgres::schema::{
+use crate::schema::{
     api_keys, categories, events, idempotency_records, orders, pets, webhook_deliveries, webhooks,
 };
 
@@ -29,7 +30,7 @@ fn out_of_range(table: &'static str, id: i64, column: &str) -> StoreError {
 }
 
 #[derive(Debug, Queryable, Selectable)]
-#[diesel(table_name = categories, check_for_backend(diesel::pg::Pg))]
+#[diesel(table_name = categories, check_for_backend(diesel::pg::Pg, diesel::sqlite::Sqlite))]
 pub(crate) struct CategoryRecord {
     pub(crate) id: i64,
     pub(crate) name: String,
@@ -54,13 +55,23 @@ impl TryFrom<CategoryRecord> for Category {
     }
 }
 
-/// A pet row; the stock column is the pet's inventory entry.
+/// A pet's columns, without its stock: what a pet's answer needs. Each read takes only the
+/// columns it answers with: decoding a column costs about as much as SQLite's reading it
+/// (docs/performance.md).
 #[derive(Debug, Queryable, Selectable)]
-#[diesel(table_name = pets, check_for_backend(diesel::pg::Pg))]
+#[diesel(table_name = pets, check_for_backend(diesel::pg::Pg, diesel::sqlite::Sqlite))]
 pub(crate) struct PetRecord {
     pub(crate) id: i64,
     pub(crate) name: String,
     pub(crate) category_id: i64,
+    pub(crate) status: StatusText,
+}
+
+/// A pet's inventory entry: its id, status and stock.
+#[derive(Debug, Queryable, Selectable)]
+#[diesel(table_name = pets, check_for_backend(diesel::pg::Pg, diesel::sqlite::Sqlite))]
+pub(crate) struct StockRecord {
+    pub(crate) id: i64,
     pub(crate) status: StatusText,
     pub(crate) stock: i64,
 }
@@ -85,49 +96,43 @@ impl diesel::deserialize::FromSql<diesel::sql_types::Text, diesel::pg::Pg> for S
     }
 }
 
-impl PetRecord {
-    pub(crate) fn into_pet(self) -> Result<Pet, StoreError> {
-        pet(self.id, self.name, self.category_id, self.status)
-    }
+impl TryFrom<PetRecord> for Pet {
+    type Error = StoreError;
 
-    pub(crate) fn into_inventory_item(self) -> Result<InventoryItem, StoreError> {
-        inventory_item(self.id, self.status, self.stock)
+    fn try_from(row: PetRecord) -> Result<Self, StoreError> {
+        let PetRecord {
+            id,
+            name,
+            category_id,
+            status,
+        } = row;
+        let bad = corrupt("pets", id);
+        Ok(Pet {
+            id: PetId::new(id).map_err(&bad)?,
+            name: Name::try_from(name).map_err(&bad)?,
+            category_id: CategoryId::new(category_id).map_err(&bad)?,
+            status: status.0.map_err(&bad)?,
+        })
     }
 }
 
-/// The pet that a row's columns describe (`pets` row `id`), checked against the domain's rules.
-pub(crate) fn pet(
-    id: i64,
-    name: String,
-    category_id: i64,
-    status: StatusText,
-) -> Result<Pet, StoreError> {
-    let bad = corrupt("pets", id);
-    Ok(Pet {
-        id: PetId::new(id).map_err(&bad)?,
-        name: Name::try_from(name).map_err(&bad)?,
-        category_id: CategoryId::new(category_id).map_err(&bad)?,
-        status: status.0.map_err(&bad)?,
-    })
-}
+impl TryFrom<StockRecord> for InventoryItem {
+    type Error = StoreError;
 
-/// The inventory entry that a pet row's columns describe, checked against the domain's rules.
-pub(crate) fn inventory_item(
-    id: i64,
-    status: StatusText,
-    stock: i64,
-) -> Result<InventoryItem, StoreError> {
-    let bad = corrupt("pets", id);
-    let stock = u32::try_from(stock).map_err(|_| out_of_range("pets", id, "stock"))?;
-    Ok(InventoryItem {
-        pet_id: PetId::new(id).map_err(&bad)?,
-        quantity: Stock::from_level(stock),
-        status: status.0.map_err(&bad)?,
-    })
+    fn try_from(row: StockRecord) -> Result<Self, StoreError> {
+        let StockRecord { id, status, stock } = row;
+        let bad = corrupt("pets", id);
+        let stock = u32::try_from(stock).map_err(|_| out_of_range("pets", id, "stock"))?;
+        Ok(InventoryItem {
+            pet_id: PetId::new(id).map_err(&bad)?,
+            quantity: Stock::from_level(stock),
+            status: status.0.map_err(&bad)?,
+        })
+    }
 }
 
 #[derive(Debug, Queryable, Selectable)]
-#[diesel(table_name = orders, check_for_backend(diesel::pg::Pg))]
+#[diesel(table_name = orders, check_for_backend(diesel::pg::Pg, diesel::sqlite::Sqlite))]
 pub(crate) struct OrderRecord {
     pub(crate) id: i64,
     pub(crate) pet_id: i64,
@@ -154,7 +159,7 @@ impl TryFrom<OrderRecord> for Order {
 }
 
 #[derive(Debug, Queryable, Selectable)]
-#[diesel(table_name = events, check_for_backend(diesel::pg::Pg))]
+#[diesel(table_name = events, check_for_backend(diesel::pg::Pg, diesel::sqlite::Sqlite))]
 pub(crate) struct EventRecord {
     pub(crate) id: i64,
     pub(crate) time: DateTime<Utc>,
@@ -185,7 +190,7 @@ impl TryFrom<EventRecord> for Event {
 }
 
 #[derive(Debug, Queryable, Selectable)]
-#[diesel(table_name = api_keys, check_for_backend(diesel::pg::Pg))]
+#[diesel(table_name = api_keys, check_for_backend(diesel::pg::Pg, diesel::sqlite::Sqlite))]
 pub(crate) struct KeyRecord {
     pub(crate) id: i64,
     pub(crate) name: String,
@@ -229,7 +234,7 @@ impl TryFrom<KeyRecord> for ApiKey {
 }
 
 #[derive(Debug, Queryable, Selectable)]
-#[diesel(table_name = idempotency_records, check_for_backend(diesel::pg::Pg))]
+#[diesel(table_name = idempotency_records, check_for_backend(diesel::pg::Pg, diesel::sqlite::Sqlite))]
 pub(crate) struct IdempotencyRow {
     pub(crate) fingerprint: Vec<u8>,
     pub(crate) response: Vec<u8>,
@@ -253,7 +258,7 @@ impl TryFrom<IdempotencyRow> for IdempotencyRecord {
 }
 
 #[derive(Debug, Queryable, Selectable)]
-#[diesel(table_name = webhooks, check_for_backend(diesel::pg::Pg))]
+#[diesel(table_name = webhooks, check_for_backend(diesel::pg::Pg, diesel::sqlite::Sqlite))]
 pub(crate) struct WebhookRecord {
     pub(crate) id: i64,
     pub(crate) url: String,
@@ -306,7 +311,7 @@ pub(crate) fn cursor(state: &DeliveryState) -> i64 {
 }
 
 #[derive(Debug, Queryable, Selectable)]
-#[diesel(table_name = webhook_deliveries, check_for_backend(diesel::pg::Pg))]
+#[diesel(table_name = webhook_deliveries, check_for_backend(diesel::pg::Pg, diesel::sqlite::Sqlite))]
 pub(crate) struct DeliveryRecord {
     pub(crate) id: i64,
     pub(crate) event_id: i64,

@@ -225,3 +225,87 @@ fn ten_nodes_starting_at_once_migrate_once() {
             .len();
     assert_eq!(total, migrations, "each migration applied exactly once");
 }
+
+fn texts(conn: &mut SqliteConnection, sql: &str) -> Vec<String> {
+    diesel::sql_query(sql)
+        .load::<Name>(conn)
+        .unwrap()
+        .into_iter()
+        .map(|n| n.name)
+        .collect()
+}
+
+/// Times as every version before fixed-width times wrote them: as many fraction digits as
+/// the value needed.
+const OLD_TIMES: [&str; 4] = [
+    "2026-11-24T20:45:05Z",
+    "2026-11-24T20:45:05.500Z",
+    "2026-11-24T20:45:05.123456Z",
+    "2026-11-24T20:45:05.123456789Z",
+];
+
+#[test]
+fn times_of_rows_written_before_become_fixed_width_and_back_and_again() {
+    use petstore_core::Store;
+
+    let dir = tempfile::tempdir().unwrap();
+    let config = StoreConfig::new(dir.path().join("times.db"));
+    migrate(&config).unwrap();
+    let mut conn = connect(&config).unwrap();
+    conn.revert_last_migration(MIGRATIONS).unwrap();
+    for (n, time) in OLD_TIMES.iter().enumerate() {
+        conn.batch_execute(&format!(
+            "INSERT INTO events (time, type, subject, data) VALUES ('{time}', 'pet.created', '{n}', '{{}}'); \
+             INSERT INTO idempotency_records (owner_id, idempotency_key, fingerprint, response, recorded_at) \
+             VALUES (1, 'key-{n}', zeroblob(32), x'00', '{time}');"
+        ))
+        .unwrap();
+    }
+    let events = "SELECT time AS name FROM events ORDER BY id";
+    let fixed = [
+        "2026-11-24T20:45:05.000000Z",
+        "2026-11-24T20:45:05.500000Z",
+        "2026-11-24T20:45:05.123456Z",
+        "2026-11-24T20:45:05.123456Z",
+    ];
+
+    conn.run_next_migration(MIGRATIONS).unwrap();
+    assert_eq!(texts(&mut conn, events), fixed, "up: one width");
+    assert_eq!(
+        texts(
+            &mut conn,
+            "SELECT recorded_at AS name FROM idempotency_records ORDER BY recorded_at"
+        ),
+        [fixed[0], fixed[2], fixed[3], fixed[1]],
+        "text order is time order"
+    );
+    conn.revert_last_migration(MIGRATIONS).unwrap();
+    assert_eq!(
+        texts(&mut conn, events),
+        [OLD_TIMES[0], OLD_TIMES[1], OLD_TIMES[2], OLD_TIMES[2]],
+        "down: the shortest form again, to the microsecond"
+    );
+    conn.run_next_migration(MIGRATIONS).unwrap();
+    assert_eq!(texts(&mut conn, events), fixed, "up again");
+    drop(conn);
+
+    // The store reads them as the times they were, and compares them as times.
+    let store = SqliteStore::open(&config).unwrap();
+    let read = store.read(|s| s.events_after(None, 10)).unwrap();
+    let expected: Vec<chrono::DateTime<chrono::Utc>> =
+        fixed.iter().map(|t| t.parse().unwrap()).collect();
+    assert_eq!(read.iter().map(|e| e.time).collect::<Vec<_>>(), expected);
+    let half_past: chrono::DateTime<chrono::Utc> = "2026-11-24T20:45:05.25Z".parse().unwrap();
+    store
+        .write(|tx| tx.purge_idempotency_records(half_past))
+        .unwrap();
+    let mut conn = connect(&config).unwrap();
+    assert_eq!(
+        texts(
+            &mut conn,
+            "SELECT recorded_at AS name FROM idempotency_records ORDER BY recorded_at"
+        ),
+        [fixed[1]],
+        "only the record from after the boundary is kept"
+    );
+}

@@ -22,10 +22,9 @@ use petstore_core::{DomainError, RepoResult, Snapshot, Store, Transaction};
 use crate::config::{Database, StoreConfig};
 use crate::error::{StoreError, is_conflict};
 use crate::sqlite::{PoolState, WriterStats};
-use repositories::PgTx;
+use tx::PgTx;
 
-mod repositories;
-pub(crate) mod schema;
+mod tx;
 
 /// The PostgreSQL migrations in `migrations/postgres/`, compiled into the binary.
 pub const PG_MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/postgres");

@@ -11,8 +11,8 @@ use std::cell::{Cell, RefCell};
 use petstore_core::{DomainError, RepoResult, Snapshot, Store, Transaction};
 
 use super::SqliteStore;
-use super::repositories::SqliteTx;
 use super::snapshot::{self, Lent};
+use super::tx::SqliteTx;
 use super::writer::Turn;
 use crate::error::StoreError;
 

@@ -100,7 +100,7 @@ impl<Q: QueryId> QueryId for DefaultPage<Q> {
 // Only a query of fixed shape gets a static id; a boxed one, or any other limit, is found by
 // its text.
 const _: () = {
-    use crate::sqlite::schema::pets;
+    use crate::schema::pets;
     assert!(<DefaultPage<pets::table> as QueryId>::HAS_STATIC_QUERY_ID);
     assert!(!<DefaultPage<pets::BoxedQuery<'static, Sqlite>> as QueryId>::HAS_STATIC_QUERY_ID);
     assert!(!<Limited<pets::table> as QueryId>::HAS_STATIC_QUERY_ID);
@@ -118,7 +118,7 @@ mod tests {
     use diesel::debug_query;
     use diesel::prelude::*;
 
-    use crate::sqlite::schema::pets;
+    use crate::schema::pets;
 
     #[test]
     fn the_default_page_limit_is_the_default_page_and_its_probe_row() {

@@ -24,15 +24,14 @@ pub(crate) mod burst;
 mod executor;
 mod limit;
 mod prepared;
-mod repositories;
-mod rows;
-mod schema;
+mod tx;
+
 mod snapshot;
 mod writer;
 
 use crate::error::StoreError;
 pub use executor::{Executor, Wake, WakeUp};
-use repositories::SqliteTx;
+use tx::SqliteTx;
 use writer::GroupWriter;
 pub use writer::WriterStats;
 

@@ -8,33 +8,35 @@ use petstore_core::{
     RepoResult, Webhook, WebhookId, WebhookQuery, WebhookReader, WebhookSecret, WebhookWriter,
 };
 
-use super::PgTx;
+use super::{Tx, row_for_update};
 use crate::error::QueryResultExt;
-use crate::postgres::schema::{webhook_deliveries, webhooks};
 use crate::records::{DeliveryRecord, WebhookRecord, corrupt, cursor, event_type_list};
+use crate::schema::sql_types::Time;
+use crate::schema::{webhook_deliveries, webhooks};
 use crate::statements::{convert, convert_one, exactly_one, probe};
 
-impl WebhookReader for PgTx<'_> {
+impl WebhookReader for Tx<'_> {
     fn webhook(&mut self, id: WebhookId) -> RepoResult<Option<Webhook>> {
-        let query = webhooks::table
-            .find(id.get())
-            .select(WebhookRecord::as_select());
         // Recording an attempt or moving the cursor waits for any other change to it.
-        let row = if self.writing {
-            query.for_update().first(self.conn).optional()
-        } else {
-            query.first(self.conn).optional()
-        };
-        convert_one(row.or_storage()?)
+        let row = row_for_update!(
+            self,
+            webhooks::table
+                .find(id.get())
+                .select(WebhookRecord::as_select())
+        )
+        .or_storage()?;
+        convert_one(row)
     }
 
     fn webhooks(&mut self, query: &WebhookQuery) -> RepoResult<Vec<Webhook>> {
-        let rows = webhooks::table
-            .filter(webhooks::id.gt(query.after.map_or(0, WebhookId::get)))
-            .order(webhooks::id.asc())
-            .limit(probe(query.limit))
-            .select(WebhookRecord::as_select())
-            .load(self.conn)
+        let rows = self
+            .page(
+                webhooks::table
+                    .filter(webhooks::id.gt(query.after.map_or(0, WebhookId::get)))
+                    .order(webhooks::id.asc())
+                    .select(WebhookRecord::as_select()),
+                probe(query.limit),
+            )
             .or_storage()?;
         convert(rows)
     }
@@ -43,7 +45,7 @@ impl WebhookReader for PgTx<'_> {
         let text: Option<String> = webhooks::table
             .find(id.get())
             .select(webhooks::secret)
-            .first(self.conn)
+            .get_result(self.conn)
             .optional()
             .or_storage()?;
         text.map(|text| WebhookSecret::parse(&text).map_err(corrupt("webhooks", id.get())))
@@ -56,7 +58,7 @@ impl WebhookReader for PgTx<'_> {
             .filter(
                 webhooks::next_attempt_at
                     .is_null()
-                    .or(webhooks::next_attempt_at.le(now)),
+                    .or(webhooks::next_attempt_at.le(Time(now))),
             )
             .order(webhooks::id.asc())
             .select(WebhookRecord::as_select())
@@ -70,19 +72,21 @@ impl WebhookReader for PgTx<'_> {
         webhook: WebhookId,
         query: &DeliveryQuery,
     ) -> RepoResult<Vec<DeliveryAttempt>> {
-        let rows = webhook_deliveries::table
-            .filter(webhook_deliveries::webhook_id.eq(webhook.get()))
-            .filter(webhook_deliveries::id.gt(query.after.map_or(0, DeliveryId::get)))
-            .order(webhook_deliveries::id.asc())
-            .limit(probe(query.limit))
-            .select(DeliveryRecord::as_select())
-            .load(self.conn)
+        let rows = self
+            .page(
+                webhook_deliveries::table
+                    .filter(webhook_deliveries::webhook_id.eq(webhook.get()))
+                    .filter(webhook_deliveries::id.gt(query.after.map_or(0, DeliveryId::get)))
+                    .order(webhook_deliveries::id.asc())
+                    .select(DeliveryRecord::as_select()),
+                probe(query.limit),
+            )
             .or_storage()?;
         convert(rows)
     }
 }
 
-impl WebhookWriter for PgTx<'_> {
+impl WebhookWriter for Tx<'_> {
     fn insert_webhook(
         &mut self,
         new: &NewWebhook,
@@ -95,10 +99,10 @@ impl WebhookWriter for PgTx<'_> {
                 webhooks::url.eq(new.url.as_str()),
                 webhooks::event_types.eq(event_type_list(&new.events)),
                 webhooks::secret.eq(secret.reveal()),
-                webhooks::created_at.eq(created_at),
+                webhooks::created_at.eq(Time(created_at)),
                 webhooks::delivered_through.eq(cursor(state)),
                 webhooks::failed_attempts.eq(i64::from(state.failed_attempts)),
-                webhooks::next_attempt_at.eq(state.next_attempt_at),
+                webhooks::next_attempt_at.eq(state.next_attempt_at.map(Time)),
             ))
             .returning(webhooks::id)
             .get_result(self.conn)
@@ -125,7 +129,7 @@ impl WebhookWriter for PgTx<'_> {
             .set((
                 webhooks::delivered_through.eq(cursor(state)),
                 webhooks::failed_attempts.eq(i64::from(state.failed_attempts)),
-                webhooks::next_attempt_at.eq(state.next_attempt_at),
+                webhooks::next_attempt_at.eq(state.next_attempt_at.map(Time)),
             ))
             .execute(self.conn)
             .or_storage()?;
@@ -139,11 +143,11 @@ impl WebhookWriter for PgTx<'_> {
                 webhook_deliveries::event_id.eq(new.event_id.get()),
                 webhook_deliveries::event_type.eq(new.event_type.as_str()),
                 webhook_deliveries::attempt.eq(i64::from(new.attempt)),
-                webhook_deliveries::attempted_at.eq(new.attempted_at),
+                webhook_deliveries::attempted_at.eq(Time(new.attempted_at)),
                 webhook_deliveries::outcome.eq(new.outcome.as_str()),
                 webhook_deliveries::status_code.eq(new.status_code.map(i32::from)),
                 webhook_deliveries::error.eq(new.error.as_deref()),
-                webhook_deliveries::next_attempt_at.eq(new.next_attempt_at),
+                webhook_deliveries::next_attempt_at.eq(new.next_attempt_at.map(Time)),
             ))
             .returning(webhook_deliveries::id)
             .get_result(self.conn)
@@ -186,11 +190,11 @@ impl WebhookWriter for PgTx<'_> {
         let free = webhooks::leased_by
             .is_null()
             .or(webhooks::leased_by.eq(holder))
-            .or(webhooks::leased_until.le(now)); // petstore_core::lease_is_free, in SQL
+            .or(webhooks::leased_until.le(Time(now))); // petstore_core::lease_is_free, in SQL
         let claimed = diesel::update(webhooks::table.find(id.get()).filter(free))
             .set((
                 webhooks::leased_by.eq(holder),
-                webhooks::leased_until.eq(until),
+                webhooks::leased_until.eq(Time(until)),
             ))
             .execute(self.conn)
             .or_storage()?;
@@ -205,7 +209,7 @@ impl WebhookWriter for PgTx<'_> {
         )
         .set((
             webhooks::leased_by.eq(None::<String>),
-            webhooks::leased_until.eq(None::<DateTime<Utc>>),
+            webhooks::leased_until.eq(None::<Time>),
         ))
         .execute(self.conn)
         .or_storage()?;

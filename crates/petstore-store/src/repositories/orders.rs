@@ -1,31 +1,35 @@
 //! Orders, in the `orders` table.
 
-use super::SqliteTx;
-use crate::error::{QueryResultExt, Rule, StoreError, Violation};
-use crate::sqlite::limit::limited;
-use crate::sqlite::rows::{NewOrderRow, OrderRow, format_time};
-use crate::sqlite::schema::{orders, pets};
-use crate::statements::{convert, convert_one, exactly_one, probe, refuse};
 use diesel::prelude::*;
 use petstore_core::{
-    DomainError, NewOrder, Order, OrderId, OrderQuery, OwnerId, PetId, RepoResult,
+    DomainError, NewOrder, Order, OrderId, OrderQuery, OrderReader, OrderWriter, OwnerId, PetId,
+    RepoResult,
 };
-use petstore_core::{OrderReader, OrderWriter};
 
-impl OrderReader for SqliteTx<'_> {
+use super::{Tx, row_for_update};
+use crate::error::{QueryResultExt, Rule, StoreError, Violation};
+use crate::records::OrderRecord;
+use crate::schema::sql_types::Time;
+use crate::schema::{orders, pets};
+use crate::statements::{convert, convert_one, exactly_one, probe, refuse};
+
+impl OrderReader for Tx<'_> {
     fn order(&mut self, id: OrderId) -> RepoResult<Option<Order>> {
-        let row = orders::table
-            .find(id.get())
-            .select(OrderRow::as_select())
-            .get_result(self.conn)
-            .optional()
-            .or_storage()?;
+        // Completing or cancelling an order waits for any other change to it; one that was
+        // cancelled meanwhile is then not found.
+        let row = row_for_update!(
+            self,
+            orders::table
+                .find(id.get())
+                .select(OrderRecord::as_select())
+        )
+        .or_storage()?;
         convert_one(row)
     }
 
     fn orders(&mut self, query: &OrderQuery) -> RepoResult<Vec<Order>> {
         let mut sql = orders::table
-            .select(OrderRow::as_select())
+            .select(OrderRecord::as_select())
             .order(orders::id.asc())
             .into_boxed();
         if let Some(after) = query.after {
@@ -40,11 +44,7 @@ impl OrderReader for SqliteTx<'_> {
         if let Some(owner) = query.owner {
             sql = sql.filter(orders::owner_id.eq(owner.get()));
         }
-        convert(
-            limited(sql, probe(query.limit))
-                .load(self.conn)
-                .or_storage()?,
-        )
+        convert(self.page(sql, probe(query.limit)).or_storage()?)
     }
 
     fn open_order_count(&mut self, pet_id: PetId) -> RepoResult<u64> {
@@ -59,17 +59,16 @@ impl OrderReader for SqliteTx<'_> {
     }
 }
 
-impl OrderWriter for SqliteTx<'_> {
+impl OrderWriter for Tx<'_> {
     fn insert_order(&mut self, new: &NewOrder, owner: Option<OwnerId>) -> RepoResult<Order> {
-        let row = NewOrderRow {
-            pet_id: new.pet_id.get(),
-            quantity: i64::from(new.quantity.get()),
-            ship_date: new.ship_date.map(format_time),
-            complete: false,
-            owner_id: owner.map(OwnerId::get),
-        };
         let id: i64 = diesel::insert_into(orders::table)
-            .values(&row)
+            .values((
+                orders::pet_id.eq(new.pet_id.get()),
+                orders::quantity.eq(i64::from(new.quantity.get())),
+                orders::ship_date.eq(new.ship_date.map(Time)),
+                orders::complete.eq(false),
+                orders::owner_id.eq(owner.map(OwnerId::get)),
+            ))
             .returning(orders::id)
             .get_result(self.conn)
             .map_err(|e| {
@@ -85,7 +84,7 @@ impl OrderWriter for SqliteTx<'_> {
     fn update_order(&mut self, order: &Order) -> RepoResult<()> {
         let affected = diesel::update(orders::table.find(order.id.get()))
             .set((
-                orders::ship_date.eq(order.ship_date.map(format_time)),
+                orders::ship_date.eq(order.ship_date.map(Time)),
                 orders::complete.eq(order.complete),
             ))
             .execute(self.conn)

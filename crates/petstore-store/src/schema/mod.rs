@@ -1,7 +1,16 @@
-//! The tables, as Diesel sees them. Written by hand to match `migrations/`; the migrations
-//! test checks that every query in this crate runs against the migrated schema.
+//! The tables, as Diesel sees them on both backends. Written by hand to match `migrations/`;
+//! the migration tests run every query against each backend's migrated schema.
+//!
+//! Every column has the same type on both but two, whose storage differs: a time
+//! ([`sql_types::UtcTime`]) and a JSON document ([`sql_types::JsonValue`]). Both read and write
+//! the same Rust values on either backend, so every statement is written once (`repositories/`).
+
+pub(crate) mod sql_types;
 
 diesel::table! {
+    use diesel::sql_types::*;
+    use crate::schema::sql_types::*;
+
     categories (id) {
         id -> BigInt,
         name -> Text,
@@ -11,6 +20,9 @@ diesel::table! {
 }
 
 diesel::table! {
+    use diesel::sql_types::*;
+    use crate::schema::sql_types::*;
+
     pets (id) {
         id -> BigInt,
         name -> Text,
@@ -23,77 +35,95 @@ diesel::table! {
 }
 
 diesel::table! {
+    use diesel::sql_types::*;
+    use crate::schema::sql_types::*;
+
     orders (id) {
         id -> BigInt,
         pet_id -> BigInt,
         quantity -> BigInt,
-        ship_date -> Nullable<Text>,
+        ship_date -> Nullable<UtcTime>,
         complete -> Bool,
         owner_id -> Nullable<BigInt>,
     }
 }
 
 diesel::table! {
+    use diesel::sql_types::*;
+    use crate::schema::sql_types::*;
+
     events (id) {
         id -> BigInt,
-        time -> Text,
+        time -> UtcTime,
         #[sql_name = "type"]
         event_type -> Text,
         subject -> Text,
-        data -> Text,
+        data -> JsonValue,
         traceparent -> Nullable<Text>,
     }
 }
 
 diesel::table! {
+    use diesel::sql_types::*;
+    use crate::schema::sql_types::*;
+
     api_keys (id) {
         id -> BigInt,
         name -> Text,
         role -> Text,
         prefix -> Text,
         hash -> Binary,
-        created_at -> Text,
-        revoked_at -> Nullable<Text>,
+        created_at -> UtcTime,
+        revoked_at -> Nullable<UtcTime>,
     }
 }
 
 diesel::table! {
+    use diesel::sql_types::*;
+    use crate::schema::sql_types::*;
+
     idempotency_records (owner_id, idempotency_key) {
         owner_id -> BigInt,
         idempotency_key -> Text,
         fingerprint -> Binary,
         response -> Binary,
-        recorded_at -> Text,
+        recorded_at -> UtcTime,
     }
 }
 
 diesel::table! {
+    use diesel::sql_types::*;
+    use crate::schema::sql_types::*;
+
     webhooks (id) {
         id -> BigInt,
         url -> Text,
         event_types -> Text,
         secret -> Text,
-        created_at -> Text,
+        created_at -> UtcTime,
         delivered_through -> BigInt,
         failed_attempts -> BigInt,
-        next_attempt_at -> Nullable<Text>,
+        next_attempt_at -> Nullable<UtcTime>,
         leased_by -> Nullable<Text>,
-        leased_until -> Nullable<Text>,
+        leased_until -> Nullable<UtcTime>,
     }
 }
 
 diesel::table! {
+    use diesel::sql_types::*;
+    use crate::schema::sql_types::*;
+
     webhook_deliveries (id) {
         id -> BigInt,
         webhook_id -> BigInt,
         event_id -> BigInt,
         event_type -> Text,
         attempt -> BigInt,
-        attempted_at -> Text,
+        attempted_at -> UtcTime,
         outcome -> Text,
         status_code -> Nullable<Integer>,
         error -> Nullable<Text>,
-        next_attempt_at -> Nullable<Text>,
+        next_attempt_at -> Nullable<UtcTime>,
     }
 }
 

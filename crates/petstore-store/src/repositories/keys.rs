@@ -7,32 +7,35 @@ use petstore_core::{
     StoredKey,
 };
 
-use super::{LockSpace, PgTx};
+use super::{LockSpace, Tx, row_for_update};
 use crate::error::{QueryResultExt, StoreError, Violation};
-use crate::postgres::schema::api_keys;
 use crate::records::KeyRecord;
+use crate::schema::api_keys;
+use crate::schema::sql_types::Time;
 use crate::statements::{convert, convert_one, exactly_one, probe, refuse};
 
-impl KeyReader for PgTx<'_> {
+impl KeyReader for Tx<'_> {
     fn key(&mut self, id: KeyId) -> RepoResult<Option<ApiKey>> {
-        let query = api_keys::table
-            .find(id.get())
-            .select(KeyRecord::as_select());
-        let row = if self.writing {
-            query.for_update().first(self.conn).optional()
-        } else {
-            query.first(self.conn).optional()
-        };
-        convert_one(row.or_storage()?)
+        // Revoking a key waits for any other change to it.
+        let row = row_for_update!(
+            self,
+            api_keys::table
+                .find(id.get())
+                .select(KeyRecord::as_select())
+        )
+        .or_storage()?;
+        convert_one(row)
     }
 
     fn keys(&mut self, query: &KeyQuery) -> RepoResult<Vec<ApiKey>> {
-        let rows = api_keys::table
-            .filter(api_keys::id.gt(query.after.map_or(0, KeyId::get)))
-            .order(api_keys::id.asc())
-            .limit(probe(query.limit))
-            .select(KeyRecord::as_select())
-            .load(self.conn)
+        let rows = self
+            .page(
+                api_keys::table
+                    .filter(api_keys::id.gt(query.after.map_or(0, KeyId::get)))
+                    .order(api_keys::id.asc())
+                    .select(KeyRecord::as_select()),
+                probe(query.limit),
+            )
             .or_storage()?;
         convert(rows)
     }
@@ -47,11 +50,9 @@ impl KeyReader for PgTx<'_> {
     }
 
     fn has_active_key(&mut self, role: Option<Role>) -> RepoResult<bool> {
-        if self.writing {
-            // Bootstrapping asks this before it creates the first admin key: nodes starting
-            // together take turns, so only the first creates one.
-            self.lock(LockSpace::Bootstrap, 0)?;
-        }
+        // Bootstrapping asks this before it creates the first admin key: nodes starting
+        // together take turns, so only the first creates one.
+        self.take_turns(LockSpace::Bootstrap, 0)?;
         let mut active = api_keys::table
             .filter(api_keys::revoked_at.is_null())
             .into_boxed();
@@ -73,7 +74,7 @@ impl KeyReader for PgTx<'_> {
     }
 }
 
-impl KeyWriter for PgTx<'_> {
+impl KeyWriter for Tx<'_> {
     fn insert_key(
         &mut self,
         new: &NewApiKey,
@@ -87,7 +88,7 @@ impl KeyWriter for PgTx<'_> {
                 api_keys::role.eq(new.role.as_str()),
                 api_keys::prefix.eq(prefix),
                 api_keys::hash.eq(hash.as_slice()),
-                api_keys::created_at.eq(created_at),
+                api_keys::created_at.eq(Time(created_at)),
             ))
             .returning(api_keys::id)
             .get_result(self.conn)
@@ -110,7 +111,7 @@ impl KeyWriter for PgTx<'_> {
 
     fn revoke_key(&mut self, id: KeyId, at: DateTime<Utc>) -> RepoResult<()> {
         let affected = diesel::update(api_keys::table.find(id.get()))
-            .set(api_keys::revoked_at.eq(Some(at)))
+            .set(api_keys::revoked_at.eq(Some(Time(at))))
             .execute(self.conn)
             .or_storage()?;
         exactly_one(affected, "key", id.get())

@@ -1,53 +1,52 @@
 //! Categories and pets, in the `categories` and `pets` tables.
 
-use super::SqliteTx;
+use diesel::prelude::*;
+use petstore_core::{
+    CatalogueReader, CatalogueWriter, Category, CategoryId, CategoryQuery, DomainError, Name,
+    NewCategory, NewPet, Pet, PetId, PetQuery, PetStatus, RepoResult, fold_case,
+};
+
+use super::{Tx, row_for_no_key_update, row_for_update};
 use crate::error::{QueryResultExt, Rule, StoreError, Violation};
-use crate::records::CategoryRecord;
-use crate::sqlite::limit::limited;
-use crate::sqlite::rows::{CATEGORY_COLUMNS, CategoryValues, PET_COLUMNS, PetRow, PetValues};
-use crate::sqlite::schema::{categories, pets};
+use crate::records::{CategoryRecord, PetRecord};
+use crate::schema::{categories, pets};
 use crate::statements::{
     convert, convert_one, exactly_one, name_taken, probe, refuse, unknown_category,
 };
-use diesel::prelude::*;
-use petstore_core::{CatalogueReader, CatalogueWriter};
-use petstore_core::{
-    Category, CategoryId, CategoryQuery, DomainError, Name, NewCategory, NewPet, Pet, PetId,
-    PetQuery, RepoResult, fold_case,
-};
 
-impl CatalogueReader for SqliteTx<'_> {
+impl CatalogueReader for Tx<'_> {
     fn category(&mut self, id: CategoryId) -> RepoResult<Option<Category>> {
-        let row = categories::table
-            .find(id.get())
-            .select(CATEGORY_COLUMNS)
-            .get_result::<CategoryRecord>(self.conn)
-            .optional()
-            .or_storage()?;
+        // A change to a category, or a pet naming it, waits for other changes to it.
+        let row = row_for_no_key_update!(
+            self,
+            categories::table
+                .find(id.get())
+                .select(CategoryRecord::as_select()),
+        )
+        .or_storage()?;
         convert_one(row)
     }
 
     fn category_named(&mut self, name: &Name) -> RepoResult<Option<Category>> {
         let row = categories::table
             .filter(categories::name_key.eq(fold_case(name.as_str())))
-            .select(CATEGORY_COLUMNS)
-            .get_result::<CategoryRecord>(self.conn)
+            .select(CategoryRecord::as_select())
+            .get_result(self.conn)
             .optional()
             .or_storage()?;
         convert_one(row)
     }
 
     fn categories(&mut self, query: &CategoryQuery) -> RepoResult<Vec<Category>> {
-        let after = query.after.map_or(0, CategoryId::get);
-        let rows = limited(
-            categories::table
-                .filter(categories::id.gt(after))
-                .order(categories::id.asc())
-                .select(CATEGORY_COLUMNS),
-            probe(query.limit),
-        )
-        .load::<CategoryRecord>(self.conn)
-        .or_storage()?;
+        let rows = self
+            .page(
+                categories::table
+                    .filter(categories::id.gt(query.after.map_or(0, CategoryId::get)))
+                    .order(categories::id.asc())
+                    .select(CategoryRecord::as_select()),
+                probe(query.limit),
+            )
+            .or_storage()?;
         convert(rows)
     }
 
@@ -60,28 +59,24 @@ impl CatalogueReader for SqliteTx<'_> {
     }
 
     fn pet(&mut self, id: PetId) -> RepoResult<Option<Pet>> {
-        let row: Option<PetRow> = pets::table
-            .find(id.get())
-            .select(PET_COLUMNS)
-            .get_result(self.conn)
-            .optional()
-            .or_storage()?;
-        Ok(row.map(PetRow::into_pet).transpose()?)
+        let row = row_for_update!(
+            self,
+            pets::table.find(id.get()).select(PetRecord::as_select())
+        )
+        .or_storage()?;
+        convert_one(row)
     }
 
     fn pets(&mut self, query: &PetQuery) -> RepoResult<Vec<Pet>> {
-        let rows: Vec<PetRow> = pet_rows!(self.conn, query, PET_COLUMNS)?;
-        Ok(rows
-            .into_iter()
-            .map(PetRow::into_pet)
-            .collect::<Result<_, _>>()?)
+        let rows = pet_rows!(self, query, PetRecord::as_select())?;
+        convert(rows)
     }
 }
 
-impl CatalogueWriter for SqliteTx<'_> {
+impl CatalogueWriter for Tx<'_> {
     fn insert_category(&mut self, new: &NewCategory) -> RepoResult<Category> {
         let id: i64 = diesel::insert_into(categories::table)
-            .values(category_values(&new.name, new.description.as_ref()))
+            .values(category_columns(&new.name, new.description.as_ref()))
             .returning(categories::id)
             .get_result(self.conn)
             .map_err(|e| refuse(e, |v| name_taken(v, &new.name)))?;
@@ -94,7 +89,7 @@ impl CatalogueWriter for SqliteTx<'_> {
 
     fn update_category(&mut self, category: &Category) -> RepoResult<()> {
         let affected = diesel::update(categories::table.find(category.id.get()))
-            .set(category_values(
+            .set(category_columns(
                 &category.name,
                 category.description.as_ref(),
             ))
@@ -116,7 +111,7 @@ impl CatalogueWriter for SqliteTx<'_> {
 
     fn insert_pet(&mut self, new: &NewPet) -> RepoResult<Pet> {
         let id: i64 = diesel::insert_into(pets::table)
-            .values(pet_values(&new.name, new.category_id, new.status))
+            .values(pet_columns(&new.name, new.category_id, new.status))
             .returning(pets::id)
             .get_result(self.conn)
             .map_err(|e| refuse(e, |v| unknown_category(v, new.category_id)))?;
@@ -126,7 +121,7 @@ impl CatalogueWriter for SqliteTx<'_> {
 
     fn update_pet(&mut self, pet: &Pet) -> RepoResult<()> {
         let affected = diesel::update(pets::table.find(pet.id.get()))
-            .set(pet_values(&pet.name, pet.category_id, pet.status))
+            .set(pet_columns(&pet.name, pet.category_id, pet.status))
             .execute(self.conn)
             .map_err(|e| refuse(e, |v| unknown_category(v, pet.category_id)))?;
         exactly_one(affected, "pet", pet.id.get())
@@ -145,11 +140,11 @@ impl CatalogueWriter for SqliteTx<'_> {
     }
 }
 
-/// The rows of the pets a `PetQuery` asks for, with `$columns` (a pet's, or its inventory
-/// entry's), into the row type the caller expects. A macro because Diesel gives each column
-/// set its own query types: written once, it serves both.
+/// The rows of the pets a `PetQuery` asks for, as the record `$columns` selects (a pet's, or
+/// its inventory entry's). A macro because Diesel gives each column set its own query types:
+/// written once, it serves both.
 macro_rules! pet_rows {
-    ($conn:expr, $query:expr, $columns:expr) => {{
+    ($tx:expr, $query:expr, $columns:expr) => {{
         let query: &petstore_core::PetQuery = $query;
         let unfiltered = query.status.is_none()
             && query.category_id.is_none()
@@ -160,14 +155,13 @@ macro_rules! pet_rows {
             // for every page cost more than reading its rows from SQLite (docs/performance.md).
             // Ids are positive, so the first page starts after 0.
             let after = query.after.map_or(0, petstore_core::PetId::get);
-            $crate::sqlite::limit::limited(
+            $tx.page(
                 pets::table
                     .select($columns)
                     .filter(pets::id.gt(after))
                     .order(pets::id.asc()),
                 $crate::statements::probe(query.limit),
             )
-            .load($conn)
             .or_storage()
         } else {
             let mut sql = pets::table
@@ -195,34 +189,42 @@ macro_rules! pet_rows {
                         .escape('\\'),
                 );
             }
-            $crate::sqlite::limit::limited(sql, $crate::statements::probe(query.limit))
-                .load($conn)
+            $tx.page(sql, $crate::statements::probe(query.limit))
                 .or_storage()
         }
     }};
 }
 pub(super) use pet_rows;
 
-fn category_values<'a>(
+type CategoryColumns<'a> = (
+    diesel::dsl::Eq<categories::name, &'a str>,
+    diesel::dsl::Eq<categories::name_key, String>,
+    diesel::dsl::Eq<categories::description, Option<&'a str>>,
+);
+
+fn category_columns<'a>(
     name: &'a Name,
     description: Option<&'a petstore_core::Description>,
-) -> CategoryValues<'a> {
-    CategoryValues {
-        name: name.as_str(),
-        name_key: fold_case(name.as_str()),
-        description: description.map(petstore_core::Description::as_str),
-    }
+) -> CategoryColumns<'a> {
+    (
+        categories::name.eq(name.as_str()),
+        categories::name_key.eq(fold_case(name.as_str())),
+        categories::description.eq(description.map(petstore_core::Description::as_str)),
+    )
 }
 
-fn pet_values(
-    name: &Name,
-    category_id: CategoryId,
-    status: petstore_core::PetStatus,
-) -> PetValues<'_> {
-    PetValues {
-        name: name.as_str(),
-        name_key: fold_case(name.as_str()),
-        category_id: category_id.get(),
-        status: status.as_str(),
-    }
+type PetColumns<'a> = (
+    diesel::dsl::Eq<pets::name, &'a str>,
+    diesel::dsl::Eq<pets::name_key, String>,
+    diesel::dsl::Eq<pets::category_id, i64>,
+    diesel::dsl::Eq<pets::status, &'static str>,
+);
+
+fn pet_columns(name: &Name, category_id: CategoryId, status: PetStatus) -> PetColumns<'_> {
+    (
+        pets::name.eq(name.as_str()),
+        pets::name_key.eq(fold_case(name.as_str())),
+        pets::category_id.eq(category_id.get()),
+        pets::status.eq(status.as_str()),
+    )
 }

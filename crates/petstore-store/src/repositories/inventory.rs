@@ -1,0 +1,50 @@
+//! Stock levels: a column of `pets`, so a pet and its stock change in one row.
+
+use diesel::prelude::*;
+use petstore_core::{
+    InventoryItem, InventoryQuery, InventoryReader, InventoryWriter, PetId, PetQuery, RepoResult,
+    Stock,
+};
+
+use super::catalogue::pet_rows;
+use super::{Tx, row_for_update};
+use crate::error::QueryResultExt;
+use crate::records::StockRecord;
+use crate::schema::pets;
+use crate::statements::{convert, convert_one, exactly_one};
+
+impl InventoryReader for Tx<'_> {
+    fn inventory_item(&mut self, pet_id: PetId) -> RepoResult<Option<InventoryItem>> {
+        // In a write transaction the pet's row is locked until it ends: its status, stock and
+        // open orders are what the stock rules decide on, so two orders for the same pet take
+        // turns, and neither sells a unit the other took.
+        let row = row_for_update!(
+            self,
+            pets::table
+                .find(pet_id.get())
+                .select(StockRecord::as_select())
+        )
+        .or_storage()?;
+        convert_one(row)
+    }
+
+    fn inventory(&mut self, query: &InventoryQuery) -> RepoResult<Vec<InventoryItem>> {
+        let pets = PetQuery {
+            status: query.status,
+            after: query.after,
+            limit: query.limit,
+            ..PetQuery::default()
+        };
+        let rows = pet_rows!(self, &pets, StockRecord::as_select())?;
+        convert(rows)
+    }
+}
+
+impl InventoryWriter for Tx<'_> {
+    fn set_stock(&mut self, pet_id: PetId, stock: Stock) -> RepoResult<()> {
+        let affected = self
+            .set_stock_row(pet_id.get(), i64::from(stock.get()))
+            .or_storage()?;
+        exactly_one(affected, "pet", pet_id.get())
+    }
+}

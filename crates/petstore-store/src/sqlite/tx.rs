@@ -1,0 +1,98 @@
+//! The repository traits on one SQLite connection inside one transaction: [`SqliteTx`], with
+//! the statements both backends share (`repositories/`) and what SQLite does its own way.
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel::query_dsl::LoadQuery;
+use diesel::sqlite::SqliteConnection;
+use petstore_core::{DomainEvent, EventWriter, RepoResult, TraceParent};
+
+use crate::error::QueryResultExt;
+use crate::schema::events;
+use crate::schema::sql_types::{Json, Time};
+use crate::sqlite::limit::{DefaultPage, Limited, limited};
+use crate::sqlite::prepared::SetStock;
+
+// Compiled once for each backend, for its `Tx`: the statements are written once.
+#[allow(clippy::duplicate_mod, reason = "the shared statements, compiled for this backend")]
+#[path = "../repositories/mod.rs"]
+mod repositories;
+
+use repositories::LockSpace;
+
+/// One transaction's view of the database. `SqliteStore` opens the transaction around it.
+pub(crate) struct SqliteTx<'c> {
+    pub(crate) conn: &'c mut SqliteConnection,
+}
+
+/// The transaction type the shared statements are compiled for here.
+type Tx<'c> = SqliteTx<'c>;
+
+/// The row `query` finds, if any. A write transaction here holds the database's one write
+/// lock from its start (`BEGIN IMMEDIATE`), so no row needs a lock of its own.
+macro_rules! row_for_update {
+    ($tx:expr, $query:expr $(,)?) => {
+        $query.get_result($tx.conn).optional()
+    };
+}
+use row_for_update;
+use row_for_update as row_for_no_key_update;
+
+impl SqliteTx<'_> {
+    /// The first `rows` rows of `query`, with the `LIMIT` written into the SQL rather than
+    /// bound, so SQLite keeps the statement's plan (`limit.rs`).
+    pub(crate) fn page<'q, Q, U>(&mut self, query: Q, rows: i64) -> QueryResult<Vec<U>>
+    where
+        Limited<Q>: LoadQuery<'q, SqliteConnection, U>,
+        DefaultPage<Q>: LoadQuery<'q, SqliteConnection, U>,
+    {
+        limited(query, rows).load(self.conn)
+    }
+
+    /// Nothing to take: the one writer's transaction holds the whole database.
+    pub(crate) fn take_turns(&mut self, _space: LockSpace, _key: i32) -> RepoResult<()> {
+        Ok(())
+    }
+
+    /// Nothing to take, as for [`take_turns`](Self::take_turns); `name` is never made.
+    pub(crate) fn take_turns_named(
+        &mut self,
+        _space: LockSpace,
+        _name: impl FnOnce() -> String,
+    ) -> RepoResult<()> {
+        Ok(())
+    }
+
+    /// Sets a pet's stock with a statement prepared once: every order changes one.
+    pub(crate) fn set_stock_row(&mut self, pet_id: i64, stock: i64) -> QueryResult<usize> {
+        SetStock { pet_id, stock }.execute(self.conn)
+    }
+}
+
+impl EventWriter for SqliteTx<'_> {
+    /// Ids come in the order writers append, and writers here take turns at the database, so
+    /// a reader always sees every event up to some id.
+    fn append_events(
+        &mut self,
+        time: DateTime<Utc>,
+        cause: Option<&TraceParent>,
+        events: &[DomainEvent],
+    ) -> RepoResult<()> {
+        // One row at a time: a single-row insert is a statement Diesel prepares once and keeps,
+        // where a batch is built, parsed and wrapped in a savepoint of its own every time.
+        // A missing trace binds NULL, so the statement's text is the same for every row.
+        for event in events {
+            diesel::insert_into(events::table)
+                .values((
+                    events::time.eq(Time(time)),
+                    events::event_type.eq(event.event_type().as_str()),
+                    events::subject.eq(event.subject()),
+                    events::data.eq(Json(event.data())),
+                    events::traceparent.eq(cause.map(TraceParent::as_str)),
+                ))
+                .execute(self.conn)
+                .or_storage()?;
+        }
+        Ok(())
+    }
+}
