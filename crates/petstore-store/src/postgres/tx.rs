@@ -21,7 +21,7 @@ use crate::schema::sql_types::{Json, Time};
 use crate::schema::{events, pets};
 
 // Compiled once for each backend, for its `Tx`: the statements are written once.
-#[allow(clippy::duplicate_mod, reason = "the shared statements, compiled for this backend")]
+#[allow(clippy::duplicate_mod, reason = "compiled once per backend")]
 #[path = "../repositories/mod.rs"]
 mod repositories;
 

@@ -14,7 +14,7 @@ use crate::sqlite::limit::{DefaultPage, Limited, limited};
 use crate::sqlite::prepared::SetStock;
 
 // Compiled once for each backend, for its `Tx`: the statements are written once.
-#[allow(clippy::duplicate_mod, reason = "the shared statements, compiled for this backend")]
+#[allow(clippy::duplicate_mod, reason = "compiled once per backend")]
 #[path = "../repositories/mod.rs"]
 mod repositories;
 
