@@ -48,6 +48,17 @@ impl PetQuery {
         {
             return Err(ValidationError::new("name", "at most 100 characters"));
         }
+        // No name holds one, so the search could match nothing; and PostgreSQL cannot hold a
+        // NUL at all, so refusing it here keeps both backends' answers the same.
+        if name_contains
+            .as_ref()
+            .is_some_and(|name| name.chars().any(char::is_control))
+        {
+            return Err(ValidationError::new(
+                "name",
+                "must not contain control characters",
+            ));
+        }
         Ok(Self {
             status,
             category_id,
@@ -200,6 +211,10 @@ mod tests {
         assert!(PetQuery::new(None, None, Some("é".repeat(100)), Vec::new()).is_ok());
         let too_long = PetQuery::new(None, None, Some("é".repeat(101)), Vec::new()).unwrap_err();
         assert_eq!(too_long.field, "name");
+        for control in ["\0", "a\u{1}b", "\u{7f}", "\u{85}"] {
+            let refused = PetQuery::new(None, None, Some(control.into()), Vec::new()).unwrap_err();
+            assert_eq!(refused.field, "name", "{control:?}");
+        }
     }
 
     #[test]

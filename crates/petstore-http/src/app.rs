@@ -143,16 +143,28 @@ async fn metrics(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
         .body(text)
 }
 
-/// The database answers and is migrated.
+/// How long `/readyz` may take before it answers "not ready": load balancers commonly give a
+/// health check one second, and one that times out reads as a failure it cannot explain.
+const READY_WITHIN: std::time::Duration = std::time::Duration::from_millis(800);
+
+/// The database answers and is migrated, within [`READY_WITHIN`]: a check still waiting then
+/// (for a pooled connection, the writer, a server that went silent) answers 503 at once and
+/// finishes in the background, bounded by the store's own waits.
 async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
     let store = state.store().clone();
-    match web::block(move || store.check_ready()).await {
-        Ok(Ok(())) => Ok(HttpResponse::Ok().json(json!({"status": "ready"}))),
-        Ok(Err(error)) => {
+    let checked =
+        actix_web::rt::time::timeout(READY_WITHIN, web::block(move || store.check_ready()));
+    match checked.await {
+        Ok(Ok(Ok(()))) => Ok(HttpResponse::Ok().json(json!({"status": "ready"}))),
+        Ok(Ok(Err(error))) => {
             tracing::warn!(%error, "not ready");
             Err(ApiError::unavailable())
         }
-        Err(_) => Err(ApiError::unavailable()),
+        Ok(Err(_)) => Err(ApiError::unavailable()),
+        Err(_) => {
+            tracing::warn!(within = ?READY_WITHIN, "not ready: the readiness check did not finish in time");
+            Err(ApiError::unavailable())
+        }
     }
 }
 

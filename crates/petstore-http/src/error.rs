@@ -275,6 +275,18 @@ impl ApiError {
         )
     }
 
+    /// 415 `unsupported_media_type`: a `Content-Encoding` this service cannot decode.
+    pub fn unsupported_encoding(encoding: &str) -> Self {
+        Self::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ErrorCode::UnsupportedMediaType,
+            format!(
+                "Content-Encoding {encoding:?} is not supported: send the body as it is, or as \
+                 gzip, deflate, br or zstd"
+            ),
+        )
+    }
+
     /// 500 `internal`, with no detail: details go to the log.
     pub fn internal() -> Self {
         Self::new(

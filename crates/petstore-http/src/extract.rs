@@ -51,6 +51,35 @@ fn is_json(req: &HttpRequest) -> bool {
     essence.eq_ignore_ascii_case("application/json")
 }
 
+/// The body's `Content-Encoding`, if it has one, as text.
+fn content_encoding(req: &HttpRequest) -> Option<String> {
+    let value = req.headers().get(header::CONTENT_ENCODING)?;
+    Some(String::from_utf8_lossy(value.as_bytes()).trim().to_owned())
+}
+
+/// Whether actix decodes `encoding` (gzip, deflate, br, zstd, identity). It reads a body in
+/// any other as if it had none: one the client meant to be decoded would be taken as it is.
+fn is_decodable(encoding: &str) -> bool {
+    encoding.parse::<header::ContentEncoding>().is_ok()
+}
+
+/// Why the body could not be read, in words a client can act on: never the decoder's own,
+/// which are Rust debug text.
+fn unreadable_body(encoding: Option<&str>, error: &PayloadError) -> ApiError {
+    match (error, encoding) {
+        (
+            PayloadError::Incomplete(_) | PayloadError::EncodingCorrupted | PayloadError::Io(_),
+            Some(encoding),
+        ) => ApiError::invalid_json(format!(
+            "the body does not decode as its Content-Encoding ({encoding}) says"
+        )),
+        (PayloadError::Incomplete(_), None) => {
+            ApiError::invalid_json("the body ended before all of it was sent")
+        }
+        _ => ApiError::invalid_json("the body could not be read"),
+    }
+}
+
 /// Sorts a serde_json failure into the contract's two codes, naming the field.
 fn body_error(error: serde_path_to_error::Error<serde_json::Error>) -> ApiError {
     let path = error.path().to_string();
@@ -89,6 +118,7 @@ impl<T: DeserializeOwned + 'static> FromRequest for JsonBody<T> {
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
         let json = is_json(req);
+        let encoding = content_encoding(req);
         let limit = req
             .app_data::<BodyLimit>()
             .copied()
@@ -102,12 +132,16 @@ impl<T: DeserializeOwned + 'static> FromRequest for JsonBody<T> {
             if !json {
                 return Err(ApiError::unsupported_media_type());
             }
+            if let Some(encoding) = encoding.as_deref().filter(|e| !is_decodable(e)) {
+                return Err(ApiError::unsupported_encoding(encoding));
+            }
             let bytes = actix_web::rt::time::timeout(deadline.0, body)
                 .await
                 .map_err(|_| ApiError::request_timeout(deadline.0))?
                 .map_err(|error| match error.as_error::<PayloadError>() {
                     Some(PayloadError::Overflow) => ApiError::payload_too_large(limit.0),
-                    _ => ApiError::invalid_json(format!("could not read the body: {error}")),
+                    Some(payload) => unreadable_body(encoding.as_deref(), payload),
+                    None => ApiError::invalid_json("the body could not be read"),
                 })?;
             let starts_an_object = bytes
                 .iter()

@@ -315,3 +315,37 @@ async fn a_database_file_removed_while_serving_refuses_writes_with_503_and_is_no
     let ready = api.send_as(None, TestRequest::get().uri("/readyz")).await;
     ready.assert_error(503, "unavailable");
 }
+
+#[actix_web::test]
+async fn readiness_answers_within_a_second_while_the_database_keeps_it_waiting() {
+    use petstore_core::Store;
+    use petstore_store::AnyStore;
+    let api = start().await;
+    let AnyStore::Sqlite(store) = api.state.store().clone() else {
+        return; // the writer held below is SQLite's; PostgreSQL's waits are tested on a proxy
+    };
+    // A write that keeps the writer connection: readiness proves the database takes writes
+    // with a write of its own, which waits for it (up to the connection time-out, 5 s).
+    let (release, held) = std::sync::mpsc::channel::<()>();
+    let (entered, holding) = std::sync::mpsc::channel::<()>();
+    let holder = std::thread::spawn(move || {
+        store.write(|_| {
+            entered.send(()).unwrap();
+            held.recv().unwrap();
+            Ok(())
+        })
+    });
+    holding.recv().unwrap();
+    let started = std::time::Instant::now();
+    let ready = api.send_as(None, TestRequest::get().uri("/readyz")).await;
+    let took = started.elapsed();
+    ready.assert_error(503, "unavailable");
+    assert!(took < std::time::Duration::from_secs(1), "took {took:?}");
+    release.send(()).unwrap();
+    holder.join().unwrap().unwrap();
+    let ready = api.send_as(None, TestRequest::get().uri("/readyz")).await;
+    assert_eq!(
+        ready.status, 200,
+        "ready again once the writer is free: {ready:?}"
+    );
+}

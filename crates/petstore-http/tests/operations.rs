@@ -379,6 +379,9 @@ async fn pets_list_with_filters_and_pages() {
         "cursor=k",
         "colour=red",
         "limit=5&limit=6",
+        // A NUL, which PostgreSQL cannot hold, and another control character: no name has one.
+        "name=%00",
+        "name=a%01b",
     ] {
         api.get(&format!("/v1/pets?{bad}"))
             .await

@@ -414,3 +414,44 @@ async fn every_body_must_be_a_json_object_and_errors_name_no_rust_types() {
     }
     assert_eq!(state().await, before, "nothing changed");
 }
+
+#[actix_web::test]
+async fn a_body_decodes_as_its_content_encoding_says_or_is_refused_in_json() {
+    use std::io::Write as _;
+    let api = start().await;
+    let body = br#"{"name": "Dogs"}"#;
+    let mut packer = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    packer.write_all(body).unwrap();
+    let packed = packer.finish().unwrap();
+    let post = |encoding: &str, payload: Vec<u8>| {
+        TestRequest::post()
+            .uri("/v1/categories")
+            .insert_header(("content-type", "application/json"))
+            .insert_header(("content-encoding", encoding))
+            .set_payload(payload)
+    };
+    let created = api.send(post("gzip", packed.clone())).await;
+    assert_eq!(created.status.as_u16(), 201, "{created:?}");
+    assert_eq!(created.body["name"], "Dogs");
+
+    // Cut short: the decoder's own words (Rust debug text) stay out of the answer.
+    let cut = api
+        .send(post("gzip", packed[..packed.len() / 2].to_vec()))
+        .await;
+    cut.assert_error(400, "invalid_json");
+    let message = cut.body["message"].as_str().unwrap();
+    assert!(
+        message.contains("Content-Encoding (gzip)") && !message.contains("Some("),
+        "{message}"
+    );
+
+    // A coding it cannot decode would otherwise be read as if there were none.
+    let unknown = api.send(post("x-foo", body.to_vec())).await;
+    unknown.assert_error(415, "unsupported_media_type");
+    assert!(
+        unknown.body["message"].as_str().unwrap().contains("x-foo"),
+        "{unknown:?}"
+    );
+    let stacked = api.send(post("gzip, br", packed)).await;
+    stacked.assert_error(415, "unsupported_media_type");
+}
