@@ -146,9 +146,11 @@ pub struct ServeArgs {
     #[arg(long, env = "PETSTORE_BODY_TIMEOUT_MS", default_value_t = 10_000)]
     pub body_timeout_ms: u64,
     /// Connections open at once, at most, over all workers; more wait to be accepted, so one
-    /// client cannot use up the process's file descriptors.
-    #[arg(long, env = "PETSTORE_MAX_CONNECTIONS", default_value_t = 4096)]
-    pub max_connections: usize,
+    /// client cannot use up the process's file descriptors. Default: 4096, or fewer when the
+    /// open-file limit (`ulimit -n`) leaves less room beside the database's and the logs'
+    /// files.
+    #[arg(long, env = "PETSTORE_MAX_CONNECTIONS")]
+    pub max_connections: Option<usize>,
     /// How long a client may take to send its request headers, in milliseconds.
     #[arg(long, env = "PETSTORE_CLIENT_TIMEOUT_MS", default_value_t = 5000)]
     pub client_timeout_ms: u64,
@@ -397,6 +399,45 @@ pub fn keys(action: KeysCommand, database: &DatabaseArgs) -> anyhow::Result<()> 
     Ok(())
 }
 
+/// The most connections the service takes by default.
+const MAX_CONNECTIONS: usize = 4096;
+
+/// Open files the process keeps beside its clients' connections: the listener, standard
+/// streams, the database (a SQLite file with its WAL and shared memory for each connection,
+/// or a pool's sockets), webhook deliveries' sockets, and some room to spare.
+fn files_beside_connections(database_connections: u32) -> usize {
+    64 + 3 * database_connections as usize
+}
+
+/// How many connections to take at once: what the operator set, or [`MAX_CONNECTIONS`], or
+/// fewer when the open-file limit leaves less room. A cap above the room would let idle
+/// clients use up the descriptors the database needs ("Too many open files"). Said at start.
+fn connection_cap(configured: Option<usize>, database_connections: u32) -> usize {
+    let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile).current;
+    let room = limit.map(|files| {
+        usize::try_from(files)
+            .unwrap_or(usize::MAX)
+            .saturating_sub(files_beside_connections(database_connections))
+            .max(1)
+    });
+    let cap = configured
+        .unwrap_or_else(|| room.map_or(MAX_CONNECTIONS, |room| room.min(MAX_CONNECTIONS)));
+    match (limit, room) {
+        (Some(files), Some(room)) if cap > room => tracing::warn!(
+            max_connections = cap,
+            open_files_limit = files,
+            "--max-connections is above what the open-file limit leaves for connections ({room}): raise the limit (ulimit -n, LimitNOFILE=) or lower the cap"
+        ),
+        (Some(files), _) => tracing::info!(
+            max_connections = cap,
+            open_files_limit = files,
+            "connections capped"
+        ),
+        (None, _) => tracing::info!(max_connections = cap, "connections capped"),
+    }
+    cap
+}
+
 /// `petstore serve`: runs until SIGINT or SIGTERM, then lets in-flight requests finish.
 pub async fn serve(args: ServeArgs, format: LogFormat) -> anyhow::Result<()> {
     // Listening comes first: a start that cannot serve (the port is taken, the address is
@@ -435,10 +476,11 @@ pub async fn serve(args: ServeArgs, format: LogFormat) -> anyhow::Result<()> {
     let workers = args
         .workers
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+    let max_connections = connection_cap(args.max_connections, config.readers);
     // actix bounds connections per worker.
     server = server
         .workers(workers)
-        .max_connections(args.max_connections.div_ceil(workers).max(1));
+        .max_connections(max_connections.div_ceil(workers).max(1));
     let server = server
         .listen(listener)
         .with_context(|| format!("cannot listen on {}", args.bind))?;

@@ -455,3 +455,67 @@ fn openapi_prints_the_document_the_service_serves() {
         serde_json::to_value(petstore_http::openapi::document()).unwrap()
     );
 }
+
+/// A host whose open-file limit is low (1,024 is a common default; 128 here): the default
+/// connection cap leaves the database its files, so idle clients past it wait to be accepted
+/// instead of making the service fail with "Too many open files".
+#[test]
+fn the_connection_cap_leaves_room_in_a_low_open_file_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let database = dir.path().join("files.db");
+    let key = "files-admin-0123456789abcdef0123456789ab";
+    let mut command = std::process::Command::new("prlimit");
+    command.args(["--nofile=128:128", "--", binary::BINARY]);
+    command
+        .env_remove("PETSTORE_BOOTSTRAP_ADMIN_KEY")
+        .env("PETSTORE_DATABASE", &database)
+        .env("PETSTORE_LOG_FORMAT", "json");
+    let server = binary::serve_command(command, Some(key), &["--keep-alive-secs", "30"]);
+    let mut said = Vec::new();
+    while let Ok(line) = server.stderr.recv_timeout(Duration::from_millis(500)) {
+        said.push(line);
+    }
+    let capped = said
+        .iter()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .find(|event| event["fields"]["message"] == "connections capped")
+        .unwrap_or_else(|| panic!("the start says the cap: {said:?}"));
+    let cap = capped["fields"]["max_connections"].as_u64().unwrap();
+    assert_eq!(capped["fields"]["open_files_limit"], 128);
+    assert!(cap < 128 - 64, "cap {cap} leaves the database its files");
+
+    // More idle clients than the cap, each holding a connection open.
+    let idle: Vec<TcpStream> = (0..150)
+        .filter_map(|_| TcpStream::connect(&server.address).ok())
+        .collect();
+    assert!(
+        idle.len() > usize::try_from(cap).unwrap(),
+        "{} connected",
+        idle.len()
+    );
+    // A client past them waits to be accepted, and is answered once the idle ones go; the
+    // database never ran out of files meanwhile.
+    let writer = {
+        let address = server.address.clone();
+        std::thread::spawn(move || {
+            binary::send_to(
+                &address,
+                "POST",
+                "/v1/categories",
+                key,
+                &[],
+                Some(r#"{"name": "Dogs"}"#),
+            )
+        })
+    };
+    std::thread::sleep(Duration::from_millis(500));
+    drop(idle);
+    let (status, body) = writer.join().unwrap().expect("an answer");
+    assert_eq!(status, 201, "{body}");
+    let mut server = server;
+    let (_, logs) = server.stop();
+    assert!(
+        !logs.iter().any(|line| line.contains("Too many open files")),
+        "{logs:?}"
+    );
+}
