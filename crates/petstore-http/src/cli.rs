@@ -445,7 +445,10 @@ pub async fn serve(args: ServeArgs, format: LogFormat) -> anyhow::Result<()> {
     let listener = std::net::TcpListener::bind(&args.bind)
         .with_context(|| format!("cannot listen on {}", args.bind))?;
     let mut config = args.database.store_config();
+    // One bound for every wait a write makes: for the writer connection, and for another
+    // process's lock on the file (SQLite's busy timeout), which until now waited 5 s.
     config.connection_timeout = Duration::from_millis(args.db_wait_ms);
+    config.busy_timeout = config.connection_timeout;
     let store = AnyStore::open(&config)?;
     let settings = Settings {
         allow_private_webhook_targets: args.webhooks.webhook_allow_private_targets,

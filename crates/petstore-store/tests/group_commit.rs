@@ -339,3 +339,53 @@ fn when_the_writer_cannot_be_taken_every_write_of_the_burst_fails_at_once_with_t
     assert_eq!(category_count(&store), 1, "only the holder's write");
     assert_eq!(create("After")(&store), Ok(()), "the writer goes on");
 }
+
+/// Another process holds the database's write lock (here a second connection, as `sqlite3`
+/// would): each write, including one queued behind a burst already waiting for that lock,
+/// answers `Unavailable` once it has waited the store's time-out, counted from when it was
+/// queued, not from when its burst began.
+#[test]
+fn a_write_behind_another_process_lock_waits_no_longer_than_the_time_out_in_all() {
+    use diesel::connection::SimpleConnection;
+    let wait = Duration::from_millis(600);
+    let store = common::TempStore::with(|config| {
+        config.connection_timeout = wait;
+        config.busy_timeout = wait;
+    });
+    let sqlite = store.store.clone();
+    let mut other_process = petstore_store::connect(&store.config).unwrap();
+    other_process.batch_execute("BEGIN IMMEDIATE").unwrap();
+    let wake: petstore_store::Wake = std::sync::Arc::new(drop);
+    let executor = petstore_store::Executor::start(&sqlite, wake).unwrap();
+    let queue = |text: &'static str| {
+        let (answer, answered) = mpsc::channel();
+        let queued = Instant::now();
+        executor.write(
+            move |store: JobStore<'_>| {
+                store
+                    .write(|tx| tx.insert_category(&NewCategory::new(name(text))))
+                    .map(drop)
+            },
+            move |result| {
+                let _ = answer.send((result, queued.elapsed()));
+            },
+        );
+        answered
+    };
+    let first = queue("A");
+    // Queued while the first's burst waits for the lock.
+    std::thread::sleep(wait / 2);
+    let second = queue("B");
+    for answered in [first, second] {
+        let (result, took) = answered.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert!(
+            matches!(result, Err(DomainError::Unavailable(_))),
+            "{result:?}"
+        );
+        // The time-out, and the slack below which the lock's wait is not lowered.
+        assert!(took < wait + Duration::from_millis(250), "took {took:?}");
+        assert!(took >= wait - Duration::from_millis(50), "took {took:?}");
+    }
+    other_process.batch_execute("ROLLBACK").unwrap();
+    assert_eq!(create("After")(&store), Ok(()), "the writer goes on");
+}

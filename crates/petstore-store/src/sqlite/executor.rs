@@ -20,8 +20,9 @@
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::Instant;
 
-use petstore_core::{DomainError, RepoResult};
+use petstore_core::{DomainError, Failure, RepoResult};
 
 use super::SqliteStore;
 use super::burst::{ReadBurst, WriteBurst};
@@ -62,10 +63,17 @@ trait Waker: Send + Sync {
 /// A queued read: runs its work on the burst's store and answers at once.
 type ReadJob = Box<dyn for<'b> FnOnce(JobStore<'b>) + Send>;
 
-/// A queued write: runs its work on the burst's store (or, given why the burst could not take
-/// the writer, answers that at once) and gives back how to answer once the burst's commit is
-/// known; `None` if it has answered already or its work panicked.
-type WriteJob =
+/// A queued write, and when it was queued: a write waits for the writer at most the store's
+/// connection time-out from then, whatever was queued before it.
+struct WriteJob {
+    queued: Instant,
+    run: RunWrite,
+}
+
+/// Runs a write's work on the burst's store (or, given why it cannot run, answers that at
+/// once) and gives back how to answer once the burst's commit is known; `None` if it has
+/// answered already or its work panicked.
+type RunWrite =
     Box<dyn for<'b> FnOnce(Result<JobStore<'b>, &DomainError>) -> Option<Settle> + Send>;
 
 /// Answers a write once its burst has ended, given the burst's failure if it failed.
@@ -138,7 +146,7 @@ impl Executor {
         work: impl for<'b> FnOnce(JobStore<'b>) -> RepoResult<T> + Send + 'static,
         answer: impl FnOnce(RepoResult<T>) + Send + 'static,
     ) {
-        self.writes.queue(Box::new(move |store| {
+        let run: RunWrite = Box::new(move |store| {
             let store = match store {
                 Ok(store) => store,
                 Err(refused) => {
@@ -153,20 +161,43 @@ impl Executor {
                     (result, _) => result,
                 });
             }))
-        }));
+        });
+        self.writes.queue(WriteJob {
+            queued: Instant::now(),
+            run,
+        });
     }
 }
 
-/// Runs the writes of a burst in one turn of the writer, and answers them after it ends. If
-/// the writer cannot be taken (busy for the connection time-out, `BEGIN` failed, the file
+/// Runs the writes of a burst in one turn of the writer, and answers them after it ends.
+///
+/// The turn must begin by the time its oldest write has waited the connection time-out: a
+/// write queued behind a burst that waited for another process's lock waits no longer than
+/// that in all. A write that has waited so long already answers so without running. If the
+/// writer cannot be taken in time (busy, another process's lock, `BEGIN` failed, the file
 /// gone), every write answers why at once, rather than each waiting as long again.
 fn write_burst(store: &SqliteStore, jobs: Vec<WriteJob>) {
-    match store.turn() {
+    let wait = store.write_wait();
+    let now = Instant::now();
+    let (late, jobs): (Vec<WriteJob>, Vec<WriteJob>) =
+        jobs.into_iter().partition(|job| job.queued + wait <= now);
+    if !late.is_empty() {
+        let waited = DomainError::Unavailable(Failure::new(format!(
+            "the write waited {wait:?} for the database's writer"
+        )));
+        for job in late {
+            let _ = (job.run)(Err(&waited));
+        }
+    }
+    let Some(oldest) = jobs.iter().map(|job| job.queued).min() else {
+        return;
+    };
+    match store.turn_by(oldest + wait) {
         Ok(turn) => {
             let burst = WriteBurst::new(store, turn);
             let settles: Vec<Settle> = jobs
                 .into_iter()
-                .filter_map(|job| job(Ok(JobStore::writes(&burst))))
+                .filter_map(|job| (job.run)(Ok(JobStore::writes(&burst))))
                 .collect();
             let outcome = burst.finish();
             for settle in settles {
@@ -176,7 +207,7 @@ fn write_burst(store: &SqliteStore, jobs: Vec<WriteJob>) {
         Err(refused) => {
             for job in jobs {
                 // A refused job answers without running, and gives back nothing to settle.
-                let _ = job(Err(&refused));
+                let _ = (job.run)(Err(&refused));
             }
         }
     }

@@ -263,10 +263,16 @@ pub struct PoolState {
 }
 
 impl SqliteStore {
-    /// A turn of the writer ([`writer::Turn`]), once the file is checked to be the one opened.
-    fn turn(&self) -> Result<writer::Turn, DomainError> {
+    /// A turn of the writer ([`writer::Turn`]) by `deadline`, once the file is checked to be
+    /// the one opened.
+    fn turn_by(&self, deadline: std::time::Instant) -> Result<writer::Turn, DomainError> {
         self.file.check()?;
-        self.writer.turn()
+        self.writer.turn_by(deadline)
+    }
+
+    /// How long a write may wait for the writer, in all: the connection time-out.
+    fn write_wait(&self) -> std::time::Duration {
+        self.writer.wait()
     }
 }
 

@@ -32,6 +32,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use diesel::RunQueryDsl;
+use diesel::connection::SimpleConnection;
 use diesel::connection::{AnsiTransactionManager, TransactionManager};
 use diesel::result::QueryResult;
 use diesel::sqlite::SqliteConnection;
@@ -40,6 +41,11 @@ use petstore_core::{DomainError, Failure, RepoResult};
 use crate::config::StoreConfig;
 use crate::error::{StoreError, is_disk_failure};
 use crate::sqlite::connect;
+
+/// How much sooner than the `busy_timeout` a turn's deadline must be for its `BEGIN` to wait
+/// less: below it, a write may wait this much longer than its deadline, which saves two
+/// statements a burst when nothing waits for long.
+const BUSY_SLACK: Duration = Duration::from_millis(100);
 
 /// Writes that may share one commit, at most.
 pub(crate) const MAX_BATCH: usize = 64;
@@ -230,6 +236,11 @@ impl GroupWriter {
         }
     }
 
+    /// How long a write may wait for the writer, in all.
+    pub(crate) fn wait(&self) -> Duration {
+        self.wait
+    }
+
     /// Writers waiting for the connection now.
     pub(crate) fn waiting(&self) -> usize {
         lock(&self.state).waiting
@@ -246,7 +257,7 @@ impl GroupWriter {
         self: &Arc<Self>,
         work: impl FnOnce(&mut SqliteConnection) -> RepoResult<T>,
     ) -> RepoResult<T> {
-        let mut turn = self.turn()?;
+        let mut turn = self.turn_by(Instant::now() + self.wait)?;
         let outcome = turn.savepoint(work);
         let shared = turn.finish();
         match outcome {
@@ -257,10 +268,10 @@ impl GroupWriter {
         }
     }
 
-    /// Takes the connection for a turn: waits (at most the connection time-out) for it, and
-    /// joins the open batch or begins one.
-    pub(crate) fn turn(self: &Arc<Self>) -> Result<Turn, DomainError> {
-        let (conn, batch) = self.join()?;
+    /// Takes the connection for a turn, by `deadline`: waits for it, and joins the open batch
+    /// or begins one (which may wait for another process's lock, until `deadline` too).
+    pub(crate) fn turn_by(self: &Arc<Self>, deadline: Instant) -> Result<Turn, DomainError> {
+        let (conn, batch) = self.join(deadline)?;
         Ok(Turn {
             writer: Arc::clone(self),
             conn: Some(conn),
@@ -296,8 +307,7 @@ impl GroupWriter {
     }
 
     /// Takes the connection, joining the open transaction or beginning one.
-    fn join(&self) -> Result<(SqliteConnection, Arc<Batch>), DomainError> {
-        let deadline = Instant::now() + self.wait;
+    fn join(&self, deadline: Instant) -> Result<(SqliteConnection, Arc<Batch>), DomainError> {
         let mut state = lock(&self.state);
         state.waiting += 1;
         let mut conn = loop {
@@ -335,7 +345,7 @@ impl GroupWriter {
         }
         // Begun outside the lock: it may wait for another process's lock (busy_timeout), and
         // nobody can use the connection meanwhile anyway.
-        if let Err(error) = begin_immediate(&mut conn) {
+        if let Err(error) = self.begin_by(&mut conn, deadline) {
             self.notice(&error);
             let mut state = lock(&self.state);
             state.batch = None;
@@ -347,6 +357,24 @@ impl GroupWriter {
             return Err(error);
         }
         Ok((conn, batch))
+    }
+
+    /// `BEGIN IMMEDIATE`, waiting for another process's write lock until `deadline` at the most.
+    /// The connection's `busy_timeout` is lowered for it only when the deadline is nearer than
+    /// that wait by more than [`BUSY_SLACK`]: on a free database the statement is never needed.
+    fn begin_by(&self, conn: &mut SqliteConnection, deadline: Instant) -> Result<(), DomainError> {
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        let busy = self.config.busy_timeout;
+        if remaining + BUSY_SLACK >= busy {
+            return begin_immediate(conn);
+        }
+        let set_busy = |conn: &mut SqliteConnection, wait: Duration| {
+            step(conn.batch_execute(&format!("PRAGMA busy_timeout = {}", wait.as_millis())))
+        };
+        set_busy(conn, remaining)?;
+        let begun = begin_immediate(conn);
+        let restored = set_busy(conn, busy);
+        begun.and(restored)
     }
 
     /// Hands the open transaction to a waiting writer, or commits it; then waits for the
