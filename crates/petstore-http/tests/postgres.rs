@@ -43,6 +43,11 @@ impl Proxy {
                     continue;
                 };
                 let mut streams = tracked.lock().unwrap();
+                // Cut while this one was connecting upstream: it is dropped, not left open
+                // past the cut.
+                if !accepting.load(Ordering::SeqCst) {
+                    continue;
+                }
                 streams.push(client.try_clone().unwrap());
                 streams.push(server.try_clone().unwrap());
                 pipe(client.try_clone().unwrap(), server.try_clone().unwrap());
@@ -53,8 +58,10 @@ impl Proxy {
     }
 
     fn cut(&self) {
+        // Under the lock the accepting thread registers connections with: none slips past.
+        let mut open = self.open.lock().unwrap();
         self.up.store(false, Ordering::SeqCst);
-        for stream in self.open.lock().unwrap().drain(..) {
+        for stream in open.drain(..) {
             let _ = stream.shutdown(Shutdown::Both);
         }
     }
