@@ -1,11 +1,13 @@
-//! The pet store's repositories on SQLite, through Diesel 2 and r2d2.
+//! The pet store's repositories on SQLite and PostgreSQL, through Diesel 2 and r2d2.
 //!
-//! [`SqliteStore`] implements the domain's [`Store`](petstore_core::Store): every use case of
-//! [`petstore_core::Service`] runs on it unchanged. The database runs in WAL mode with one
-//! writer connection (write transactions begin `IMMEDIATE`; writes that arrive together share
-//! one commit) and a pool of readers; see the module docs of `store.rs` and `writer.rs` for
-//! why. Migrations from the repository's `migrations/` folder are
-//! compiled in and applied by [`SqliteStore::open`] or [`migrate`].
+//! [`SqliteStore`] and [`PgStore`] implement the domain's [`Store`](petstore_core::Store):
+//! every use case of [`petstore_core::Service`] runs on either unchanged, and [`AnyStore`] is
+//! whichever a [`Database`] names. On SQLite the database runs in WAL mode with one writer
+//! connection (write transactions begin `IMMEDIATE`; writes that arrive together share one
+//! commit) and a pool of readers; see the module docs of `sqlite/writer.rs` for why. The
+//! statements are written once for both backends (`repositories/`). Migrations from the
+//! repository's `migrations/` folder are compiled in and applied by [`SqliteStore::open`],
+//! [`PgStore::open`] or [`migrate`].
 //!
 //! ```no_run
 //! use petstore_core::Service;
@@ -18,7 +20,11 @@
 //! # }
 //! ```
 //!
-//! All SQLite-specific SQL stays in this crate, behind the domain's traits.
+//! A server that runs many requests at once does better on SQLite with the store's own
+//! threads: [`AnyStore::executor`] starts an [`Executor`], which runs the reads queued at once
+//! in one read transaction and the writes queued at once in one turn of the writer, handing
+//! each piece of work a [`JobStore`] over its burst, and answers a write only after the commit
+//! it shares.
 
 #![deny(missing_docs)]
 
