@@ -33,9 +33,9 @@ list_params! {
             skip_serializing_if = "Option::is_none"
         )]
         pub category_id: Option<CategoryId>,
-        /// Only pets whose name contains this text, ignoring case.
+        /// Only pets whose name contains this text, ignoring case; no name has a control character.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[param(max_length = 100)]
+        #[param(max_length = 100, pattern = r"^[^\x00-\x1F\x7F-\x9F]*$")]
         pub name: Option<String>,
         /// Only these pets (repeat the parameter for several).
         #[serde(
