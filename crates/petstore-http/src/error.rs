@@ -306,6 +306,19 @@ impl ApiError {
         .with_header(header::RETRY_AFTER, HeaderValue::from_static("1"))
     }
 
+    /// 503 `unavailable` for a fault of the storage, not of the request nor a busy database:
+    /// the disk is full, failing or read-only, or the database file is gone. Retrying helps
+    /// once the operator has acted; the log says which.
+    pub fn storage_unavailable() -> Self {
+        Self::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            ErrorCode::Unavailable,
+            "the database's storage cannot take writes now (a full or failing disk, or its file \
+             gone); the operator has been told in the log: retry later",
+        )
+        .with_header(header::RETRY_AFTER, HeaderValue::from_static("1"))
+    }
+
     /// The error a bare status stands for, for responses that arrive without a body of ours.
     pub fn for_status(status: StatusCode) -> Self {
         let code = match status.as_u16() {
@@ -389,6 +402,10 @@ impl From<DomainError> for ApiError {
             }
             DomainError::PreconditionFailed(_) => {
                 (StatusCode::PRECONDITION_FAILED, C::PreconditionFailed)
+            }
+            DomainError::Unavailable(detail) if petstore_store::is_storage_fault(detail) => {
+                tracing::error!(detail = %error_chain(detail), "storage cannot take writes");
+                return ApiError::storage_unavailable();
             }
             DomainError::Unavailable(detail) => {
                 tracing::warn!(detail = %error_chain(detail), "storage unavailable");

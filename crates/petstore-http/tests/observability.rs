@@ -312,6 +312,11 @@ async fn a_database_file_removed_while_serving_refuses_writes_with_503_and_is_no
     let refused = api.post("/v1/categories", json!({"name": "After"})).await;
     refused.assert_error(503, "unavailable");
     assert!(refused.header("retry-after").is_some());
+    let message = refused.body["message"].as_str().unwrap();
+    assert!(
+        message.contains("storage") && !message.contains("busy"),
+        "the client is told the storage is at fault, not a busy service: {message}"
+    );
     let ready = api.send_as(None, TestRequest::get().uri("/readyz")).await;
     ready.assert_error(503, "unavailable");
 }

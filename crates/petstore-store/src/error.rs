@@ -127,6 +127,20 @@ pub(crate) fn is_disk_failure(error: &DomainError) -> bool {
     )
 }
 
+/// Whether an `Unavailable` failure is the storage's fault (the disk full, failing or
+/// read-only, the database file removed or replaced) rather than a busy database: the same
+/// answer to the client (503, retry), but an operator must act, so the client is told which.
+pub fn is_storage_fault(failure: &Failure) -> bool {
+    let cause = std::error::Error::source(failure).and_then(|e| e.downcast_ref::<StoreError>());
+    match cause {
+        Some(StoreError::FileGone(_) | StoreError::NoRoom(_)) => true,
+        Some(StoreError::Query(DieselError::DatabaseError(_, info))) => DISK_FAILURES
+            .iter()
+            .any(|text| info.message().contains(text)),
+        _ => false,
+    }
+}
+
 /// The store's own error under an `Unavailable` that came from it.
 fn unavailable_cause(error: &DomainError) -> Option<&StoreError> {
     let DomainError::Unavailable(failure) = error else {
@@ -296,6 +310,30 @@ mod tests {
         );
         let gone: DomainError = StoreError::FileGone("petstore.db was removed".into()).into();
         assert!(!is_disk_failure(&gone), "a removed file is its own check");
+    }
+
+    #[test]
+    fn the_storage_is_at_fault_for_a_disk_or_a_file_not_for_a_busy_database() {
+        let fault = |error: &DomainError| match error {
+            DomainError::Unavailable(failure) => is_storage_fault(failure),
+            _ => false,
+        };
+        for message in [
+            "database or disk is full",
+            "attempt to write a readonly database",
+            "disk I/O error",
+        ] {
+            assert!(
+                fault(&mapped(DatabaseErrorKind::Unknown, message)),
+                "{message}"
+            );
+        }
+        let gone: DomainError = StoreError::FileGone("petstore.db was removed".into()).into();
+        assert!(fault(&gone));
+        let room: DomainError = StoreError::NoRoom("12 bytes free".into()).into();
+        assert!(fault(&room));
+        let busy = mapped(DatabaseErrorKind::Unknown, "database is locked");
+        assert!(!fault(&busy), "a busy database is no fault of the storage");
     }
 
     #[test]

@@ -40,7 +40,7 @@ mod store;
 pub mod testing;
 
 pub use config::{Database, Durability, StoreConfig};
-pub use error::StoreError;
+pub use error::{StoreError, is_storage_fault};
 pub use postgres::{PG_MIGRATIONS, PgStore, connect_postgres, migrate_postgres};
 pub use sqlite::{
     Executor, MIGRATIONS, MIN_FREE_BYTES, PoolState, SqliteStore, Wake, WakeUp, WriterStats,
