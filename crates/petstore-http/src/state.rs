@@ -141,9 +141,9 @@ impl AppState {
         &self,
         work: impl for<'s> FnOnce(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
     ) -> Result<T, ApiError> {
-        let service = Arc::clone(&self.service);
         match &self.executor {
             Some(executor) => {
+                let service = Arc::clone(&self.service);
                 let (answer, answered) = oneshot::channel();
                 let work = in_span(move |store: JobStore<'_>| work(&service.over(store)));
                 executor.read(work, move |result| {
@@ -163,9 +163,9 @@ impl AppState {
         &self,
         work: impl for<'s> FnOnce(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
     ) -> Result<T, ApiError> {
-        let service = Arc::clone(&self.service);
         match &self.executor {
             Some(executor) => {
+                let service = Arc::clone(&self.service);
                 let (answer, answered) = oneshot::channel();
                 let work = in_span(move |store: JobStore<'_>| work(&service.over(store)));
                 executor.write(work, move |result| {
