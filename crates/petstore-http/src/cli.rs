@@ -248,29 +248,6 @@ impl DatabaseArgs {
     }
 }
 
-/// Sets up logging to standard error.
-///
-/// The filter is `RUST_LOG`, as in every Rust service (`PETSTORE_LOG`, the older name, is read
-/// when `RUST_LOG` is not set), else `info`. Colour only on a terminal, and never with
-/// `NO_COLOR` set to anything (no-color.org): a file or a log shipper gets plain text.
-pub fn init_logging(format: LogFormat) {
-    use std::io::IsTerminal;
-    let filter = ["RUST_LOG", "PETSTORE_LOG"]
-        .into_iter()
-        .find_map(|var| tracing_subscriber::EnvFilter::try_from_env(var).ok())
-        .unwrap_or_else(|| tracing_subscriber::EnvFilter::new("info"));
-    let colour = std::io::stderr().is_terminal()
-        && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(colour)
-        .with_writer(std::io::stderr);
-    match format {
-        LogFormat::Text => builder.init(),
-        LogFormat::Json => builder.json().init(),
-    }
-}
-
 /// `petstore openapi`.
 pub fn print_openapi() -> anyhow::Result<()> {
     let text = serde_json::to_string_pretty(crate::openapi::document())?;

@@ -22,6 +22,7 @@ pub mod error;
 pub mod extract;
 mod field_errors;
 pub mod json;
+pub mod logging;
 pub mod metrics;
 pub mod middleware;
 pub mod openapi;

@@ -4,11 +4,12 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use petstore_http::cli::{self, Cli, Command};
+use petstore_http::logging;
 
 #[actix_web::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
-    cli::init_logging(cli.log_format);
+    logging::init_logging(cli.log_format);
     let outcome = match cli.command {
         Command::Serve(args) => cli::serve(args, cli.log_format).await,
         Command::Migrate(args) => cli::migrate(&args),

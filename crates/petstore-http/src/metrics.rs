@@ -8,7 +8,7 @@
 
 mod process;
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use petstore_store::{PoolState, WriterStats};
 use prometheus_client::encoding::EncodeLabelSet;
@@ -30,6 +30,23 @@ struct RequestLabels {
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct OutcomeLabels {
     outcome: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ReasonLabels {
+    reason: &'static str,
+}
+
+/// Connections closed on a client's mistake, by reason. Counted by the logging layer
+/// ([`crate::logging`]), of which a process has one: so the count is the process's, shared by
+/// every [`Metrics`] (like the `process_*` figures).
+static CONNECTION_ERRORS: LazyLock<Family<ReasonLabels, Counter>> = LazyLock::new(Family::default);
+
+/// Counts a connection closed on a client's mistake (`malformed`, `timeout`, `io`).
+pub fn count_connection_error(reason: &'static str) {
+    CONNECTION_ERRORS
+        .get_or_create(&ReasonLabels { reason })
+        .inc();
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -181,6 +198,13 @@ impl Metrics {
             "webhook_delivery_duration_seconds",
             "Time a webhook delivery attempt took, until the answer or the failure",
             webhook_duration.clone(),
+        );
+        registry.register(
+            "http_connection_errors",
+            "Connections closed on a client's mistake, by reason \
+             (malformed: a request actix-http could not parse, answered 400 or 431 without a \
+             body; timeout: a request not sent in time; io: the client broke the connection)",
+            CONNECTION_ERRORS.clone(),
         );
         let build = Family::<BuildLabels, Gauge>::default();
         build

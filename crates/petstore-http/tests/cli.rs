@@ -519,3 +519,144 @@ fn the_connection_cap_leaves_room_in_a_low_open_file_limit() {
         "{logs:?}"
     );
 }
+
+/// Sends raw bytes and reads until the server closes the connection (or 10 s pass).
+fn exchange(address: &str, bytes: &[u8]) -> String {
+    let mut stream = TcpStream::connect(address).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    stream.write_all(bytes).unwrap();
+    let mut reply = Vec::new();
+    let _ = stream.read_to_end(&mut reply);
+    String::from_utf8_lossy(&reply).into_owned()
+}
+
+/// The log's events at `level`.
+fn events_at(logs: &[String], level: &str) -> Vec<serde_json::Value> {
+    logs.iter()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|event| event["level"] == level)
+        .collect()
+}
+
+/// A stranger's malformed requests are the client's mistakes: counted in `/metrics`, logged
+/// at DEBUG (shown when asked for), never at ERROR, however many are sent.
+#[test]
+fn malformed_requests_are_counted_and_never_logged_as_errors() {
+    let malformed: [&[u8]; 3] = [
+        b"GARBAGE\r\n\r\n",
+        b"GET /v1/pets HTTP/1.1\r\nHost: x\r\nNot a header\r\n\r\n",
+        b"GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Long: \0\r\n\r\n",
+    ];
+    for (filter, shown) in [
+        ("info", false),
+        ("info,petstore_http::connections=debug", true),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut command = petstore(dir.path().join("fuzzed.db"));
+        command.env("RUST_LOG", filter);
+        let key = "fuzz-admin-0123456789abcdef0123456789abc";
+        let mut server = binary::serve_command(command, Some(key), &[]);
+        for _ in 0..4 {
+            for bytes in malformed {
+                let reply = exchange(&server.address, bytes);
+                assert!(reply.starts_with("HTTP/1.1 400"), "{reply:?}");
+            }
+        }
+        let metrics = server.get("/metrics", key);
+        let counted = metrics
+            .lines()
+            .find(|line| {
+                line.starts_with(r#"petstore_http_connection_errors_total{reason="malformed"}"#)
+            })
+            .unwrap_or_else(|| panic!("counted: {metrics}"));
+        assert!(counted.ends_with(" 12"), "{counted}");
+        let (code, logs) = server.stop();
+        assert_eq!(code, Some(0));
+        let errors = events_at(&logs, "ERROR");
+        assert!(
+            errors.is_empty(),
+            "no ERROR for a client's mistake: {errors:?}"
+        );
+        let told: Vec<_> = events_at(&logs, "DEBUG")
+            .into_iter()
+            .filter(|event| event["target"] == "petstore_http::connections")
+            .collect();
+        if shown {
+            assert_eq!(told.len(), 12, "{logs:?}");
+            assert_eq!(told[0]["fields"]["reason"], "malformed");
+            let detail = told[0]["fields"]["detail"].as_str().unwrap();
+            assert!(detail.starts_with("request parse error"), "{detail}");
+        } else {
+            assert!(told.is_empty(), "off unless asked for: {told:?}");
+        }
+    }
+}
+
+/// What actix-http answers itself, before a request exists for the service to answer: not
+/// the JSON body. `docs/api.md` lists each of these cases with what the client gets.
+#[test]
+fn what_the_http_codec_answers_itself_is_what_the_api_document_lists() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = "codec-admin-0123456789abcdef0123456789ab";
+    let server = binary::serve_with(
+        dir.path().join("codec.db"),
+        Some(key),
+        // Not less: actix-http counts the time-out from a clock it reads twice a second.
+        &["--client-timeout-ms", "1000"],
+    );
+    let head_too_large = [
+        b"GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Long: ".as_slice(),
+        &[b'a'; 200_000],
+        b"\r\n\r\n",
+    ]
+    .concat();
+    let chunked_badly = format!(
+        "POST /v1/categories HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc0\r\n\r\n"
+    );
+    let cases: [(&str, &[u8], &str); 5] = [
+        ("not HTTP", b"GARBAGE\r\n\r\n", "400"),
+        (
+            "a malformed header",
+            b"GET / HTTP/1.1\r\nNot a header\r\n\r\n",
+            "400",
+        ),
+        ("a head too large", &head_too_large, "431"),
+        ("nothing in time", b"", "408"),
+        ("bad chunked framing", chunked_badly.as_bytes(), "closed"),
+    ];
+    let document =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/api.md")).unwrap();
+    let listed = document
+        .split("### Answers the HTTP codec gives itself")
+        .nth(1)
+        .expect("docs/api.md lists the codec's own answers")
+        .split("\n#")
+        .next()
+        .unwrap();
+    for (case, bytes, answer) in cases {
+        let reply = exchange(&server.address, bytes);
+        if answer == "closed" {
+            assert_eq!(reply, "", "{case}: closed with no answer");
+        } else {
+            assert!(
+                reply.starts_with(&format!("HTTP/1.1 {answer} ")),
+                "{case}: {reply:?}"
+            );
+            assert!(
+                reply.contains("content-length: 0\r\n"),
+                "{case}: no body: {reply:?}"
+            );
+            assert!(reply.contains("connection: close\r\n"), "{case}: {reply:?}");
+        }
+        let row = listed
+            .lines()
+            .find(|line| line.starts_with(&format!("| {case} |")))
+            .unwrap_or_else(|| panic!("docs/api.md lists {case:?}: {listed}"));
+        assert!(
+            row.contains(answer),
+            "docs/api.md says {row:?} for {case}, the service {answer}"
+        );
+    }
+}
