@@ -45,9 +45,10 @@ impl fmt::Display for Resource {
 
 /// Everything a use case can refuse or fail with.
 ///
-/// Business refusals carry what a client needs to understand them; the two infrastructure
-/// variants ([`Unavailable`](Self::Unavailable), [`Storage`](Self::Storage)) carry text meant
-/// for the operator's log, never for the client.
+/// Business refusals carry what a client needs to understand them; the infrastructure
+/// variants ([`Unavailable`](Self::Unavailable), [`Storage`](Self::Storage),
+/// [`OutcomeUnknown`](Self::OutcomeUnknown)) carry text meant for the operator's log, never
+/// for the client.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DomainError {
     /// Input broke a field rule.
@@ -145,6 +146,12 @@ pub enum DomainError {
     /// The store failed in a way a retry will not fix. The text is for the log only.
     #[error("storage failure: {0}")]
     Storage(#[source] Failure),
+    /// The store cannot tell whether a write took effect: its commit was under way when the
+    /// disk or the connection to the database failed. It may have, so the caller must not
+    /// take it as refused; a retry under the same idempotency key answers as the first did if
+    /// the write took effect, and makes it once if not. The text is for the log only.
+    #[error("outcome unknown: {0}")]
+    OutcomeUnknown(#[source] Failure),
 }
 
 /// What failed underneath a use case, for the operator's log: a description and, where there
@@ -229,13 +236,17 @@ impl DomainError {
             DomainError::ForbiddenTarget { .. } => "forbidden_target",
             DomainError::Unavailable(_) => "unavailable",
             DomainError::Storage(_) => "internal",
+            DomainError::OutcomeUnknown(_) => "outcome_unknown",
         }
     }
 
     /// True for the errors that mean "the infrastructure failed", as opposed to a refusal
     /// by the rules. Their text must not reach a client.
     pub fn is_infrastructure(&self) -> bool {
-        matches!(self, DomainError::Unavailable(_) | DomainError::Storage(_))
+        matches!(
+            self,
+            DomainError::Unavailable(_) | DomainError::Storage(_) | DomainError::OutcomeUnknown(_)
+        )
     }
 
     /// A storage failure described by `message` (a broken invariant of the stored data).
@@ -266,6 +277,9 @@ mod tests {
     fn only_infrastructure_errors_are_marked_as_such() {
         assert!(DomainError::Unavailable("locked".into()).is_infrastructure());
         assert!(DomainError::Storage("disk".into()).is_infrastructure());
+        let unknown = DomainError::OutcomeUnknown("fsync failed during COMMIT".into());
+        assert!(unknown.is_infrastructure());
+        assert_eq!(unknown.code(), "outcome_unknown");
         assert!(!DomainError::InvalidTransition("no".into()).is_infrastructure());
         assert_eq!(DomainError::Storage("x".into()).code(), "internal");
     }

@@ -66,6 +66,9 @@ pub enum ErrorCode {
     Internal,
     /// The database is busy or down, or the service is stopping; retry later.
     Unavailable,
+    /// A write's storage failed while committing it: it may or may not have taken effect.
+    /// Retry with the same `Idempotency-Key`.
+    OutcomeUnknown,
     /// The request's body did not arrive in time.
     RequestTimeout,
     /// A status the framework answered that has no code of its own.
@@ -102,6 +105,7 @@ impl ErrorCode {
             ErrorCode::RateLimited => "rate_limited",
             ErrorCode::Internal => "internal",
             ErrorCode::Unavailable => "unavailable",
+            ErrorCode::OutcomeUnknown => "outcome_unknown",
             ErrorCode::RequestTimeout => "request_timeout",
             ErrorCode::Error => "error",
         }
@@ -319,6 +323,20 @@ impl ApiError {
         .with_header(header::RETRY_AFTER, HeaderValue::from_static("1"))
     }
 
+    /// 503 `outcome_unknown`: the write's commit was under way when the storage failed, so it
+    /// may have taken effect. Unlike `unavailable`, a blind retry may do it twice; with the
+    /// same `Idempotency-Key` it cannot.
+    pub fn outcome_unknown() -> Self {
+        Self::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            ErrorCode::OutcomeUnknown,
+            "the storage failed while saving this change, so it may or may not have been made: \
+             retry with the same Idempotency-Key, which answers as the change was made if it \
+             was, and makes it once if it was not",
+        )
+        .with_header(header::RETRY_AFTER, HeaderValue::from_static("1"))
+    }
+
     /// The error a bare status stands for, for responses that arrive without a body of ours.
     pub fn for_status(status: StatusCode) -> Self {
         let code = match status.as_u16() {
@@ -415,6 +433,10 @@ impl From<DomainError> for ApiError {
                 tracing::error!(detail = %error_chain(detail), "storage failure");
                 return ApiError::internal();
             }
+            DomainError::OutcomeUnknown(detail) => {
+                tracing::error!(detail = %error_chain(detail), "write outcome unknown");
+                return ApiError::outcome_unknown();
+            }
         };
         ApiError::new(status, code, error.to_string())
     }
@@ -482,6 +504,7 @@ mod tests {
             ),
             (DomainError::Unavailable("locked".into()), 503),
             (DomainError::Storage("disk on fire".into()), 500),
+            (DomainError::OutcomeUnknown("fsync failed".into()), 503),
         ];
         for (error, status) in cases {
             let code = error.code();
@@ -495,12 +518,14 @@ mod tests {
     fn infrastructure_details_never_reach_the_client() {
         let api = ApiError::from(DomainError::Storage("SELECT * FROM secrets".into()));
         assert!(!api.message.contains("SELECT"));
-        let api = ApiError::from(DomainError::Unavailable("/var/db is locked".into()));
-        assert!(!api.message.contains("/var"));
-        assert!(
-            api.headers
-                .iter()
-                .any(|(name, _)| name == header::RETRY_AFTER)
-        );
+        for failure in [DomainError::Unavailable, DomainError::OutcomeUnknown] {
+            let api = ApiError::from(failure("/var/db is locked".into()));
+            assert!(!api.message.contains("/var"));
+            assert!(
+                api.headers
+                    .iter()
+                    .any(|(name, _)| name == header::RETRY_AFTER)
+            );
+        }
     }
 }

@@ -624,3 +624,116 @@ fn killing_the_service_under_write_load_loses_no_acknowledged_write() {
         started.elapsed()
     );
 }
+
+/// Builds `fixtures/fail_sync.c` into `dir`: a library that fails `fsync` on demand.
+fn fail_sync_library(dir: &Path) -> std::path::PathBuf {
+    let source = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/fail_sync.c");
+    let library = dir.join("fail_sync.so");
+    let built = Command::new("cc")
+        .args(["-shared", "-fPIC", "-O2", "-o"])
+        .arg(&library)
+        .arg(source)
+        .arg("-ldl")
+        .status()
+        .expect("a C compiler (`cc`), as the bundled SQLite needs");
+    assert!(built.success(), "cc failed on {source}");
+    library
+}
+
+/// The body of an answer, and its `code` if it is an error.
+fn code_of(body: &Value) -> &str {
+    body["code"].as_str().unwrap_or_default()
+}
+
+/// A commit whose `fsync` fails may still take effect: SQLite has written its frames to the
+/// log file, and the next process to open the file replays them. The service must not answer
+/// such a write as failed (a client would place the order again): it answers
+/// `outcome_unknown`, takes no write until it restarts (a later commit of the same process
+/// would write over those frames, deciding the outcome behind the client's back), and is not
+/// ready meanwhile. After the restart, a retry with the same `Idempotency-Key` answers as the
+/// write turned out: the order exists once.
+#[test]
+fn a_commit_the_disk_failed_to_sync_is_answered_unknown_and_stops_writes_until_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let library = fail_sync_library(dir.path());
+    let failing = dir.path().join("fail-syncs-now");
+    let database = dir.path().join("sync.db");
+    let mut command = binary::petstore(&database);
+    command
+        .env("LD_PRELOAD", &library)
+        .env("PETSTORE_FAIL_SYNC_WHILE", &failing);
+    let server = serve_command(command, Some(KEY), &[]);
+    let mut ledger = Ledger::set_up(&server.address);
+    let pet = ledger.new_pet(&server.address, "Rex", 10);
+    let order = format!(r#"{{"petId": {pet}, "quantity": 1}}"#);
+    let place = |address: &str, key: Option<&str>| {
+        let headers: Vec<(&str, &str)> = key.map(|k| ("Idempotency-Key", k)).into_iter().collect();
+        let (status, body) = send_to(
+            address,
+            "POST",
+            "/v1/store/orders",
+            KEY,
+            &headers,
+            Some(&order),
+        )
+        .expect("the service answers");
+        (status, json(&body))
+    };
+    assert_eq!(ready(&server), 200);
+
+    std::fs::write(&failing, b"").unwrap();
+    let (status, body) = place(&server.address, Some("order-in-doubt"));
+    assert_eq!(status, 503, "{body}");
+    assert_eq!(code_of(&body), "outcome_unknown", "{body}");
+    let message = body["message"].as_str().unwrap();
+    assert!(message.contains("Idempotency-Key"), "{message}");
+    std::fs::remove_file(&failing).unwrap();
+
+    // The disk works again, but the process does not know what its file holds: no write.
+    let (status, refused) = place(&server.address, None);
+    assert_eq!(status, 503, "{refused}");
+    assert_eq!(code_of(&refused), "unavailable", "not in doubt: {refused}");
+    assert!(
+        refused["message"].as_str().unwrap().contains("storage"),
+        "{refused}"
+    );
+    let (status, category) = call(
+        &server.address,
+        "POST",
+        "/v1/categories",
+        Some(r#"{"name": "After"}"#),
+    );
+    assert_eq!(code_of(&category), "unavailable", "{status} {category}");
+    assert_eq!(ready(&server), 503, "not ready until restarted");
+    let (status, _) = call(
+        &server.address,
+        "GET",
+        &format!("/v1/inventory/{pet}"),
+        None,
+    );
+    assert_eq!(status, 200, "reads go on");
+    let logs: Vec<String> = server.stderr.try_iter().collect();
+    assert!(
+        logs.iter()
+            .any(|line| line.contains("write outcome unknown") && line.contains("disk I/O error")),
+        "the operator is told why: {logs:#?}"
+    );
+    server.kill();
+
+    let server = serve_with(&database, None, &[]);
+    assert_eq!(ready(&server), 200);
+    let (status, retried) = place(&server.address, Some("order-in-doubt"));
+    assert_eq!(status, 201, "{retried}");
+    let orders: Vec<Value> = all_items(&server.address, "/v1/store/orders")
+        .into_iter()
+        .filter(|order| order["petId"] == pet)
+        .collect();
+    assert_eq!(orders.len(), 1, "made once: {orders:?}");
+    assert_eq!(orders[0]["id"], retried["id"]);
+    assert_eq!(stock_of(&server.address, pet), 9);
+    let categories = all_items(&server.address, "/v1/categories");
+    assert!(
+        categories.iter().all(|c| c["name"] != "After"),
+        "a write refused after the stop never happened: {categories:?}"
+    );
+}

@@ -33,6 +33,13 @@ pub enum StoreError {
     /// The disk that holds the database file has (almost) no room left.
     #[error("{0}")]
     NoRoom(String),
+    /// A commit failed on the disk (SQLite): whether it took effect is unknown until the
+    /// file is opened afresh, so the store takes no more writes until the process restarts.
+    #[error(
+        "writes stopped: a commit failed on the disk ({0}), so the database file's state is \
+         unknown until the service is restarted"
+    )]
+    WritesStopped(String),
     /// Applying or reverting migrations failed.
     #[error("migrations failed: {0}")]
     Migration(String),
@@ -78,11 +85,42 @@ fn is_busy(error: &StoreError) -> bool {
         StoreError::Pool(_)
         | StoreError::Unreachable { .. }
         | StoreError::FileGone(_)
-        | StoreError::NoRoom(_) => true,
+        | StoreError::NoRoom(_)
+        | StoreError::WritesStopped(_) => true,
         StoreError::Query(error) => is_transient(error) || is_diesel_conflict(error),
         _ => false,
     }
 }
+
+/// Whether the connection to the server broke (or the server ended it) under a statement:
+/// if that statement was a `COMMIT`, the server may have committed before the answer was lost.
+pub(crate) fn is_connection_lost(error: &StoreError) -> bool {
+    matches!(error, StoreError::Query(error) if is_diesel_connection_lost(error))
+}
+
+fn is_diesel_connection_lost(error: &DieselError) -> bool {
+    match error {
+        DieselError::RollbackErrorOnCommit { commit_error, .. } => {
+            is_diesel_connection_lost(commit_error)
+        }
+        DieselError::DatabaseError(
+            DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand,
+            _,
+        ) => true,
+        DieselError::DatabaseError(_, info) => CONNECTION_LOST
+            .iter()
+            .any(|text| info.message().contains(text)),
+        _ => false,
+    }
+}
+
+/// What libpq and the server say when a connection ends under a statement.
+const CONNECTION_LOST: [&str; 4] = [
+    "terminating connection",
+    "server closed the connection",
+    "no connection to the server",
+    "could not receive data from server",
+];
 
 fn is_transient(error: &DieselError) -> bool {
     match error {
@@ -133,12 +171,26 @@ pub(crate) fn is_disk_failure(error: &DomainError) -> bool {
 pub fn is_storage_fault(failure: &Failure) -> bool {
     let cause = std::error::Error::source(failure).and_then(|e| e.downcast_ref::<StoreError>());
     match cause {
-        Some(StoreError::FileGone(_) | StoreError::NoRoom(_)) => true,
+        Some(StoreError::FileGone(_) | StoreError::NoRoom(_) | StoreError::WritesStopped(_)) => {
+            true
+        }
         Some(StoreError::Query(DieselError::DatabaseError(_, info))) => DISK_FAILURES
             .iter()
             .any(|text| info.message().contains(text)),
         _ => false,
     }
+}
+
+/// Whether a failed commit may still have taken effect: SQLite's "disk I/O error" at `COMMIT`
+/// is most often the `fsync` of the log failing after the transaction's frames were written,
+/// and the next process to open the file replays them if they reached the disk. (A full disk
+/// or a read-only file fails before anything is written: those commits did not happen.)
+pub(crate) fn is_commit_in_doubt(error: &DomainError) -> bool {
+    matches!(
+        unavailable_cause(error),
+        Some(StoreError::Query(DieselError::DatabaseError(_, info)))
+            if info.message().contains("disk I/O error")
+    )
 }
 
 /// The store's own error under an `Unavailable` that came from it.
@@ -334,6 +386,66 @@ mod tests {
         assert!(fault(&room));
         let busy = mapped(DatabaseErrorKind::Unknown, "database is locked");
         assert!(!fault(&busy), "a busy database is no fault of the storage");
+    }
+
+    #[test]
+    fn only_a_commit_the_disk_failed_to_sync_is_in_doubt() {
+        assert!(is_commit_in_doubt(&mapped(
+            DatabaseErrorKind::Unknown,
+            "disk I/O error"
+        )));
+        for message in [
+            "database or disk is full",
+            "attempt to write a readonly database",
+            "database is locked",
+        ] {
+            assert!(
+                !is_commit_in_doubt(&mapped(DatabaseErrorKind::Unknown, message)),
+                "{message}: nothing was written"
+            );
+        }
+        let stopped: DomainError = StoreError::WritesStopped("disk I/O error".into()).into();
+        assert!(!is_commit_in_doubt(&stopped), "refused before it began");
+        assert!(matches!(&stopped, DomainError::Unavailable(failure) if is_storage_fault(failure)));
+    }
+
+    #[test]
+    fn a_connection_lost_under_a_commit_is_told_from_a_refused_one() {
+        let query = |kind, message| {
+            StoreError::Query(DieselError::DatabaseError(kind, Box::new(Said(message))))
+        };
+        assert!(is_connection_lost(&query(
+            DatabaseErrorKind::ClosedConnection,
+            "server closed the connection unexpectedly"
+        )));
+        assert!(is_connection_lost(&query(
+            DatabaseErrorKind::Unknown,
+            "terminating connection due to administrator command"
+        )));
+        let lost_then_no_rollback = StoreError::Query(DieselError::RollbackErrorOnCommit {
+            rollback_error: Box::new(DieselError::BrokenTransactionManager),
+            commit_error: Box::new(DieselError::DatabaseError(
+                DatabaseErrorKind::UnableToSendCommand,
+                Box::new(Said("no connection to the server")),
+            )),
+        });
+        assert!(is_connection_lost(&lost_then_no_rollback));
+        for (kind, message) in [
+            (
+                DatabaseErrorKind::SerializationFailure,
+                "could not serialize access",
+            ),
+            (
+                DatabaseErrorKind::ForeignKeyViolation,
+                "violates foreign key constraint",
+            ),
+            (DatabaseErrorKind::Unknown, "deadlock detected"),
+        ] {
+            assert!(
+                !is_connection_lost(&query(kind, message)),
+                "{message}: refused"
+            );
+        }
     }
 
     #[test]

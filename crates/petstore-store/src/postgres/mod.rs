@@ -17,10 +17,10 @@ use diesel::pg::PgConnection;
 use diesel::r2d2::{ConnectionManager, Pool};
 use diesel::{Connection, RunQueryDsl};
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
-use petstore_core::{DomainError, RepoResult, Snapshot, Store, Transaction};
+use petstore_core::{DomainError, Failure, RepoResult, Snapshot, Store, Transaction};
 
 use crate::config::{Database, StoreConfig};
-use crate::error::{StoreError, is_conflict};
+use crate::error::{StoreError, is_conflict, is_connection_lost};
 use crate::sqlite::{PoolState, WriterStats};
 use tx::PgTx;
 
@@ -167,17 +167,28 @@ impl Store for PgStore {
         let mut conflicts = 0;
         loop {
             let mut conn = self.pool.get().map_err(StoreError::from)?;
+            let mut committing = false;
             let outcome = conn
                 .build_transaction()
                 .read_committed()
                 .run::<T, StoreError, _>(|conn| {
-                    work(&mut PgTx {
+                    let done = work(&mut PgTx {
                         conn,
                         writing: true,
                     })
-                    .map_err(StoreError::Domain)
+                    .map_err(StoreError::Domain)?;
+                    committing = true;
+                    Ok(done)
                 })
-                .map_err(DomainError::from);
+                .map_err(|error| {
+                    // The server may have committed before the connection broke: a write
+                    // answered as failed could then be made twice by its client's retry.
+                    if committing && is_connection_lost(&error) {
+                        DomainError::OutcomeUnknown(Failure::caused_by(error))
+                    } else {
+                        DomainError::from(error)
+                    }
+                });
             match outcome {
                 Err(error) if conflicts < CONFLICT_RETRIES && is_conflict(&error) => {
                     conflicts += 1;

@@ -25,6 +25,13 @@
 //! The writer also knows whether the database takes writes: a full disk, a read-only file or
 //! a failing disk marks it failing until a write commits again, and `/readyz` probes it with
 //! a write of its own until then (see [`GroupWriter::probe`]).
+//!
+//! A commit the disk failed to sync is different: its frames may be in the log file, and the
+//! next process to open the file replays them, unless a later commit of this process writes
+//! over them first. Its outcome is unknown, and every write of its batch is answered so
+//! (`OutcomeUnknown`); and to keep that outcome from changing under the clients' feet, the
+//! writer stops: no write is taken until the process restarts, and `/readyz` says not ready.
+//! PostgreSQL answers a failed `fsync` the same way (it stops, and recovers from its log).
 
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -39,7 +46,7 @@ use diesel::sqlite::SqliteConnection;
 use petstore_core::{DomainError, Failure, RepoResult};
 
 use crate::config::StoreConfig;
-use crate::error::{StoreError, is_disk_failure};
+use crate::error::{StoreError, is_commit_in_doubt, is_disk_failure};
 use crate::sqlite::connect;
 
 /// How much sooner than the `busy_timeout` a turn's deadline must be for its `BEGIN` to wait
@@ -62,7 +69,7 @@ pub(crate) struct GroupWriter {
 }
 
 /// Whether the database has taken writes lately.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 enum Health {
     /// No write has committed since the store opened: a file opened read-only looks fine to
     /// every read, so readiness proves it with a write first.
@@ -73,6 +80,9 @@ enum Health {
     Writable,
     /// A write failed because of the disk or the file, not the request.
     Failing,
+    /// A commit failed to reach the disk; no write is taken until the process restarts. The
+    /// text is the commit's error.
+    Stopped(String),
 }
 
 struct State {
@@ -200,13 +210,36 @@ impl GroupWriter {
 
     /// Records a failure if the disk or the file caused it.
     fn notice(&self, error: &DomainError) {
-        if is_disk_failure(error) {
-            *lock(&self.health) = Health::Failing;
+        let mut health = lock(&self.health);
+        if is_disk_failure(error) && !matches!(*health, Health::Stopped(_)) {
+            *health = Health::Failing;
         }
     }
 
     fn is_failing(&self) -> bool {
         matches!(*lock(&self.health), Health::Failing)
+    }
+
+    /// The refusal of every write once a commit has failed on the disk.
+    fn stopped(&self) -> Result<(), DomainError> {
+        match &*lock(&self.health) {
+            Health::Stopped(cause) => Err(StoreError::WritesStopped(cause.clone()).into()),
+            _ => Ok(()),
+        }
+    }
+
+    /// What a failed commit means for its writes: a commit the disk failed to sync may have
+    /// taken effect, so its writes are answered `OutcomeUnknown` and the writer stops.
+    fn commit_failed(&self, error: DomainError) -> DomainError {
+        if !is_commit_in_doubt(&error) {
+            self.notice(&error);
+            return error;
+        }
+        *lock(&self.health) = Health::Stopped(error.to_string());
+        match error {
+            DomainError::Unavailable(failure) => DomainError::OutcomeUnknown(failure),
+            other => other,
+        }
     }
 
     /// `Ok` once a probe has committed and no write has failed for the disk's sake since.
@@ -216,6 +249,7 @@ impl GroupWriter {
         if matches!(*lock(&self.health), Health::Writable) {
             return Ok(());
         }
+        self.stopped()?;
         self.run(|conn| {
             diesel::sql_query(
                 "INSERT INTO write_probe (id, probed_at) VALUES (1, CURRENT_TIMESTAMP) \
@@ -308,6 +342,7 @@ impl GroupWriter {
 
     /// Takes the connection, joining the open transaction or beginning one.
     fn join(&self, deadline: Instant) -> Result<(SqliteConnection, Arc<Batch>), DomainError> {
+        self.stopped()?;
         let mut state = lock(&self.state);
         state.waiting += 1;
         let mut conn = loop {
@@ -329,6 +364,13 @@ impl GroupWriter {
                 .0;
         };
         state.waiting -= 1;
+        if let Err(refused) = self.stopped() {
+            // It stopped while this writer waited.
+            state.conn = Some(conn);
+            drop(state);
+            self.turn.notify_one();
+            return Err(refused);
+        }
         state.members += 1;
         if let Some(batch) = &state.batch {
             return Ok((conn, Arc::clone(batch)));
@@ -405,9 +447,8 @@ impl GroupWriter {
                     Ok(())
                 }
                 Err(error) => {
-                    self.notice(&error);
                     let _ = unwind_to(&mut conn, 0);
-                    Err(error)
+                    Err(self.commit_failed(error))
                 }
             }
         };
