@@ -61,6 +61,37 @@ pub enum Command {
     /// Print the OpenAPI document (what `GET /openapi.json` serves), for generating clients
     /// and linting without a running service.
     Openapi,
+    /// Copy the whole database, as one consistent snapshot, into a new SQLite file: safe while
+    /// the service runs, which goes on reading and writing. `petstore serve --database FILE`
+    /// serves the copy as it is; `petstore copy --from FILE` restores it anywhere.
+    Backup(BackupArgs),
+    /// Copy everything from one database into another, empty one, of either backend: how a
+    /// shop moves from SQLite to PostgreSQL (or back), and how a backup is restored.
+    Copy(CopyArgs),
+    /// Check a database: the backend's own integrity check, its migrations, and the service's
+    /// invariants. Exits 0 when all hold, 1 with one line per violation.
+    Check(DatabaseArgs),
+}
+
+/// `petstore backup`.
+#[derive(Debug, Args)]
+pub struct BackupArgs {
+    /// The database to back up.
+    #[command(flatten)]
+    pub database: DatabaseArgs,
+    /// The SQLite file to write; it must not exist.
+    pub file: PathBuf,
+}
+
+/// `petstore copy`.
+#[derive(Debug, Args)]
+pub struct CopyArgs {
+    /// The database to copy from: a SQLite file or a `postgres://` URL. It is only read.
+    #[arg(long, env = "PETSTORE_COPY_FROM", value_parser = parse_database)]
+    pub from: Database,
+    /// The database to copy into (created if missing); it must hold no row.
+    #[arg(long, env = "PETSTORE_COPY_TO", value_parser = parse_database)]
+    pub to: Database,
 }
 
 /// `petstore keys …`.
@@ -253,6 +284,69 @@ pub fn print_openapi() -> anyhow::Result<()> {
     let text = serde_json::to_string_pretty(crate::openapi::document())?;
     println!("{text}");
     Ok(())
+}
+
+/// `petstore backup`: the rows per table on standard output, progress on standard error.
+pub fn backup(args: &BackupArgs) -> anyhow::Result<()> {
+    let copied = petstore_store::backup(
+        &args.database.store_config(),
+        &args.file,
+        &mut progress_lines(),
+    )
+    .with_context(|| format!("cannot back {} up", args.database.database))?;
+    print_copied(&copied);
+    tracing::info!(file = %args.file.display(), rows = copied.total(), "backup written and synced");
+    Ok(())
+}
+
+/// `petstore copy`.
+pub fn copy(args: &CopyArgs) -> anyhow::Result<()> {
+    let from = StoreConfig::for_database(args.from.clone());
+    let to = StoreConfig::for_database(args.to.clone());
+    let copied = petstore_store::copy(&from, &to, &mut progress_lines())
+        .with_context(|| format!("cannot copy {} to {}", args.from, args.to))?;
+    print_copied(&copied);
+    tracing::info!(rows = copied.total(), to = %args.to, "copy committed");
+    Ok(())
+}
+
+/// `petstore check`: `Ok(false)` when a violation was found (each printed on standard output).
+pub fn check(args: &DatabaseArgs) -> anyhow::Result<bool> {
+    let found = petstore_store::check(&args.store_config())
+        .with_context(|| format!("cannot check {}", args.database))?;
+    for violation in &found {
+        println!("{violation}");
+    }
+    if found.is_empty() {
+        tracing::info!(database = %args.database, "every check holds");
+    }
+    Ok(found.is_empty())
+}
+
+/// A line on standard error as each table is copied (a progress bar would draw over logs;
+/// these read the same on a terminal and in a file).
+fn progress_lines() -> impl FnMut(petstore_store::Progress) {
+    use petstore_store::Progress;
+    let mut last_said = std::time::Instant::now();
+    move |step| match step {
+        Progress::Table { name, rows } => {
+            last_said = std::time::Instant::now();
+            tracing::info!(table = name, rows, "copying");
+        }
+        // A long table says how far it is, every few seconds.
+        Progress::Rows { name, done } if last_said.elapsed() >= Duration::from_secs(5) => {
+            last_said = std::time::Instant::now();
+            tracing::info!(table = name, done, "copying");
+        }
+        Progress::Rows { .. } => {}
+        Progress::Committing => tracing::info!("every row written; committing"),
+    }
+}
+
+fn print_copied(copied: &petstore_store::Copied) {
+    for (table, rows) in &copied.0 {
+        println!("{table} {rows}");
+    }
 }
 
 /// `petstore migrate`.

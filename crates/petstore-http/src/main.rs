@@ -15,6 +15,13 @@ async fn main() -> ExitCode {
         Command::Migrate(args) => cli::migrate(&args),
         Command::Keys { action, database } => cli::keys(action, &database),
         Command::Openapi => cli::print_openapi(),
+        Command::Backup(args) => cli::backup(&args),
+        Command::Copy(args) => cli::copy(&args),
+        Command::Check(args) => match cli::check(&args) {
+            // Violations are the answer, already printed: not a failure of the command.
+            Ok(false) => return ExitCode::FAILURE,
+            other => other.map(drop),
+        },
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -28,6 +28,7 @@
 
 #![deny(missing_docs)]
 
+mod check;
 mod config;
 mod error;
 mod postgres;
@@ -38,7 +39,9 @@ mod statements;
 mod store;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
+mod transfer;
 
+pub use check::check;
 pub use config::{Database, Durability, StoreConfig};
 pub use error::{StoreError, is_storage_fault};
 pub use postgres::{PG_MIGRATIONS, PgStore, connect_postgres, migrate_postgres};
@@ -47,3 +50,4 @@ pub use sqlite::{
     connect, migrate_sqlite,
 };
 pub use store::{AnyStore, JobStore, migrate};
+pub use transfer::{Copied, Progress, backup, copy};

@@ -7,6 +7,7 @@
 //! A JSON document is PostgreSQL's `jsonb`; SQLite keeps its text.
 
 use chrono::{DateTime, Utc};
+use diesel::backend::Backend;
 use diesel::deserialize::{self, FromSql};
 use diesel::pg::{Pg, PgValue};
 use diesel::serialize::{self, IsNull, Output, ToSql};
@@ -29,15 +30,44 @@ pub struct JsonValue;
 const SQLITE_TIME: &str = "%Y-%m-%dT%H:%M:%S%.6fZ";
 
 /// A time bound to a [`UtcTime`] column. Reading gives `DateTime<Utc>` itself; binding needs a
-/// type of this crate, since Diesel keeps `AsExpression` for foreign types to itself.
-#[derive(Debug, Clone, Copy, diesel::expression::AsExpression)]
+/// type of this crate, since Diesel keeps `AsExpression` for foreign types to itself. It reads
+/// too, for rows that are read only to be written again (a copy between databases).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    diesel::expression::AsExpression,
+    diesel::deserialize::FromSqlRow,
+)]
 #[diesel(sql_type = UtcTime)]
 pub(crate) struct Time(pub(crate) DateTime<Utc>);
 
 /// A JSON document bound to a [`JsonValue`] column (see [`Time`]).
-#[derive(Debug, Clone, diesel::expression::AsExpression)]
+#[derive(
+    Debug, Clone, PartialEq, diesel::expression::AsExpression, diesel::deserialize::FromSqlRow,
+)]
 #[diesel(sql_type = JsonValue)]
 pub(crate) struct Json(pub(crate) serde_json::Value);
+
+impl<DB: Backend> FromSql<UtcTime, DB> for Time
+where
+    DateTime<Utc>: FromSql<UtcTime, DB>,
+{
+    fn from_sql(value: DB::RawValue<'_>) -> deserialize::Result<Self> {
+        <DateTime<Utc> as FromSql<UtcTime, DB>>::from_sql(value).map(Time)
+    }
+}
+
+impl<DB: Backend> FromSql<JsonValue, DB> for Json
+where
+    serde_json::Value: FromSql<JsonValue, DB>,
+{
+    fn from_sql(value: DB::RawValue<'_>) -> deserialize::Result<Self> {
+        <serde_json::Value as FromSql<JsonValue, DB>>::from_sql(value).map(Json)
+    }
+}
 
 impl ToSql<UtcTime, Pg> for Time {
     fn to_sql<'b>(&'b self, out: &mut Output<'b, '_, Pg>) -> serialize::Result {

@@ -1,0 +1,162 @@
+//! [`check`]: whether a database is sound, as the backend and as the service sees it.
+
+use diesel::connection::SimpleConnection;
+use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Text};
+use diesel_migrations::MigrationHarness;
+
+use crate::config::{Database, StoreConfig};
+use crate::error::StoreError;
+use crate::postgres::{PG_MIGRATIONS, connect_postgres};
+use crate::sqlite::{MIGRATIONS, connect};
+use crate::transfer::{Conn, ID_TABLES, id_position, max_id, on_backend};
+
+/// Violations listed per kind, at most; a last line says how many more there are.
+const MAX_LISTED: usize = 20;
+
+/// Checks the database of `config` and returns one line per violation (none: all hold):
+///
+/// - SQLite's own `integrity_check` and `foreign_key_check` (PostgreSQL's own checks,
+///   `amcheck` and data checksums, are the server's to run);
+/// - every migration of this version applied;
+/// - the service's invariants: no stock below zero; each pet's count of open orders is its
+///   open orders; every open order names a pet that exists (a complete order may outlive
+///   its pet); every order's owner is a key that exists; each table's id sequence is at or
+///   past its largest id, so ids only grow (the next event's id is above every one stored);
+///   no webhook is marked delivered past the last event.
+///
+/// The database must exist; nothing is written to it.
+pub fn check(config: &StoreConfig) -> Result<Vec<String>, StoreError> {
+    let mut config = config.clone();
+    config.create = false;
+    let mut conn = match &config.database {
+        Database::Sqlite(_) => Conn::Sqlite(connect(&config)?),
+        Database::Postgres(_) => Conn::Pg(connect_postgres(&config)?),
+    };
+    let mut found = Vec::new();
+    if let Conn::Sqlite(c) = &mut conn {
+        found.extend(sqlite_integrity(c)?);
+    }
+    let pending = match &mut conn {
+        Conn::Sqlite(c) => c
+            .pending_migrations(MIGRATIONS)
+            .map(|pending| pending.iter().map(|m| m.name().to_string()).collect()),
+        Conn::Pg(c) => c.pending_migrations(PG_MIGRATIONS).map(|pending| {
+            pending
+                .iter()
+                .map(|m| m.name().to_string())
+                .collect::<Vec<_>>()
+        }),
+    }
+    .map_err(|e| StoreError::Migration(e.to_string()))?;
+    for migration in pending {
+        found.push(format!("migration {migration} is not applied"));
+    }
+    if found.is_empty() {
+        // The invariants read the current schema: only worth asking once it is there.
+        found.extend(invariants(&mut conn)?);
+    }
+    Ok(found)
+}
+
+#[derive(QueryableByName)]
+struct Said {
+    #[diesel(sql_type = Text)]
+    line: String,
+}
+
+fn sqlite_integrity(conn: &mut diesel::SqliteConnection) -> Result<Vec<String>, StoreError> {
+    conn.batch_execute("PRAGMA query_only = ON;")?;
+    let mut found: Vec<String> = diesel::sql_query(
+        "SELECT integrity_check AS line FROM pragma_integrity_check() WHERE integrity_check <> 'ok'",
+    )
+    .load::<Said>(conn)?
+    .into_iter()
+    .map(|said| format!("integrity: {}", said.line))
+    .collect();
+    found.extend(
+        diesel::sql_query(
+            "SELECT 'foreign key: ' || \"table\" || ' row ' || COALESCE(rowid, 0) \
+             || ' names a missing row of ' || parent AS line FROM pragma_foreign_key_check()",
+        )
+        .load::<Said>(conn)?
+        .into_iter()
+        .map(|said| said.line),
+    );
+    Ok(found)
+}
+
+/// One invariant: a query listing what breaks it, and how to say each.
+struct Invariant {
+    sql: &'static str,
+    say: fn(i64, i64) -> String,
+}
+
+#[derive(QueryableByName)]
+struct Breach {
+    #[diesel(sql_type = BigInt)]
+    id: i64,
+    #[diesel(sql_type = BigInt)]
+    value: i64,
+}
+
+/// The same SQL serves both backends (`complete = FALSE` reads a SQLite 0 and a PostgreSQL
+/// `false` alike).
+const INVARIANTS: [Invariant; 5] = [
+    Invariant {
+        sql: "SELECT id, stock AS value FROM pets WHERE stock < 0 ORDER BY id",
+        say: |id, stock| format!("pet {id}: stock {stock} is below zero"),
+    },
+    Invariant {
+        sql: "SELECT p.id, p.open_orders AS value FROM pets p WHERE p.open_orders <> \
+              (SELECT COUNT(*) FROM orders o WHERE o.pet_id = p.id AND o.complete = FALSE) \
+              ORDER BY p.id",
+        say: |id, counted| {
+            format!("pet {id}: counts {counted} open orders, which is not how many it has")
+        },
+    },
+    Invariant {
+        sql: "SELECT o.id, o.pet_id AS value FROM orders o WHERE o.complete = FALSE \
+              AND NOT EXISTS (SELECT 1 FROM pets p WHERE p.id = o.pet_id) ORDER BY o.id",
+        say: |id, pet| format!("order {id}: open for pet {pet}, which does not exist"),
+    },
+    Invariant {
+        sql: "SELECT o.id, o.owner_id AS value FROM orders o WHERE o.owner_id IS NOT NULL \
+              AND NOT EXISTS (SELECT 1 FROM api_keys k WHERE k.id = o.owner_id) ORDER BY o.id",
+        say: |id, key| format!("order {id}: owned by key {key}, which does not exist"),
+    },
+    Invariant {
+        sql: "SELECT w.id, w.delivered_through AS value FROM webhooks w WHERE \
+              w.delivered_through > (SELECT COALESCE(MAX(e.id), 0) FROM events e) ORDER BY w.id",
+        say: |id, through| {
+            format!("webhook {id}: delivered through event {through}, past the last event")
+        },
+    },
+];
+
+fn invariants(conn: &mut Conn) -> Result<Vec<String>, StoreError> {
+    let mut found = Vec::new();
+    for invariant in &INVARIANTS {
+        let sql = format!("{} LIMIT {}", invariant.sql, MAX_LISTED + 1);
+        let breaches: Vec<Breach> = on_backend!(&mut *conn, |c| diesel::sql_query(&sql).load(c))?;
+        for breach in breaches.iter().take(MAX_LISTED) {
+            found.push((invariant.say)(breach.id, breach.value));
+        }
+        if breaches.len() > MAX_LISTED {
+            found.push(format!(
+                "… and more like the line above ({})",
+                invariant.sql
+            ));
+        }
+    }
+    for table in ID_TABLES {
+        let (position, largest) = (id_position(conn, table)?, max_id(conn, table)?);
+        if position < largest {
+            found.push(format!(
+                "{table}: the next id would be {}, but ids up to {largest} exist: ids would not only grow",
+                position + 1
+            ));
+        }
+    }
+    Ok(found)
+}

@@ -1,0 +1,233 @@
+//! Every table the service keeps, as whole rows that read from either backend and write to
+//! either: what a copy moves. The rows are the columns as stored; no domain type reads them,
+//! so a copy keeps exactly what it found.
+
+use diesel::prelude::*;
+use diesel::sql_types::BigInt;
+
+use crate::schema::sql_types::{Json, Time};
+use crate::schema::{
+    api_keys, categories, events, idempotency_records, orders, pets, webhook_deliveries, webhooks,
+};
+use crate::transfer::Conn;
+
+/// Rows read or written at once: within the bind limits of both backends for the widest row.
+const CHUNK: i64 = 500;
+
+/// Runs `$body` with `$c` bound to the connection of whichever backend `$conn` holds: the
+/// statement is written once and compiled for each.
+macro_rules! on_backend {
+    ($conn:expr, |$c:ident| $body:expr) => {
+        match $conn {
+            Conn::Sqlite($c) => $body,
+            Conn::Pg($c) => $body,
+        }
+    };
+}
+pub(crate) use on_backend;
+
+/// A table a copy moves: its rows read in chunks, in key order, and written as they were.
+pub(crate) trait Table {
+    /// The table's name in both schemas.
+    const NAME: &'static str;
+    /// A whole row.
+    type Row;
+
+    fn count(conn: &mut Conn) -> QueryResult<i64>;
+    /// The rows after `after` in key order (from the start when `None`), at most [`CHUNK`].
+    fn chunk(conn: &mut Conn, after: Option<&Self::Row>) -> QueryResult<Vec<Self::Row>>;
+    fn insert(conn: &mut Conn, rows: &[Self::Row]) -> QueryResult<usize>;
+    /// What a row keeps of the database it came from and must not take along (a lease of
+    /// one of its nodes).
+    fn detach(_row: &mut Self::Row) {}
+}
+
+/// A table keyed by `id`.
+macro_rules! id_table {
+    ($name:ident, $table:ident, $row:ident) => {
+        pub(crate) struct $name;
+
+        impl Table for $name {
+            const NAME: &'static str = stringify!($table);
+            type Row = $row;
+
+            fn count(conn: &mut Conn) -> QueryResult<i64> {
+                on_backend!(conn, |c| $table::table.count().get_result(c))
+            }
+
+            fn chunk(conn: &mut Conn, after: Option<&$row>) -> QueryResult<Vec<$row>> {
+                let after = after.map_or(0, |row| row.id);
+                on_backend!(conn, |c| $table::table
+                    .filter($table::id.gt(after))
+                    .order($table::id)
+                    .limit(CHUNK)
+                    .select($row::as_select())
+                    .load(c))
+            }
+
+            fn insert(conn: &mut Conn, rows: &[$row]) -> QueryResult<usize> {
+                on_backend!(conn, |c| diesel::insert_into($table::table)
+                    .values(rows)
+                    .execute(c))
+            }
+
+            id_table!(@detach $row);
+        }
+    };
+    (@detach WebhookRow) => {
+        fn detach(row: &mut WebhookRow) {
+            row.leased_by = None;
+            row.leased_until = None;
+        }
+    };
+    (@detach $row:ident) => {};
+}
+
+#[derive(Debug, PartialEq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = categories, treat_none_as_default_value = false)]
+pub(crate) struct CategoryRow {
+    id: i64,
+    name: String,
+    name_key: String,
+    description: Option<String>,
+}
+
+#[derive(Debug, PartialEq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = pets, treat_none_as_default_value = false)]
+pub(crate) struct PetRow {
+    id: i64,
+    name: String,
+    name_key: String,
+    category_id: i64,
+    status: String,
+    stock: i64,
+    open_orders: i64,
+}
+
+#[derive(Debug, PartialEq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = orders, treat_none_as_default_value = false)]
+pub(crate) struct OrderRow {
+    id: i64,
+    pet_id: i64,
+    quantity: i64,
+    ship_date: Option<Time>,
+    complete: bool,
+    owner_id: Option<i64>,
+}
+
+#[derive(Debug, PartialEq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = events, treat_none_as_default_value = false)]
+pub(crate) struct EventRow {
+    id: i64,
+    time: Time,
+    event_type: String,
+    subject: String,
+    data: Json,
+    traceparent: Option<String>,
+}
+
+#[derive(Debug, PartialEq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = api_keys, treat_none_as_default_value = false)]
+pub(crate) struct KeyRow {
+    id: i64,
+    name: String,
+    role: String,
+    prefix: String,
+    hash: Vec<u8>,
+    created_at: Time,
+    revoked_at: Option<Time>,
+}
+
+#[derive(Debug, PartialEq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = idempotency_records, treat_none_as_default_value = false)]
+pub(crate) struct IdempotencyRow {
+    owner_id: i64,
+    idempotency_key: String,
+    fingerprint: Vec<u8>,
+    response: Vec<u8>,
+    recorded_at: Time,
+}
+
+#[derive(Debug, PartialEq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = webhooks, treat_none_as_default_value = false)]
+pub(crate) struct WebhookRow {
+    id: i64,
+    url: String,
+    event_types: String,
+    secret: String,
+    created_at: Time,
+    delivered_through: i64,
+    failed_attempts: i64,
+    next_attempt_at: Option<Time>,
+    leased_by: Option<String>,
+    leased_until: Option<Time>,
+}
+
+#[derive(Debug, PartialEq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = webhook_deliveries, treat_none_as_default_value = false)]
+pub(crate) struct DeliveryRow {
+    id: i64,
+    webhook_id: i64,
+    event_id: i64,
+    event_type: String,
+    attempt: i64,
+    attempted_at: Time,
+    outcome: String,
+    status_code: Option<i32>,
+    error: Option<String>,
+    next_attempt_at: Option<Time>,
+}
+
+id_table!(Categories, categories, CategoryRow);
+id_table!(Pets, pets, PetRow);
+id_table!(Orders, orders, OrderRow);
+id_table!(Events, events, EventRow);
+id_table!(Keys, api_keys, KeyRow);
+id_table!(Webhooks, webhooks, WebhookRow);
+id_table!(Deliveries, webhook_deliveries, DeliveryRow);
+
+/// Idempotency records, keyed by their owner and key.
+pub(crate) struct Idempotency;
+
+impl Table for Idempotency {
+    const NAME: &'static str = "idempotency_records";
+    type Row = IdempotencyRow;
+
+    fn count(conn: &mut Conn) -> QueryResult<i64> {
+        on_backend!(conn, |c| idempotency_records::table.count().get_result(c))
+    }
+
+    fn chunk(conn: &mut Conn, after: Option<&IdempotencyRow>) -> QueryResult<Vec<IdempotencyRow>> {
+        use idempotency_records::dsl::{idempotency_key, owner_id};
+        let (owner, key) = after.map_or((i64::MIN, String::new()), |row| {
+            (row.owner_id, row.idempotency_key.clone())
+        });
+        on_backend!(conn, |c| idempotency_records::table
+            .filter(
+                owner_id
+                    .gt(owner)
+                    .or(owner_id.eq(owner).and(idempotency_key.gt(&key)))
+            )
+            .order((owner_id, idempotency_key))
+            .limit(CHUNK)
+            .select(IdempotencyRow::as_select())
+            .load(c))
+    }
+
+    fn insert(conn: &mut Conn, rows: &[IdempotencyRow]) -> QueryResult<usize> {
+        on_backend!(conn, |c| diesel::insert_into(idempotency_records::table)
+            .values(rows)
+            .execute(c))
+    }
+}
+
+/// The largest id of `table`, or 0.
+pub(crate) fn max_id(conn: &mut Conn, table: &str) -> QueryResult<i64> {
+    #[derive(QueryableByName)]
+    struct Largest {
+        #[diesel(sql_type = BigInt)]
+        id: i64,
+    }
+    let sql = format!("SELECT COALESCE(MAX(id), 0) AS id FROM {table}");
+    on_backend!(conn, |c| diesel::sql_query(&sql).get_result::<Largest>(c)).map(|row| row.id)
+}
