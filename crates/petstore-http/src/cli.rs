@@ -288,12 +288,8 @@ pub fn print_openapi() -> anyhow::Result<()> {
 
 /// `petstore backup`: the rows per table on standard output, progress on standard error.
 pub fn backup(args: &BackupArgs) -> anyhow::Result<()> {
-    let copied = petstore_store::backup(
-        &args.database.store_config(),
-        &args.file,
-        &mut progress_lines(),
-    )
-    .with_context(|| format!("cannot back {} up", args.database.database))?;
+    let copied = petstore_store::backup(&args.database.store_config(), &args.file, &mut progress())
+        .with_context(|| format!("cannot back {} up", args.database.database))?;
     print_copied(&copied);
     tracing::info!(file = %args.file.display(), rows = copied.total(), "backup written and synced");
     Ok(())
@@ -303,7 +299,7 @@ pub fn backup(args: &BackupArgs) -> anyhow::Result<()> {
 pub fn copy(args: &CopyArgs) -> anyhow::Result<()> {
     let from = StoreConfig::for_database(args.from.clone());
     let to = StoreConfig::for_database(args.to.clone());
-    let copied = petstore_store::copy(&from, &to, &mut progress_lines())
+    let copied = petstore_store::copy(&from, &to, &mut progress())
         .with_context(|| format!("cannot copy {} to {}", args.from, args.to))?;
     print_copied(&copied);
     tracing::info!(rows = copied.total(), to = %args.to, "copy committed");
@@ -323,8 +319,53 @@ pub fn check(args: &DatabaseArgs) -> anyhow::Result<bool> {
     Ok(found.is_empty())
 }
 
-/// A line on standard error as each table is copied (a progress bar would draw over logs;
-/// these read the same on a terminal and in a file).
+/// How a copy shows its progress: a bar per table on a terminal; otherwise (a file, a log
+/// shipper) a log line per table, and every few seconds on a long one.
+fn progress() -> Box<dyn FnMut(petstore_store::Progress)> {
+    use std::io::IsTerminal;
+    if std::io::stderr().is_terminal() {
+        Box::new(progress_bars())
+    } else {
+        Box::new(progress_lines())
+    }
+}
+
+fn progress_bars() -> impl FnMut(petstore_store::Progress) {
+    use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
+    use petstore_store::Progress;
+    let style = ProgressStyle::with_template("{prefix:>20} [{bar:40}] {pos}/{len} rows")
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> ");
+    // Each table's bar on a line of its own, kept once it is full.
+    let lines = MultiProgress::new();
+    let mut bar: Option<ProgressBar> = None;
+    move |step| match step {
+        Progress::Table { name, rows } => {
+            if let Some(done) = bar.take() {
+                done.finish();
+            }
+            let next = lines.add(
+                ProgressBar::new(rows)
+                    .with_style(style.clone())
+                    .with_prefix(name),
+            );
+            next.tick();
+            bar = Some(next);
+        }
+        Progress::Rows { done, .. } => {
+            if let Some(bar) = &bar {
+                bar.set_position(done);
+            }
+        }
+        Progress::Committing => {
+            if let Some(done) = bar.take() {
+                done.finish();
+            }
+            tracing::info!("every row written; committing");
+        }
+    }
+}
+
 fn progress_lines() -> impl FnMut(petstore_store::Progress) {
     use petstore_store::Progress;
     let mut last_said = std::time::Instant::now();

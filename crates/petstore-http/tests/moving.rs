@@ -592,3 +592,40 @@ fn a_backup_under_write_load_holds_every_earlier_write_and_stops_none() {
         );
     }
 }
+
+/// On a terminal a copy draws a bar per table (`script` gives it one); elsewhere it logs a
+/// line per table (the other tests read those).
+#[test]
+fn a_copy_on_a_terminal_shows_a_bar_per_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("small.db");
+    let config = petstore_store::StoreConfig::new(&source);
+    petstore_store::migrate(&config).unwrap();
+    let target = dir.path().join("copy.db");
+    let command = format!(
+        "{} copy --from {} --to {}",
+        binary::BINARY,
+        source.display(),
+        target.display()
+    );
+    let Ok(output) = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .env_remove("PETSTORE_LOG_FORMAT")
+        .output()
+    else {
+        eprintln!("skipped: `script` (util-linux) is not installed");
+        return;
+    };
+    assert_succeeded(&output);
+    let shown = String::from_utf8_lossy(&output.stdout);
+    for table in ["categories", "pets", "events", "webhook_deliveries"] {
+        assert!(
+            shown.contains(&format!("{table} [")) && shown.contains("0/0 rows"),
+            "a bar for {table}: {shown}"
+        );
+    }
+    assert!(
+        !shown.contains(r#""table":"#),
+        "no log lines for the tables: {shown}"
+    );
+}
