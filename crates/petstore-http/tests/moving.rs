@@ -62,6 +62,7 @@ fn everything(server: &Server, customer: &str) -> Vec<(String, Value)> {
         (customer, "/v1/store/orders?limit=100"),
         (ADMIN, "/v1/keys?limit=100"),
         (ADMIN, "/v1/webhooks?limit=100"),
+        (ADMIN, "/v1/webhooks/1/deliveries?limit=100"),
         (ADMIN, "/v1/events?after=0&limit=100"),
     ];
     lists
@@ -230,7 +231,7 @@ fn fill(server: &Server) -> Shop {
     }
 }
 
-/// SQLite to PostgreSQL to SQLite: each copy answers every list as the original did, its keys
+/// SQLite to PostgreSQL (`copy`) to SQLite (`backup`): each copy answers every list as the original did, its keys
 /// authenticate (a revoked one stays refused), an idempotency key used before the move replays
 /// the same order, and the next event's id is above every copied one. A second copy into the
 /// same target is refused, naming a table, and changes nothing.
@@ -254,13 +255,31 @@ fn a_shop_moved_to_postgres_and_back_answers_as_it_did() {
     let shop = fill(&server);
     await_failed_attempt(&server);
     let before = everything(&server, &shop.customer);
+    for list in ["deliveries", "/v1/events", "/v1/keys"] {
+        let (name, items) = before.iter().find(|(name, _)| name.contains(list)).unwrap();
+        assert!(!items.as_array().unwrap().is_empty(), "{name} has rows to copy");
+    }
     let (code, _) = server.stop();
     assert_eq!(code, Some(0));
     let checked = check(original.to_str().unwrap());
     assert_succeeded(&checked);
 
     assert_succeeded(&copy(original.to_str().unwrap(), postgres.url()));
-    assert_succeeded(&copy(postgres.url(), returned.to_str().unwrap()));
+    // Back by a backup of the PostgreSQL database: a portable SQLite file.
+    let backup = |file: &std::path::Path| {
+        petstore(postgres.url())
+            .arg("backup")
+            .arg(file)
+            .output()
+            .unwrap()
+    };
+    let backed_up = backup(&returned);
+    assert_succeeded(&backed_up);
+    let listed = String::from_utf8_lossy(&backed_up.stdout);
+    assert!(listed.contains("api_keys 3\n"), "rows per table: {listed}");
+    let again = backup(&returned);
+    assert!(!again.status.success(), "a backup never overwrites a file");
+    assert!(String::from_utf8_lossy(&again.stderr).contains("exists"));
     assert_succeeded(&check(postgres.url()));
     assert_succeeded(&check(returned.to_str().unwrap()));
 
@@ -627,5 +646,37 @@ fn a_copy_on_a_terminal_shows_a_bar_per_table() {
     assert!(
         !shown.contains(r#""table":"#),
         "no log lines for the tables: {shown}"
+    );
+}
+
+/// `check` exits 1 with a line per violation, and 0 when all hold.
+#[test]
+fn check_exits_one_with_a_line_per_violation() {
+    use diesel::connection::SimpleConnection;
+    let dir = tempfile::tempdir().unwrap();
+    let database = dir.path().join("broken.db");
+    let config = petstore_store::StoreConfig::new(&database);
+    petstore_store::migrate(&config).unwrap();
+    let database = database.to_str().unwrap();
+    let sound = check(database);
+    assert_succeeded(&sound);
+    assert!(sound.stdout.is_empty());
+    petstore_store::connect(&config)
+        .unwrap()
+        .batch_execute(
+            "INSERT INTO categories (name, name_key) VALUES ('Dogs', 'dogs');
+             INSERT INTO pets (name, name_key, category_id, status, stock, open_orders)
+             VALUES ('Rex', 'rex', 1, 'available', 1, 2), ('Fido', 'fido', 1, 'available', 1, 1);",
+        )
+        .unwrap();
+    let broken = check(database);
+    assert_eq!(broken.status.code(), Some(1));
+    let lines = String::from_utf8_lossy(&broken.stdout);
+    assert_eq!(
+        lines.lines().collect::<Vec<_>>(),
+        [
+            "pet 1: counts 2 open orders, which is not how many it has",
+            "pet 2: counts 1 open orders, which is not how many it has"
+        ]
     );
 }
