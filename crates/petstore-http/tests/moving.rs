@@ -257,7 +257,10 @@ fn a_shop_moved_to_postgres_and_back_answers_as_it_did() {
     let before = everything(&server, &shop.customer);
     for list in ["deliveries", "/v1/events", "/v1/keys"] {
         let (name, items) = before.iter().find(|(name, _)| name.contains(list)).unwrap();
-        assert!(!items.as_array().unwrap().is_empty(), "{name} has rows to copy");
+        assert!(
+            !items.as_array().unwrap().is_empty(),
+            "{name} has rows to copy"
+        );
     }
     let (code, _) = server.stop();
     assert_eq!(code, Some(0));

@@ -146,3 +146,166 @@ fn an_outage_is_503_until_the_database_is_back_and_loses_nothing() {
         "a write answered 503 did not happen: {listed}"
     );
 }
+
+/// A TCP proxy that, while armed, breaks the connection of each write's `COMMIT`, in turn
+/// after passing it on (the server commits; its answer is lost) and before (it never
+/// arrives). Everything else passes.
+struct CommitCutter {
+    port: u16,
+    /// Cuts left to make.
+    armed: Arc<std::sync::atomic::AtomicUsize>,
+    /// Cuts made after passing the `COMMIT` on, and before.
+    after: Arc<std::sync::atomic::AtomicUsize>,
+    before: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl CommitCutter {
+    fn start(upstream: String) -> Self {
+        use std::sync::atomic::AtomicUsize;
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let cutter = CommitCutter {
+            port,
+            armed: Arc::new(AtomicUsize::new(0)),
+            after: Arc::new(AtomicUsize::new(0)),
+            before: Arc::new(AtomicUsize::new(0)),
+        };
+        let (armed, after, before) = (
+            Arc::clone(&cutter.armed),
+            Arc::clone(&cutter.after),
+            Arc::clone(&cutter.before),
+        );
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(mut client) = client else { continue };
+                let Ok(mut server) = TcpStream::connect(&upstream) else {
+                    continue;
+                };
+                pipe(server.try_clone().unwrap(), client.try_clone().unwrap());
+                let (armed, after, before) =
+                    (Arc::clone(&armed), Arc::clone(&after), Arc::clone(&before));
+                std::thread::spawn(move || {
+                    let mut buffer = [0u8; 16 * 1024];
+                    // Whether the transaction under way wrote: only a write's commit is cut.
+                    let mut wrote = false;
+                    while let Ok(n) = client.read(&mut buffer) {
+                        let chunk = &buffer[..n];
+                        wrote |= chunk.windows(6).any(|w| w == b"INSERT");
+                        let commit = wrote && chunk.windows(6).any(|w| w == b"COMMIT");
+                        if commit {
+                            wrote = false;
+                        }
+                        let cut = commit
+                            && armed
+                                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| {
+                                    left.checked_sub(1)
+                                })
+                                .is_ok();
+                        if cut {
+                            let made = after.load(Ordering::SeqCst) + before.load(Ordering::SeqCst);
+                            if made % 2 == 0 {
+                                let _ = server.write_all(chunk);
+                                after.fetch_add(1, Ordering::SeqCst);
+                            } else {
+                                before.fetch_add(1, Ordering::SeqCst);
+                            }
+                            let _ = server.shutdown(Shutdown::Both);
+                            let _ = client.shutdown(Shutdown::Both);
+                            break;
+                        }
+                        if n == 0 || server.write_all(chunk).is_err() {
+                            break;
+                        }
+                    }
+                    let _ = server.shutdown(Shutdown::Both);
+                });
+            }
+        });
+        cutter
+    }
+}
+
+/// The connection breaks while writes commit: a write is never answered as failed if it
+/// happened. The service asks the server what became of each commit whose answer it lost
+/// (`pg_xact_status`), so each write is answered as it turned out: 201 if it committed, 503
+/// `unavailable` if not, and `outcome_unknown` only if the server cannot say (never here,
+/// where it can).
+#[test]
+fn a_connection_broken_during_commit_answers_each_write_as_it_turned_out() {
+    let Some(database) = ScratchPostgres::create() else {
+        return;
+    };
+    let (upstream, _) = through_proxy(database.url(), 0);
+    let cutter = CommitCutter::start(upstream);
+    let (_, url) = through_proxy(database.url(), cutter.port);
+    let server = serve_with(&url, Some(ADMIN), &["--rate-limit", "1000000"]);
+    server.create_category(ADMIN, "Dogs");
+    let call = |method: &str, path: &str, body: Option<&str>| {
+        binary::send_to(&server.address, method, path, ADMIN, &[], body).expect("an answer")
+    };
+    const ROUNDS: usize = 6;
+    const WRITES: usize = 4;
+    let mut answers = std::collections::BTreeMap::<String, usize>::new();
+    for round in 0..ROUNDS {
+        let pets: Vec<i64> = (0..WRITES)
+            .map(|n| {
+                let (status, pet) = call(
+                    "POST",
+                    "/v1/pets",
+                    Some(&format!(
+                        r#"{{"name": "Pet {round}-{n}", "categoryId": 1}}"#
+                    )),
+                );
+                assert_eq!(status, 201, "{pet}");
+                let id = serde_json::from_str::<serde_json::Value>(&pet).unwrap()["id"]
+                    .as_i64()
+                    .unwrap();
+                let (status, _) = call(
+                    "PATCH",
+                    &format!("/v1/inventory/{id}"),
+                    Some(r#"{"quantity": 10}"#),
+                );
+                assert_eq!(status, 200);
+                id
+            })
+            .collect();
+        cutter.armed.store(2, Ordering::SeqCst);
+        let told: Vec<(u16, String)> = std::thread::scope(|scope| {
+            let orders: Vec<_> = pets
+                .iter()
+                .map(|pet| {
+                    let body = format!(r#"{{"petId": {pet}, "quantity": 1}}"#);
+                    let call = &call;
+                    scope.spawn(move || call("POST", "/v1/store/orders", Some(&body)))
+                })
+                .collect();
+            orders.into_iter().map(|o| o.join().unwrap()).collect()
+        });
+        cutter.armed.store(0, Ordering::SeqCst);
+        for (pet, (status, body)) in pets.iter().zip(&told) {
+            let (_, item) = call("GET", &format!("/v1/inventory/{pet}"), None);
+            let stock = serde_json::from_str::<serde_json::Value>(&item).unwrap()["quantity"]
+                .as_i64()
+                .unwrap();
+            let code = serde_json::from_str::<serde_json::Value>(body)
+                .ok()
+                .and_then(|b| b["code"].as_str().map(str::to_owned))
+                .unwrap_or_default();
+            match (*status, code.as_str()) {
+                (201, _) => assert_eq!(stock, 9, "acknowledged, so made: {body}"),
+                (503, "unavailable") => assert_eq!(stock, 10, "answered as failed, so not made"),
+                _ => panic!("pet {pet}: {status} {body}"),
+            }
+            *answers.entry(format!("{status} {code}")).or_default() += 1;
+        }
+    }
+    let (after, before) = (
+        cutter.after.load(Ordering::SeqCst),
+        cutter.before.load(Ordering::SeqCst),
+    );
+    assert!(
+        after >= ROUNDS - 1 && before >= ROUNDS - 1,
+        "cut {after} after and {before} before"
+    );
+    assert!(answers.contains_key("503 unavailable"), "{answers:?}");
+}

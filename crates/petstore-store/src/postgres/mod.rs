@@ -7,14 +7,19 @@
 //! operation, and two orders for the last unit take turns on the pet's row instead of both
 //! succeeding. A deadlock or serialization failure that still happens is retried here, on a
 //! fresh transaction, a few times before it is reported as `unavailable`.
+//!
+//! A write whose connection breaks during its `COMMIT` is not reported as failed on a guess:
+//! the server is asked what became of its transaction (`PgStore::write_once`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use diesel::connection::SimpleConnection;
+use diesel::connection::{AnsiTransactionManager as Manager, SimpleConnection, TransactionManager};
+use diesel::dsl::sql;
 use diesel::pg::PgConnection;
 use diesel::r2d2::{ConnectionManager, Pool};
+use diesel::sql_types::{BigInt, Nullable, Text};
 use diesel::{Connection, RunQueryDsl};
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 use petstore_core::{DomainError, Failure, RepoResult, Snapshot, Store, Transaction};
@@ -167,29 +172,7 @@ impl Store for PgStore {
         let mut conflicts = 0;
         loop {
             let mut conn = self.pool.get().map_err(StoreError::from)?;
-            let mut committing = false;
-            let outcome = conn
-                .build_transaction()
-                .read_committed()
-                .run::<T, StoreError, _>(|conn| {
-                    let done = work(&mut PgTx {
-                        conn,
-                        writing: true,
-                    })
-                    .map_err(StoreError::Domain)?;
-                    committing = true;
-                    Ok(done)
-                })
-                .map_err(|error| {
-                    // The server may have committed before the connection broke: a write
-                    // answered as failed could then be made twice by its client's retry.
-                    if committing && is_connection_lost(&error) {
-                        DomainError::OutcomeUnknown(Failure::caused_by(error))
-                    } else {
-                        DomainError::from(error)
-                    }
-                });
-            match outcome {
+            match self.write_once(&mut conn, &mut work) {
                 Err(error) if conflicts < CONFLICT_RETRIES && is_conflict(&error) => {
                     conflicts += 1;
                     // A short, growing pause lets the transaction it met finish first.
@@ -205,3 +188,79 @@ impl Store for PgStore {
         }
     }
 }
+
+impl PgStore {
+    /// One transaction of `work`. Before its `COMMIT` it asks the server for its transaction
+    /// id, so that if the connection breaks during the `COMMIT` (the server may have committed
+    /// before the answer was lost), [`resolve`](Self::resolve) can ask another connection
+    /// whether it did: the write is then answered as what happened, and `OutcomeUnknown` only
+    /// when no connection can tell.
+    fn write_once<T>(
+        &self,
+        conn: &mut PgConnection,
+        work: &mut impl FnMut(&mut dyn Transaction) -> RepoResult<T>,
+    ) -> RepoResult<T> {
+        Manager::begin_transaction_sql(conn, "BEGIN ISOLATION LEVEL READ COMMITTED")
+            .map_err(StoreError::from)?;
+        let done = work(&mut PgTx {
+            conn: &mut *conn,
+            writing: true,
+        })
+        .and_then(|value| {
+            let xid = diesel::select(sql::<BigInt>("pg_current_xact_id()::text::bigint"))
+                .get_result::<i64>(conn)
+                .map_err(StoreError::from)?;
+            Ok((value, xid))
+        });
+        let (value, xid) = match done {
+            Ok(done) => done,
+            Err(error) => {
+                let _ = Manager::rollback_transaction(conn);
+                return Err(error);
+            }
+        };
+        match Manager::commit_transaction(conn) {
+            Ok(()) => Ok(value),
+            Err(error) => {
+                let error = StoreError::from(error);
+                if !is_connection_lost(&error) {
+                    return Err(error.into());
+                }
+                match self.resolve(xid) {
+                    Some(true) => Ok(value),
+                    Some(false) => Err(error.into()),
+                    None => Err(DomainError::OutcomeUnknown(Failure::caused_by(error))),
+                }
+            }
+        }
+    }
+
+    /// Whether the transaction `xid` committed (`Some(true)`), aborted (`Some(false)`), or
+    /// `None` when no connection could tell within [`RESOLVE_WITHIN`]. A transaction whose
+    /// connection broke is still "in progress" until its server process notices: it is asked
+    /// again until then.
+    fn resolve(&self, xid: i64) -> Option<bool> {
+        let deadline = std::time::Instant::now() + RESOLVE_WITHIN;
+        while std::time::Instant::now() < deadline {
+            let status = self.pool.get().ok().and_then(|mut conn| {
+                diesel::select(
+                    sql::<Nullable<Text>>("pg_xact_status(")
+                        .bind::<BigInt, _>(xid)
+                        .sql("::text::xid8)"),
+                )
+                .get_result::<Option<String>>(&mut conn)
+                .ok()
+            });
+            match status.flatten().as_deref() {
+                Some("committed") => return Some(true),
+                Some("aborted") => return Some(false),
+                // In progress, too old to know (NULL), or no connection yet: ask again.
+                _ => std::thread::sleep(Duration::from_millis(50)),
+            }
+        }
+        None
+    }
+}
+
+/// How long a write whose `COMMIT` lost its connection waits to learn what became of it.
+const RESOLVE_WITHIN: Duration = Duration::from_secs(2);
