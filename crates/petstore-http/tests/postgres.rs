@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod binary;
+mod cluster;
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -308,4 +309,65 @@ fn a_connection_broken_during_commit_answers_each_write_as_it_turned_out() {
         "cut {after} after and {before} before"
     );
     assert!(answers.contains_key("503 unavailable"), "{answers:?}");
+}
+
+/// TLS to the database: a cluster that takes TLS connections only (`hostssl`), with a server
+/// certificate from a CA made here. The service serves over `sslmode=verify-full` (and
+/// `verify-ca`, `require`) with that CA, and refuses to start, naming TLS and the host, with
+/// another CA, or when the server offers no TLS.
+#[test]
+fn tls_to_the_database_is_verified_and_a_wrong_ca_stops_the_start() {
+    use cluster::{Authority, Cluster};
+    let Some(cluster) = Cluster::init() else {
+        return;
+    };
+    let authority = Authority::new(cluster.dir(), "petstore-test-ca");
+    let (certificate, key) = authority.sign_server();
+    let certificate = cluster.private_file("server.pem", &certificate);
+    let key = cluster.private_file("server.key", &key);
+    cluster.configure(&format!(
+        "ssl = on\nssl_cert_file = '{}'\nssl_key_file = '{}'\n",
+        certificate.display(),
+        key.display()
+    ));
+    cluster.hba("hostssl all all 127.0.0.1/32 trust\n");
+    cluster.start();
+    let url = |ca: &std::path::Path, mode: &str| {
+        format!(
+            "postgres://postgres@localhost:{}/postgres?sslmode={mode}&sslrootcert={}",
+            cluster.port,
+            ca.display()
+        )
+    };
+    let ca = authority.certificate();
+    for (n, mode) in ["verify-full", "verify-ca", "require"].iter().enumerate() {
+        let server = serve_with(url(&ca, mode), Some(ADMIN), &[]);
+        server.create_category(ADMIN, &format!("Over TLS {n}"));
+        let listed = server.get("/v1/categories", ADMIN);
+        assert!(
+            listed.contains(&format!("Over TLS {n}")),
+            "{mode}: {listed}"
+        );
+    }
+
+    let refused_start = |database: String| {
+        let started = Instant::now();
+        let out = binary::petstore(database)
+            .args(["serve", "--bind", "127.0.0.1:0"])
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "the start fails");
+        assert!(started.elapsed() < Duration::from_secs(15), "at once");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let stranger = Authority::new(cluster.dir(), "stranger-ca");
+    let said = refused_start(url(&stranger.certificate(), "verify-full"));
+    assert!(said.contains("TLS") && said.contains("localhost"), "{said}");
+
+    cluster.stop();
+    cluster.configure("ssl = off\n");
+    cluster.hba("host all all 127.0.0.1/32 trust\n");
+    cluster.start();
+    let said = refused_start(url(&ca, "verify-full"));
+    assert!(said.contains("TLS") && said.contains("localhost"), "{said}");
 }

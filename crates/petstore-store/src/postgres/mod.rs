@@ -75,12 +75,26 @@ fn postgres_url(config: &StoreConfig) -> Result<&str, StoreError> {
     }
 }
 
-/// One connection, outside any pool. A failure names the database (without its password).
+/// One connection, outside any pool. A failure names the database (without its password),
+/// and says when TLS is what failed.
 pub fn connect_postgres(config: &StoreConfig) -> Result<PgConnection, StoreError> {
     PgConnection::establish(postgres_url(config)?).map_err(|cause| StoreError::Unreachable {
         database: config.database.to_string(),
-        cause: cause.to_string().trim().to_owned(),
+        cause: explain_tls(cause.to_string().trim()),
     })
+}
+
+/// libpq's words for a failed TLS handshake, with what to check: libpq says "SSL", and names
+/// the host it tried.
+fn explain_tls(cause: &str) -> String {
+    if cause.contains("SSL") || cause.contains("certificate") {
+        format!(
+            "TLS to the server failed (check sslmode, sslrootcert and the server's \
+             certificate): {cause}"
+        )
+    } else {
+        cause.to_owned()
+    }
 }
 
 /// Applies pending migrations, one node at a time. Returns the versions applied.

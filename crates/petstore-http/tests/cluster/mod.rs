@@ -1,0 +1,279 @@
+//! A PostgreSQL cluster of a test's own, for what the shared server cannot show (TLS, a
+//! standby, a crash): made by `initdb` in a temporary folder, on a free port, run as the
+//! `postgres` user when the tests run as root (`initdb` and `postgres` refuse root), and
+//! stopped when dropped.
+
+#![allow(dead_code)] // each test file uses its own part of this module
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub struct Cluster {
+    dir: tempfile::TempDir,
+    pub port: u16,
+    as_root: bool,
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|out| String::from_utf8_lossy(&out.stdout).trim() == "0")
+}
+
+impl Cluster {
+    /// A new cluster, not started; `None` (the caller says it skipped) where `initdb` is not
+    /// on the machine.
+    pub fn init() -> Option<Self> {
+        let as_root = is_root();
+        let dir = tempfile::tempdir().unwrap();
+        let cluster = Cluster {
+            dir,
+            port: free_port(),
+            as_root,
+        };
+        if as_root {
+            let owned = Command::new("chown")
+                .args(["postgres:postgres"])
+                .arg(cluster.dir.path())
+                .status()
+                .is_ok_and(|status| status.success());
+            if !owned {
+                eprintln!("skipped: no postgres user to run a cluster as");
+                return None;
+            }
+        }
+        let made = cluster
+            .command("initdb")
+            .args(["-A", "trust", "-U", "postgres", "--no-sync", "-D"])
+            .arg(cluster.data())
+            .output();
+        match made {
+            Ok(out) if out.status.success() => {}
+            Ok(out) => panic!("initdb failed: {}", String::from_utf8_lossy(&out.stderr)),
+            Err(_) => {
+                eprintln!("skipped: initdb is not installed");
+                return None;
+            }
+        }
+        cluster.configure(&format!(
+            "port = {}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '{}'\n",
+            cluster.port,
+            cluster.dir.path().display()
+        ));
+        Some(cluster)
+    }
+
+    /// A PostgreSQL program (`pg_ctl`, `initdb`, …), run as the cluster's owner.
+    pub fn command(&self, program: &str) -> Command {
+        if self.as_root {
+            let mut command = Command::new("setpriv");
+            command.args([
+                "--reuid=postgres",
+                "--regid=postgres",
+                "--clear-groups",
+                "--",
+                program,
+            ]);
+            command
+        } else {
+            Command::new(program)
+        }
+    }
+
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn data(&self) -> PathBuf {
+        self.dir.path().join("data")
+    }
+
+    /// Appends settings to `postgresql.conf`.
+    pub fn configure(&self, settings: &str) {
+        use std::io::Write;
+        let mut conf = std::fs::OpenOptions::new()
+            .append(true)
+            .open(self.data().join("postgresql.conf"))
+            .unwrap();
+        conf.write_all(settings.as_bytes()).unwrap();
+    }
+
+    /// Replaces `pg_hba.conf`.
+    pub fn hba(&self, rules: &str) {
+        std::fs::write(self.data().join("pg_hba.conf"), rules).unwrap();
+    }
+
+    /// Writes a file into the cluster's folder, owned by its owner, readable only by it (as
+    /// a server's private key must be).
+    pub fn private_file(&self, name: &str, contents: &[u8]) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let path = self.dir.path().join(name);
+        std::fs::write(&path, contents).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        if self.as_root {
+            assert!(
+                Command::new("chown")
+                    .arg("postgres:postgres")
+                    .arg(&path)
+                    .status()
+                    .unwrap()
+                    .success()
+            );
+        }
+        path
+    }
+
+    pub fn start(&self) {
+        let out = self
+            .command("pg_ctl")
+            .args(["-w", "-t", "30", "-D"])
+            .arg(self.data())
+            .arg("-l")
+            .arg(self.dir.path().join("server.log"))
+            .arg("start")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "pg_ctl start: {}{}",
+            String::from_utf8_lossy(&out.stderr),
+            std::fs::read_to_string(self.dir.path().join("server.log")).unwrap_or_default()
+        );
+    }
+
+    /// Stops the server at once, as a crash would.
+    pub fn stop(&self) {
+        let _ = self
+            .command("pg_ctl")
+            .args(["-w", "-m", "immediate", "-D"])
+            .arg(self.data())
+            .arg("stop")
+            .output();
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A certificate authority and what it signs, made with the `openssl` command in `dir`.
+pub struct Authority {
+    dir: PathBuf,
+    pub name: String,
+}
+
+impl Authority {
+    /// A new CA, `<name>.pem` (and its key) in `dir`.
+    pub fn new(dir: &Path, name: &str) -> Self {
+        openssl(
+            dir,
+            &[
+                "req",
+                "-x509",
+                "-newkey",
+                "ec",
+                "-pkeyopt",
+                "ec_paramgen_curve:P-256",
+                "-nodes",
+                "-keyout",
+                &format!("{name}.key"),
+                "-out",
+                &format!("{name}.pem"),
+                "-days",
+                "2",
+                "-subj",
+                &format!("/CN={name}"),
+                "-addext",
+                "basicConstraints=critical,CA:TRUE",
+                "-addext",
+                "keyUsage=critical,keyCertSign,cRLSign",
+            ],
+        );
+        Authority {
+            dir: dir.to_path_buf(),
+            name: name.to_owned(),
+        }
+    }
+
+    pub fn certificate(&self) -> PathBuf {
+        self.dir.join(format!("{}.pem", self.name))
+    }
+
+    /// A server certificate for `localhost` and 127.0.0.1: (certificate PEM, key PEM).
+    pub fn sign_server(&self) -> (Vec<u8>, Vec<u8>) {
+        let ext = self.dir.join("server.ext");
+        std::fs::write(
+            &ext,
+            "subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=critical,CA:FALSE\n\
+             keyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n",
+        )
+        .unwrap();
+        openssl(
+            &self.dir,
+            &[
+                "req",
+                "-newkey",
+                "ec",
+                "-pkeyopt",
+                "ec_paramgen_curve:P-256",
+                "-nodes",
+                "-keyout",
+                "server.key",
+                "-out",
+                "server.csr",
+                "-subj",
+                "/CN=localhost",
+            ],
+        );
+        openssl(
+            &self.dir,
+            &[
+                "x509",
+                "-req",
+                "-in",
+                "server.csr",
+                "-CA",
+                &format!("{}.pem", self.name),
+                "-CAkey",
+                &format!("{}.key", self.name),
+                "-CAcreateserial",
+                "-out",
+                "server.pem",
+                "-days",
+                "2",
+                "-extfile",
+                "server.ext",
+            ],
+        );
+        (
+            std::fs::read(self.dir.join("server.pem")).unwrap(),
+            std::fs::read(self.dir.join("server.key")).unwrap(),
+        )
+    }
+}
+
+fn openssl(dir: &Path, args: &[&str]) {
+    let out = Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("the openssl command");
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
