@@ -172,6 +172,11 @@ pub struct ServeArgs {
     /// How long a request waits for a database connection before 503, in milliseconds.
     #[arg(long, env = "PETSTORE_DB_WAIT_MS", default_value_t = 2000)]
     pub db_wait_ms: u64,
+    /// How long a request's work on PostgreSQL may take in all, in milliseconds, whatever the
+    /// network does: past it the request is answered 503 (`outcome_unknown` for a write, which
+    /// may still commit when the network comes back). Above `--db-wait-ms`.
+    #[arg(long, env = "PETSTORE_DB_TIMEOUT_MS", default_value_t = 5_000)]
+    pub db_timeout_ms: u64,
     /// How long a client may take to send a request's body once its headers are in, in
     /// milliseconds; past it the request is answered 408 and its connection closed.
     #[arg(long, env = "PETSTORE_BODY_TIMEOUT_MS", default_value_t = 10_000)]
@@ -565,8 +570,10 @@ pub async fn serve(args: ServeArgs, format: LogFormat) -> anyhow::Result<()> {
     let settings = Settings {
         allow_private_webhook_targets: args.webhooks.webhook_allow_private_targets,
     };
+    let deadline = Duration::from_millis(args.db_timeout_ms.max(args.db_wait_ms + 500));
     let state = AppState::with_settings(store, Arc::new(SystemClock), settings)
-        .with_delivery(args.webhooks.settings());
+        .with_delivery(args.webhooks.settings())
+        .with_database_deadline(deadline);
     bootstrap_admin_key(&state, format).await?;
     let tls = crate::delivery::tls_config(args.webhooks.webhook_ca_file.as_deref())
         .map_err(|e| anyhow!("webhook TLS: {e}"))?;

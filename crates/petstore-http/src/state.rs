@@ -2,9 +2,10 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use actix_web::web;
-use petstore_core::{Clock, DomainError, Service, Settings};
+use petstore_core::{Clock, DomainError, Failure, Service, Settings};
 use petstore_store::{AnyStore, Executor, JobStore, Wake, WakeUp};
 use tokio::sync::oneshot;
 
@@ -56,6 +57,8 @@ pub struct AppState {
     /// Where the work runs on SQLite; on PostgreSQL it takes the blocking pool, where many
     /// calls wait on the server at once.
     executor: Option<Executor>,
+    /// How long a request waits for PostgreSQL in all (SQLite's waits are the executor's).
+    database_deadline: Duration,
 }
 
 impl std::fmt::Debug for AppState {
@@ -86,7 +89,15 @@ impl AppState {
             stopping: Arc::new(AtomicBool::new(false)),
             delivery: Arc::new(DeliverySettings::default()),
             executor,
+            database_deadline: DEFAULT_DATABASE_DEADLINE,
         }
+    }
+
+    /// The same state, answering a request whose database work on PostgreSQL has not
+    /// finished after `deadline` without waiting longer ([`Self::run`]).
+    pub fn with_database_deadline(mut self, deadline: Duration) -> Self {
+        self.database_deadline = deadline;
+        self
     }
 
     /// The same state with these webhook delivery settings.
@@ -151,7 +162,7 @@ impl AppState {
                 });
                 self::answer(answered.await)
             }
-            None => self.on_blocking_pool(work).await,
+            None => self.on_blocking_pool(false, work).await,
         }
     }
 
@@ -173,19 +184,43 @@ impl AppState {
                 });
                 self::answer(answered.await)
             }
-            None => self.on_blocking_pool(work).await,
+            None => self.on_blocking_pool(true, work).await,
         }
     }
 
+    /// Runs `work` on the blocking pool, answering by the database deadline whatever the
+    /// network does: a server gone silent (a dead host behind a lost route, a proxy that
+    /// holds connections and forwards nothing) leaves a call waiting for minutes, which no
+    /// client should. The call goes on in the background, bounded by TCP, and its connection
+    /// comes back to the pool when it ends. A read answered this way is `Unavailable`; a
+    /// write may yet commit when the network returns, so it is `OutcomeUnknown`.
     async fn on_blocking_pool<T: Send + 'static>(
         &self,
+        writes: bool,
         work: impl for<'s> FnOnce(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
     ) -> Result<T, ApiError> {
         let service = Arc::clone(&self.service);
         let work = move || work(&service.over(JobStore::direct(service.store())));
-        answer(web::block(work).await)
+        let deadline = self.database_deadline;
+        match actix_web::rt::time::timeout(deadline, web::block(work)).await {
+            Ok(outcome) => answer(outcome),
+            Err(_) => {
+                let late = Failure::new(format!(
+                    "the database did not answer within {deadline:?}; the call goes on in the \
+                     background"
+                ));
+                Err(ApiError::from(if writes {
+                    DomainError::OutcomeUnknown(late)
+                } else {
+                    DomainError::Unavailable(late)
+                }))
+            }
+        }
     }
 }
+
+/// How long a request's database work on PostgreSQL may take in all, unless configured.
+pub const DEFAULT_DATABASE_DEADLINE: Duration = Duration::from_secs(5);
 
 /// `work` run inside the tracing span of the request that queued it.
 fn in_span<T>(

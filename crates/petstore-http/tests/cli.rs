@@ -88,7 +88,7 @@ fn keys_create_prints_the_key_and_nothing_else() {
         .args(["keys", "revoke", "1"])
         .output()
         .unwrap();
-    assert!(revoked.status.success());
+    assert!(revoked.status.success(), "{revoked:?}");
     let listed = petstore(database.arg())
         .args(["keys", "list"])
         .output()

@@ -25,6 +25,9 @@ struct Proxy {
     port: u16,
     up: Arc<AtomicBool>,
     open: Arc<Mutex<Vec<TcpStream>>>,
+    /// While set, connections are accepted and kept, and nothing is forwarded: a server gone
+    /// silent behind a network that still answers TCP.
+    silent: Arc<AtomicBool>,
 }
 
 impl Proxy {
@@ -33,7 +36,9 @@ impl Proxy {
         let port = listener.local_addr().unwrap().port();
         let up = Arc::new(AtomicBool::new(true));
         let open = Arc::new(Mutex::new(Vec::new()));
-        let (accepting, tracked) = (Arc::clone(&up), Arc::clone(&open));
+        let silent = Arc::new(AtomicBool::new(false));
+        let (accepting, tracked, holding) =
+            (Arc::clone(&up), Arc::clone(&open), Arc::clone(&silent));
         std::thread::spawn(move || {
             for client in listener.incoming() {
                 let Ok(client) = client else { continue };
@@ -51,11 +56,30 @@ impl Proxy {
                 }
                 streams.push(client.try_clone().unwrap());
                 streams.push(server.try_clone().unwrap());
-                pipe(client.try_clone().unwrap(), server.try_clone().unwrap());
-                pipe(server, client);
+                pipe_holding(
+                    client.try_clone().unwrap(),
+                    server.try_clone().unwrap(),
+                    Arc::clone(&holding),
+                );
+                pipe_holding(server, client, Arc::clone(&holding));
             }
         });
-        Proxy { port, up, open }
+        Proxy {
+            port,
+            up,
+            open,
+            silent,
+        }
+    }
+
+    /// Goes silent: connections stay open, new ones are accepted, nothing is forwarded.
+    fn hold(&self) {
+        self.silent.store(true, Ordering::SeqCst);
+    }
+
+    /// Forwards again, what was held first.
+    fn release(&self) {
+        self.silent.store(false, Ordering::SeqCst);
     }
 
     fn cut(&self) {
@@ -70,6 +94,22 @@ impl Proxy {
     fn restore(&self) {
         self.up.store(true, Ordering::SeqCst);
     }
+}
+
+/// [`pipe`], holding what it reads while `silent` is set.
+fn pipe_holding(mut from: TcpStream, mut to: TcpStream, silent: Arc<AtomicBool>) {
+    std::thread::spawn(move || {
+        let mut buffer = [0u8; 16 * 1024];
+        while let Ok(n) = from.read(&mut buffer) {
+            while silent.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            if n == 0 || to.write_all(&buffer[..n]).is_err() {
+                break;
+            }
+        }
+        let _ = to.shutdown(Shutdown::Both);
+    });
 }
 
 fn pipe(mut from: TcpStream, mut to: TcpStream) {
@@ -239,6 +279,8 @@ fn a_connection_broken_during_commit_answers_each_write_as_it_turned_out() {
     let (upstream, _) = through_proxy(database.url(), 0);
     let cutter = CommitCutter::start(upstream);
     let (_, url) = through_proxy(database.url(), cutter.port);
+    // In the clear: the proxy reads the protocol to find each write's COMMIT.
+    let url = format!("{url}?sslmode=disable");
     let server = serve_with(&url, Some(ADMIN), &["--rate-limit", "1000000"]);
     server.create_category(ADMIN, "Dogs");
     let call = |method: &str, path: &str, body: Option<&str>| {
@@ -370,4 +412,90 @@ fn tls_to_the_database_is_verified_and_a_wrong_ca_stops_the_start() {
     cluster.start();
     let said = refused_start(url(&ca, "verify-full"));
     assert!(said.contains("TLS") && said.contains("localhost"), "{said}");
+}
+
+/// The database goes silent: connections stay open and nothing comes back, as with a dead
+/// server behind a network that still answers TCP. Every request is answered within the
+/// database deadline (503: `unavailable` for a read; a write may be `outcome_unknown`, since
+/// it may commit when the network returns), `/readyz` within a second, and the service
+/// serves again within seconds of the database answering again.
+#[test]
+fn a_database_gone_silent_answers_every_request_in_time_and_recovers() {
+    let Some(database) = ScratchPostgres::create() else {
+        return;
+    };
+    let (upstream, _) = through_proxy(database.url(), 0);
+    let proxy = Proxy::start(upstream);
+    let (_, url) = through_proxy(database.url(), proxy.port);
+    let deadline = Duration::from_secs(3);
+    let server = serve_with(
+        &url,
+        Some(ADMIN),
+        &["--db-timeout-ms", "3000", "--rate-limit", "1000000"],
+    );
+    server.create_category(ADMIN, "Before");
+
+    proxy.hold();
+    let answers: Vec<(bool, u16, String, Duration)> = std::thread::scope(|scope| {
+        let calls: Vec<_> = (0..8)
+            .map(|n| {
+                let address = server.address.as_str();
+                scope.spawn(move || {
+                    let writes = n % 2 == 0;
+                    let started = Instant::now();
+                    let (status, body) = if writes {
+                        let body = format!(r#"{{"name": "During {n}"}}"#);
+                        binary::send_to(address, "POST", "/v1/categories", ADMIN, &[], Some(&body))
+                    } else {
+                        binary::send_to(
+                            address,
+                            "GET",
+                            &format!("/v1/pets?limit={}", n + 1),
+                            ADMIN,
+                            &[],
+                            None,
+                        )
+                    }
+                    .expect("an answer");
+                    (writes, status, body, started.elapsed())
+                })
+            })
+            .collect();
+        calls.into_iter().map(|c| c.join().unwrap()).collect()
+    });
+    let started = Instant::now();
+    let ready = server.get("/readyz", ADMIN);
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "/readyz in time"
+    );
+    assert_eq!(status(&ready), 503, "{ready}");
+    for (writes, status, body, took) in &answers {
+        assert!(
+            *took < deadline + Duration::from_millis(1500),
+            "answered after {took:?}"
+        );
+        assert_eq!(*status, 503, "{body}");
+        let code = serde_json::from_str::<serde_json::Value>(body).unwrap()["code"].clone();
+        if *writes {
+            assert!(code == "outcome_unknown" || code == "unavailable", "{body}");
+        } else {
+            assert_eq!(code, "unavailable", "{body}");
+        }
+    }
+
+    proxy.release();
+    let released = Instant::now();
+    loop {
+        let listed = server.get("/v1/categories", ADMIN);
+        if status(&listed) == 200 && status(&server.get("/readyz", ADMIN)) == 200 {
+            break;
+        }
+        assert!(
+            released.elapsed() < Duration::from_secs(10),
+            "never back: {listed}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    server.create_category(ADMIN, "After");
 }

@@ -65,20 +65,52 @@ impl std::fmt::Debug for PgStore {
     }
 }
 
-fn postgres_url(config: &StoreConfig) -> Result<&str, StoreError> {
-    match &config.database {
-        Database::Postgres(url) => Ok(url),
-        Database::Sqlite(_) => Err(StoreError::Config(format!(
+/// The URL libpq connects with: the configured one, with bounds on what the network may
+/// cost where the URL sets none. A connection attempt gives up after `connect_timeout` (a
+/// server that accepts and never answers would otherwise hold it for good), and the kernel
+/// probes an idle connection (`keepalives_*`) and drops one whose sent data stays
+/// unacknowledged (`tcp_user_timeout`): a dead server behind a lost route is noticed in
+/// seconds, not after TCP's two hours.
+fn postgres_url(config: &StoreConfig) -> Result<String, StoreError> {
+    let Database::Postgres(url) = &config.database else {
+        return Err(StoreError::Config(format!(
             "{} is not a PostgreSQL database",
             config.database
-        ))),
+        )));
+    };
+    // OpenSSL, first used by libpq for TLS, would otherwise register a clean-up to run at
+    // exit, which frees what the pool's threads may still be using: a process ending with
+    // connections open then crashed now and then (SIGSEGV). Initialised here first, before
+    // any connection, it registers none.
+    openssl_sys::init();
+    let connect_secs = config.connection_timeout.as_secs().clamp(2, 30);
+    let defaults = [
+        ("connect_timeout", connect_secs.to_string()),
+        ("keepalives_idle", "10".to_owned()),
+        ("keepalives_interval", "5".to_owned()),
+        ("keepalives_count", "3".to_owned()),
+        ("tcp_user_timeout", "10000".to_owned()),
+    ];
+    let query = url.split_once('?').map_or("", |(_, query)| query);
+    let given = |name: &str| {
+        query
+            .split('&')
+            .any(|pair| pair.split_once('=').map_or(pair, |(key, _)| key) == name)
+    };
+    let mut bounded = url.clone();
+    for (name, value) in defaults {
+        if !given(name) {
+            bounded.push(if bounded.contains('?') { '&' } else { '?' });
+            bounded.push_str(&format!("{name}={value}"));
+        }
     }
+    Ok(bounded)
 }
 
 /// One connection, outside any pool. A failure names the database (without its password),
 /// and says when TLS is what failed.
 pub fn connect_postgres(config: &StoreConfig) -> Result<PgConnection, StoreError> {
-    PgConnection::establish(postgres_url(config)?).map_err(|cause| StoreError::Unreachable {
+    PgConnection::establish(&postgres_url(config)?).map_err(|cause| StoreError::Unreachable {
         database: config.database.to_string(),
         cause: explain_tls(cause.to_string().trim()),
     })
@@ -278,3 +310,37 @@ impl PgStore {
 
 /// How long a write whose `COMMIT` lost its connection waits to learn what became of it.
 const RESOLVE_WITHIN: Duration = Duration::from_secs(2);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_network_is_bounded_unless_the_url_says_otherwise() {
+        let config = StoreConfig::for_database(Database::parse(
+            "postgres://shop@db:5432/shop?sslmode=verify-full&connect_timeout=9",
+        ));
+        let url = postgres_url(&config).unwrap();
+        assert!(
+            url.starts_with("postgres://shop@db:5432/shop?sslmode=verify-full&connect_timeout=9&")
+        );
+        assert_eq!(
+            url.matches("connect_timeout=").count(),
+            1,
+            "the URL's own wins: {url}"
+        );
+        for bound in [
+            "keepalives_idle=10",
+            "keepalives_count=3",
+            "tcp_user_timeout=10000",
+        ] {
+            assert!(url.contains(bound), "{url}");
+        }
+        let bare = StoreConfig::for_database(Database::parse("postgres://shop@db/shop"));
+        let url = postgres_url(&bare).unwrap();
+        assert!(
+            url.starts_with("postgres://shop@db/shop?connect_timeout="),
+            "{url}"
+        );
+    }
+}
