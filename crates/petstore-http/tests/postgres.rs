@@ -499,3 +499,333 @@ fn a_database_gone_silent_answers_every_request_in_time_and_recovers() {
     }
     server.create_category(ADMIN, "After");
 }
+
+/// What one client was told during the failover.
+#[derive(Default)]
+struct Failover {
+    /// Categories acknowledged: name, when, by which node.
+    made: Vec<(String, Instant, usize)>,
+    /// Categories answered as not made.
+    refused: Vec<String>,
+    /// Orders acknowledged, by id.
+    orders: Vec<i64>,
+    /// Anything but 201, 503 `unavailable` or 503 `outcome_unknown`.
+    wrong: Vec<String>,
+}
+
+/// A primary with a synchronous streaming standby, two nodes on a multi-host URL under write
+/// load: `kill -9` the primary, promote the standby. The nodes take writes again within 10 s of
+/// the promotion by themselves, every write acknowledged before or after is on the new
+/// primary, none answered as refused is, and no answer is a 500.
+#[test]
+fn the_nodes_follow_a_promoted_standby_and_lose_no_acknowledged_write() {
+    use cluster::Cluster;
+    use std::sync::atomic::AtomicBool;
+    let Some(primary) = Cluster::init() else {
+        return;
+    };
+    primary.start();
+    let standby = Cluster::standby_of(&primary);
+    standby.start();
+    // Commits wait for the standby from now on: one acknowledged is on both.
+    primary.configure("synchronous_standby_names = '*'\n");
+    primary.reload();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        use diesel::prelude::*;
+        let mut conn = diesel::PgConnection::establish(&primary.url()).unwrap();
+        #[derive(QueryableByName)]
+        struct Count {
+            #[diesel(sql_type = diesel::sql_types::BigInt)]
+            n: i64,
+        }
+        let sync: Count = diesel::sql_query(
+            "SELECT count(*) AS n FROM pg_stat_replication WHERE sync_state = 'sync'",
+        )
+        .get_result(&mut conn)
+        .unwrap();
+        if sync.n == 1 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the standby never became synchronous"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let url = format!(
+        "postgres://postgres@127.0.0.1:{},127.0.0.1:{}/postgres?target_session_attrs=read-write&sslmode=disable",
+        primary.port, standby.port
+    );
+    let nodes = [
+        serve_with(&url, Some(ADMIN), &["--rate-limit", "1000000"]),
+        serve_with(&url, Some(ADMIN), &["--rate-limit", "1000000"]),
+    ];
+    nodes[0].create_category(ADMIN, "Dogs");
+    let pet = {
+        let (status, body) = binary::send_to(
+            &nodes[0].address,
+            "POST",
+            "/v1/pets",
+            ADMIN,
+            &[],
+            Some(r#"{"name": "Rex", "categoryId": 1}"#),
+        )
+        .unwrap();
+        assert_eq!(status, 201, "{body}");
+        let (status, _) = binary::send_to(
+            &nodes[1].address,
+            "PATCH",
+            "/v1/inventory/1",
+            ADMIN,
+            &[],
+            Some(r#"{"quantity": 1000000}"#),
+        )
+        .unwrap();
+        assert_eq!(status, 200);
+        1
+    };
+
+    let writing = AtomicBool::new(true);
+    let addresses = [nodes[0].address.clone(), nodes[1].address.clone()];
+    let (told, promoted) = std::thread::scope(|scope| {
+        let clients: Vec<_> = (0..4)
+            .map(|client| {
+                let (writing, addresses) = (&writing, &addresses);
+                scope.spawn(move || {
+                    let mut told = Failover::default();
+                    for n in 0_usize.. {
+                        if !writing.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        let address = &addresses[(client + n) % 2];
+                        let (path, body) = if n % 2 == 0 {
+                            ("/v1/categories", format!(r#"{{"name": "C{client}-{n}"}}"#))
+                        } else {
+                            (
+                                "/v1/store/orders",
+                                format!(r#"{{"petId": {pet}, "quantity": 1}}"#),
+                            )
+                        };
+                        let Some((status, reply)) =
+                            binary::send_to(address, "POST", path, ADMIN, &[], Some(&body))
+                        else {
+                            told.wrong.push(format!("no answer to {path}"));
+                            continue;
+                        };
+                        let value: serde_json::Value =
+                            serde_json::from_str(&reply).unwrap_or_default();
+                        match (status, value["code"].as_str(), n % 2 == 0) {
+                            (201, _, true) => told.made.push((
+                                format!("C{client}-{n}"),
+                                Instant::now(),
+                                (client + n) % 2,
+                            )),
+                            (201, _, false) => told.orders.push(value["id"].as_i64().unwrap()),
+                            (503, Some("unavailable"), true) => {
+                                told.refused.push(format!("C{client}-{n}"))
+                            }
+                            (503, Some("unavailable" | "outcome_unknown"), _) => {
+                                std::thread::sleep(Duration::from_millis(20));
+                            }
+                            _ => told.wrong.push(format!("{status} {reply}")),
+                        }
+                    }
+                    told
+                })
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(1500));
+        primary.kill();
+        std::thread::sleep(Duration::from_millis(1000));
+        standby.promote();
+        let promoted = Instant::now();
+        std::thread::sleep(Duration::from_secs(10));
+        writing.store(false, Ordering::Relaxed);
+        let told: Vec<Failover> = clients.into_iter().map(|c| c.join().unwrap()).collect();
+        (told, promoted)
+    });
+
+    let wrong: Vec<&String> = told.iter().flat_map(|t| &t.wrong).collect();
+    assert!(wrong.is_empty(), "no 500, no other answer: {wrong:?}");
+    for node in 0..addresses.len() {
+        let first_after = told
+            .iter()
+            .flat_map(|t| &t.made)
+            .filter(|(_, at, by)| *at > promoted && *by == node)
+            .map(|(_, at, _)| *at - promoted)
+            .min();
+        assert!(
+            first_after.is_some_and(|took| took < Duration::from_secs(10)),
+            "node {node} took writes again within 10 s of the promotion: {first_after:?}"
+        );
+    }
+    let listed = |path: &str| {
+        let mut items = Vec::new();
+        let mut cursor = String::new();
+        loop {
+            let (status, page) = binary::send_to(
+                &nodes[0].address,
+                "GET",
+                &format!("{path}?limit=100{cursor}"),
+                ADMIN,
+                &[],
+                None,
+            )
+            .unwrap();
+            assert_eq!(status, 200, "{page}");
+            let page: Vec<serde_json::Value> = serde_json::from_str(&page).unwrap();
+            let last = page.last().map(|item| item["id"].as_i64().unwrap());
+            let full = page.len() == 100;
+            items.extend(page);
+            match last {
+                Some(last) if full => cursor = format!("&cursor=k{last:x}"),
+                _ => return items,
+            }
+        }
+    };
+    let categories: std::collections::BTreeSet<String> = listed("/v1/categories")
+        .iter()
+        .map(|c| c["name"].as_str().unwrap().to_owned())
+        .collect();
+    let orders: std::collections::BTreeSet<i64> = listed("/v1/store/orders")
+        .iter()
+        .map(|o| o["id"].as_i64().unwrap())
+        .collect();
+    for told in &told {
+        for (name, ..) in &told.made {
+            assert!(categories.contains(name), "{name} was acknowledged");
+        }
+        for name in &told.refused {
+            assert!(!categories.contains(name), "{name} was answered as refused");
+        }
+        for id in &told.orders {
+            assert!(orders.contains(id), "order {id} was acknowledged");
+        }
+    }
+    let before_promotion = told
+        .iter()
+        .flat_map(|t| &t.made)
+        .filter(|(_, at, _)| *at < promoted)
+        .count();
+    assert!(
+        before_promotion > 0 && !orders.is_empty(),
+        "writes before the crash too"
+    );
+}
+
+/// A server that stops taking writes (here: its database made read-only for new sessions,
+/// as a standby or a primary being demoted is): a connection to it is dropped from the pool,
+/// each write is answered 503 with `Retry-After` (never 500) while no writable server is
+/// found, and writes go through again once one is.
+#[test]
+fn a_server_that_stops_taking_writes_is_503_until_one_does() {
+    use diesel::connection::SimpleConnection;
+    use diesel::prelude::*;
+    let Some(database) = ScratchPostgres::create() else {
+        return;
+    };
+    let name = database.url().rsplit('/').next().unwrap().to_owned();
+    let server = serve_with(database.url(), Some(ADMIN), &["--db-wait-ms", "500"]);
+    server.create_category(ADMIN, "Before");
+    let admin_url = std::env::var("PETSTORE_TEST_POSTGRES_URL").unwrap();
+    let mut admin = diesel::PgConnection::establish(&admin_url).unwrap();
+    let read_only = |on: bool, admin: &mut diesel::PgConnection| {
+        let setting = if on {
+            "SET default_transaction_read_only = on"
+        } else {
+            "RESET default_transaction_read_only"
+        };
+        admin
+            .batch_execute(&format!(
+                "ALTER DATABASE \"{name}\" {setting};
+                 SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                 WHERE datname = '{name}' AND pid <> pg_backend_pid();"
+            ))
+            .unwrap();
+    };
+    read_only(true, &mut admin);
+    for n in 0..5 {
+        let write = server.post(
+            "/v1/categories",
+            ADMIN,
+            &format!(r#"{{"name": "During {n}"}}"#),
+        );
+        assert_eq!(status(&write), 503, "{write}");
+        assert!(write.contains(r#""code":"unavailable""#), "{write}");
+        assert!(write.to_lowercase().contains("retry-after: "), "{write}");
+    }
+    assert_eq!(status(&server.get("/readyz", ADMIN)), 503);
+
+    read_only(false, &mut admin);
+    let back = Instant::now();
+    loop {
+        let write = server.post("/v1/categories", ADMIN, r#"{"name": "After"}"#);
+        if status(&write) == 201 {
+            break;
+        }
+        assert_eq!(status(&write), 503, "{write}");
+        assert!(
+            back.elapsed() < Duration::from_secs(10),
+            "never writable again: {write}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let listed = server.get("/v1/categories", ADMIN);
+    assert!(!listed.contains("During"), "{listed}");
+}
+
+/// A statement stuck behind another session's lock is cancelled by the server at the
+/// database deadline (`statement_timeout`), not left waiting and holding its own locks: the
+/// request is answered in time, and the write it began never happens, even once the lock is
+/// released.
+#[test]
+fn a_statement_stuck_on_a_lock_is_cancelled_at_the_deadline() {
+    use diesel::connection::SimpleConnection;
+    use diesel::prelude::*;
+    let Some(database) = ScratchPostgres::create() else {
+        return;
+    };
+    let server = serve_with(
+        database.url(),
+        Some(ADMIN),
+        &["--db-timeout-ms", "1000", "--db-wait-ms", "500"],
+    );
+    server.create_category(ADMIN, "Dogs");
+    let made = server.post("/v1/pets", ADMIN, r#"{"name": "Rex", "categoryId": 1}"#);
+    assert_eq!(status(&made), 201, "{made}");
+    let stocked = binary::send_to(
+        &server.address,
+        "PATCH",
+        "/v1/inventory/1",
+        ADMIN,
+        &[],
+        Some(r#"{"quantity": 5}"#),
+    )
+    .unwrap();
+    assert_eq!(stocked.0, 200);
+
+    let mut holder = diesel::PgConnection::establish(database.url()).unwrap();
+    holder
+        .batch_execute("BEGIN; SELECT id FROM pets WHERE id = 1 FOR UPDATE;")
+        .unwrap();
+    let started = Instant::now();
+    let order = server.post("/v1/store/orders", ADMIN, r#"{"petId": 1, "quantity": 1}"#);
+    let took = started.elapsed();
+    assert_eq!(status(&order), 503, "{order}");
+    assert!(
+        took < Duration::from_millis(2500),
+        "answered after {took:?}"
+    );
+    // Held past the deadline, then released: a statement merely abandoned would go on now.
+    std::thread::sleep(Duration::from_millis(1500));
+    holder.batch_execute("COMMIT").unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let stock = server.get("/v1/inventory/1", ADMIN);
+    assert!(
+        stock.contains(r#""quantity":5"#),
+        "the order never happened: {stock}"
+    );
+    let orders = server.get("/v1/store/orders", ADMIN);
+    assert!(orders.ends_with("[]"), "{orders}");
+}

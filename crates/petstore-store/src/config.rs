@@ -113,6 +113,10 @@ pub struct StoreConfig {
     pub busy_timeout: Duration,
     /// How long a caller waits for a free connection before failing as unavailable.
     pub connection_timeout: Duration,
+    /// PostgreSQL: how long one statement of the pool's connections may run on the server
+    /// (`statement_timeout`) before the server cancels it, and so for how long it may hold
+    /// its locks. Migrations, `copy` and `backup` use connections of their own, unbounded.
+    pub statement_timeout: Duration,
 }
 
 impl StoreConfig {
@@ -131,6 +135,7 @@ impl StoreConfig {
             readers: 4,
             busy_timeout: Duration::from_secs(5),
             connection_timeout: Duration::from_secs(5),
+            statement_timeout: Duration::from_secs(5),
         }
     }
 }

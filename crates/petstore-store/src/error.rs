@@ -124,8 +124,12 @@ const CONNECTION_LOST: [&str; 4] = [
 
 fn is_transient(error: &DieselError) -> bool {
     match error {
+        // A server that became read-only (a primary demoted, a standby not yet promoted)
+        // takes writes again once a primary is found; the pool drops such connections.
         DieselError::DatabaseError(
-            DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand,
+            DatabaseErrorKind::ClosedConnection
+            | DatabaseErrorKind::UnableToSendCommand
+            | DatabaseErrorKind::ReadOnlyTransaction,
             _,
         ) => true,
         DieselError::DatabaseError(_, info) => {

@@ -66,6 +66,104 @@ impl Cluster {
         Some(cluster)
     }
 
+    /// A streaming standby of `primary` (which must be running), made by `pg_basebackup -R`
+    /// into a folder of its own, on a free port; not started.
+    pub fn standby_of(primary: &Cluster) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let standby = Cluster {
+            dir,
+            port: free_port(),
+            as_root: primary.as_root,
+        };
+        if standby.as_root {
+            assert!(
+                Command::new("chown")
+                    .arg("postgres:postgres")
+                    .arg(standby.dir.path())
+                    .status()
+                    .unwrap()
+                    .success()
+            );
+        }
+        let out = standby
+            .command("pg_basebackup")
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-U",
+                "postgres",
+                "-R",
+                "-X",
+                "stream",
+                "--no-sync",
+            ])
+            .args(["-p", &primary.port.to_string(), "-D"])
+            .arg(standby.data())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "pg_basebackup: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // The copied settings are the primary's; later lines win.
+        standby.configure(&format!(
+            "port = {}\nunix_socket_directories = '{}'\n",
+            standby.port,
+            standby.dir.path().display()
+        ));
+        standby
+    }
+
+    /// Its URL for the `postgres` database, in the clear.
+    pub fn url(&self) -> String {
+        format!(
+            "postgres://postgres@127.0.0.1:{}/postgres?sslmode=disable",
+            self.port
+        )
+    }
+
+    /// Reloads the settings of the running server.
+    pub fn reload(&self) {
+        let out = self
+            .command("pg_ctl")
+            .arg("-D")
+            .arg(self.data())
+            .arg("reload")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    }
+
+    /// Promotes a standby to primary, waiting until it is.
+    pub fn promote(&self) {
+        let out = self
+            .command("pg_ctl")
+            .args(["-w", "-D"])
+            .arg(self.data())
+            .arg("promote")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "pg_ctl promote: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// `kill -9` of the server's main process: a crash, with no shutdown at all.
+    pub fn kill(&self) {
+        let pid = std::fs::read_to_string(self.data().join("postmaster.pid")).unwrap();
+        let pid = pid.lines().next().unwrap().trim().to_owned();
+        assert!(
+            Command::new("kill")
+                .args(["-9", &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+    }
+
     /// A PostgreSQL program (`pg_ctl`, `initdb`, …), run as the cluster's owner.
     pub fn command(&self, program: &str) -> Command {
         if self.as_root {

@@ -41,7 +41,59 @@ const MIGRATION_LOCK: i64 = 0x7065_7473_746f_7265;
 /// How many times a conflicting write runs again before it is reported as unavailable.
 const CONFLICT_RETRIES: u32 = 5;
 
-type PgPool = Pool<ConnectionManager<PgConnection>>;
+type PgPool = Pool<PrimaryOnly>;
+
+/// The pool's connections, kept to a server that takes writes. A multi-host URL with
+/// `target_session_attrs=read-write` lets libpq find the primary when it connects; this check
+/// (r2d2 runs it each time a connection is lent, in place of `SELECT 1`) drops a connection
+/// whose server has since become read-only (an old primary come back as a standby), so that
+/// the pool connects again, to whichever server is the primary now.
+///
+/// Each connection gets its server-side bounds when made: `statement_timeout` (a statement
+/// stuck on a lock is cancelled, not left holding others'), and
+/// `idle_in_transaction_session_timeout` (a node that died inside a transaction does not
+/// keep its row locks until TCP notices).
+#[derive(Debug)]
+struct PrimaryOnly {
+    manager: ConnectionManager<PgConnection>,
+    statement_timeout: Duration,
+}
+
+impl diesel::r2d2::ManageConnection for PrimaryOnly {
+    type Connection = PgConnection;
+    type Error = diesel::r2d2::Error;
+
+    fn connect(&self) -> Result<PgConnection, Self::Error> {
+        let mut conn = self.manager.connect()?;
+        conn.batch_execute(&format!(
+            "SET statement_timeout = {}; SET idle_in_transaction_session_timeout = 30000",
+            self.statement_timeout.as_millis().max(1)
+        ))
+        .map_err(diesel::r2d2::Error::QueryError)?;
+        Ok(conn)
+    }
+
+    fn is_valid(&self, conn: &mut PgConnection) -> Result<(), Self::Error> {
+        let read_only = diesel::select(sql::<diesel::sql_types::Bool>(
+            "pg_is_in_recovery() OR current_setting('transaction_read_only') = 'on'",
+        ))
+        .get_result::<bool>(conn)
+        .map_err(diesel::r2d2::Error::QueryError)?;
+        if read_only {
+            return Err(diesel::r2d2::Error::QueryError(
+                diesel::result::Error::DatabaseError(
+                    diesel::result::DatabaseErrorKind::ReadOnlyTransaction,
+                    Box::new("the server no longer takes writes".to_owned()),
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn has_broken(&self, conn: &mut PgConnection) -> bool {
+        self.manager.has_broken(conn)
+    }
+}
 
 /// The pet store's [`Store`] on a PostgreSQL database.
 #[derive(Clone)]
@@ -150,9 +202,10 @@ impl PgStore {
             .max_size(config.readers.max(2))
             .min_idle(Some(1))
             .connection_timeout(config.connection_timeout)
-            .build(ConnectionManager::<PgConnection>::new(postgres_url(
-                config,
-            )?))
+            .build(PrimaryOnly {
+                manager: ConnectionManager::new(postgres_url(config)?),
+                statement_timeout: config.statement_timeout,
+            })
             .map_err(|cause| StoreError::Unreachable {
                 database: config.database.to_string(),
                 cause: cause.to_string(),
