@@ -566,9 +566,10 @@ pub async fn serve(args: ServeArgs, format: LogFormat) -> anyhow::Result<()> {
     // process's lock on the file (SQLite's busy timeout), which until now waited 5 s.
     config.connection_timeout = Duration::from_millis(args.db_wait_ms);
     config.busy_timeout = config.connection_timeout;
-    // The server cancels a statement no later than the request gives up on it.
+    // The server cancels a statement before the request gives up on it: a statement it
+    // cancelled is rolled back, and its write is answered as not made, not as unknown.
     let deadline = Duration::from_millis(args.db_timeout_ms.max(args.db_wait_ms + 500));
-    config.statement_timeout = deadline;
+    config.statement_timeout = deadline * 4 / 5;
     let store = AnyStore::open(&config)?;
     let settings = Settings {
         allow_private_webhook_targets: args.webhooks.webhook_allow_private_targets,

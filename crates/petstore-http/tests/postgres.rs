@@ -775,10 +775,10 @@ fn a_server_that_stops_taking_writes_is_503_until_one_does() {
     assert!(!listed.contains("During"), "{listed}");
 }
 
-/// A statement stuck behind another session's lock is cancelled by the server at the
+/// A statement stuck behind another session's lock is cancelled by the server before the
 /// database deadline (`statement_timeout`), not left waiting and holding its own locks: the
-/// request is answered in time, and the write it began never happens, even once the lock is
-/// released.
+/// request is answered in time as not done (503 `unavailable`), and the write never happens,
+/// even once the lock is released.
 #[test]
 fn a_statement_stuck_on_a_lock_is_cancelled_at_the_deadline() {
     use diesel::connection::SimpleConnection;
@@ -813,6 +813,10 @@ fn a_statement_stuck_on_a_lock_is_cancelled_at_the_deadline() {
     let order = server.post("/v1/store/orders", ADMIN, r#"{"petId": 1, "quantity": 1}"#);
     let took = started.elapsed();
     assert_eq!(status(&order), 503, "{order}");
+    assert!(
+        order.contains(r#""code":"unavailable""#),
+        "the server cancelled it, so it did not happen: {order}"
+    );
     assert!(
         took < Duration::from_millis(2500),
         "answered after {took:?}"

@@ -141,6 +141,10 @@ fn is_transient(error: &DieselError) -> bool {
                 "the database system is",
                 "server closed the connection",
                 "no connection to the server",
+                // The server gave up on a statement (`statement_timeout`, a lock wait) or an
+                // idle transaction: the transaction is rolled back, and a retry may work.
+                "canceling statement due to",
+                "terminating connection due to idle-in-transaction timeout",
             ]
             .iter()
             // The disk is full, the file read-only, or the disk failing: the request was fine
@@ -450,6 +454,15 @@ mod tests {
                 "{message}: refused"
             );
         }
+    }
+
+    #[test]
+    fn a_statement_the_server_cancelled_is_unavailable_not_a_bug() {
+        let cancelled = mapped(
+            DatabaseErrorKind::Unknown,
+            "canceling statement due to statement timeout",
+        );
+        assert_eq!(cancelled.code(), "unavailable");
     }
 
     #[test]

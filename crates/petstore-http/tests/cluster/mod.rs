@@ -85,26 +85,22 @@ impl Cluster {
                     .success()
             );
         }
-        let out = standby
-            .command("pg_basebackup")
-            .args([
-                "-h",
-                "127.0.0.1",
-                "-U",
-                "postgres",
-                "-R",
-                "-X",
-                "stream",
-                "--no-sync",
-            ])
-            .args(["-p", &primary.port.to_string(), "-D"])
-            .arg(standby.data())
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "pg_basebackup: {}",
-            String::from_utf8_lossy(&out.stderr)
+        succeed(
+            standby
+                .command("pg_basebackup")
+                .args([
+                    "-h",
+                    "127.0.0.1",
+                    "-U",
+                    "postgres",
+                    "-R",
+                    "-X",
+                    "stream",
+                    "--no-sync",
+                ])
+                .args(["-p", &primary.port.to_string(), "-D"])
+                .arg(standby.data()),
+            "pg_basebackup",
         );
         // The copied settings are the primary's; later lines win.
         standby.configure(&format!(
@@ -125,29 +121,23 @@ impl Cluster {
 
     /// Reloads the settings of the running server.
     pub fn reload(&self) {
-        let out = self
-            .command("pg_ctl")
-            .arg("-D")
-            .arg(self.data())
-            .arg("reload")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{out:?}");
+        succeed(
+            self.command("pg_ctl")
+                .arg("-D")
+                .arg(self.data())
+                .arg("reload"),
+            "pg_ctl reload",
+        );
     }
 
     /// Promotes a standby to primary, waiting until it is.
     pub fn promote(&self) {
-        let out = self
-            .command("pg_ctl")
-            .args(["-w", "-D"])
-            .arg(self.data())
-            .arg("promote")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "pg_ctl promote: {}",
-            String::from_utf8_lossy(&out.stderr)
+        succeed(
+            self.command("pg_ctl")
+                .args(["-w", "-D"])
+                .arg(self.data())
+                .arg("promote"),
+            "pg_ctl promote",
         );
     }
 
@@ -259,6 +249,16 @@ impl Drop for Cluster {
     }
 }
 
+/// Runs `command`, which must succeed; its error output says why when it does not.
+fn succeed(command: &mut Command, what: &str) {
+    let out = command.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -364,14 +364,8 @@ impl Authority {
 }
 
 fn openssl(dir: &Path, args: &[&str]) {
-    let out = Command::new("openssl")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("the openssl command");
-    assert!(
-        out.status.success(),
-        "openssl {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
+    succeed(
+        Command::new("openssl").args(args).current_dir(dir),
+        &format!("openssl {args:?}"),
     );
 }
