@@ -731,18 +731,42 @@ fn a_server_that_stops_taking_writes_is_503_until_one_does() {
     let admin_url = std::env::var("PETSTORE_TEST_POSTGRES_URL").unwrap();
     let mut admin = diesel::PgConnection::establish(&admin_url).unwrap();
     let read_only = |on: bool, admin: &mut diesel::PgConnection| {
+        #[derive(QueryableByName)]
+        struct Pid {
+            #[diesel(sql_type = diesel::sql_types::Integer)]
+            pid: i32,
+        }
         let setting = if on {
             "SET default_transaction_read_only = on"
         } else {
             "RESET default_transaction_read_only"
         };
         admin
-            .batch_execute(&format!(
-                "ALTER DATABASE \"{name}\" {setting};
-                 SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-                 WHERE datname = '{name}' AND pid <> pg_backend_pid();"
-            ))
+            .batch_execute(&format!("ALTER DATABASE \"{name}\" {setting}"))
             .unwrap();
+        let sessions = format!("SELECT pid FROM pg_stat_activity WHERE datname = '{name}'");
+        let old: Vec<i32> = diesel::sql_query(&sessions)
+            .load::<Pid>(admin)
+            .unwrap()
+            .into_iter()
+            .map(|p| p.pid)
+            .collect();
+        for pid in &old {
+            admin
+                .batch_execute(&format!("SELECT pg_terminate_backend({pid})"))
+                .unwrap();
+        }
+        // Termination is a signal: wait until the old sessions are gone.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while diesel::sql_query(&sessions)
+            .load::<Pid>(admin)
+            .unwrap()
+            .iter()
+            .any(|p| old.contains(&p.pid))
+        {
+            assert!(Instant::now() < deadline, "sessions never ended");
+            std::thread::sleep(Duration::from_millis(20));
+        }
     };
     read_only(true, &mut admin);
     for n in 0..5 {

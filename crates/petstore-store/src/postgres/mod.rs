@@ -290,7 +290,7 @@ impl Store for PgStore {
 
 impl PgStore {
     /// One transaction of `work`. Before its `COMMIT` it asks the server for its transaction
-    /// id, so that if the connection breaks during the `COMMIT` (the server may have committed
+    /// id and timeline, so that if the connection breaks during the `COMMIT` (the server may have committed
     /// before the answer was lost), [`resolve`](Self::resolve) can ask another connection
     /// whether it did: the write is then answered as what happened, and `OutcomeUnknown` only
     /// when no connection can tell.
@@ -306,10 +306,17 @@ impl PgStore {
             writing: true,
         })
         .and_then(|value| {
-            let xid = diesel::select(sql::<BigInt>("pg_current_xact_id()::text::bigint"))
-                .get_result::<i64>(conn)
-                .map_err(StoreError::from)?;
-            Ok((value, xid))
+            // The COMMIT itself is not bounded by `statement_timeout`: a cancelled wait for a
+            // synchronous standby would leave the commit made here only, and answered as
+            // made; the request's deadline answers such a wait `OutcomeUnknown` instead.
+            let (xid, timeline, _) = diesel::select((
+                sql::<BigInt>("pg_current_xact_id()::text::bigint"),
+                sql::<BigInt>(TIMELINE),
+                sql::<Text>("set_config('statement_timeout', '0', true)"),
+            ))
+            .get_result::<(i64, i64, String)>(conn)
+            .map_err(StoreError::from)?;
+            Ok((value, (xid, timeline)))
         });
         let (value, xid) = match done {
             Ok(done) => done,
@@ -334,23 +341,33 @@ impl PgStore {
         }
     }
 
-    /// Whether the transaction `xid` committed (`Some(true)`), aborted (`Some(false)`), or
-    /// `None` when no connection could tell within [`RESOLVE_WITHIN`]. A transaction whose
-    /// connection broke is still "in progress" until its server process notices: it is asked
-    /// again until then.
-    fn resolve(&self, xid: i64) -> Option<bool> {
+    /// Whether the transaction `xid` of timeline `timeline` committed (`Some(true)`),
+    /// aborted (`Some(false)`), or `None` when no connection could tell within
+    /// [`RESOLVE_WITHIN`]. A transaction whose connection broke is still "in progress" until
+    /// its server process notices: it is asked again until then.
+    ///
+    /// Only a server on the same timeline can say. After a failover the new primary (a new
+    /// timeline) may never have received the transaction, not even its id, and give that id
+    /// to one of its own: its status would then be another transaction's.
+    fn resolve(&self, (xid, timeline): (i64, i64)) -> Option<bool> {
         let deadline = std::time::Instant::now() + RESOLVE_WITHIN;
         while std::time::Instant::now() < deadline {
             let status = self.pool.get().ok().and_then(|mut conn| {
-                diesel::select(
+                diesel::select((
                     sql::<Nullable<Text>>("pg_xact_status(")
                         .bind::<BigInt, _>(xid)
                         .sql("::text::xid8)"),
-                )
-                .get_result::<Option<String>>(&mut conn)
+                    sql::<BigInt>(TIMELINE),
+                ))
+                .get_result::<(Option<String>, i64)>(&mut conn)
                 .ok()
             });
-            match status.flatten().as_deref() {
+            let status = match status {
+                Some((_, now)) if now != timeline => return None,
+                Some((status, _)) => status,
+                None => None,
+            };
+            match status.as_deref() {
                 Some("committed") => return Some(true),
                 Some("aborted") => return Some(false),
                 // In progress, too old to know (NULL), or no connection yet: ask again.
@@ -360,6 +377,11 @@ impl PgStore {
         None
     }
 }
+
+/// The server's timeline, which a promotion changes: the first eight hex digits of the name
+/// of the WAL file being written.
+const TIMELINE: &str =
+    "('x' || substr(pg_walfile_name(pg_current_wal_insert_lsn()), 1, 8))::bit(32)::bigint";
 
 /// How long a write whose `COMMIT` lost its connection waits to learn what became of it.
 const RESOLVE_WITHIN: Duration = Duration::from_secs(2);
