@@ -10,6 +10,7 @@ use serde_json::json;
 use utoipa_swagger_ui::SwaggerUi;
 
 use crate::auth::{RateLimits, authenticate};
+use crate::cors::{CorsOrigins, cross_origin};
 use crate::endpoint::method_not_allowed;
 use crate::error::{ApiError, ErrorCode};
 use crate::extract::{BodyDeadline, BodyLimit};
@@ -19,7 +20,7 @@ use crate::openapi;
 use crate::routes::{self, meta};
 use crate::state::AppState;
 
-/// Limits the HTTP layer enforces.
+/// Limits the HTTP layer enforces, and which browser pages may call it.
 #[derive(Debug, Clone)]
 pub struct HttpLimits {
     /// The largest request body, in bytes.
@@ -28,6 +29,8 @@ pub struct HttpLimits {
     pub body_timeout: std::time::Duration,
     /// Requests per key (or client address, without a valid key), shared by all workers.
     pub rate: RateLimits,
+    /// The origins whose pages may call the API (CORS); none by default.
+    pub cors: CorsOrigins,
 }
 
 impl Default for HttpLimits {
@@ -36,6 +39,7 @@ impl Default for HttpLimits {
             max_body_bytes: 16 * 1024,
             body_timeout: std::time::Duration::from_secs(10),
             rate: RateLimits::new(DEFAULT_RATE, DEFAULT_RATE),
+            cors: CorsOrigins::default(),
         }
     }
 }
@@ -72,6 +76,7 @@ pub fn app(
         .app_data(BodyLimit(limits.max_body_bytes))
         .app_data(BodyDeadline(limits.body_timeout))
         .app_data(web::PayloadConfig::new(limits.max_body_bytes))
+        .app_data(web::Data::new(limits.cors))
         .service(v1)
         .service(get_only("/healthz", healthz))
         .service(get_only("/readyz", readyz))
@@ -79,6 +84,9 @@ pub fn app(
         .service(get_only("/docs", docs_redirect))
         .service(SwaggerUi::new("/docs/{_:.*}").url("/openapi.json", openapi::document().clone()))
         .default_service(web::to(unknown_route))
+        // Inside the request's id and log, outside routing and authentication: a preflight
+        // is answered before either.
+        .wrap(from_fn(cross_origin))
         .wrap(from_fn(around_every_request))
 }
 

@@ -17,6 +17,7 @@ use petstore_store::{AnyStore, Database, Durability, StoreConfig};
 
 use crate::app::{DEFAULT_RATE, HttpLimits, app};
 use crate::auth::{RateLimits, generate_secret, random_bytes};
+use crate::cors::CorsOrigins;
 use crate::delivery::DeliverySettings;
 use crate::state::AppState;
 
@@ -172,6 +173,15 @@ pub struct ServeArgs {
     /// How long a request waits for a database connection before 503, in milliseconds.
     #[arg(long, env = "PETSTORE_DB_WAIT_MS", default_value_t = 2000)]
     pub db_wait_ms: u64,
+    /// An origin (`https://shop.example.com`) whose web pages may call the API from a browser
+    /// (CORS); repeat it for several, or list them comma-separated in the environment. None
+    /// by default: browsers then let no other origin's page read an answer.
+    #[arg(
+        long = "cors-origin",
+        env = "PETSTORE_CORS_ORIGINS",
+        value_delimiter = ','
+    )]
+    pub cors_origins: Vec<String>,
     /// How long a request's work on PostgreSQL may take in all, in milliseconds, whatever the
     /// network does: past it the request is answered 503 (`outcome_unknown` for a write, which
     /// may still commit when the network comes back). Above `--db-wait-ms`.
@@ -580,7 +590,12 @@ pub async fn serve(args: ServeArgs, format: LogFormat) -> anyhow::Result<()> {
     bootstrap_admin_key(&state, format).await?;
     let tls = crate::delivery::tls_config(args.webhooks.webhook_ca_file.as_deref())
         .map_err(|e| anyhow!("webhook TLS: {e}"))?;
+    let cors = CorsOrigins::new(&args.cors_origins).map_err(|e| anyhow!("--cors-origin: {e}"))?;
+    if cors.is_on() {
+        tracing::info!(origins = ?args.cors_origins, "browser pages of these origins may call the API");
+    }
     let limits = HttpLimits {
+        cors,
         max_body_bytes: args.max_body_bytes,
         body_timeout: Duration::from_millis(args.body_timeout_ms.max(1)),
         rate: RateLimits::new(

@@ -660,3 +660,107 @@ fn what_the_http_codec_answers_itself_is_what_the_api_document_lists() {
         );
     }
 }
+
+/// Serves one HTML page on a port of its own: a web origin (`http://127.0.0.1:<port>`).
+fn serve_page(html: String) -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut head = [0u8; 4096];
+            let _ = stream.read(&mut head);
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{html}",
+                html.len()
+            );
+        }
+    });
+    port
+}
+
+/// The page's text once headless Chromium has run its script.
+fn page_text(chromium: &str, port: u16, profile: &std::path::Path) -> String {
+    let out = std::process::Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--virtual-time-budget=10000",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(["--dump-dom", &format!("http://127.0.0.1:{port}/")])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// CORS in a real browser: a page from an allowed origin creates a category with a bearer
+/// key (a call that needs a preflight) and reads the answer and its exposed `X-Request-Id`;
+/// the same page from another origin is refused by the browser, and its call never happens.
+#[test]
+fn a_page_of_an_allowed_origin_calls_the_api_from_a_browser_and_another_cannot() {
+    let Some(chromium) = ["chromium", "chromium-browser"].into_iter().find(|name| {
+        std::process::Command::new(name)
+            .arg("--version")
+            .output()
+            .is_ok_and(|out| out.status.success())
+    }) else {
+        eprintln!("skipped: Chromium is not installed (Debian's `chromium`)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let key = "cors-admin-0123456789abcdef0123456789abc";
+    // The page's origin must be known before the service starts: its port is taken first.
+    let api = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let api_port = api.local_addr().unwrap().port();
+    drop(api);
+    let page = |name: &str| {
+        format!(
+            r#"<!doctype html><html><body><p id="out">waiting</p><script>
+fetch("http://127.0.0.1:{api_port}/v1/categories", {{
+  method: "POST",
+  headers: {{"Authorization": "Bearer {key}", "Content-Type": "application/json"}},
+  body: JSON.stringify({{name: "{name}"}})
+}}).then(function (r) {{
+  return r.json().then(function (body) {{
+    document.getElementById("out").textContent =
+      "status " + r.status + " name " + body.name + " request " + r.headers.get("X-Request-Id");
+  }});
+}}).catch(function (e) {{ document.getElementById("out").textContent = "refused " + e; }});
+</script></body></html>"#
+        )
+    };
+    let allowed = serve_page(page("From the shop"));
+    let other = serve_page(page("From elsewhere"));
+    let server = binary::serve_command(
+        petstore(dir.path().join("cors.db")),
+        Some(key),
+        &[
+            "--bind",
+            &format!("127.0.0.1:{api_port}"),
+            "--cors-origin",
+            &format!("http://127.0.0.1:{allowed}"),
+        ],
+    );
+
+    let shown = page_text(chromium, allowed, &dir.path().join("profile-a"));
+    assert!(
+        shown.contains("status 201 name From the shop request "),
+        "the allowed page read the answer: {shown}"
+    );
+    assert!(
+        !shown.contains("request null"),
+        "X-Request-Id is exposed: {shown}"
+    );
+    let shown = page_text(chromium, other, &dir.path().join("profile-b"));
+    assert!(
+        shown.contains("refused"),
+        "the browser refused the other origin: {shown}"
+    );
+
+    let listed = server.get("/v1/categories", key);
+    assert!(listed.contains("From the shop"), "{listed}");
+    assert!(!listed.contains("From elsewhere"), "never sent: {listed}");
+}

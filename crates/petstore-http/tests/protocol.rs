@@ -455,3 +455,114 @@ async fn a_body_decodes_as_its_content_encoding_says_or_is_refused_in_json() {
     let stacked = api.send(post("gzip, br", packed)).await;
     stacked.assert_error(415, "unsupported_media_type");
 }
+
+/// CORS, with one origin allowed: its preflight is 204 with what a page may send, before any
+/// key or rate limit; its calls' answers (errors too) say the page may read them and which
+/// headers; another origin gets no CORS header at all; and with no origin configured, CORS
+/// is off.
+#[actix_web::test]
+async fn an_allowed_origin_may_call_from_a_browser_and_no_other_may() {
+    use petstore_http::cors::CorsOrigins;
+    let shop = "https://shop.example.com";
+    let one = std::num::NonZeroU32::MIN;
+    let api = common::start_with(HttpLimits {
+        cors: CorsOrigins::new(&[shop.to_owned()]).unwrap(),
+        // One call a second: the preflights below would trip it if they counted.
+        rate: petstore_http::auth::RateLimits::new(one, one),
+        ..HttpLimits::default()
+    })
+    .await;
+    let preflight = |origin: &str| {
+        TestRequest::default()
+            .method(Method::OPTIONS)
+            .uri("/v1/pets")
+            .insert_header(("origin", origin))
+            .insert_header(("access-control-request-method", "POST"))
+            .insert_header((
+                "access-control-request-headers",
+                "authorization, content-type",
+            ))
+    };
+    for _ in 0..5 {
+        let answer = api.send_as(None, preflight(shop)).await;
+        assert_eq!(answer.status, 204, "no key, no rate limit: {answer:?}");
+        assert_eq!(answer.header("access-control-allow-origin"), Some(shop));
+        let methods = answer.header("access-control-allow-methods").unwrap();
+        assert!(
+            methods.contains("POST") && methods.contains("PATCH"),
+            "{methods}"
+        );
+        let headers = answer.header("access-control-allow-headers").unwrap();
+        for needed in [
+            "Authorization",
+            "Content-Type",
+            "If-Match",
+            "Idempotency-Key",
+            "traceparent",
+        ] {
+            assert!(headers.contains(needed), "{headers}");
+        }
+        assert_eq!(answer.header("access-control-max-age"), Some("600"));
+        assert!(answer.header("access-control-allow-credentials").is_none());
+    }
+
+    let call = api
+        .send_as(
+            Some(&api.admin),
+            TestRequest::get()
+                .uri("/v1/pets")
+                .insert_header(("origin", shop)),
+        )
+        .await;
+    assert_eq!(call.status, 200);
+    assert_eq!(call.header("access-control-allow-origin"), Some(shop));
+    let exposed = call.header("access-control-expose-headers").unwrap();
+    for header in [
+        "ETag",
+        "Location",
+        "Link",
+        "RateLimit",
+        "RateLimit-Policy",
+        "Retry-After",
+        "X-Request-Id",
+    ] {
+        assert!(exposed.contains(header), "{exposed}");
+    }
+    assert!(call.header("vary").is_some_and(|v| v.contains("Origin")));
+    let refused = api
+        .send_as(
+            None,
+            TestRequest::get()
+                .uri("/v1/pets")
+                .insert_header(("origin", shop)),
+        )
+        .await;
+    refused.assert_error(401, "unauthorized");
+    assert_eq!(
+        refused.header("access-control-allow-origin"),
+        Some(shop),
+        "a page can read why it was refused"
+    );
+
+    let stranger = "https://evil.example.net";
+    let answer = api.send_as(None, preflight(stranger)).await;
+    assert_ne!(answer.status, 204);
+    assert!(
+        answer.header("access-control-allow-origin").is_none(),
+        "{answer:?}"
+    );
+    let call = api
+        .send_as(
+            Some(&api.admin),
+            TestRequest::get()
+                .uri("/v1/categories")
+                .insert_header(("origin", stranger)),
+        )
+        .await;
+    assert!(call.header("access-control-allow-origin").is_none());
+
+    let off = start().await;
+    let answer = off.send_as(None, preflight(shop)).await;
+    assert_ne!(answer.status, 204, "off unless configured");
+    assert!(answer.header("access-control-allow-origin").is_none());
+}

@@ -53,7 +53,13 @@ pub fn serve_with(database: impl AsRef<OsStr>, bootstrap: Option<&str>, flags: &
 /// `serve` with more flags, by `command` (from [`petstore`] or [`petstore_as_nobody`]).
 pub fn serve_command(mut command: Command, bootstrap: Option<&str>, flags: &[&str]) -> Server {
     command
-        .args(["serve", "--bind", "127.0.0.1:0", "--workers", "1"])
+        .args(["serve", "--workers", "1"])
+        // Any free port, unless the test chose one.
+        .args(if flags.contains(&"--bind") {
+            &[][..]
+        } else {
+            &["--bind", "127.0.0.1:0"][..]
+        })
         .args(flags)
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
