@@ -142,9 +142,12 @@ async fn metrics(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
         .and_then(|value| value.to_str().ok());
     let format = Format::negotiate(accept);
     let store = state.store();
-    let text = state
-        .metrics()
-        .render(format, store.pool_state(), store.writer_stats());
+    let text = state.metrics().render(
+        format,
+        store.pool_state(),
+        store.writer_stats(),
+        store.disk_free_bytes(),
+    );
     HttpResponse::Ok()
         .content_type(format.content_type())
         .insert_header((actix_web::http::header::VARY, "Accept"))
@@ -162,7 +165,9 @@ async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
     let store = state.store().clone();
     let checked =
         actix_web::rt::time::timeout(READY_WITHIN, web::block(move || store.check_ready()));
-    match checked.await {
+    let answer = checked.await;
+    state.metrics().readiness(matches!(answer, Ok(Ok(Ok(())))));
+    match answer {
         Ok(Ok(Ok(()))) => Ok(HttpResponse::Ok().json(json!({"status": "ready"}))),
         Ok(Ok(Err(error))) => {
             tracing::warn!(%error, "not ready");

@@ -33,6 +33,11 @@ struct OutcomeLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct VolumeLabels {
+    volume: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ReasonLabels {
     reason: &'static str,
 }
@@ -80,6 +85,9 @@ pub struct Metrics {
     commits: Counter,
     webhook_attempts: Family<OutcomeLabels, Counter>,
     webhook_duration: Histogram,
+    ready: Gauge,
+    webhooks_due: Gauge,
+    disk_free: Family<VolumeLabels, Gauge>,
 }
 
 impl Default for Metrics {
@@ -194,6 +202,15 @@ impl Metrics {
             "Webhook delivery attempts, by outcome (delivered: a 2xx answer; failed: anything else)",
             webhook_attempts.clone(),
         );
+        // Each outcome from zero, so that a rate over it exists before the first attempt.
+        for outcome in [
+            petstore_core::DeliveryOutcome::Delivered,
+            petstore_core::DeliveryOutcome::Failed,
+        ] {
+            drop(webhook_attempts.get_or_create(&OutcomeLabels {
+                outcome: outcome.as_str(),
+            }));
+        }
         registry.register(
             "webhook_delivery_duration_seconds",
             "Time a webhook delivery attempt took, until the answer or the failure",
@@ -205,6 +222,28 @@ impl Metrics {
              (malformed: a request actix-http could not parse, answered 400 or 431 without a \
              body; timeout: a request not sent in time; io: the client broke the connection)",
             CONNECTION_ERRORS.clone(),
+        );
+        // Each reason from zero, so that a rate over it exists before the first mistake.
+        for reason in ["malformed", "timeout", "io"] {
+            drop(CONNECTION_ERRORS.get_or_create(&ReasonLabels { reason }));
+        }
+        let ready = Gauge::default();
+        registry.register(
+            "ready",
+            "1 when the last /readyz answered ready, 0 when it answered 503 (set by each check)",
+            ready.clone(),
+        );
+        let webhooks_due = Gauge::default();
+        registry.register(
+            "webhooks_due",
+            "Webhook subscriptions with events to deliver, at the dispatcher's last look",
+            webhooks_due.clone(),
+        );
+        let disk_free = Family::<VolumeLabels, Gauge>::default();
+        registry.register(
+            "db_disk_free_bytes",
+            "Bytes free on the disk of the SQLite database file (no sample on PostgreSQL)",
+            disk_free.clone(),
         );
         let build = Family::<BuildLabels, Gauge>::default();
         build
@@ -231,7 +270,21 @@ impl Metrics {
             commits,
             webhook_attempts,
             webhook_duration,
+            ready,
+            webhooks_due,
+            disk_free,
         }
+    }
+
+    /// What `/readyz` answered last.
+    pub fn readiness(&self, ready: bool) {
+        self.ready.set(i64::from(ready));
+    }
+
+    /// How many subscriptions the webhook dispatcher found due.
+    pub fn webhooks_due(&self, due: usize) {
+        self.webhooks_due
+            .set(i64::try_from(due).unwrap_or(i64::MAX));
     }
 
     /// A request starts.
@@ -316,7 +369,18 @@ impl Metrics {
     }
 
     /// The metrics in `format`, with the store's state as it is now.
-    pub fn render(&self, format: Format, pool: PoolState, writer: WriterStats) -> String {
+    pub fn render(
+        &self,
+        format: Format,
+        pool: PoolState,
+        writer: WriterStats,
+        disk_free: Option<u64>,
+    ) -> String {
+        if let Some(free) = disk_free {
+            self.disk_free
+                .get_or_create(&VolumeLabels { volume: "database" })
+                .set(i64::try_from(free).unwrap_or(i64::MAX));
+        }
         self.pool_open.set(i64::from(pool.connections));
         self.pool_idle.set(i64::from(pool.idle));
         // The store counts; these counters catch up with it.

@@ -354,3 +354,48 @@ async fn readiness_answers_within_a_second_while_the_database_keeps_it_waiting()
         "ready again once the writer is free: {ready:?}"
     );
 }
+
+/// Every metric the shipped Grafana dashboard and alert rules name is one the service
+/// exports: a renamed metric would otherwise leave a panel empty or an alert that can never
+/// fire, silently.
+#[actix_web::test]
+async fn the_dashboard_and_the_alerts_name_only_metrics_the_service_exports() {
+    let api = start().await;
+    api.get("/v1/pets").await;
+    let reply = api.send_as(None, TestRequest::get().uri("/metrics")).await;
+    let text = reply.body.as_str().unwrap().to_owned();
+    let deploy = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/deploy/");
+    let mut named = std::collections::BTreeSet::new();
+    for file in ["grafana-dashboard.json", "alerts.yml", "alerts.test.yml"] {
+        let source = std::fs::read_to_string(format!("{deploy}{file}")).unwrap();
+        let mut rest = source.as_str();
+        while let Some(at) = rest.find("petstore_") {
+            let name: String = rest[at..]
+                .chars()
+                .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_')
+                .collect();
+            rest = &rest[at + name.len()..];
+            named.insert(name);
+        }
+    }
+    assert!(named.len() >= 10, "{named:?}");
+    let on_postgres = matches!(
+        api.database(),
+        petstore_store::testing::TestDatabase::Postgres(_)
+    );
+    for name in &named {
+        if on_postgres && name == "petstore_db_disk_free_bytes" {
+            continue; // SQLite's file only: PostgreSQL's disk is the server's to watch
+        }
+        let family = ["_bucket", "_count", "_sum"]
+            .iter()
+            .find_map(|suffix| name.strip_suffix(suffix))
+            .unwrap_or(name);
+        let exported = text.lines().any(|line| {
+            line.starts_with(&format!("{name} "))
+                || line.starts_with(&format!("{name}{{"))
+                || line.starts_with(&format!("# TYPE {family} "))
+        });
+        assert!(exported, "{name} is not in /metrics:\n{text}");
+    }
+}

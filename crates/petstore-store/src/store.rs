@@ -49,6 +49,15 @@ impl AnyStore {
         }
     }
 
+    /// Bytes free on the disk of a SQLite database file; `None` on PostgreSQL, whose disk is
+    /// the server's to watch.
+    pub fn disk_free_bytes(&self) -> Option<u64> {
+        match self {
+            AnyStore::Sqlite(store) => store.disk_free_bytes(),
+            AnyStore::Postgres(_) => None,
+        }
+    }
+
     /// Connections open and idle (for metrics).
     pub fn pool_state(&self) -> PoolState {
         match self {

@@ -70,6 +70,7 @@ pub async fn run(state: AppState, tls: Arc<rustls::ClientConfig>, node: Rc<str>)
     while !state.is_stopping() {
         match state.read(|shop| shop.webhooks().due()).await {
             Ok(due) => {
+                state.metrics().webhooks_due(due.len());
                 for id in due {
                     if draining.borrow().len() >= settings.concurrency.max(1) {
                         // The rest wait for the next round; their order is kept anyway.

@@ -85,11 +85,16 @@ pub const MIN_FREE_BYTES: u64 = 1 << 20;
 impl DatabaseFile {
     /// `Ok` while the disk that holds the file has [`MIN_FREE_BYTES`] available (to the
     /// service's user: blocks reserved for root do not count).
-    fn check_room(&self) -> Result<(), StoreError> {
+    /// Bytes free for unprivileged writers on the disk that holds the file.
+    fn free_bytes(&self) -> Result<u64, StoreError> {
         let folder = self.path.parent().filter(|p| !p.as_os_str().is_empty());
         let stats = rustix::fs::statvfs(folder.unwrap_or(std::path::Path::new(".")))
             .map_err(|e| StoreError::NoRoom(format!("cannot read the free space: {e}")))?;
-        let free = stats.f_bavail.saturating_mul(stats.f_frsize);
+        Ok(stats.f_bavail.saturating_mul(stats.f_frsize))
+    }
+
+    fn check_room(&self) -> Result<(), StoreError> {
+        let free = self.free_bytes()?;
         if free < MIN_FREE_BYTES {
             return Err(StoreError::NoRoom(format!(
                 "the disk that holds {} has {free} bytes free; writes need at least {MIN_FREE_BYTES}",
@@ -240,6 +245,11 @@ impl SqliteStore {
             connections: 1 + readers.connections,
             idle: u32::from(self.writer.is_idle()) + readers.idle_connections,
         }
+    }
+
+    /// Bytes free on the disk that holds the database file (for metrics), if it can be read.
+    pub fn disk_free_bytes(&self) -> Option<u64> {
+        self.file.free_bytes().ok()
     }
 
     /// Writers waiting for the writer connection now.
