@@ -52,7 +52,10 @@ impl Visitor<'_> for IntegerVisitor {
         // 2^63 is the first float past i64::MAX; everything below it with no fraction fits.
         const LIMIT: f64 = 9_223_372_036_854_775_808.0;
         if v.fract() == 0.0 && (-LIMIT..LIMIT).contains(&v) {
-            #[allow(clippy::cast_possible_truncation)] // checked just above: integral and in range
+            #[allow(
+                clippy::cast_possible_truncation,
+                reason = "checked just above: integral and in range"
+            )]
             Ok(v as i64)
         } else {
             Err(E::invalid_value(de::Unexpected::Float(v), &self))

@@ -5,7 +5,11 @@
 //! host and delivered to another (a host such as `0x7f.1` is a name to a naive check and
 //! 127.0.0.1 to `url`).
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test stops at the first thing that is not as expected"
+)]
 
 #[path = "support/url_differential.rs"]
 mod url_differential;

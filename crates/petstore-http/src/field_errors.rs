@@ -119,7 +119,10 @@ fn take_out(tree: &mut Value, path: &[Segment]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
+    #![allow(
+        clippy::unwrap_used,
+        reason = "a test stops at the first thing that is not as expected"
+    )]
 
     use serde::Deserialize;
 
@@ -127,7 +130,7 @@ mod tests {
 
     #[derive(Debug, Deserialize)]
     #[serde(deny_unknown_fields, rename_all = "camelCase")]
-    #[allow(dead_code)] // read by serde only
+    #[allow(dead_code, reason = "read by serde only")]
     struct Order {
         pet_id: u32,
         quantity: u8,
@@ -136,7 +139,7 @@ mod tests {
 
     #[derive(Debug, Deserialize)]
     #[serde(deny_unknown_fields)]
-    #[allow(dead_code)] // read by serde only
+    #[allow(dead_code, reason = "read by serde only")]
     struct Line {
         note: String,
     }

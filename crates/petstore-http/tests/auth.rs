@@ -1,6 +1,10 @@
 //! Keys, roles, ownership and rate limits through the real app.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test stops at the first thing that is not as expected"
+)]
 
 mod common;
 

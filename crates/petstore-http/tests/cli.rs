@@ -1,6 +1,10 @@
 //! The `petstore` binary itself: key commands, bootstrap keys, serving and SIGTERM.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test stops at the first thing that is not as expected"
+)]
 
 mod binary;
 

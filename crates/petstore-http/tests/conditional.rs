@@ -1,7 +1,11 @@
 //! Safe retries and concurrent edits through the real app: `ETag`, `If-Match`, `If-None-Match`
 //! and `Idempotency-Key`.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test stops at the first thing that is not as expected"
+)]
 
 mod common;
 

@@ -2,7 +2,11 @@
 //! guarantee holds whichever node a request lands on, and while a node dies. Runs where
 //! `PETSTORE_TEST_POSTGRES_URL` is set.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test stops at the first thing that is not as expected"
+)]
 
 mod binary;
 

@@ -1,6 +1,10 @@
 //! What operators see: `/metrics`, and one log line per request carrying its id and route.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test stops at the first thing that is not as expected"
+)]
 
 mod common;
 

@@ -1,7 +1,11 @@
 //! The OpenAPI document: a snapshot of all of it (any change to the contract shows up in
 //! review), and the facts the contract requires of it.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test stops at the first thing that is not as expected"
+)]
 
 use petstore_core::{Name, PetQuery};
 use petstore_http::openapi::document;

@@ -1,7 +1,11 @@
 //! Every operation of `/v1` through the real app on a real SQLite file: its success and each
 //! error it documents.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test stops at the first thing that is not as expected"
+)]
 
 mod common;
 

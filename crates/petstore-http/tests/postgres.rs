@@ -3,7 +3,11 @@
 //! acknowledged lost. The outage is a TCP proxy between the service and the server that drops
 //! every connection and refuses new ones. Runs where `PETSTORE_TEST_POSTGRES_URL` is set.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test stops at the first thing that is not as expected"
+)]
 
 mod binary;
 mod cluster;

@@ -1,7 +1,11 @@
 //! The contract's conventions on every path out: JSON errors from routing, methods, media
 //! types, sizes and panics; request ids; versioning and getPet's deprecation.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test stops at the first thing that is not as expected"
+)]
 
 mod common;
 

@@ -7,7 +7,11 @@
 //! The disk tests need root (to mount a small disk, and to run the service as another user so
 //! that file permissions apply); without it they say they were skipped.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test stops at the first thing that is not as expected"
+)]
 
 mod binary;
 

@@ -2,7 +2,11 @@
 //! signature, fails when told to, and logs what it got; and the service being killed and
 //! started again in the middle.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test stops at the first thing that is not as expected"
+)]
 
 mod binary;
 mod common;

@@ -12,7 +12,11 @@
 //! figures that matter are the ratios printed at the end (store time / raw time): machines
 //! here are shared, so absolute times move from run to run while ratios hold.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test stops at the first thing that is not as expected"
+)]
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -5,7 +5,11 @@
 //! grouped into shared commits; the parent kills it with SIGKILL at a random moment, reopens
 //! the database and checks it.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test stops at the first thing that is not as expected"
+)]
 
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Write};

@@ -1,7 +1,11 @@
 //! Writes that queue up while one runs share its transaction and one commit, each keeping its
 //! own outcome.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test stops at the first thing that is not as expected"
+)]
 
 mod common;
 
@@ -144,7 +148,7 @@ fn a_panicking_write_in_a_batch_panics_alone() {
         store.write(|tx| {
             tx.insert_category(&NewCategory::new(name("Doomed")))?;
             panic!("a bug in a use case");
-            #[allow(unreachable_code)]
+            #[allow(unreachable_code, reason = "the closure must have the type of a write")]
             Ok(())
         })
     });

@@ -1,7 +1,11 @@
 //! The schema refuses what the rules refuse, even when the service's own checks are bypassed,
 //! and each database failure maps to the right domain error.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test stops at the first thing that is not as expected"
+)]
 
 mod common;
 

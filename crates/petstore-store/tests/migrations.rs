@@ -1,7 +1,11 @@
 //! The migrations apply, revert and apply again on a real file and a real PostgreSQL database,
 //! and the schema is usable after.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test stops at the first thing that is not as expected"
+)]
 
 mod common;
 

@@ -2,7 +2,11 @@
 //! found and named, and a copy's id sequences go on past the source's, deleted ids included.
 //! (`tests/moving.rs` in `petstore-http` moves a whole shop through the binary.)
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test stops at the first thing that is not as expected"
+)]
 
 use diesel::connection::SimpleConnection;
 use diesel::prelude::*;

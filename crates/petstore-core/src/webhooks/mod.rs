@@ -103,11 +103,13 @@ mod cursor {
 
     use crate::ids::EventId;
 
-    pub fn serialize<S: Serializer>(id: &Option<EventId>, s: S) -> Result<S::Ok, S::Error> {
+    pub(super) fn serialize<S: Serializer>(id: &Option<EventId>, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_i64(id.map_or(0, EventId::get))
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<EventId>, D::Error> {
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<EventId>, D::Error> {
         match i64::deserialize(d)? {
             0 => Ok(None),
             n => EventId::new(n)

@@ -5,7 +5,7 @@ use petstore_core::WebhookUrl;
 
 /// Panics if [`WebhookUrl::parse`] accepts `text` and `url` reads it differently: another
 /// scheme, host or port, or a literal address where we see a name (or the reverse).
-pub fn check(text: &str) {
+pub(crate) fn check(text: &str) {
     let Ok(ours) = WebhookUrl::parse(text) else {
         return;
     };

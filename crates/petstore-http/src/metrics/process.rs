@@ -126,7 +126,10 @@ fn max_open_files(limits: &str) -> Option<f64> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
+    #![allow(
+        clippy::unwrap_used,
+        reason = "a test stops at the first thing that is not as expected"
+    )]
 
     use super::*;
 

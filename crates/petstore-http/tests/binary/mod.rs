@@ -1,8 +1,12 @@
 //! The `petstore` binary, started as a deployment would: its command, a running server, and
 //! plain HTTP/1.1 requests to it.
 
-#![allow(dead_code)] // each test file uses its own part of this module
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(dead_code, reason = "each test file uses its own part of this module")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test stops at the first thing that is not as expected"
+)]
 
 use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -11,16 +15,16 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-pub const BINARY: &str = env!("CARGO_BIN_EXE_petstore");
+pub(crate) const BINARY: &str = env!("CARGO_BIN_EXE_petstore");
 
 /// The binary, on `database` (a SQLite file or a PostgreSQL URL), logging JSON.
-pub fn petstore(database: impl AsRef<OsStr>) -> Command {
+pub(crate) fn petstore(database: impl AsRef<OsStr>) -> Command {
     configured(Command::new(BINARY), database)
 }
 
 /// The binary run as `nobody` (by `setpriv`): the tests run as root, whom file permissions
 /// do not stop.
-pub fn petstore_as_nobody(database: impl AsRef<OsStr>) -> Command {
+pub(crate) fn petstore_as_nobody(database: impl AsRef<OsStr>) -> Command {
     let mut command = Command::new("setpriv");
     command.args(["--reuid=65534", "--regid=65534", "--clear-groups", BINARY]);
     configured(command, database)
@@ -35,23 +39,31 @@ fn configured(mut command: Command, database: impl AsRef<OsStr>) -> Command {
 }
 
 /// A running `petstore serve` and the address it listens on.
-pub struct Server {
+pub(crate) struct Server {
     pub child: Child,
     pub address: String,
     pub stderr: mpsc::Receiver<String>,
 }
 
-pub fn serve(database: impl AsRef<OsStr>, bootstrap: Option<&str>) -> Server {
+pub(crate) fn serve(database: impl AsRef<OsStr>, bootstrap: Option<&str>) -> Server {
     serve_with(database, bootstrap, &[])
 }
 
 /// `serve` with more flags.
-pub fn serve_with(database: impl AsRef<OsStr>, bootstrap: Option<&str>, flags: &[&str]) -> Server {
+pub(crate) fn serve_with(
+    database: impl AsRef<OsStr>,
+    bootstrap: Option<&str>,
+    flags: &[&str],
+) -> Server {
     serve_command(petstore(database), bootstrap, flags)
 }
 
 /// `serve` with more flags, by `command` (from [`petstore`] or [`petstore_as_nobody`]).
-pub fn serve_command(mut command: Command, bootstrap: Option<&str>, flags: &[&str]) -> Server {
+pub(crate) fn serve_command(
+    mut command: Command,
+    bootstrap: Option<&str>,
+    flags: &[&str],
+) -> Server {
     command
         .args(["serve", "--workers", "1"])
         // Any free port, unless the test chose one.
@@ -108,16 +120,16 @@ pub fn serve_command(mut command: Command, bootstrap: Option<&str>, flags: &[&st
 }
 
 impl Server {
-    pub fn get(&self, path: &str, key: &str) -> String {
+    pub(crate) fn get(&self, path: &str, key: &str) -> String {
         self.without_body("GET", path, key)
     }
 
-    pub fn delete(&self, path: &str, key: &str) -> String {
+    pub(crate) fn delete(&self, path: &str, key: &str) -> String {
         self.without_body("DELETE", path, key)
     }
 
     /// Sends a request without a body and reads the whole answer.
-    pub fn without_body(&self, method: &str, path: &str, key: &str) -> String {
+    pub(crate) fn without_body(&self, method: &str, path: &str, key: &str) -> String {
         let mut stream = TcpStream::connect(&self.address).unwrap();
         write!(
             stream,
@@ -130,7 +142,7 @@ impl Server {
     }
 
     /// Sends a request with a JSON body and reads the whole answer.
-    pub fn post(&self, path: &str, key: &str, body: &str) -> String {
+    pub(crate) fn post(&self, path: &str, key: &str, body: &str) -> String {
         let mut stream = TcpStream::connect(&self.address).unwrap();
         write!(
             stream,
@@ -144,7 +156,7 @@ impl Server {
     }
 
     /// Sends any request (see [`send_to`]).
-    pub fn send(
+    pub(crate) fn send(
         &self,
         method: &str,
         path: &str,
@@ -156,13 +168,13 @@ impl Server {
     }
 
     /// Creates a category, which records one event.
-    pub fn create_category(&self, key: &str, name: &str) {
+    pub(crate) fn create_category(&self, key: &str, name: &str) {
         let reply = self.post("/v1/categories", key, &format!(r#"{{"name": "{name}"}}"#));
         assert!(reply.starts_with("HTTP/1.1 201"), "{reply}");
     }
 
     /// Opens the event stream, after `last_event_id` if given.
-    pub fn open_stream(&self, key: &str, last_event_id: Option<u64>) -> TcpStream {
+    pub(crate) fn open_stream(&self, key: &str, last_event_id: Option<u64>) -> TcpStream {
         let mut stream = TcpStream::connect(&self.address).unwrap();
         stream
             .set_read_timeout(Some(Duration::from_millis(200)))
@@ -178,11 +190,11 @@ impl Server {
     }
 
     /// SIGTERM, then the exit code.
-    pub fn terminate(mut self) -> (Option<i32>, Vec<String>) {
+    pub(crate) fn terminate(mut self) -> (Option<i32>, Vec<String>) {
         self.stop()
     }
 
-    pub fn stop(&mut self) -> (Option<i32>, Vec<String>) {
+    pub(crate) fn stop(&mut self) -> (Option<i32>, Vec<String>) {
         let pid = self.child.id().to_string();
         assert!(
             Command::new("kill")
@@ -198,7 +210,7 @@ impl Server {
 
 impl Server {
     /// SIGKILL: the process gets no chance to finish anything.
-    pub fn kill(mut self) {
+    pub(crate) fn kill(mut self) {
         self.child.kill().unwrap();
         self.child.wait().unwrap();
     }
@@ -215,7 +227,7 @@ impl Drop for Server {
 /// Sends any request to the server at `address`, with extra headers and an optional JSON
 /// body: its status and body, or `None` when the server cannot be reached or closes the
 /// connection before answering (a killed node).
-pub fn send_to(
+pub(crate) fn send_to(
     address: &str,
     method: &str,
     path: &str,

@@ -3,14 +3,18 @@
 //! `postgres` user when the tests run as root (`initdb` and `postgres` refuse root), and
 //! stopped when dropped.
 
-#![allow(dead_code)] // each test file uses its own part of this module
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(dead_code, reason = "each test file uses its own part of this module")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test stops at the first thing that is not as expected"
+)]
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-pub struct Cluster {
+pub(crate) struct Cluster {
     dir: tempfile::TempDir,
     pub port: u16,
     as_root: bool,
@@ -26,7 +30,7 @@ fn is_root() -> bool {
 impl Cluster {
     /// A new cluster, not started; `None` (the caller says it skipped) where `initdb` is not
     /// on the machine.
-    pub fn init() -> Option<Self> {
+    pub(crate) fn init() -> Option<Self> {
         let as_root = is_root();
         let dir = tempfile::tempdir().unwrap();
         let cluster = Cluster {
@@ -68,7 +72,7 @@ impl Cluster {
 
     /// A streaming standby of `primary` (which must be running), made by `pg_basebackup -R`
     /// into a folder of its own, on a free port; not started.
-    pub fn standby_of(primary: &Cluster) -> Self {
+    pub(crate) fn standby_of(primary: &Cluster) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let standby = Cluster {
             dir,
@@ -112,7 +116,7 @@ impl Cluster {
     }
 
     /// Its URL for the `postgres` database, in the clear.
-    pub fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!(
             "postgres://postgres@127.0.0.1:{}/postgres?sslmode=disable",
             self.port
@@ -120,7 +124,7 @@ impl Cluster {
     }
 
     /// Reloads the settings of the running server.
-    pub fn reload(&self) {
+    pub(crate) fn reload(&self) {
         succeed(
             self.command("pg_ctl")
                 .arg("-D")
@@ -131,7 +135,7 @@ impl Cluster {
     }
 
     /// Promotes a standby to primary, waiting until it is.
-    pub fn promote(&self) {
+    pub(crate) fn promote(&self) {
         succeed(
             self.command("pg_ctl")
                 .args(["-w", "-D"])
@@ -142,7 +146,7 @@ impl Cluster {
     }
 
     /// `kill -9` of the server's main process: a crash, with no shutdown at all.
-    pub fn kill(&self) {
+    pub(crate) fn kill(&self) {
         let pid = std::fs::read_to_string(self.data().join("postmaster.pid")).unwrap();
         let pid = pid.lines().next().unwrap().trim().to_owned();
         assert!(
@@ -155,7 +159,7 @@ impl Cluster {
     }
 
     /// A PostgreSQL program (`pg_ctl`, `initdb`, …), run as the cluster's owner.
-    pub fn command(&self, program: &str) -> Command {
+    pub(crate) fn command(&self, program: &str) -> Command {
         if self.as_root {
             let mut command = Command::new("setpriv");
             command.args([
@@ -171,16 +175,16 @@ impl Cluster {
         }
     }
 
-    pub fn dir(&self) -> &Path {
+    pub(crate) fn dir(&self) -> &Path {
         self.dir.path()
     }
 
-    pub fn data(&self) -> PathBuf {
+    pub(crate) fn data(&self) -> PathBuf {
         self.dir.path().join("data")
     }
 
     /// Appends settings to `postgresql.conf`.
-    pub fn configure(&self, settings: &str) {
+    pub(crate) fn configure(&self, settings: &str) {
         use std::io::Write;
         let mut conf = std::fs::OpenOptions::new()
             .append(true)
@@ -190,13 +194,13 @@ impl Cluster {
     }
 
     /// Replaces `pg_hba.conf`.
-    pub fn hba(&self, rules: &str) {
+    pub(crate) fn hba(&self, rules: &str) {
         std::fs::write(self.data().join("pg_hba.conf"), rules).unwrap();
     }
 
     /// Writes a file into the cluster's folder, owned by its owner, readable only by it (as
     /// a server's private key must be).
-    pub fn private_file(&self, name: &str, contents: &[u8]) -> PathBuf {
+    pub(crate) fn private_file(&self, name: &str, contents: &[u8]) -> PathBuf {
         use std::os::unix::fs::PermissionsExt;
         let path = self.dir.path().join(name);
         std::fs::write(&path, contents).unwrap();
@@ -214,7 +218,7 @@ impl Cluster {
         path
     }
 
-    pub fn start(&self) {
+    pub(crate) fn start(&self) {
         let out = self
             .command("pg_ctl")
             .args(["-w", "-t", "30", "-D"])
@@ -233,7 +237,7 @@ impl Cluster {
     }
 
     /// Stops the server at once, as a crash would.
-    pub fn stop(&self) {
+    pub(crate) fn stop(&self) {
         let _ = self
             .command("pg_ctl")
             .args(["-w", "-m", "immediate", "-D"])
@@ -268,14 +272,14 @@ fn free_port() -> u16 {
 }
 
 /// A certificate authority and what it signs, made with the `openssl` command in `dir`.
-pub struct Authority {
+pub(crate) struct Authority {
     dir: PathBuf,
     pub name: String,
 }
 
 impl Authority {
     /// A new CA, `<name>.pem` (and its key) in `dir`.
-    pub fn new(dir: &Path, name: &str) -> Self {
+    pub(crate) fn new(dir: &Path, name: &str) -> Self {
         openssl(
             dir,
             &[
@@ -306,12 +310,12 @@ impl Authority {
         }
     }
 
-    pub fn certificate(&self) -> PathBuf {
+    pub(crate) fn certificate(&self) -> PathBuf {
         self.dir.join(format!("{}.pem", self.name))
     }
 
     /// A server certificate for `localhost` and 127.0.0.1: (certificate PEM, key PEM).
-    pub fn sign_server(&self) -> (Vec<u8>, Vec<u8>) {
+    pub(crate) fn sign_server(&self) -> (Vec<u8>, Vec<u8>) {
         let ext = self.dir.join("server.ext");
         std::fs::write(
             &ext,

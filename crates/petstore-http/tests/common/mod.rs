@@ -1,7 +1,11 @@
 //! The real actix app on a fresh SQLite file, with a clock the test controls.
 
-#![allow(dead_code)] // each test file uses its own part of this module
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(dead_code, reason = "each test file uses its own part of this module")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test stops at the first thing that is not as expected"
+)]
 
 use std::sync::Arc;
 
@@ -22,7 +26,7 @@ use petstore_store::testing::TestDatabase;
 use serde_json::Value;
 
 /// A running app and what it stands on.
-pub struct TestApp<S> {
+pub(crate) struct TestApp<S> {
     pub service: S,
     pub clock: Arc<ManualClock>,
     pub state: AppState,
@@ -33,7 +37,7 @@ pub struct TestApp<S> {
 
 /// What came back.
 #[derive(Debug)]
-pub struct Reply {
+pub(crate) struct Reply {
     pub status: StatusCode,
     pub headers: HeaderMap,
     pub body: Value,
@@ -41,12 +45,12 @@ pub struct Reply {
 }
 
 impl Reply {
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
 
     /// The target of the `Link: <…>; rel="next"` header, if there is one.
-    pub fn next_link(&self) -> Option<String> {
+    pub(crate) fn next_link(&self) -> Option<String> {
         let link = self.header("link")?;
         link.ends_with("rel=\"next\"").then(|| {
             link.trim_start_matches('<')
@@ -59,7 +63,7 @@ impl Reply {
 
     /// Asserts an error reply: the status, the code, and the contract's JSON shape.
     #[track_caller]
-    pub fn assert_error(&self, status: u16, code: &str) {
+    pub(crate) fn assert_error(&self, status: u16, code: &str) {
         assert_eq!(self.status.as_u16(), status, "{self:?}");
         assert_eq!(self.content_type, "application/json", "{self:?}");
         assert_eq!(self.body["code"], code, "{self:?}");
@@ -72,13 +76,13 @@ impl Reply {
 }
 
 /// Today, for the clock: before getPet's sunset.
-pub fn now() -> DateTime<Utc> {
+pub(crate) fn now() -> DateTime<Utc> {
     "2026-11-22T10:00:00Z".parse().unwrap()
 }
 
 /// A fresh database (on the backend `PETSTORE_TEST_BACKEND` chooses), its state for the app,
 /// and the clock the app reads.
-pub fn fresh_state() -> (AppState, Arc<ManualClock>, TestDatabase) {
+pub(crate) fn fresh_state() -> (AppState, Arc<ManualClock>, TestDatabase) {
     let database = TestDatabase::new("api");
     let store = AnyStore::open(&database.config()).unwrap();
     let clock = Arc::new(ManualClock::new(now()));
@@ -87,7 +91,7 @@ pub fn fresh_state() -> (AppState, Arc<ManualClock>, TestDatabase) {
 }
 
 /// Creates a key directly through the use cases, as the CLI does; returns its secret.
-pub async fn create_key(state: &AppState, role: Role, seed: u8) -> String {
+pub(crate) async fn create_key(state: &AppState, role: Role, seed: u8) -> String {
     let secret = KeySecret::from_random([seed; 32]);
     let shown = secret.reveal().to_owned();
     let new = NewApiKey {
@@ -102,7 +106,7 @@ pub async fn create_key(state: &AppState, role: Role, seed: u8) -> String {
 }
 
 /// Limits that no test trips unless it means to.
-pub fn generous_limits() -> HttpLimits {
+pub(crate) fn generous_limits() -> HttpLimits {
     let rate = NonZeroU32::new(100_000).unwrap();
     HttpLimits {
         rate: RateLimits::new(rate, rate),
@@ -110,13 +114,13 @@ pub fn generous_limits() -> HttpLimits {
     }
 }
 
-pub async fn start() -> TestApp<
+pub(crate) async fn start() -> TestApp<
     impl Service<Request, Response = ServiceResponse<impl MessageBody>, Error = actix_web::Error>,
 > {
     start_with(generous_limits()).await
 }
 
-pub async fn start_with(
+pub(crate) async fn start_with(
     limits: HttpLimits,
 ) -> TestApp<
     impl Service<Request, Response = ServiceResponse<impl MessageBody>, Error = actix_web::Error>,
@@ -134,7 +138,7 @@ pub async fn start_with(
 }
 
 /// Sends a request and reads the whole reply.
-pub async fn send<S, B>(service: &S, request: TestRequest) -> Reply
+pub(crate) async fn send<S, B>(service: &S, request: TestRequest) -> Reply
 where
     S: Service<Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
     B: MessageBody + 'static,
@@ -177,7 +181,7 @@ where
 {
     /// Sends `request` as it is and returns the reply's status, headers and body bytes, unread
     /// (for bodies that are not plain JSON: compressed ones).
-    pub async fn raw(
+    pub(crate) async fn raw(
         &self,
         request: TestRequest,
     ) -> (StatusCode, HeaderMap, actix_web::web::Bytes) {
@@ -190,12 +194,12 @@ where
     }
 
     /// Sends `request` as the admin key.
-    pub async fn send(&self, request: TestRequest) -> Reply {
+    pub(crate) async fn send(&self, request: TestRequest) -> Reply {
         self.send_as(Some(&self.admin), request).await
     }
 
     /// Sends `request` with `key` as its bearer token, or with no `Authorization` at all.
-    pub async fn send_as(&self, key: Option<&str>, request: TestRequest) -> Reply {
+    pub(crate) async fn send_as(&self, key: Option<&str>, request: TestRequest) -> Reply {
         let request = match key {
             Some(key) => request.insert_header(("authorization", format!("Bearer {key}"))),
             None => request,
@@ -204,25 +208,25 @@ where
     }
 
     /// The database the app serves from.
-    pub fn database(&self) -> &TestDatabase {
+    pub(crate) fn database(&self) -> &TestDatabase {
         &self.database
     }
 
     /// A new key with `role`; returns its secret.
-    pub async fn key(&self, role: Role, seed: u8) -> String {
+    pub(crate) async fn key(&self, role: Role, seed: u8) -> String {
         create_key(&self.state, role, seed).await
     }
 
-    pub async fn get(&self, uri: &str) -> Reply {
+    pub(crate) async fn get(&self, uri: &str) -> Reply {
         self.send(TestRequest::get().uri(uri)).await
     }
 
-    pub async fn delete(&self, uri: &str) -> Reply {
+    pub(crate) async fn delete(&self, uri: &str) -> Reply {
         self.send(TestRequest::delete().uri(uri)).await
     }
 
     /// A request with a JSON body.
-    pub async fn json(&self, method: Method, uri: &str, body: Value) -> Reply {
+    pub(crate) async fn json(&self, method: Method, uri: &str, body: Value) -> Reply {
         self.send(
             TestRequest::default()
                 .method(method)
@@ -232,13 +236,13 @@ where
         .await
     }
 
-    pub async fn post(&self, uri: &str, body: Value) -> Reply {
+    pub(crate) async fn post(&self, uri: &str, body: Value) -> Reply {
         self.json(Method::POST, uri, body).await
     }
 
     /// Creates what most tests need: a category and a pet with `stock` units. Returns the
     /// pet's id.
-    pub async fn pet_with_stock(&self, name: &str, stock: u32) -> i64 {
+    pub(crate) async fn pet_with_stock(&self, name: &str, stock: u32) -> i64 {
         let category = self
             .post(
                 "/v1/categories",
@@ -269,7 +273,7 @@ where
 /// Everything the process logs, as JSON lines, from the first call on. A process-wide
 /// subscriber: tracing caches which call sites are enabled globally, so a thread-scoped one
 /// misses events while other tests run in parallel.
-pub fn captured_logs() -> &'static LogBuffer {
+pub(crate) fn captured_logs() -> &'static LogBuffer {
     static LOGS: std::sync::OnceLock<LogBuffer> = std::sync::OnceLock::new();
     LOGS.get_or_init(|| {
         let logs = LogBuffer::default();
@@ -286,11 +290,11 @@ pub fn captured_logs() -> &'static LogBuffer {
 
 /// Log output collected in memory.
 #[derive(Clone, Default)]
-pub struct LogBuffer(Arc<std::sync::Mutex<Vec<u8>>>);
+pub(crate) struct LogBuffer(Arc<std::sync::Mutex<Vec<u8>>>);
 
 impl LogBuffer {
     /// What was logged so far.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
     }
 }

@@ -1,7 +1,10 @@
 //! A store on a fresh temporary database file, removed when dropped.
 
-#![allow(dead_code)] // each test file uses its own part of this module
-#![allow(clippy::expect_used)] // test support: a failed setup should stop the test
+#![allow(dead_code, reason = "each test file uses its own part of this module")]
+#![allow(
+    clippy::expect_used,
+    reason = "test support: a failed setup should stop the test"
+)]
 
 use petstore_core::{RepoResult, Snapshot, Store, Transaction};
 use petstore_store::testing::ScratchPostgres;
@@ -9,19 +12,19 @@ use petstore_store::{PgStore, SqliteStore, StoreConfig};
 use tempfile::TempDir;
 
 /// A `SqliteStore` on its own database file in its own temporary folder.
-pub struct TempStore {
+pub(crate) struct TempStore {
     pub store: SqliteStore,
     pub config: StoreConfig,
     _dir: TempDir,
 }
 
 impl TempStore {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::with(|_| {})
     }
 
     /// A store whose configuration `adjust` may change first.
-    pub fn with(adjust: impl FnOnce(&mut StoreConfig)) -> Self {
+    pub(crate) fn with(adjust: impl FnOnce(&mut StoreConfig)) -> Self {
         let dir = tempfile::tempdir().expect("a temporary folder");
         let mut config = StoreConfig::new(dir.path().join("petstore.db"));
         adjust(&mut config);
@@ -46,7 +49,7 @@ impl Store for TempStore {
 
 /// A `PgStore` on its own scratch database, dropped with it. Panics when no server is
 /// configured: tests using it run only where `postgres_configured()`.
-pub struct TempPgStore {
+pub(crate) struct TempPgStore {
     pub store: PgStore,
     pub config: StoreConfig,
     // Dropped after the store's pool, so that the database is dropped last.
@@ -54,12 +57,12 @@ pub struct TempPgStore {
 }
 
 impl TempPgStore {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::with(|_| {})
     }
 
     /// A store whose configuration `adjust` may change first.
-    pub fn with(adjust: impl FnOnce(&mut StoreConfig)) -> Self {
+    pub(crate) fn with(adjust: impl FnOnce(&mut StoreConfig)) -> Self {
         let database = ScratchPostgres::create().expect("a PostgreSQL server for tests");
         let mut config = database.config();
         adjust(&mut config);
@@ -72,7 +75,7 @@ impl TempPgStore {
     }
 
     /// The scratch database's URL.
-    pub fn url(&self) -> &str {
+    pub(crate) fn url(&self) -> &str {
         self.database.url()
     }
 }
@@ -90,13 +93,13 @@ impl Store for TempPgStore {
 /// A store's [`Executor`] whose threads are woken only when the test says: jobs queued
 /// before [`wake`](HeldExecutor::wake) are all waiting when a thread wakes, and run as one
 /// burst.
-pub struct HeldExecutor {
+pub(crate) struct HeldExecutor {
     pub executor: petstore_store::Executor,
     wake_ups: std::sync::Arc<std::sync::Mutex<Vec<petstore_store::WakeUp>>>,
 }
 
 impl HeldExecutor {
-    pub fn start(store: &SqliteStore) -> Self {
+    pub(crate) fn start(store: &SqliteStore) -> Self {
         let wake_ups = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let held = std::sync::Arc::clone(&wake_ups);
         let wake: petstore_store::Wake = std::sync::Arc::new(move |wake_up| {
@@ -107,13 +110,13 @@ impl HeldExecutor {
     }
 
     /// Runs the wake-ups held so far.
-    pub fn wake(&self) {
+    pub(crate) fn wake(&self) {
         self.wake_ups.lock().expect("the wake-ups").clear();
     }
 }
 
 /// What a queued job answered: `None` if it gave no answer (its work panicked).
-pub fn answer_of<T>(answered: &std::sync::mpsc::Receiver<T>) -> Option<T> {
+pub(crate) fn answer_of<T>(answered: &std::sync::mpsc::Receiver<T>) -> Option<T> {
     answered
         .recv_timeout(std::time::Duration::from_secs(10))
         .ok()
