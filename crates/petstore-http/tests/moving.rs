@@ -342,11 +342,17 @@ fn a_shop_moved_to_postgres_and_back_answers_as_it_did() {
     }
 }
 
+/// A new SQLite database at `path`, migrated and empty.
+fn migrated(path: &std::path::Path) -> petstore_store::StoreConfig {
+    let config = petstore_store::StoreConfig::new(path);
+    petstore_store::migrate(&config).unwrap();
+    config
+}
+
 /// A source big enough that a copy takes seconds: 300,000 events.
 fn big_source(path: &std::path::Path) {
     use diesel::connection::SimpleConnection;
-    let config = petstore_store::StoreConfig::new(path);
-    petstore_store::migrate(&config).unwrap();
+    let config = migrated(path);
     petstore_store::connect(&config)
         .unwrap()
         .batch_execute(
@@ -625,8 +631,7 @@ fn a_backup_under_write_load_holds_every_earlier_write_and_stops_none() {
 fn a_copy_on_a_terminal_shows_a_bar_per_table() {
     let dir = tempfile::tempdir().unwrap();
     let source = dir.path().join("small.db");
-    let config = petstore_store::StoreConfig::new(&source);
-    petstore_store::migrate(&config).unwrap();
+    migrated(&source);
     let target = dir.path().join("copy.db");
     let command = format!(
         "{} copy --from {} --to {}",
@@ -662,8 +667,7 @@ fn check_exits_one_with_a_line_per_violation() {
     use diesel::connection::SimpleConnection;
     let dir = tempfile::tempdir().unwrap();
     let database = dir.path().join("broken.db");
-    let config = petstore_store::StoreConfig::new(&database);
-    petstore_store::migrate(&config).unwrap();
+    let config = migrated(&database);
     let database = database.to_str().unwrap();
     let sound = check(database);
     assert_succeeded(&sound);

@@ -20,6 +20,15 @@ pub(crate) struct Cluster {
     as_root: bool,
 }
 
+/// Makes the `postgres` user the owner of `path`; false where there is no such user.
+fn give_to_postgres(path: &Path) -> bool {
+    Command::new("chown")
+        .arg("postgres:postgres")
+        .arg(path)
+        .status()
+        .is_ok_and(|status| status.success())
+}
+
 fn is_root() -> bool {
     Command::new("id")
         .arg("-u")
@@ -38,16 +47,9 @@ impl Cluster {
             port: free_port(),
             as_root,
         };
-        if as_root {
-            let owned = Command::new("chown")
-                .args(["postgres:postgres"])
-                .arg(cluster.dir.path())
-                .status()
-                .is_ok_and(|status| status.success());
-            if !owned {
-                eprintln!("skipped: no postgres user to run a cluster as");
-                return None;
-            }
+        if as_root && !give_to_postgres(cluster.dir.path()) {
+            eprintln!("skipped: no postgres user to run a cluster as");
+            return None;
         }
         let made = cluster
             .command("initdb")
@@ -80,14 +82,7 @@ impl Cluster {
             as_root: primary.as_root,
         };
         if standby.as_root {
-            assert!(
-                Command::new("chown")
-                    .arg("postgres:postgres")
-                    .arg(standby.dir.path())
-                    .status()
-                    .unwrap()
-                    .success()
-            );
+            assert!(give_to_postgres(standby.dir.path()));
         }
         succeed(
             standby
@@ -206,14 +201,7 @@ impl Cluster {
         std::fs::write(&path, contents).unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
         if self.as_root {
-            assert!(
-                Command::new("chown")
-                    .arg("postgres:postgres")
-                    .arg(&path)
-                    .status()
-                    .unwrap()
-                    .success()
-            );
+            assert!(give_to_postgres(&path));
         }
         path
     }
