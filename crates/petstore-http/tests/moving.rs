@@ -19,18 +19,7 @@ use serde_json::Value;
 const ADMIN: &str = "moving-admin-0123456789abcdef0123456789a";
 
 fn call(server: &Server, key: &str, method: &str, path: &str, body: Option<&str>) -> (u16, Value) {
-    call_with(server, key, method, path, &[], body)
-}
-
-fn call_with(
-    server: &Server,
-    key: &str,
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: Option<&str>,
-) -> (u16, Value) {
-    call_at(&server.address, key, method, path, headers, body)
+    call_at(&server.address, key, method, path, &[], body)
 }
 
 fn call_at(
@@ -189,8 +178,8 @@ fn fill(server: &Server) -> Shop {
         r#"{"url": "http://127.0.0.1:9/hook", "events": ["order.placed", "pet.deleted"]}"#,
     );
     let order_body = format!(r#"{{"petId": {}, "quantity": 2}}"#, pets[0]);
-    let (status, idempotent_order) = call_with(
-        server,
+    let (status, idempotent_order) = call_at(
+        &server.address,
         &customer,
         "POST",
         "/v1/store/orders",
@@ -307,8 +296,8 @@ fn a_shop_moved_to_postgres_and_back_answers_as_it_did() {
         );
         let (status, _) = call(&server, &shop.revoked, "GET", "/v1/pets", None);
         assert_eq!(status, 401, "a revoked key stays refused on {database}");
-        let (status, replayed) = call_with(
-            &server,
+        let (status, replayed) = call_at(
+            &server.address,
             &shop.customer,
             "POST",
             "/v1/store/orders",
