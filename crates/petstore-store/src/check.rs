@@ -3,13 +3,10 @@
 use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Text};
-use diesel_migrations::MigrationHarness;
 
-use crate::config::{Database, StoreConfig};
+use crate::config::StoreConfig;
 use crate::error::StoreError;
-use crate::postgres::{PG_MIGRATIONS, connect_postgres};
-use crate::sqlite::{MIGRATIONS, connect};
-use crate::transfer::{Conn, ID_TABLES, id_position, max_id, on_backend};
+use crate::transfer::{Conn, id_position, id_tables, max_id, on_backend};
 
 /// Violations listed per kind, at most; a last line says how many more there are.
 const MAX_LISTED: usize = 20;
@@ -27,29 +24,12 @@ const MAX_LISTED: usize = 20;
 ///
 /// The database must exist; nothing is written to it.
 pub fn check(config: &StoreConfig) -> Result<Vec<String>, StoreError> {
-    let mut config = config.clone();
-    config.create = false;
-    let mut conn = match &config.database {
-        Database::Sqlite(_) => Conn::Sqlite(connect(&config)?),
-        Database::Postgres(_) => Conn::Pg(connect_postgres(&config)?),
-    };
+    let mut conn = Conn::to_existing(config)?;
     let mut found = Vec::new();
     if let Conn::Sqlite(c) = &mut conn {
         found.extend(sqlite_integrity(c)?);
     }
-    let pending = match &mut conn {
-        Conn::Sqlite(c) => c
-            .pending_migrations(MIGRATIONS)
-            .map(|pending| pending.iter().map(|m| m.name().to_string()).collect()),
-        Conn::Pg(c) => c.pending_migrations(PG_MIGRATIONS).map(|pending| {
-            pending
-                .iter()
-                .map(|m| m.name().to_string())
-                .collect::<Vec<_>>()
-        }),
-    }
-    .map_err(|e| StoreError::Migration(e.to_string()))?;
-    for migration in pending {
+    for migration in conn.pending_migrations()? {
         found.push(format!("migration {migration} is not applied"));
     }
     if found.is_empty() {
@@ -149,7 +129,7 @@ fn invariants(conn: &mut Conn) -> Result<Vec<String>, StoreError> {
             ));
         }
     }
-    for table in ID_TABLES {
+    for table in id_tables() {
         let (position, largest) = (id_position(conn, table)?, max_id(conn, table)?);
         if position < largest {
             found.push(format!(

@@ -27,13 +27,39 @@ use crate::config::{Database, StoreConfig};
 use crate::error::StoreError;
 use crate::postgres::{PG_MIGRATIONS, connect_postgres, migrate_postgres};
 use crate::sqlite::{MIGRATIONS, connect, migrate_sqlite};
+pub(crate) use tables::on_backend;
 use tables::{Categories, Deliveries, Events, Idempotency, Keys, Orders, Pets, Table, Webhooks};
-pub(crate) use tables::{max_id, on_backend};
 
 /// A connection to either backend.
 pub(crate) enum Conn {
     Sqlite(SqliteConnection),
     Pg(PgConnection),
+}
+
+impl Conn {
+    /// A connection to the database of `config`, which must exist: this never creates one.
+    pub(crate) fn to_existing(config: &StoreConfig) -> Result<Self, StoreError> {
+        let mut config = config.clone();
+        config.create = false;
+        Ok(match &config.database {
+            Database::Sqlite(_) => Conn::Sqlite(connect(&config)?),
+            Database::Postgres(_) => Conn::Pg(connect_postgres(&config)?),
+        })
+    }
+
+    /// The names of this version's migrations the database has not had.
+    pub(crate) fn pending_migrations(&mut self) -> Result<Vec<String>, StoreError> {
+        fn names<DB: diesel::backend::Backend>(
+            pending: Vec<Box<dyn diesel::migration::Migration<DB> + '_>>,
+        ) -> Vec<String> {
+            pending.iter().map(|m| m.name().to_string()).collect()
+        }
+        match self {
+            Conn::Sqlite(c) => c.pending_migrations(MIGRATIONS).map(names),
+            Conn::Pg(c) => c.pending_migrations(PG_MIGRATIONS).map(names),
+        }
+        .map_err(|e| StoreError::Migration(e.to_string()))
+    }
 }
 
 /// What a copy has done so far, for a progress display.
@@ -68,29 +94,48 @@ impl Copied {
     }
 }
 
-/// The tables in an order that satisfies their references: categories before pets, keys
-/// before the orders they own, events before the deliveries that name them.
-const TABLES: [&str; 8] = [
-    Categories::NAME,
-    Pets::NAME,
-    Keys::NAME,
-    Orders::NAME,
-    Events::NAME,
-    Idempotency::NAME,
-    Webhooks::NAME,
-    Deliveries::NAME,
+/// Copies one table's rows from a source to a target, telling `progress`; the rows copied.
+type CopyRows = fn(&mut Conn, &mut Conn, &mut dyn FnMut(Progress)) -> Result<u64, StoreError>;
+
+/// One table as a copy handles it, whatever its row type.
+struct TableCopy {
+    name: &'static str,
+    has_id: bool,
+    count: fn(&mut Conn) -> QueryResult<i64>,
+    copy: CopyRows,
+}
+
+impl TableCopy {
+    const fn of<T: Table>() -> Self {
+        Self {
+            name: T::NAME,
+            has_id: T::HAS_ID,
+            count: T::count,
+            copy: copy_table::<T>,
+        }
+    }
+}
+
+/// Every table the service keeps, in an order that satisfies their references: categories
+/// before pets, keys before the orders they own, events before the deliveries that name them.
+const TABLES: [TableCopy; 8] = [
+    TableCopy::of::<Categories>(),
+    TableCopy::of::<Pets>(),
+    TableCopy::of::<Keys>(),
+    TableCopy::of::<Orders>(),
+    TableCopy::of::<Events>(),
+    TableCopy::of::<Idempotency>(),
+    TableCopy::of::<Webhooks>(),
+    TableCopy::of::<Deliveries>(),
 ];
 
 /// The tables whose ids come from a sequence: all but the idempotency records.
-pub(crate) const ID_TABLES: [&str; 7] = [
-    Categories::NAME,
-    Pets::NAME,
-    Keys::NAME,
-    Orders::NAME,
-    Events::NAME,
-    Webhooks::NAME,
-    Deliveries::NAME,
-];
+pub(crate) fn id_tables() -> impl Iterator<Item = &'static str> {
+    TABLES
+        .iter()
+        .filter(|table| table.has_id)
+        .map(|table| table.name)
+}
 
 /// Copies everything from the database `from` into the database `to`, which is created and
 /// migrated if needed and must hold no row. `progress` hears of each table and chunk.
@@ -110,27 +155,12 @@ pub fn copy(
         write_all(&mut target, |target| {
             refuse_rows(target)?;
             let mut copied = Copied::default();
-            copied
-                .0
-                .push(copy_table::<Categories>(source, target, progress)?);
-            copied.0.push(copy_table::<Pets>(source, target, progress)?);
-            copied.0.push(copy_table::<Keys>(source, target, progress)?);
-            copied
-                .0
-                .push(copy_table::<Orders>(source, target, progress)?);
-            copied
-                .0
-                .push(copy_table::<Events>(source, target, progress)?);
-            copied
-                .0
-                .push(copy_table::<Idempotency>(source, target, progress)?);
-            copied
-                .0
-                .push(copy_table::<Webhooks>(source, target, progress)?);
-            copied
-                .0
-                .push(copy_table::<Deliveries>(source, target, progress)?);
-            for table in ID_TABLES {
+            for table in &TABLES {
+                copied
+                    .0
+                    .push((table.name, (table.copy)(source, target, progress)?));
+            }
+            for table in id_tables() {
                 let position = id_position(source, table)?.max(max_id(source, table)?);
                 set_id_position(target, table, position)?;
             }
@@ -164,7 +194,7 @@ pub fn backup(
             return Err(error);
         }
     };
-    settle(file)?;
+    settle(&to, file)?;
     Ok(copied)
 }
 
@@ -180,9 +210,8 @@ fn sqlite_files(file: &Path) -> [std::path::PathBuf; 3] {
 
 /// Moves everything from the log into the file itself, so that the file alone is the backup,
 /// and syncs it and its folder.
-fn settle(file: &Path) -> Result<(), StoreError> {
-    let config = StoreConfig::for_database(Database::Sqlite(file.to_path_buf()));
-    let mut conn = connect(&config)?;
+fn settle(config: &StoreConfig, file: &Path) -> Result<(), StoreError> {
+    let mut conn = connect(config)?;
     conn.batch_execute("PRAGMA wal_checkpoint(TRUNCATE);")?;
     drop(conn);
     let sync = |path: &Path| std::fs::File::open(path).and_then(|opened| opened.sync_all());
@@ -207,18 +236,8 @@ fn same_database(a: &Database, b: &Database) -> bool {
 
 /// The source, which must exist and be migrated to this version (a copy never changes it).
 fn open_source(config: &StoreConfig) -> Result<Conn, StoreError> {
-    let mut config = config.clone();
-    config.create = false;
-    let mut conn = match &config.database {
-        Database::Sqlite(_) => Conn::Sqlite(connect(&config)?),
-        Database::Postgres(_) => Conn::Pg(connect_postgres(&config)?),
-    };
-    let pending = match &mut conn {
-        Conn::Sqlite(c) => c.has_pending_migration(MIGRATIONS),
-        Conn::Pg(c) => c.has_pending_migration(PG_MIGRATIONS),
-    }
-    .map_err(|e| StoreError::Migration(e.to_string()))?;
-    if pending {
+    let mut conn = Conn::to_existing(config)?;
+    if !conn.pending_migrations()?.is_empty() {
         return Err(StoreError::Migration(format!(
             "{} is not migrated to this version: run `petstore migrate` on it first",
             config.database
@@ -317,11 +336,12 @@ fn suspend_triggers(conn: &mut Conn) -> Result<Vec<Trigger>, StoreError> {
             Ok(triggers)
         }
         Conn::Pg(c) => {
-            for table in TABLES {
-                c.batch_execute(&format!("ALTER TABLE {table} DISABLE TRIGGER USER"))?;
-                if table != Idempotency::NAME {
+            for table in &TABLES {
+                let name = table.name;
+                c.batch_execute(&format!("ALTER TABLE {name} DISABLE TRIGGER USER"))?;
+                if table.has_id {
                     c.batch_execute(&format!(
-                        "ALTER TABLE {table} ALTER COLUMN id SET GENERATED BY DEFAULT"
+                        "ALTER TABLE {name} ALTER COLUMN id SET GENERATED BY DEFAULT"
                     ))?;
                 }
             }
@@ -338,11 +358,12 @@ fn restore_triggers(conn: &mut Conn, triggers: &[Trigger]) -> Result<(), StoreEr
             }
         }
         Conn::Pg(c) => {
-            for table in TABLES {
-                c.batch_execute(&format!("ALTER TABLE {table} ENABLE TRIGGER USER"))?;
-                if table != Idempotency::NAME {
+            for table in &TABLES {
+                let name = table.name;
+                c.batch_execute(&format!("ALTER TABLE {name} ENABLE TRIGGER USER"))?;
+                if table.has_id {
                     c.batch_execute(&format!(
-                        "ALTER TABLE {table} ALTER COLUMN id SET GENERATED ALWAYS"
+                        "ALTER TABLE {name} ALTER COLUMN id SET GENERATED ALWAYS"
                     ))?;
                 }
             }
@@ -353,22 +374,16 @@ fn restore_triggers(conn: &mut Conn, triggers: &[Trigger]) -> Result<(), StoreEr
 
 /// Refuses a target that holds any row, naming the first table that does.
 fn refuse_rows(conn: &mut Conn) -> Result<(), StoreError> {
-    let counts = [
-        (Categories::NAME, Categories::count(conn)?),
-        (Pets::NAME, Pets::count(conn)?),
-        (Keys::NAME, Keys::count(conn)?),
-        (Orders::NAME, Orders::count(conn)?),
-        (Events::NAME, Events::count(conn)?),
-        (Idempotency::NAME, Idempotency::count(conn)?),
-        (Webhooks::NAME, Webhooks::count(conn)?),
-        (Deliveries::NAME, Deliveries::count(conn)?),
-    ];
-    match counts.iter().find(|(_, rows)| *rows > 0) {
-        Some((table, rows)) => Err(StoreError::Config(format!(
-            "the target is not empty: {table} holds {rows} rows; copy only into an empty database"
-        ))),
-        None => Ok(()),
+    for table in &TABLES {
+        let rows = (table.count)(conn)?;
+        if rows > 0 {
+            return Err(StoreError::Config(format!(
+                "the target is not empty: {} holds {rows} rows; copy only into an empty database",
+                table.name
+            )));
+        }
     }
+    Ok(())
 }
 
 /// Copies every row of `T`, chunk by chunk.
@@ -376,7 +391,7 @@ fn copy_table<T: Table>(
     source: &mut Conn,
     target: &mut Conn,
     progress: &mut dyn FnMut(Progress),
-) -> Result<(&'static str, u64), StoreError> {
+) -> Result<u64, StoreError> {
     let rows = u64::try_from(T::count(source)?).unwrap_or_default();
     progress(Progress::Table {
         name: T::NAME,
@@ -396,7 +411,7 @@ fn copy_table<T: Table>(
         });
         chunk = T::chunk(source, chunk.last())?;
     }
-    Ok((T::NAME, done))
+    Ok(done)
 }
 
 #[derive(QueryableByName)]
@@ -423,6 +438,13 @@ pub(crate) fn id_position(conn: &mut Conn, table: &str) -> Result<i64, StoreErro
         }
     };
     Ok(position.id)
+}
+
+/// The largest id of `table`, or 0.
+pub(crate) fn max_id(conn: &mut Conn, table: &str) -> Result<i64, StoreError> {
+    let sql = format!("SELECT COALESCE(MAX(id), 0) AS id FROM {table}");
+    let largest = on_backend!(conn, |c| diesel::sql_query(&sql).get_result::<Position>(c))?;
+    Ok(largest.id)
 }
 
 /// Moves `table`'s sequence to `position`: its next id is above it.

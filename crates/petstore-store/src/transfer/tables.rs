@@ -3,7 +3,6 @@
 //! so a copy keeps exactly what it found.
 
 use diesel::prelude::*;
-use diesel::sql_types::BigInt;
 
 use crate::schema::sql_types::{Json, Time};
 use crate::schema::{
@@ -32,6 +31,8 @@ pub(crate) trait Table {
     const NAME: &'static str;
     /// A whole row.
     type Row;
+    /// Whether its key is an `id` from a sequence, which a copy moves past the ids.
+    const HAS_ID: bool = true;
 
     fn count(conn: &mut Conn) -> QueryResult<i64>;
     /// The rows after `after` in key order (from the start when `None`), at most [`CHUNK`].
@@ -192,6 +193,7 @@ pub(crate) struct Idempotency;
 impl Table for Idempotency {
     const NAME: &'static str = "idempotency_records";
     type Row = IdempotencyRow;
+    const HAS_ID: bool = false;
 
     fn count(conn: &mut Conn) -> QueryResult<i64> {
         on_backend!(conn, |c| idempotency_records::table.count().get_result(c))
@@ -219,15 +221,4 @@ impl Table for Idempotency {
             .values(rows)
             .execute(c))
     }
-}
-
-/// The largest id of `table`, or 0.
-pub(crate) fn max_id(conn: &mut Conn, table: &str) -> QueryResult<i64> {
-    #[derive(QueryableByName)]
-    struct Largest {
-        #[diesel(sql_type = BigInt)]
-        id: i64,
-    }
-    let sql = format!("SELECT COALESCE(MAX(id), 0) AS id FROM {table}");
-    on_backend!(conn, |c| diesel::sql_query(&sql).get_result::<Largest>(c)).map(|row| row.id)
 }
