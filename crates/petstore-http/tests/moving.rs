@@ -116,6 +116,27 @@ struct Shop {
     idempotent_order: Value,
 }
 
+/// A new pet of `category` with `stock` units: its id.
+fn pet_with_stock(server: &Server, category: &Value, name: &str, stock: i64) -> i64 {
+    let pet = made(
+        server,
+        ADMIN,
+        "/v1/pets",
+        &format!(r#"{{"name": "{name}", "categoryId": {category}}}"#),
+    )["id"]
+        .as_i64()
+        .unwrap();
+    let (status, _) = call(
+        server,
+        ADMIN,
+        "PATCH",
+        &format!("/v1/inventory/{pet}"),
+        Some(&format!(r#"{{"quantity": {stock}}}"#)),
+    );
+    assert_eq!(status, 200);
+    pet
+}
+
 fn fill(server: &Server) -> Shop {
     let dogs = made(server, ADMIN, "/v1/categories", r#"{"name": "Dogs"}"#)["id"].clone();
     made(
@@ -124,26 +145,10 @@ fn fill(server: &Server) -> Shop {
         "/v1/categories",
         r#"{"name": "Cats", "description": "Aloof"}"#,
     );
-    let mut pets = Vec::new();
-    for name in ["Rex", "Fido", "Gone"] {
-        let pet = made(
-            server,
-            ADMIN,
-            "/v1/pets",
-            &format!(r#"{{"name": "{name}", "categoryId": {dogs}}}"#),
-        )["id"]
-            .as_i64()
-            .unwrap();
-        let (status, _) = call(
-            server,
-            ADMIN,
-            "PATCH",
-            &format!("/v1/inventory/{pet}"),
-            Some(r#"{"quantity": 10}"#),
-        );
-        assert_eq!(status, 200);
-        pets.push(pet);
-    }
+    let pets: Vec<i64> = ["Rex", "Fido", "Gone"]
+        .into_iter()
+        .map(|name| pet_with_stock(server, &dogs, name, 10))
+        .collect();
     let customer = made(
         server,
         ADMIN,
@@ -429,25 +434,7 @@ fn a_backup_under_write_load_holds_every_earlier_write_and_stops_none() {
     let backup = dir.path().join("backup.db");
     let server = serve_with(&database, Some(ADMIN), &["--rate-limit", "1000000"]);
     let dogs = made(&server, ADMIN, "/v1/categories", r#"{"name": "Dogs"}"#)["id"].clone();
-    let new_pet = |name: String, stock: i64| {
-        let pet = made(
-            &server,
-            ADMIN,
-            "/v1/pets",
-            &format!(r#"{{"name": "{name}", "categoryId": {dogs}}}"#),
-        )["id"]
-            .as_i64()
-            .unwrap();
-        let (status, _) = call(
-            &server,
-            ADMIN,
-            "PATCH",
-            &format!("/v1/inventory/{pet}"),
-            Some(&format!(r#"{{"quantity": {stock}}}"#)),
-        );
-        assert_eq!(status, 200);
-        pet
-    };
+    let new_pet = |name: String, stock: i64| pet_with_stock(&server, &dogs, &name, stock);
     let ordered: Vec<i64> = (0..ORDERED_PETS)
         .map(|n| new_pet(format!("Ordered {n}"), UNITS))
         .collect();
