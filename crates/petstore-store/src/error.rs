@@ -123,28 +123,23 @@ const CONNECTION_LOST: [&str; 4] = [
 ];
 
 fn is_transient(error: &DieselError) -> bool {
+    if is_diesel_connection_lost(error) {
+        return true;
+    }
     match error {
         // A server that became read-only (a primary demoted, a standby not yet promoted)
         // takes writes again once a primary is found; the pool drops such connections.
-        DieselError::DatabaseError(
-            DatabaseErrorKind::ClosedConnection
-            | DatabaseErrorKind::UnableToSendCommand
-            | DatabaseErrorKind::ReadOnlyTransaction,
-            _,
-        ) => true,
+        DieselError::DatabaseError(DatabaseErrorKind::ReadOnlyTransaction, _) => true,
         DieselError::DatabaseError(_, info) => {
             let message = info.message();
             [
                 "database is locked",
                 "database table is locked",
-                "terminating connection",
                 "the database system is",
-                "server closed the connection",
-                "no connection to the server",
-                // The server gave up on a statement (`statement_timeout`, a lock wait) or an
-                // idle transaction: the transaction is rolled back, and a retry may work.
+                // The server gave up on a statement (`statement_timeout`, a lock wait): the
+                // transaction is rolled back, and a retry may work. (An idle transaction it
+                // ended is a lost connection, "terminating connection …".)
                 "canceling statement due to",
-                "terminating connection due to idle-in-transaction timeout",
             ]
             .iter()
             // The disk is full, the file read-only, or the disk failing: the request was fine
