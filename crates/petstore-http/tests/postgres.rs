@@ -116,16 +116,9 @@ fn pipe_holding(mut from: TcpStream, mut to: TcpStream, silent: Arc<AtomicBool>)
     });
 }
 
-fn pipe(mut from: TcpStream, mut to: TcpStream) {
-    std::thread::spawn(move || {
-        let mut buffer = [0u8; 16 * 1024];
-        while let Ok(n) = from.read(&mut buffer) {
-            if n == 0 || to.write_all(&buffer[..n]).is_err() {
-                break;
-            }
-        }
-        let _ = to.shutdown(Shutdown::Both);
-    });
+/// Copies what `from` sends to `to`, until either closes.
+fn pipe(from: TcpStream, to: TcpStream) {
+    pipe_holding(from, to, Arc::default());
 }
 
 /// The host and port of a `postgres://…` URL, and the URL with them replaced by `port` on
