@@ -43,6 +43,9 @@ pub enum StoreError {
     /// Applying or reverting migrations failed.
     #[error("migrations failed: {0}")]
     Migration(String),
+    /// A write goes past what the store's layout can hold (a bug of the use case making it).
+    #[error("the store cannot hold this write: {0}")]
+    TooLarge(String),
     /// A stored value breaks the domain's rules (written by something other than this store).
     #[error("stored data is invalid: {0}")]
     Corrupt(String),

@@ -313,3 +313,40 @@ fn times_of_rows_written_before_become_fixed_width_and_back_and_again() {
         "only the record from after the boundary is kept"
     );
 }
+
+/// Event ids are made from transaction ids, which start again low in a new cluster: a
+/// database restored there from a logical dump would give new events ids below the old ones.
+/// `check` says so, and opening the store moves new ids above the old ones.
+#[test]
+fn event_ids_stay_above_those_restored_into_a_new_cluster() {
+    use petstore_core::{CategoryId, DomainEvent, Store};
+    let Some(database) = ScratchPostgres::create() else {
+        return;
+    };
+    let config = database.config();
+    let record = |store: &PgStore| {
+        let deleted = DomainEvent::CategoryDeleted(CategoryId::new(1).unwrap());
+        store
+            .write(|tx| tx.append_events(chrono::Utc::now(), None, std::slice::from_ref(&deleted)))
+            .unwrap();
+        store.read(|s| s.last_event_id()).unwrap().unwrap().get()
+    };
+    let before = record(&PgStore::open(&config).unwrap());
+    // What a restore into a cluster whose transaction ids are far lower looks like.
+    let mut conn = connect_postgres(&config).unwrap();
+    conn.batch_execute("UPDATE event_feed SET base = base - 1000000000000")
+        .unwrap();
+    drop(conn);
+    let found = petstore_store::check(&config).unwrap();
+    assert!(
+        found.iter().any(|line| line.starts_with("events: ")),
+        "{found:?}"
+    );
+
+    let after = record(&PgStore::open(&config).unwrap());
+    assert!(after > before, "{after} after {before}");
+    assert_eq!(
+        petstore_store::check(&config).unwrap(),
+        Vec::<String>::new()
+    );
+}

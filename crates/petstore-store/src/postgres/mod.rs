@@ -188,10 +188,61 @@ pub fn migrate_postgres(config: &StoreConfig) -> Result<Vec<String>, StoreError>
     let applied = conn
         .run_pending_migrations(PG_MIGRATIONS)
         .map(|versions| versions.iter().map(ToString::to_string).collect())
-        .map_err(|e| StoreError::Migration(e.to_string()));
+        .map_err(|e| StoreError::Migration(e.to_string()))
+        .and_then(|applied| keep_event_ids_ahead(&mut conn).map(|()| applied));
     // Closing the connection would release it too; unlocking keeps the session reusable.
     conn.batch_execute(&format!("SELECT pg_advisory_unlock({MIGRATION_LOCK})"))?;
     applied
+}
+
+/// The largest id no new event can be given: the feed's base plus the id the next
+/// transaction gets, times the events a transaction may write, less one. At or above every event there
+/// is, unless transaction ids started again below the events (a dump restored into a new
+/// cluster), which [`keep_event_ids_ahead`] mends.
+pub(crate) fn event_id_position(conn: &mut PgConnection) -> Result<i64, StoreError> {
+    Ok(diesel::select(sql::<BigInt>(
+        "(SELECT base FROM event_feed) \
+         + pg_snapshot_xmax(pg_current_snapshot())::text::bigint * 65536 - 1",
+    ))
+    .get_result(conn)?)
+}
+
+/// Moves the feed's base so that every event written from now on gets an id above
+/// `position`. Only while no event is being written: [`keep_event_ids_ahead`] locks the
+/// table for it; a copy runs it on a target nobody else writes yet.
+pub(crate) fn move_event_ids_past(
+    conn: &mut PgConnection,
+    position: i64,
+) -> Result<(), StoreError> {
+    diesel::sql_query(
+        "UPDATE event_feed SET base = GREATEST(base, \
+         $1 + 1 - pg_snapshot_xmax(pg_current_snapshot())::text::bigint * 65536)",
+    )
+    .bind::<BigInt, _>(position)
+    .execute(conn)?;
+    Ok(())
+}
+
+/// Makes sure the next event's id is above every event's there is (run at start, after the
+/// migrations). It only needs doing after the transaction ids of the server started again
+/// below the events' (a logical dump restored into a new cluster): the base then moves, while
+/// a lock keeps every other writer of events out.
+fn keep_event_ids_ahead(conn: &mut PgConnection) -> Result<(), StoreError> {
+    if event_id_position(conn)? >= largest_event_id(conn)? {
+        return Ok(());
+    }
+    conn.transaction(|conn| {
+        conn.batch_execute("LOCK TABLE events IN SHARE ROW EXCLUSIVE MODE")?;
+        let largest = largest_event_id(conn)?;
+        move_event_ids_past(conn, largest)
+    })
+}
+
+fn largest_event_id(conn: &mut PgConnection) -> Result<i64, StoreError> {
+    Ok(
+        diesel::select(sql::<BigInt>("(SELECT COALESCE(MAX(id), 0) FROM events)"))
+            .get_result(conn)?,
+    )
 }
 
 impl PgStore {
@@ -254,11 +305,7 @@ impl Store for PgStore {
             .repeatable_read()
             .read_only()
             .run::<T, StoreError, _>(|conn| {
-                work(&mut PgTx {
-                    conn,
-                    writing: false,
-                })
-                .map_err(StoreError::Domain)
+                work(&mut PgTx::new(conn, false)).map_err(StoreError::Domain)
             })
             .map_err(DomainError::from)
     }
@@ -301,11 +348,7 @@ impl PgStore {
     ) -> RepoResult<T> {
         Manager::begin_transaction_sql(conn, "BEGIN ISOLATION LEVEL READ COMMITTED")
             .map_err(StoreError::from)?;
-        let done = work(&mut PgTx {
-            conn: &mut *conn,
-            writing: true,
-        })
-        .and_then(|value| {
+        let done = work(&mut PgTx::new(&mut *conn, true)).and_then(|value| {
             // The COMMIT itself is not bounded by `statement_timeout`: a cancelled wait for a
             // synchronous standby would leave the commit made here only, and answered as
             // made; the request's deadline answers such a wait `OutcomeUnknown` instead.

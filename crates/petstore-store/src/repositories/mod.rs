@@ -9,10 +9,10 @@
 //!   transaction; SQLite's one writer holds the whole database already;
 //! - `take_turns` and `take_turns_named`: an advisory lock on PostgreSQL, nothing on SQLite;
 //! - `set_stock_row`: a prepared statement on SQLite, the hottest write there;
-//! - the outbox's `append_events`, which is each backend's own (`events.rs` has only the feed).
+//! - the outbox and the feed (`EventWriter`, `EventReader`), each backend's own: how an
+//!   event's id comes to follow the order of commits differs.
 
 mod catalogue;
-mod events;
 mod idempotency;
 mod inventory;
 mod keys;
@@ -26,12 +26,6 @@ use super::{Tx, row_for_no_key_update, row_for_update};
 #[derive(Debug, Clone, Copy)]
 #[repr(i32)]
 pub(crate) enum LockSpace {
-    /// One lock, held by whoever is appending to the outbox, until it commits.
-    #[allow(
-        dead_code,
-        reason = "only PostgreSQL's outbox takes it (postgres/tx.rs)"
-    )]
-    Outbox = 0x7065_7401,
     /// One lock per idempotency key (its hash), held by the request using it.
     IdempotencyKey = 0x7065_7402,
     /// One lock for bootstrapping the first admin key.

@@ -33,6 +33,9 @@ pub(crate) trait Table {
     type Row;
     /// Whether its key is an `id` from a sequence, which a copy moves past the ids.
     const HAS_ID: bool = true;
+    /// Whether that `id` is an identity column on PostgreSQL, which a copy must be let to
+    /// write. The events' ids are not: the service makes them (`postgres/tx.rs`).
+    const PG_IDENTITY: bool = Self::HAS_ID;
 
     fn count(conn: &mut Conn) -> QueryResult<i64>;
     /// The rows after `after` in key order (from the start when `None`), at most [`CHUNK`].
@@ -45,12 +48,13 @@ pub(crate) trait Table {
 
 /// A table keyed by `id`.
 macro_rules! id_table {
-    ($name:ident, $table:ident, $row:ident) => {
+    ($name:ident, $table:ident, $row:ident $(, PG_IDENTITY = $identity:literal)?) => {
         pub(crate) struct $name;
 
         impl Table for $name {
             const NAME: &'static str = stringify!($table);
             type Row = $row;
+            $(const PG_IDENTITY: bool = $identity;)?
 
             fn count(conn: &mut Conn) -> QueryResult<i64> {
                 on_backend!(conn, |c| $table::table.count().get_result(c))
@@ -182,7 +186,7 @@ pub(crate) struct DeliveryRow {
 id_table!(Categories, categories, CategoryRow);
 id_table!(Pets, pets, PetRow);
 id_table!(Orders, orders, OrderRow);
-id_table!(Events, events, EventRow);
+id_table!(Events, events, EventRow, PG_IDENTITY = false);
 id_table!(Keys, api_keys, KeyRow);
 id_table!(Webhooks, webhooks, WebhookRow);
 id_table!(Deliveries, webhook_deliveries, DeliveryRow);
