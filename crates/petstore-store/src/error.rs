@@ -43,9 +43,6 @@ pub enum StoreError {
     /// Applying or reverting migrations failed.
     #[error("migrations failed: {0}")]
     Migration(String),
-    /// A write goes past what the store's layout can hold (a bug of the use case making it).
-    #[error("the store cannot hold this write: {0}")]
-    TooLarge(String),
     /// A stored value breaks the domain's rules (written by something other than this store).
     #[error("stored data is invalid: {0}")]
     Corrupt(String),
@@ -221,6 +218,18 @@ pub(crate) fn is_conflict(error: &DomainError) -> bool {
     matches!(
         unavailable_cause(error),
         Some(StoreError::Query(e)) if is_diesel_conflict(e)
+    )
+}
+
+/// Whether a write failed because its server takes no writes (read-only, or a standby): the
+/// connection is of no use to writes until it reaches another server.
+pub(crate) fn is_read_only(error: &DomainError) -> bool {
+    matches!(
+        unavailable_cause(error),
+        Some(StoreError::Query(DieselError::DatabaseError(
+            DatabaseErrorKind::ReadOnlyTransaction,
+            _
+        )))
     )
 }
 

@@ -82,6 +82,12 @@ pub(crate) struct StockRecord {
 #[derive(Debug, diesel::deserialize::FromSqlRow)]
 pub(crate) struct StatusText(Result<PetStatus, ValidationError>);
 
+impl From<PetStatus> for StatusText {
+    fn from(status: PetStatus) -> Self {
+        Self(Ok(status))
+    }
+}
+
 impl diesel::deserialize::FromSql<diesel::sql_types::Text, diesel::sqlite::Sqlite> for StatusText {
     fn from_sql(
         mut value: diesel::sqlite::SqliteValue<'_, '_, '_>,
@@ -158,7 +164,8 @@ impl TryFrom<OrderRecord> for Order {
     }
 }
 
-#[derive(Debug, Queryable, Selectable)]
+/// An event's row; read by name too, from PostgreSQL's `feed_after` (postgres/tx.rs).
+#[derive(Debug, Queryable, QueryableByName, Selectable)]
 #[diesel(table_name = events, check_for_backend(diesel::pg::Pg, diesel::sqlite::Sqlite))]
 pub(crate) struct EventRecord {
     pub(crate) id: i64,

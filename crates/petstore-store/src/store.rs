@@ -89,6 +89,13 @@ impl Store for AnyStore {
             AnyStore::Postgres(store) => store.write(work),
         }
     }
+
+    fn read_one<T>(&self, work: impl FnOnce(&mut dyn Snapshot) -> RepoResult<T>) -> RepoResult<T> {
+        match self {
+            AnyStore::Sqlite(store) => store.read_one(work),
+            AnyStore::Postgres(store) => store.read_one(work),
+        }
+    }
 }
 
 /// Creates (a SQLite file) and migrates the database of `config`, without opening a store.
@@ -163,6 +170,15 @@ impl Store for JobStore<'_> {
             // A write in a burst of reads takes a turn of its own, as from any thread.
             Lane::Reads(burst) => burst.store().write(work),
             Lane::Writes(burst) => burst.write(work),
+        }
+    }
+
+    fn read_one<T>(&self, work: impl FnOnce(&mut dyn Snapshot) -> RepoResult<T>) -> RepoResult<T> {
+        match self.0 {
+            Lane::Direct(store) => store.read_one(work),
+            // A burst's reads share its transaction already.
+            Lane::Reads(burst) => burst.read(work),
+            Lane::Writes(burst) => burst.read(work),
         }
     }
 }

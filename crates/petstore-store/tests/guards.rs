@@ -310,3 +310,21 @@ fn reads_sharing_a_burst_see_one_snapshot_and_a_failure_or_the_next_burst_a_new_
         "the burst gave its connection back"
     );
 }
+
+/// `read_one` runs outside a transaction on PostgreSQL, so two statements there would see two
+/// states: work of two statements given to it fails every test that runs it (debug builds).
+#[test]
+fn a_read_one_of_two_statements_fails_the_tests_on_postgres() {
+    if !petstore_store::testing::postgres_configured() {
+        return;
+    }
+    let shop = common::TempPgStore::new();
+    assert!(shop.store.read_one(|s| s.last_event_id()).is_ok());
+    let two = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        shop.store.read_one(|s| {
+            s.last_event_id()?;
+            s.last_event_id()
+        })
+    }));
+    assert!(two.is_err(), "two statements in a read_one must not pass");
+}

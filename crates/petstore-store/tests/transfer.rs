@@ -155,3 +155,44 @@ fn a_copy_goes_on_past_every_id_the_source_gave_deleted_ones_too() {
         assert_eq!(next_category_id(&target), 4, "{}", target.database);
     }
 }
+
+/// A PostgreSQL source may hold events that committed and were not yet given their place in
+/// the feed (`pending_events`): a copy takes them along, after every stamped event, in the
+/// order they were written, and the target's feed goes on above them.
+#[test]
+fn a_copy_takes_the_events_not_yet_in_the_feed_along() {
+    use petstore_core::Store;
+    let Some(source) = ScratchPostgres::create() else {
+        return;
+    };
+    let from = source.config();
+    migrate(&from).unwrap();
+    execute(
+        &from,
+        "INSERT INTO pending_events (time, type, subject, data) \
+         VALUES (now(), 'category.deleted', 'categories/1', '{\"id\": 1}'); \
+         SELECT stamp_events(); \
+         INSERT INTO pending_events (time, type, subject, data) \
+         VALUES (now(), 'category.deleted', 'categories/2', '{\"id\": 2}'), \
+                (now(), 'category.deleted', 'categories/3', '{\"id\": 3}');",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let to = StoreConfig::new(dir.path().join("copy.db"));
+    let copied = copy(&from, &to, &mut |_| {}).unwrap();
+    assert!(copied.0.contains(&("events", 3)), "{copied:?}");
+    let target = petstore_store::SqliteStore::open(&to).unwrap();
+    let feed = target.read(|s| s.events_after(None, 10)).unwrap();
+    let seen: Vec<(i64, &str)> = feed
+        .iter()
+        .map(|e| (e.id.get(), e.subject.as_str()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (1, "categories/1"),
+            (2, "categories/2"),
+            (3, "categories/3")
+        ]
+    );
+    assert_eq!(check(&to).unwrap(), Vec::<String>::new());
+}

@@ -45,7 +45,7 @@ impl<S: Store, C: Clock> CategoryUseCases<'_, S, C> {
     pub fn get(&self, id: CategoryId) -> Result<Category, DomainError> {
         self.shop
             .store
-            .read(|snapshot| existing_category(snapshot, id))
+            .read_one(|snapshot| existing_category(snapshot, id))
     }
 
     /// A page of categories.
@@ -53,7 +53,7 @@ impl<S: Store, C: Clock> CategoryUseCases<'_, S, C> {
         let items = self
             .shop
             .store
-            .read(|snapshot| snapshot.categories(query))?;
+            .read_one(|snapshot| snapshot.categories(query))?;
         Ok(Page::from_probe(items, query.limit, |c| c.id.get()))
     }
 
@@ -137,12 +137,14 @@ impl<S: Store, C: Clock> PetUseCases<'_, S, C> {
 
     /// The pet with this id.
     pub fn get(&self, id: PetId) -> Result<Pet, DomainError> {
-        self.shop.store.read(|snapshot| existing_pet(snapshot, id))
+        self.shop
+            .store
+            .read_one(|snapshot| existing_pet(snapshot, id))
     }
 
     /// A page of pets matching the query.
     pub fn list(&self, query: &PetQuery) -> Result<Page<Pet>, DomainError> {
-        let items = self.shop.store.read(|snapshot| snapshot.pets(query))?;
+        let items = self.shop.store.read_one(|snapshot| snapshot.pets(query))?;
         Ok(Page::from_probe(items, query.limit, |p| p.id.get()))
     }
 

@@ -20,7 +20,9 @@ impl<S: Store, C: Clock> EventUseCases<'_, S, C> {
     /// happens from now on starts.
     pub fn last_id(&self, caller: Caller) -> Result<Option<EventId>, DomainError> {
         caller.require(Permission::ManageStore)?;
-        self.shop.store.read(|snapshot| snapshot.last_event_id())
+        self.shop
+            .store
+            .read_one(|snapshot| snapshot.last_event_id())
     }
 
     /// Up to `limit` events after `after`, oldest first.
@@ -33,6 +35,6 @@ impl<S: Store, C: Clock> EventUseCases<'_, S, C> {
         caller.require(Permission::ManageStore)?;
         self.shop
             .store
-            .read(|snapshot| snapshot.events_after(after, limit.get()))
+            .read_one(|snapshot| snapshot.events_after(after, limit.get()))
     }
 }

@@ -20,7 +20,7 @@ pub struct InventoryUseCases<'a, S, C> {
 impl<S: Store, C: Clock> InventoryUseCases<'_, S, C> {
     /// The inventory entry of a pet.
     pub fn get(&self, pet_id: PetId) -> Result<InventoryItem, DomainError> {
-        self.shop.store.read(|snapshot| {
+        self.shop.store.read_one(|snapshot| {
             snapshot
                 .inventory_item(pet_id)?
                 .ok_or_else(|| DomainError::not_found(Resource::InventoryItem, pet_id))
@@ -29,7 +29,10 @@ impl<S: Store, C: Clock> InventoryUseCases<'_, S, C> {
 
     /// A page of inventory entries.
     pub fn list(&self, query: &InventoryQuery) -> Result<Page<InventoryItem>, DomainError> {
-        let items = self.shop.store.read(|snapshot| snapshot.inventory(query))?;
+        let items = self
+            .shop
+            .store
+            .read_one(|snapshot| snapshot.inventory(query))?;
         Ok(Page::from_probe(items, query.limit, |i| i.pet_id.get()))
     }
 

@@ -47,7 +47,7 @@ impl<S: Store, C: Clock> KeyUseCases<'_, S, C> {
         let candidates = self
             .shop
             .store
-            .read(|snapshot| snapshot.keys_with_prefix(secret.prefix()))?;
+            .read_one(|snapshot| snapshot.keys_with_prefix(secret.prefix()))?;
         // Every candidate is compared, in constant time, whatever the first one gives.
         let hash = secret.hash();
         let mut found = None;
@@ -62,7 +62,7 @@ impl<S: Store, C: Clock> KeyUseCases<'_, S, C> {
     /// The key with this id (admin), revoked or not.
     pub fn get(&self, caller: Caller, id: KeyId) -> Result<ApiKey, DomainError> {
         caller.require(Permission::Administer)?;
-        self.shop.store.read(|snapshot| {
+        self.shop.store.read_one(|snapshot| {
             snapshot
                 .key(id)?
                 .ok_or_else(|| DomainError::not_found(Resource::Key, id))
@@ -72,7 +72,7 @@ impl<S: Store, C: Clock> KeyUseCases<'_, S, C> {
     /// A page of keys (admin), revoked ones included.
     pub fn list(&self, caller: Caller, query: &KeyQuery) -> Result<Page<ApiKey>, DomainError> {
         caller.require(Permission::Administer)?;
-        let items = self.shop.store.read(|snapshot| snapshot.keys(query))?;
+        let items = self.shop.store.read_one(|snapshot| snapshot.keys(query))?;
         Ok(Page::from_probe(items, query.limit, |k| k.id.get()))
     }
 
@@ -110,7 +110,7 @@ impl<S: Store, C: Clock> KeyUseCases<'_, S, C> {
     pub fn revocations(&self) -> Result<u64, DomainError> {
         self.shop
             .store
-            .read(|snapshot| snapshot.revoked_key_count())
+            .read_one(|snapshot| snapshot.revoked_key_count())
     }
 
     /// Makes `secret` an admin key if `when` holds. Returns the key when it was created.

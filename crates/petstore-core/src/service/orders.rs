@@ -48,7 +48,7 @@ impl<S: Store, C: Clock> OrderUseCases<'_, S, C> {
         let scope = caller.order_scope();
         self.shop
             .store
-            .read(|snapshot| visible_order(snapshot, id, scope))
+            .read_one(|snapshot| visible_order(snapshot, id, scope))
     }
 
     /// A page of the orders the caller may see. The query's `owner` is replaced by the
@@ -62,7 +62,10 @@ impl<S: Store, C: Clock> OrderUseCases<'_, S, C> {
             },
             ..*query
         };
-        let items = self.shop.store.read(|snapshot| snapshot.orders(&query))?;
+        let items = self
+            .shop
+            .store
+            .read_one(|snapshot| snapshot.orders(&query))?;
         Ok(Page::from_probe(items, query.limit, |o| o.id.get()))
     }
 

@@ -55,7 +55,7 @@ impl<S: Store, C: Clock> WebhookUseCases<'_, S, C> {
     /// The subscription with this id (admin).
     pub fn get(&self, caller: Caller, id: WebhookId) -> Result<Webhook, DomainError> {
         caller.require(Permission::Administer)?;
-        self.shop.store.read(|snapshot| {
+        self.shop.store.read_one(|snapshot| {
             snapshot
                 .webhook(id)?
                 .ok_or_else(|| DomainError::not_found(Resource::Webhook, id))
@@ -65,7 +65,10 @@ impl<S: Store, C: Clock> WebhookUseCases<'_, S, C> {
     /// A page of subscriptions (admin).
     pub fn list(&self, caller: Caller, query: &WebhookQuery) -> Result<Page<Webhook>, DomainError> {
         caller.require(Permission::Administer)?;
-        let items = self.shop.store.read(|snapshot| snapshot.webhooks(query))?;
+        let items = self
+            .shop
+            .store
+            .read_one(|snapshot| snapshot.webhooks(query))?;
         Ok(Page::from_probe(items, query.limit, |w| w.id.get()))
     }
 

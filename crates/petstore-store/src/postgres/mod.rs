@@ -2,7 +2,8 @@
 //! under an advisory lock, and write transactions run again when they conflict.
 //!
 //! Isolation: reads run in one `REPEATABLE READ READ ONLY` transaction, so every query of a
-//! use case sees the same snapshot. Writes run at `READ COMMITTED` and lock the rows their
+//! use case sees the same snapshot; a read of one statement (`read_one`) runs alone, in one
+//! round trip. Writes run at `READ COMMITTED` and lock the rows their
 //! rules depend on (see `repositories/mod.rs`): no serialization failures in normal
 //! operation, and two orders for the last unit take turns on the pet's row instead of both
 //! succeeding. A deadlock or serialization failure that still happens is retried here, on a
@@ -13,22 +14,23 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use diesel::connection::{AnsiTransactionManager as Manager, SimpleConnection, TransactionManager};
 use diesel::dsl::sql;
 use diesel::pg::PgConnection;
 use diesel::r2d2::{ConnectionManager, Pool};
 use diesel::sql_types::{BigInt, Nullable, Text};
-use diesel::{Connection, RunQueryDsl};
+use diesel::{Connection, QueryResult, RunQueryDsl};
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 use petstore_core::{DomainError, Failure, RepoResult, Snapshot, Store, Transaction};
 
 use crate::config::{Database, StoreConfig};
-use crate::error::{StoreError, is_conflict, is_connection_lost};
+use crate::error::{StoreError, is_conflict, is_connection_lost, is_read_only};
 use crate::sqlite::{PoolState, WriterStats};
 use tx::PgTx;
 
+mod prepared;
 mod tx;
 
 /// The PostgreSQL migrations in `migrations/postgres/`, compiled into the binary.
@@ -45,9 +47,13 @@ type PgPool = Pool<PrimaryOnly>;
 
 /// The pool's connections, kept to a server that takes writes. A multi-host URL with
 /// `target_session_attrs=read-write` lets libpq find the primary when it connects; this check
-/// (r2d2 runs it each time a connection is lent, in place of `SELECT 1`) drops a connection
-/// whose server has since become read-only (an old primary come back as a standby), so that
-/// the pool connects again, to whichever server is the primary now.
+/// drops a connection whose server has since become read-only (an old primary come back as a
+/// standby), so that the pool connects again, to whichever server is the primary now.
+///
+/// r2d2 runs the check each time it lends a connection; asking the server costs a round trip,
+/// as much as a whole point read. So only a connection that sat idle for [`TRUST_FOR`] is
+/// asked: one returned healthy just before is used as it is, and one whose write the server
+/// refused as read-only is dropped when it comes back ([`PgConn::refused_writes`]).
 ///
 /// Each connection gets its server-side bounds when made: `statement_timeout` (a statement
 /// stuck on a lock is cancelled, not left holding others'), and
@@ -59,39 +65,89 @@ struct PrimaryOnly {
     statement_timeout: Duration,
 }
 
+/// Fails with `ReadOnlyTransaction` unless the server of `conn` takes writes now.
+fn takes_writes(conn: &mut PgConnection) -> QueryResult<()> {
+    let read_only = diesel::select(sql::<diesel::sql_types::Bool>(
+        "pg_is_in_recovery() OR current_setting('transaction_read_only') = 'on'",
+    ))
+    .get_result::<bool>(conn)?;
+    if read_only {
+        return Err(diesel::result::Error::DatabaseError(
+            diesel::result::DatabaseErrorKind::ReadOnlyTransaction,
+            Box::new("the server no longer takes writes".to_owned()),
+        ));
+    }
+    Ok(())
+}
+
+/// How long after it last came back healthy a connection is lent without asking its server.
+const TRUST_FOR: Duration = Duration::from_secs(1);
+
+/// A connection of the pool, with what the pool needs to know of it.
+pub(crate) struct PgConn {
+    conn: PgConnection,
+    /// When it last came back to the pool unbroken.
+    returned: Instant,
+    /// Whether its server refused a write as read-only: it is dropped when it comes back.
+    refused_writes: bool,
+    /// The server's timeline when connected. A server the pool keeps takes writes, and a
+    /// primary's timeline changes only when it restarts, which ends the connection.
+    timeline: i64,
+}
+
+impl std::ops::Deref for PgConn {
+    type Target = PgConnection;
+
+    fn deref(&self) -> &PgConnection {
+        &self.conn
+    }
+}
+
+impl std::ops::DerefMut for PgConn {
+    fn deref_mut(&mut self) -> &mut PgConnection {
+        &mut self.conn
+    }
+}
+
 impl diesel::r2d2::ManageConnection for PrimaryOnly {
-    type Connection = PgConnection;
+    type Connection = PgConn;
     type Error = diesel::r2d2::Error;
 
-    fn connect(&self) -> Result<PgConnection, Self::Error> {
+    fn connect(&self) -> Result<PgConn, Self::Error> {
         let mut conn = self.manager.connect()?;
         conn.batch_execute(&format!(
-            "SET statement_timeout = {}; SET idle_in_transaction_session_timeout = 30000",
+            "SET statement_timeout = {}; SET idle_in_transaction_session_timeout = 30000; \
+             SET default_transaction_isolation = 'read committed'",
             self.statement_timeout.as_millis().max(1)
         ))
         .map_err(diesel::r2d2::Error::QueryError)?;
-        Ok(conn)
+        let timeline = diesel::select(sql::<BigInt>(TIMELINE))
+            .get_result(&mut conn)
+            .map_err(diesel::r2d2::Error::QueryError)?;
+        Ok(PgConn {
+            conn,
+            timeline,
+            // Checked when first lent: a new connection may have reached a standby.
+            returned: Instant::now()
+                .checked_sub(TRUST_FOR)
+                .unwrap_or_else(Instant::now),
+            refused_writes: false,
+        })
     }
 
-    fn is_valid(&self, conn: &mut PgConnection) -> Result<(), Self::Error> {
-        let read_only = diesel::select(sql::<diesel::sql_types::Bool>(
-            "pg_is_in_recovery() OR current_setting('transaction_read_only') = 'on'",
-        ))
-        .get_result::<bool>(conn)
-        .map_err(diesel::r2d2::Error::QueryError)?;
-        if read_only {
-            return Err(diesel::r2d2::Error::QueryError(
-                diesel::result::Error::DatabaseError(
-                    diesel::result::DatabaseErrorKind::ReadOnlyTransaction,
-                    Box::new("the server no longer takes writes".to_owned()),
-                ),
-            ));
+    fn is_valid(&self, conn: &mut PgConn) -> Result<(), Self::Error> {
+        if conn.returned.elapsed() < TRUST_FOR {
+            return Ok(());
         }
-        Ok(())
+        takes_writes(&mut conn.conn).map_err(diesel::r2d2::Error::QueryError)
     }
 
-    fn has_broken(&self, conn: &mut PgConnection) -> bool {
-        self.manager.has_broken(conn)
+    fn has_broken(&self, conn: &mut PgConn) -> bool {
+        if conn.refused_writes || self.manager.has_broken(&mut conn.conn) {
+            return true;
+        }
+        conn.returned = Instant::now();
+        false
     }
 }
 
@@ -188,61 +244,26 @@ pub fn migrate_postgres(config: &StoreConfig) -> Result<Vec<String>, StoreError>
     let applied = conn
         .run_pending_migrations(PG_MIGRATIONS)
         .map(|versions| versions.iter().map(ToString::to_string).collect())
-        .map_err(|e| StoreError::Migration(e.to_string()))
-        .and_then(|applied| keep_event_ids_ahead(&mut conn).map(|()| applied));
+        .map_err(|e| StoreError::Migration(e.to_string()));
     // Closing the connection would release it too; unlocking keeps the session reusable.
     conn.batch_execute(&format!("SELECT pg_advisory_unlock({MIGRATION_LOCK})"))?;
     applied
 }
 
-/// The largest id no new event can be given: the feed's base plus the id the next
-/// transaction gets, times the events a transaction may write, less one. At or above every event there
-/// is, unless transaction ids started again below the events (a dump restored into a new
-/// cluster), which [`keep_event_ids_ahead`] mends.
+/// The last id the feed gave (its stamper continues above it): at or above every event's.
 pub(crate) fn event_id_position(conn: &mut PgConnection) -> Result<i64, StoreError> {
-    Ok(diesel::select(sql::<BigInt>(
-        "(SELECT base FROM event_feed) \
-         + pg_snapshot_xmax(pg_current_snapshot())::text::bigint * 65536 - 1",
-    ))
-    .get_result(conn)?)
+    Ok(diesel::select(sql::<BigInt>("(SELECT last_id FROM event_feed)")).get_result(conn)?)
 }
 
-/// Moves the feed's base so that every event written from now on gets an id above
-/// `position`. Only while no event is being written: [`keep_event_ids_ahead`] locks the
-/// table for it; a copy runs it on a target nobody else writes yet.
+/// Makes the feed give ids above `position` from now on.
 pub(crate) fn move_event_ids_past(
     conn: &mut PgConnection,
     position: i64,
 ) -> Result<(), StoreError> {
-    diesel::sql_query(
-        "UPDATE event_feed SET base = GREATEST(base, \
-         $1 + 1 - pg_snapshot_xmax(pg_current_snapshot())::text::bigint * 65536)",
-    )
-    .bind::<BigInt, _>(position)
-    .execute(conn)?;
+    diesel::sql_query("UPDATE event_feed SET last_id = GREATEST(last_id, $1)")
+        .bind::<BigInt, _>(position)
+        .execute(conn)?;
     Ok(())
-}
-
-/// Makes sure the next event's id is above every event's there is (run at start, after the
-/// migrations). It only needs doing after the transaction ids of the server started again
-/// below the events' (a logical dump restored into a new cluster): the base then moves, while
-/// a lock keeps every other writer of events out.
-fn keep_event_ids_ahead(conn: &mut PgConnection) -> Result<(), StoreError> {
-    if event_id_position(conn)? >= largest_event_id(conn)? {
-        return Ok(());
-    }
-    conn.transaction(|conn| {
-        conn.batch_execute("LOCK TABLE events IN SHARE ROW EXCLUSIVE MODE")?;
-        let largest = largest_event_id(conn)?;
-        move_event_ids_past(conn, largest)
-    })
-}
-
-fn largest_event_id(conn: &mut PgConnection) -> Result<i64, StoreError> {
-    Ok(
-        diesel::select(sql::<BigInt>("(SELECT COALESCE(MAX(id), 0) FROM events)"))
-            .get_result(conn)?,
-    )
 }
 
 impl PgStore {
@@ -270,7 +291,7 @@ impl PgStore {
     /// Whether the database answers and has every migration applied (for `/readyz`).
     pub fn check_ready(&self) -> Result<(), StoreError> {
         let mut conn = self.pool.get()?;
-        diesel::sql_query("SELECT 1").execute(&mut *conn)?;
+        takes_writes(&mut conn)?;
         let pending = conn
             .has_pending_migration(PG_MIGRATIONS)
             .map_err(|e| StoreError::Migration(e.to_string()))?;
@@ -299,15 +320,44 @@ impl PgStore {
 }
 
 impl Store for PgStore {
+    /// In one `REPEATABLE READ READ ONLY` transaction, begun once the events committed so
+    /// far are stamped (in the same round trip): the feed it reads holds them.
     fn read<T>(&self, work: impl FnOnce(&mut dyn Snapshot) -> RepoResult<T>) -> RepoResult<T> {
         let mut conn = self.pool.get().map_err(StoreError::from)?;
-        conn.build_transaction()
-            .repeatable_read()
-            .read_only()
-            .run::<T, StoreError, _>(|conn| {
-                work(&mut PgTx::new(conn, false)).map_err(StoreError::Domain)
-            })
-            .map_err(DomainError::from)
+        let conn = &mut conn.conn;
+        Manager::begin_transaction_sql(
+            conn,
+            "SELECT stamp_events(); COMMIT; BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+        )
+        .map_err(StoreError::from)?;
+        match work(&mut PgTx::new(&mut *conn, false)) {
+            Ok(value) => {
+                Manager::commit_transaction(conn).map_err(StoreError::from)?;
+                Ok(value)
+            }
+            Err(error) => {
+                let _ = Manager::rollback_transaction(conn);
+                Err(error)
+            }
+        }
+    }
+
+    /// In autocommit: the one statement is its own transaction, and sees one snapshot.
+    fn read_one<T>(&self, work: impl FnOnce(&mut dyn Snapshot) -> RepoResult<T>) -> RepoResult<T> {
+        let mut conn = self.pool.get().map_err(StoreError::from)?;
+        #[cfg(debug_assertions)]
+        let statements = count_statements(&mut conn);
+        let read = work(&mut PgTx::alone(&mut conn));
+        #[cfg(debug_assertions)]
+        {
+            conn.set_instrumentation(None::<Box<dyn diesel::connection::Instrumentation>>);
+            let ran = statements.load(Ordering::Relaxed);
+            assert!(
+                ran <= 1,
+                "a read_one ran {ran} statements, each in a snapshot of its own: use read"
+            );
+        }
+        read
     }
 
     fn write<T>(
@@ -318,7 +368,9 @@ impl Store for PgStore {
         let mut conflicts = 0;
         loop {
             let mut conn = self.pool.get().map_err(StoreError::from)?;
-            match self.write_once(&mut conn, &mut work) {
+            let written = self.write_once(&mut conn, &mut work);
+            conn.refused_writes = written.as_ref().is_err_and(is_read_only);
+            match written {
                 Err(error) if conflicts < CONFLICT_RETRIES && is_conflict(&error) => {
                     conflicts += 1;
                     // A short, growing pause lets the transaction it met finish first.
@@ -336,31 +388,34 @@ impl Store for PgStore {
 }
 
 impl PgStore {
-    /// One transaction of `work`. Before its `COMMIT` it asks the server for its transaction
-    /// id and timeline, so that if the connection breaks during the `COMMIT` (the server may have committed
-    /// before the answer was lost), [`resolve`](Self::resolve) can ask another connection
-    /// whether it did: the write is then answered as what happened, and `OutcomeUnknown` only
-    /// when no connection can tell.
+    /// One transaction of `work`. Before its `COMMIT` it learns its transaction id (from the
+    /// statement appending its events, or by asking), so that if the connection breaks
+    /// during the `COMMIT` (the server may have committed before the answer was lost),
+    /// [`resolve`](Self::resolve) can ask another connection whether it did: the write is
+    /// then answered as what happened, and `OutcomeUnknown` only when no connection can tell.
     fn write_once<T>(
         &self,
-        conn: &mut PgConnection,
+        conn: &mut PgConn,
         work: &mut impl FnMut(&mut dyn Transaction) -> RepoResult<T>,
     ) -> RepoResult<T> {
+        let timeline = conn.timeline;
+        let conn = &mut conn.conn;
         Manager::begin_transaction_sql(conn, "BEGIN ISOLATION LEVEL READ COMMITTED")
             .map_err(StoreError::from)?;
-        let done = work(&mut PgTx::new(&mut *conn, true)).and_then(|value| {
-            // The COMMIT itself is not bounded by `statement_timeout`: a cancelled wait for a
-            // synchronous standby would leave the commit made here only, and answered as
-            // made; the request's deadline answers such a wait `OutcomeUnknown` instead.
-            let (xid, timeline, _) = diesel::select((
-                sql::<BigInt>("pg_current_xact_id()::text::bigint"),
-                sql::<BigInt>(TIMELINE),
-                sql::<Text>("set_config('statement_timeout', '0', true)"),
-            ))
-            .get_result::<(i64, i64, String)>(conn)
-            .map_err(StoreError::from)?;
-            Ok((value, (xid, timeline)))
-        });
+        let done = {
+            let mut tx = PgTx::new(&mut *conn, true);
+            work(&mut tx).and_then(|value| {
+                let xid = match tx.xid {
+                    Some(xid) => Some(xid),
+                    None => diesel::select(sql::<Nullable<BigInt>>(
+                        "pg_current_xact_id_if_assigned()::text::bigint",
+                    ))
+                    .get_result::<Option<i64>>(&mut *tx.conn)
+                    .map_err(StoreError::from)?,
+                };
+                Ok((value, xid))
+            })
+        };
         let (value, xid) = match done {
             Ok(done) => done,
             Err(error) => {
@@ -368,14 +423,24 @@ impl PgStore {
                 return Err(error);
             }
         };
-        match Manager::commit_transaction(conn) {
+        // The COMMIT itself is not bounded by `statement_timeout`: a cancelled wait for a
+        // synchronous standby would leave the commit made here only, and answered as made;
+        // the request's deadline answers such a wait `OutcomeUnknown` instead. Lifted in the
+        // same round trip as the COMMIT (Diesel sees the transaction end from the server's
+        // answer).
+        match conn.batch_execute("SET LOCAL statement_timeout = 0; COMMIT") {
             Ok(()) => Ok(value),
             Err(error) => {
                 let error = StoreError::from(error);
                 if !is_connection_lost(&error) {
                     return Err(error.into());
                 }
-                match self.resolve(xid) {
+                // A transaction that wrote nothing was never given an id: whatever became of
+                // its COMMIT, nothing changed, and what it read stands.
+                let Some(xid) = xid else {
+                    return Ok(value);
+                };
+                match self.resolve((xid, timeline)) {
                     Some(true) => Ok(value),
                     Some(false) => Err(error.into()),
                     None => Err(DomainError::OutcomeUnknown(Failure::caused_by(error))),
@@ -402,7 +467,7 @@ impl PgStore {
                         .sql("::text::xid8)"),
                     sql::<BigInt>(TIMELINE),
                 ))
-                .get_result::<(Option<String>, i64)>(&mut conn)
+                .get_result::<(Option<String>, i64)>(&mut **conn)
                 .ok()
             });
             let status = match status {
@@ -421,10 +486,28 @@ impl PgStore {
     }
 }
 
+/// Counts the statements `conn` runs from now on (in builds with debug assertions, which the
+/// tests run: a use case that calls `read_one` for work of two statements fails them).
+#[cfg(debug_assertions)]
+fn count_statements(conn: &mut PgConnection) -> Arc<AtomicU64> {
+    let statements = Arc::new(AtomicU64::new(0));
+    let counter = Arc::clone(&statements);
+    conn.set_instrumentation(move |event: diesel::connection::InstrumentationEvent<'_>| {
+        if matches!(
+            event,
+            diesel::connection::InstrumentationEvent::StartQuery { .. }
+        ) {
+            counter.fetch_add(1, Ordering::Relaxed);
+        }
+    });
+    statements
+}
+
 /// The server's timeline, which a promotion changes: the first eight hex digits of the name
-/// of the WAL file being written.
-const TIMELINE: &str =
-    "('x' || substr(pg_walfile_name(pg_current_wal_insert_lsn()), 1, 8))::bit(32)::bigint";
+/// of the WAL file being written. A standby writes none and says -1 (the pool drops
+/// connections to one anyway; no timeline of a primary is -1).
+const TIMELINE: &str = "CASE WHEN pg_is_in_recovery() THEN -1 ELSE \
+     ('x' || substr(pg_walfile_name(pg_current_wal_insert_lsn()), 1, 8))::bit(32)::bigint END";
 
 /// How long a write whose `COMMIT` lost its connection waits to learn what became of it.
 const RESOLVE_WITHIN: Duration = Duration::from_secs(2);

@@ -2,13 +2,14 @@
 
 use diesel::prelude::*;
 use petstore_core::{
-    CatalogueReader, CatalogueWriter, Category, CategoryId, CategoryQuery, DomainError, Name,
-    NewCategory, NewPet, Pet, PetId, PetQuery, PetStatus, RepoResult, fold_case,
+    CatalogueReader, CatalogueWriter, Category, CategoryId, CategoryQuery, DomainError,
+    InventoryItem, Name, NewCategory, NewPet, Pet, PetId, PetQuery, PetStatus, RepoResult,
+    fold_case,
 };
 
-use super::{Tx, row_for_no_key_update, row_for_update};
+use super::{PetRow, Tx, row_for_no_key_update, row_for_update};
 use crate::error::{QueryResultExt, Rule, StoreError, Violation};
-use crate::records::{CategoryRecord, PetRecord};
+use crate::records::{CategoryRecord, PetRecord, StatusText, StockRecord};
 use crate::schema::{categories, pets};
 use crate::statements::{
     convert, convert_one, exactly_one, name_taken, probe, refuse, unknown_category,
@@ -59,12 +60,30 @@ impl CatalogueReader for Tx<'_> {
     }
 
     fn pet(&mut self, id: PetId) -> RepoResult<Option<Pet>> {
-        let row = row_for_update!(
+        let row: Option<(PetRecord, i64, i64)> = row_for_update!(
             self,
-            pets::table.find(id.get()).select(PetRecord::as_select())
+            pets::table.find(id.get()).select((
+                PetRecord::as_select(),
+                pets::stock,
+                pets::open_orders
+            ))
         )
         .or_storage()?;
-        convert_one(row)
+        let Some((pet, stock, open_orders)) = row else {
+            return Ok(None);
+        };
+        let pet = Pet::try_from(pet)?;
+        let stock = StockRecord {
+            id: id.get(),
+            status: StatusText::from(pet.status),
+            stock,
+        };
+        self.pet_row = PetRow {
+            pet_id: Some(pet.id),
+            stock: Some(InventoryItem::try_from(stock)?),
+            open_orders: Some(open_orders.unsigned_abs()),
+        };
+        Ok(Some(pet))
     }
 
     fn pets(&mut self, query: &PetQuery) -> RepoResult<Vec<Pet>> {
@@ -120,6 +139,7 @@ impl CatalogueWriter for Tx<'_> {
     }
 
     fn update_pet(&mut self, pet: &Pet) -> RepoResult<()> {
+        self.forget_pet_row();
         let affected = diesel::update(pets::table.find(pet.id.get()))
             .set(pet_columns(&pet.name, pet.category_id, pet.status))
             .execute(self.conn)
@@ -128,6 +148,7 @@ impl CatalogueWriter for Tx<'_> {
     }
 
     fn delete_pet(&mut self, id: PetId) -> RepoResult<()> {
+        self.forget_pet_row();
         let affected = diesel::delete(pets::table.find(id.get()))
             .execute(self.conn)
             .map_err(|e| {

@@ -15,6 +15,9 @@ use crate::statements::{convert, convert_one, exactly_one};
 
 impl InventoryReader for Tx<'_> {
     fn inventory_item(&mut self, pet_id: PetId) -> RepoResult<Option<InventoryItem>> {
+        if let Some(item) = self.remembered_stock(pet_id) {
+            return Ok(Some(item));
+        }
         // In a write transaction the pet's row is locked until it ends: its status, stock and
         // open orders are what the stock rules decide on, so two orders for the same pet take
         // turns, and neither sells a unit the other took.
@@ -42,6 +45,7 @@ impl InventoryReader for Tx<'_> {
 
 impl InventoryWriter for Tx<'_> {
     fn set_stock(&mut self, pet_id: PetId, stock: Stock) -> RepoResult<()> {
+        self.forget_pet_row();
         let affected = self
             .set_stock_row(pet_id.get(), i64::from(stock.get()))
             .or_storage()?;

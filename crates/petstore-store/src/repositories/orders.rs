@@ -48,6 +48,9 @@ impl OrderReader for Tx<'_> {
     }
 
     fn open_order_count(&mut self, pet_id: PetId) -> RepoResult<u64> {
+        if let Some(count) = self.remembered_open_orders(pet_id) {
+            return Ok(count);
+        }
         // A counter kept by triggers (see the migration): O(1) however many orders exist.
         let count: Option<i64> = pets::table
             .find(pet_id.get())
@@ -61,6 +64,7 @@ impl OrderReader for Tx<'_> {
 
 impl OrderWriter for Tx<'_> {
     fn insert_order(&mut self, new: &NewOrder, owner: Option<OwnerId>) -> RepoResult<Order> {
+        self.forget_pet_row();
         let id: i64 = diesel::insert_into(orders::table)
             .values((
                 orders::pet_id.eq(new.pet_id.get()),
@@ -82,6 +86,7 @@ impl OrderWriter for Tx<'_> {
     }
 
     fn update_order(&mut self, order: &Order) -> RepoResult<()> {
+        self.forget_pet_row();
         let affected = diesel::update(orders::table.find(order.id.get()))
             .set((
                 orders::ship_date.eq(order.ship_date.map(Time)),
@@ -101,6 +106,7 @@ impl OrderWriter for Tx<'_> {
     }
 
     fn delete_order(&mut self, id: OrderId) -> RepoResult<()> {
+        self.forget_pet_row();
         let affected = diesel::delete(orders::table.find(id.get()))
             .execute(self.conn)
             .map_err(|e| {

@@ -291,7 +291,7 @@ impl Store for SqliteStore {
         let mut conn = self.readers.get().map_err(StoreError::from)?;
         // One deferred transaction: all the work's queries see the same snapshot.
         snapshot::in_read_transaction::<T, StoreError>(&mut conn, |conn| {
-            work(&mut SqliteTx { conn }).map_err(StoreError::Domain)
+            work(&mut SqliteTx::new(conn)).map_err(StoreError::Domain)
         })
         .map_err(DomainError::from)
     }
@@ -303,7 +303,7 @@ impl Store for SqliteStore {
         mut work: impl FnMut(&mut dyn Transaction) -> RepoResult<T>,
     ) -> RepoResult<T> {
         self.file.check().map_err(DomainError::from)?;
-        self.writer.run(|conn| work(&mut SqliteTx { conn }))
+        self.writer.run(|conn| work(&mut SqliteTx::new(conn)))
     }
 }
 

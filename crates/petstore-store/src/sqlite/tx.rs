@@ -22,11 +22,23 @@ use crate::statements::convert;
 #[path = "../repositories/mod.rs"]
 mod repositories;
 
-use repositories::LockSpace;
+use repositories::{LockSpace, PetRow};
 
 /// One transaction's view of the database. `SqliteStore` opens the transaction around it.
 pub(crate) struct SqliteTx<'c> {
     pub(crate) conn: &'c mut SqliteConnection,
+    /// What the last read of a pet's row found beside the pet.
+    pet_row: PetRow,
+}
+
+impl<'c> SqliteTx<'c> {
+    /// A view through `conn`, inside the transaction the caller opened.
+    pub(crate) fn new(conn: &'c mut SqliteConnection) -> Self {
+        Self {
+            conn,
+            pet_row: PetRow::default(),
+        }
+    }
 }
 
 /// The transaction type the shared statements are compiled for here.

@@ -11,7 +11,7 @@ use crate::schema::{
 use crate::transfer::Conn;
 
 /// Rows read or written at once: within the bind limits of both backends for the widest row.
-const CHUNK: i64 = 500;
+pub(crate) const CHUNK: i64 = 500;
 
 /// Runs `$body` with `$c` bound to the connection of whichever backend `$conn` holds: the
 /// statement is written once and compiled for each.
@@ -120,7 +120,8 @@ pub(crate) struct OrderRow {
     owner_id: Option<i64>,
 }
 
-#[derive(Debug, PartialEq, Queryable, Selectable, Insertable)]
+/// An event's row; read by name too, from a PostgreSQL source's `pending_events`.
+#[derive(Debug, PartialEq, Queryable, QueryableByName, Selectable, Insertable)]
 #[diesel(table_name = events, treat_none_as_default_value = false)]
 pub(crate) struct EventRow {
     id: i64,

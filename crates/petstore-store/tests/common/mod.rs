@@ -85,6 +85,10 @@ impl Store for TempPgStore {
         self.store.read(work)
     }
 
+    fn read_one<T>(&self, work: impl FnOnce(&mut dyn Snapshot) -> RepoResult<T>) -> RepoResult<T> {
+        self.store.read_one(work)
+    }
+
     fn write<T>(&self, work: impl FnMut(&mut dyn Transaction) -> RepoResult<T>) -> RepoResult<T> {
         self.store.write(work)
     }
