@@ -185,6 +185,9 @@ fn an_outage_is_503_until_the_database_is_back_and_loses_nothing() {
     );
 }
 
+/// The message a write commits with.
+const WRITE_COMMIT: &[u8] = b"statement_timeout = 0; COMMIT";
+
 /// A TCP proxy that, while armed, breaks the connection of each write's `COMMIT`, in turn
 /// after passing it on (the server commits; its answer is lost) and before (it never
 /// arrives). Everything else passes.
@@ -224,15 +227,13 @@ impl CommitCutter {
                     (Arc::clone(&armed), Arc::clone(&after), Arc::clone(&before));
                 std::thread::spawn(move || {
                     let mut buffer = [0u8; 16 * 1024];
-                    // Whether the transaction under way wrote: only a write's commit is cut.
-                    let mut wrote = false;
                     while let Ok(n) = client.read(&mut buffer) {
                         let chunk = &buffer[..n];
-                        wrote |= chunk.windows(6).any(|w| w == b"INSERT");
-                        let commit = wrote && chunk.windows(6).any(|w| w == b"COMMIT");
-                        if commit {
-                            wrote = false;
-                        }
+                        // A write's COMMIT comes in one message with the lifting of its
+                        // statement_timeout (PgStore::write_once); a read's is a bare COMMIT.
+                        // (The statements before it are prepared, and do not show their text
+                        // once a connection has run them.)
+                        let commit = chunk.windows(WRITE_COMMIT.len()).any(|w| w == WRITE_COMMIT);
                         let cut = commit
                             && armed
                                 .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| {
