@@ -167,6 +167,34 @@ mod tests {
         }
     }
 
+    /// The types whose writer above is written by hand, each with a property test comparing
+    /// it with serde (above).
+    const WRITTEN_BY_HAND: [&str; 2] = ["Pet", "InventoryItem"];
+
+    /// A writer written by hand must write serde's bytes: one added without its property test
+    /// (and a name in [`WRITTEN_BY_HAND`]) fails here.
+    #[test]
+    fn every_writer_written_by_hand_has_its_serde_comparison() {
+        let source = include_str!("json.rs");
+        let by_hand: Vec<&str> = source
+            .lines()
+            .filter_map(|line| line.strip_prefix("impl WriteJson for "))
+            .filter_map(|rest| rest.strip_suffix(" {"))
+            .collect();
+        assert_eq!(by_hand, WRITTEN_BY_HAND);
+        let tests = source.split("mod tests").nth(1).unwrap_or_default();
+        for (name, test) in [
+            ("Pet", "fn a_pet_is_written_as_serde_writes_it"),
+            (
+                "InventoryItem",
+                "fn an_inventory_entry_is_written_as_serde_writes_it",
+            ),
+        ] {
+            assert!(WRITTEN_BY_HAND.contains(&name));
+            assert!(tests.contains(test), "{name} has its property test");
+        }
+    }
+
     #[test]
     fn a_name_that_needs_escaping_is_escaped() {
         let pet = Pet {

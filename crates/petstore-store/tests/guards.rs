@@ -328,3 +328,100 @@ fn a_read_one_of_two_statements_fails_the_tests_on_postgres() {
     }));
     assert!(two.is_err(), "two statements in a read_one must not pass");
 }
+
+/// Every statement the connections of this test process send, as Diesel shows them.
+static STATEMENTS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// The rule of `sqlite/limit.rs`: on SQLite a page's `LIMIT` is written into the statement's
+/// text, never bound (SQLite plans a statement with a bound `LIMIT ?` again on every run). Every
+/// list the store serves runs here, at the default page size and another, while every
+/// statement is recorded: each SQLite statement that reads a page must end in `LIMIT <n>`.
+/// A list written with Diesel's `.limit(n)` fails it.
+#[test]
+fn every_page_read_on_sqlite_ends_in_a_literal_limit() {
+    use diesel::connection::{Instrumentation, InstrumentationEvent, set_default_instrumentation};
+    use petstore_core::{
+        CategoryQuery, DeliveryQuery, InventoryQuery, KeyQuery, OrderQuery, PageSize, PetQuery,
+        WebhookId, WebhookQuery,
+    };
+
+    fn record() -> Option<Box<dyn Instrumentation>> {
+        Some(Box::new(|event: InstrumentationEvent<'_>| {
+            if let InstrumentationEvent::StartQuery { query, .. } = event {
+                STATEMENTS.lock().unwrap().push(query.to_string());
+            }
+        }))
+    }
+    set_default_instrumentation(record).unwrap();
+    let shop = common::TempStore::new();
+    // Opening ran Diesel's own migration harness; what is checked is the store's statements.
+    STATEMENTS.lock().unwrap().clear();
+    for limit in [PageSize::DEFAULT, PageSize::new(5).unwrap()] {
+        shop.store
+            .read(|s| {
+                s.categories(&CategoryQuery {
+                    limit,
+                    ..CategoryQuery::default()
+                })?;
+                s.pets(&PetQuery {
+                    limit,
+                    ..PetQuery::default()
+                })?;
+                s.inventory(&InventoryQuery {
+                    limit,
+                    ..InventoryQuery::default()
+                })?;
+                s.orders(&OrderQuery {
+                    limit,
+                    ..OrderQuery::default()
+                })?;
+                s.keys(&KeyQuery {
+                    limit,
+                    ..KeyQuery::default()
+                })?;
+                s.webhooks(&WebhookQuery {
+                    limit,
+                    ..WebhookQuery::default()
+                })?;
+                s.delivery_attempts(
+                    WebhookId::new(1).unwrap(),
+                    &DeliveryQuery {
+                        limit,
+                        ..DeliveryQuery::default()
+                    },
+                )?;
+                s.events_after(None, limit.get())
+            })
+            .unwrap();
+    }
+    // SQLite's statements are the ones Diesel quotes with backticks (PostgreSQL's tests in this
+    // process, if any, quote with double quotes).
+    let statements = STATEMENTS.lock().unwrap().clone();
+    let pages: Vec<&String> = statements
+        .iter()
+        .filter(|sql| sql.contains('`') && sql.contains("ORDER BY"))
+        .collect();
+    for table in [
+        "categories",
+        "pets",
+        "orders",
+        "api_keys",
+        "webhooks",
+        "webhook_deliveries",
+        "events",
+    ] {
+        let from = format!("FROM `{table}`");
+        assert!(
+            pages.iter().any(|sql| sql.contains(&from)),
+            "a page of {table} was read: {pages:#?}"
+        );
+    }
+    for sql in &pages {
+        let text = sql.split(" -- binds:").next().unwrap_or(sql).trim_end();
+        let limit = text.rsplit_once(" LIMIT ").map(|(_, n)| n);
+        assert!(
+            limit.is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())),
+            "a page on SQLite must end in a literal LIMIT: {sql}"
+        );
+    }
+}
