@@ -3,47 +3,20 @@
 //! `petstore keys revoke`) made the change. Event streams wait on it instead of each polling
 //! the database, and the cache of verified keys is emptied when a key was revoked anywhere.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use petstore_core::{Caller, EventId};
-use tokio::sync::watch;
+use petstore_core::Caller;
 
 use crate::state::AppState;
+pub use crate::state::ChangeFeed;
 
 /// How often the node looks: a change made on another node reaches this node's streams, and
 /// a revocation its key cache, within this (plus a read).
 pub const WATCH_EVERY: Duration = Duration::from_millis(200);
 
-/// The latest event id this node has seen, for event streams to wait on.
-#[derive(Debug)]
-pub struct ChangeFeed {
-    latest: watch::Sender<Option<EventId>>,
-    watched: AtomicBool,
-}
-
-impl Default for ChangeFeed {
-    fn default() -> Self {
-        Self {
-            latest: watch::Sender::new(None),
-            watched: AtomicBool::new(false),
-        }
-    }
-}
-
-impl ChangeFeed {
-    /// A receiver of the latest event id, if the watcher runs (`petstore serve` starts it;
-    /// an app built without it, in tests, has streams poll instead).
-    pub fn subscribe(&self) -> Option<watch::Receiver<Option<EventId>>> {
-        self.watched
-            .load(Ordering::Relaxed)
-            .then(|| self.latest.subscribe())
-    }
-}
-
 /// Watches until the service stops.
 pub async fn watch(state: AppState) {
-    state.changes().watched.store(true, Ordering::Relaxed);
+    state.changes().mark_watched();
     let mut revocations = None;
     while !state.is_stopping() {
         let seen = state
@@ -59,11 +32,7 @@ pub async fn watch(state: AppState) {
                     state.key_cache().clear();
                 }
                 revocations = Some(revoked);
-                state.changes().latest.send_if_modified(|current| {
-                    let changed = *current != latest;
-                    *current = latest;
-                    changed
-                });
+                state.changes().saw(latest);
             }
             Err(error) => tracing::warn!(%error, "cannot read what changed"),
         }

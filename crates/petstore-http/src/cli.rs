@@ -435,7 +435,7 @@ async fn bootstrap_admin_key(state: &AppState, format: LogFormat) -> anyhow::Res
     };
     let shown = secret.reveal().to_owned();
     let created = state
-        .run(move |shop| shop.keys().bootstrap(&secret, when))
+        .write(move |shop| shop.keys().bootstrap(&secret, when))
         .await?;
     match created {
         Some(key) if from_env => {

@@ -16,6 +16,9 @@ use utoipa_actix_web::OpenApiFactory;
 use crate::error::ApiError;
 use crate::middleware::RouteLabel;
 
+/// Where the API's version 1 lives: every path of `routes::endpoints` is relative to it.
+pub const BASE: &str = "/v1";
+
 type Schemas = Vec<(String, RefOr<Schema>)>;
 
 /// A resource path and its operations.
@@ -116,7 +119,7 @@ impl HttpServiceFactory for Endpoint {
             }
         }
         let allow = allow.join(", ");
-        let label = RouteLabel::of_resource(format!("{}{}", crate::routes::BASE, self.path));
+        let label = RouteLabel::of_resource(format!("{BASE}{}", self.path));
         self.resource
             .app_data(label)
             .default_service(method_not_allowed(allow))

@@ -13,7 +13,7 @@ use petstore_core::{AttemptReport, PendingDelivery};
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 
-use crate::routes::events::CloudEvent;
+use crate::wire::CloudEvent;
 
 /// The longest error text kept in a delivery attempt's record.
 const MAX_ERROR_CHARS: usize = 300;

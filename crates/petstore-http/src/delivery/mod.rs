@@ -16,45 +16,13 @@ use std::cell::RefCell;
 use std::collections::HashSet;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::time::Duration;
 
-use petstore_core::{DeliveryOutcome, RetryPolicy, WebhookId};
+use petstore_core::{DeliveryOutcome, WebhookId};
 
 use crate::state::AppState;
+pub use crate::state::DeliverySettings;
 use client::WebhookClient;
 pub use client::tls_config;
-
-/// How deliveries are made; `petstore serve` sets it from its flags.
-#[derive(Debug, Clone)]
-pub struct DeliverySettings {
-    /// Whether subscriptions may target loopback, private and other non-public addresses
-    /// (off by default: see `docs/security.md`).
-    pub allow_private_targets: bool,
-    /// The delays between attempts at an event.
-    pub retry: RetryPolicy,
-    /// How long one attempt may take, connecting included.
-    pub timeout: Duration,
-    /// How often the dispatcher looks for due subscriptions.
-    pub poll: Duration,
-    /// How many subscriptions are drained at once, at most: each holds a database
-    /// connection while it reads, and the pool is shared with requests.
-    pub concurrency: usize,
-    /// How long a node's claim on a subscription lasts without renewal.
-    pub lease: Duration,
-}
-
-impl Default for DeliverySettings {
-    fn default() -> Self {
-        Self {
-            allow_private_targets: false,
-            retry: RetryPolicy::default(),
-            timeout: Duration::from_secs(10),
-            poll: Duration::from_millis(500),
-            concurrency: 8,
-            lease: Duration::from_secs(30),
-        }
-    }
-}
 
 /// Runs the dispatcher until the service stops. Call it on the actix system's thread: the
 /// HTTP client it uses is bound to that thread. `node` names this process among the nodes
@@ -114,7 +82,7 @@ async fn drain(state: AppState, client: Rc<WebhookClient>, id: WebhookId, node: 
     sends(&state, &client, id, &node).await;
     let holder = node.to_string();
     if let Err(error) = state
-        .run(move |shop| shop.webhooks().release(id, &holder))
+        .write(move |shop| shop.webhooks().release(id, &holder))
         .await
     {
         // The lease runs out by itself.
@@ -130,7 +98,7 @@ async fn sends(state: &AppState, client: &WebhookClient, id: WebhookId, node: &R
         // that stops renewing gives it up when the lease ends.
         let holder = node.to_string();
         match state
-            .run(move |shop| shop.webhooks().claim(id, &holder, lease))
+            .write(move |shop| shop.webhooks().claim(id, &holder, lease))
             .await
         {
             Ok(true) => {}
@@ -141,7 +109,7 @@ async fn sends(state: &AppState, client: &WebhookClient, id: WebhookId, node: &R
             }
         }
         let pending = match state
-            .run(move |shop| shop.webhooks().next_delivery(id))
+            .write(move |shop| shop.webhooks().next_delivery(id))
             .await
         {
             Ok(Some(pending)) => pending,
@@ -175,7 +143,7 @@ async fn sends(state: &AppState, client: &WebhookClient, id: WebhookId, node: &R
             attempt!(info);
         }
         let recorded = state
-            .run(move |shop| shop.webhooks().record_delivery(&pending, report, &retry))
+            .write(move |shop| shop.webhooks().record_delivery(&pending, report, &retry))
             .await;
         if let Err(error) = recorded {
             // Not recorded, so not delivered as far as the database knows: sent again later.

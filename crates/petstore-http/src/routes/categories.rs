@@ -6,12 +6,13 @@ use petstore_core::{Category, CategoryId, CategoryQuery, Idempotent, NewCategory
 use crate::auth::{AnyKey, Auth, StaffOnly};
 use crate::conditional::{
     IdempotencyHeader, IfMatch, IfNoneMatch, changed_response, created_response, read_response,
-    record_created,
 };
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{JsonBody, PathId, Traced};
 use crate::pagination::{ListQuery, PageOnly, page_response};
+use crate::routes::create_once;
 use crate::state::AppState;
+use crate::state::PetService;
 
 /// Lists categories by id.
 #[utoipa::path(
@@ -63,20 +64,18 @@ pub async fn create_category(
     JsonBody(new): JsonBody<NewCategory>,
 ) -> Result<HttpResponse, ApiError> {
     let key = idempotency.key("/v1/categories", &new)?;
-    let location = |category: &Category| format!("/v1/categories/{}", category.id);
-    let outcome = state
-        .run(move |shop| {
-            let record = |category: &Category| record_created(location(category), category);
-            let once = key.map(|key| Idempotent {
-                key,
-                record: &record,
-            });
-            shop.caused_by(trace.0)
-                .categories()
-                .create(caller.0, new, once)
-        })
-        .await?;
+    let create = move |shop: &PetService<'_>, once: Option<Idempotent<'_, Category>>| {
+        shop.caused_by(trace.0)
+            .categories()
+            .create(caller.0, new, once)
+    };
+    let outcome = create_once(&state, key, location, create).await?;
     created_response(outcome, location)
+}
+
+/// Where a category is.
+fn location(category: &Category) -> String {
+    format!("/v1/categories/{}", category.id)
 }
 
 /// Reads one category.
@@ -122,7 +121,7 @@ pub async fn replace_category(
     JsonBody(new): JsonBody<NewCategory>,
 ) -> Result<HttpResponse, ApiError> {
     let category = state
-        .run(move |shop| {
+        .write(move |shop| {
             let condition = move |now: &Category| if_match.allows(now);
             shop.caused_by(trace.0)
                 .categories()
@@ -153,7 +152,7 @@ pub async fn delete_category(
     PathId(id): PathId<CategoryId>,
 ) -> Result<HttpResponse, ApiError> {
     state
-        .run(move |shop| {
+        .write(move |shop| {
             let condition = move |now: &Category| if_match.allows(now);
             shop.caused_by(trace.0)
                 .categories()

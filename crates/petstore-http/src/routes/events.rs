@@ -6,56 +6,17 @@
 
 use actix_web::http::header;
 use actix_web::{HttpResponse, web};
-use chrono::{DateTime, Utc};
 use std::str::FromStr;
 
-use petstore_core::{Caller, Event, EventId, EventType, PageSize, ValidationError};
-use serde::{Deserialize, Serialize};
-use utoipa::{IntoParams, ToSchema};
+use petstore_core::{Caller, Event, EventId, PageSize, ValidationError};
+use serde::Deserialize;
+use utoipa::IntoParams;
 
 use crate::auth::{Auth, StaffOnly};
 use crate::error::ApiError;
 use crate::pagination::ListQuery;
 use crate::state::AppState;
-
-/// A change, as a CloudEvents 1.0 event in the structured JSON format.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct CloudEvent {
-    /// Always `1.0`.
-    specversion: &'static str,
-    /// The event's id: a decimal integer, larger for later events.
-    #[schema(pattern = "^[1-9][0-9]*$")]
-    id: String,
-    /// Where it comes from: this API.
-    source: &'static str,
-    /// What happened: `pet.created`, `order.placed`, …
-    #[serde(rename = "type")]
-    event_type: EventType,
-    /// When the change was committed.
-    time: DateTime<Utc>,
-    /// The resource it is about, as a path under `/v1` (`pets/3`).
-    subject: String,
-    /// Always `application/json`.
-    datacontenttype: &'static str,
-    /// The resource after the change, `{"id"}` of a deleted one, or `{"petId", "from", "to"}`
-    /// of a status change.
-    data: serde_json::Value,
-}
-
-impl From<Event> for CloudEvent {
-    fn from(event: Event) -> Self {
-        CloudEvent {
-            specversion: "1.0",
-            id: event.id.to_string(),
-            source: "/v1",
-            event_type: event.event_type,
-            time: event.time,
-            subject: event.subject,
-            datacontenttype: "application/json",
-            data: event.data,
-        }
-    }
-}
+use crate::wire::CloudEvent;
 
 /// The events after `after`, oldest first.
 #[utoipa::path(

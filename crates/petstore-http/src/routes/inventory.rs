@@ -90,7 +90,7 @@ pub async fn update_inventory(
     JsonBody(update): JsonBody<InventoryUpdate>,
 ) -> Result<HttpResponse, ApiError> {
     let item = state
-        .run(move |shop| {
+        .write(move |shop| {
             let condition = move |now: &InventoryItem| if_match.allows(now);
             shop.caused_by(trace.0).inventory().set_stock(
                 caller.0,

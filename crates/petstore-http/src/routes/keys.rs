@@ -1,37 +1,17 @@
 //! `/v1/keys`: API keys (admin only).
 
 use actix_web::{HttpResponse, web};
-use chrono::{DateTime, Utc};
-use petstore_core::{ApiKey, KeyId, KeyQuery, Name, NewApiKey, Role};
-use serde::Serialize;
-use utoipa::ToSchema;
+use petstore_core::{ApiKey, KeyId, KeyQuery, NewApiKey};
 
 use crate::auth::{AdminOnly, Auth, generate_secret};
 use crate::conditional::{IdempotencyHeader, IfMatch, IfNoneMatch, read_response};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{JsonBody, PathId};
 use crate::pagination::{ListQuery, PageOnly, page_response};
-use crate::routes::created;
+use crate::routes::create_showing_secret;
 use crate::state::AppState;
-
-/// A key just created: the one answer that shows its secret.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct CreatedApiKey {
-    /// Its id.
-    id: KeyId,
-    /// What it is for.
-    name: Name,
-    /// What it may do.
-    role: Role,
-    /// The secret's first characters, to recognise it in a list.
-    prefix: String,
-    /// When it was created.
-    created_at: DateTime<Utc>,
-    /// The secret, to pass as `Authorization: Bearer <key>`. Shown this once: only its hash
-    /// is stored.
-    key: String,
-}
+use crate::state::PetService;
+use crate::wire::CreatedApiKey;
 
 /// Lists keys, revoked ones included, by id. Secrets are never shown.
 #[utoipa::path(
@@ -80,26 +60,16 @@ pub async fn create_key(
     idempotency: IdempotencyHeader,
     JsonBody(new): JsonBody<NewApiKey>,
 ) -> Result<HttpResponse, ApiError> {
-    if idempotency.is_present() {
-        // A replay would have to store the secret to show it again; secrets are never stored.
-        return Err(ApiError::invalid_parameter(
-            "Idempotency-Key: createKey cannot be replayed, its secret is shown once",
-        ));
-    }
     let secret = generate_secret()?;
     let shown = secret.reveal().to_owned();
-    let key = state
-        .run(move |shop| shop.keys().create(caller.0, new, &secret))
-        .await?;
-    let body = CreatedApiKey {
-        id: key.id,
-        name: key.name,
-        role: key.role,
-        prefix: key.prefix,
-        created_at: key.created_at,
-        key: shown,
-    };
-    Ok(created(format!("/v1/keys/{}", body.id), &body))
+    let create = move |shop: &PetService<'_>| shop.keys().create(caller.0, new, &secret);
+    create_showing_secret(&state, &idempotency, "createKey", create, |key| {
+        (
+            format!("/v1/keys/{}", key.id),
+            CreatedApiKey::new(key, shown),
+        )
+    })
+    .await
 }
 
 /// Reads one key (never its secret).
@@ -144,7 +114,7 @@ pub async fn revoke_key(
     PathId(id): PathId<KeyId>,
 ) -> Result<HttpResponse, ApiError> {
     state
-        .run(move |shop| {
+        .write(move |shop| {
             let condition = move |now: &ApiKey| if_match.allows(now);
             shop.keys().revoke(caller.0, id, condition)
         })

@@ -12,10 +12,15 @@ pub mod webhooks;
 use actix_web::HttpResponse;
 use actix_web::http::header;
 
-use crate::endpoint::Endpoint;
+use petstore_core::{DomainError, IdempotencyKey, Idempotent, Outcome};
+use serde::Serialize;
 
-/// Where the API's version 1 lives: every path of [`endpoints`] is relative to it.
-pub const BASE: &str = "/v1";
+use crate::conditional::{IdempotencyHeader, record_created};
+use crate::endpoint::Endpoint;
+use crate::error::ApiError;
+use crate::state::{AppState, PetService};
+
+pub use crate::endpoint::BASE;
 
 /// Every `/v1` resource with its operations: the router and the OpenAPI document both come
 /// from this list.
@@ -96,6 +101,55 @@ fn created(location: String, body: &impl serde::Serialize) -> HttpResponse {
     HttpResponse::Created()
         .insert_header((header::LOCATION, location))
         .json(body)
+}
+
+/// Runs a create that keeps the client's `Idempotency-Key` (`key`): `create` gets the promise
+/// to record its answer, made from what it creates and `location(created)`. The outcome is
+/// what was made now, or the answer recorded for an earlier request with the same key
+/// (answer it with `conditional::created_response`).
+async fn create_once<T: Serialize + Send + 'static>(
+    state: &AppState,
+    key: Option<IdempotencyKey>,
+    location: fn(&T) -> String,
+    create: impl for<'s, 'k> FnOnce(
+        &PetService<'s>,
+        Option<Idempotent<'k, T>>,
+    ) -> Result<Outcome<T>, DomainError>
+    + Send
+    + 'static,
+) -> Result<Outcome<T>, ApiError> {
+    state
+        .write(move |shop| {
+            let record = |made: &T| record_created(location(made), made);
+            create(
+                shop,
+                key.map(|key| Idempotent {
+                    key,
+                    record: &record,
+                }),
+            )
+        })
+        .await
+}
+
+/// Runs a create whose answer is the only place its secret ever appears (a key, a
+/// subscription), answered `201` with `answer(created)`'s location and body. It refuses an
+/// `Idempotency-Key`: a replay would have to store the secret to show it again, and secrets
+/// are never stored.
+async fn create_showing_secret<T: Send + 'static, B: Serialize>(
+    state: &AppState,
+    idempotency: &IdempotencyHeader,
+    operation: &str,
+    create: impl for<'s> FnOnce(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
+    answer: impl FnOnce(T) -> (String, B),
+) -> Result<HttpResponse, ApiError> {
+    if idempotency.is_present() {
+        return Err(ApiError::invalid_parameter(format!(
+            "Idempotency-Key: {operation} cannot be replayed, its secret is shown once"
+        )));
+    }
+    let (location, body) = answer(state.write(create).await?);
+    Ok(created(location, &body))
 }
 
 #[cfg(test)]

@@ -10,12 +10,13 @@ use petstore_core::{Idempotent, NewOrder, Order, OrderId, OrderPatch, OrderQuery
 use crate::auth::{AnyKey, Auth, StaffOnly};
 use crate::conditional::{
     IdempotencyHeader, IfMatch, IfNoneMatch, changed_response, created_response, read_response,
-    record_created,
 };
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{JsonBody, PathId, Traced};
 use crate::pagination::{ListQuery, list_params, page_response};
+use crate::routes::create_once;
 use crate::state::AppState;
+use crate::state::PetService;
 
 list_params! {
     /// The parameters of `listOrders`.
@@ -91,21 +92,19 @@ pub async fn place_order(
     JsonBody(new): JsonBody<NewOrder>,
 ) -> Result<HttpResponse, ApiError> {
     let key = idempotency.key("/v1/store/orders", &new)?;
-    let location = |order: &Order| format!("/v1/store/orders/{}", order.id);
-    let outcome = state
-        .run(move |shop| {
-            let record = |order: &Order| record_created(location(order), order);
-            let once = key.map(|key| Idempotent {
-                key,
-                record: &record,
-            });
-            shop.caused_by(trace.0).orders().place(caller.0, new, once)
-        })
-        .await?;
+    let place = move |shop: &PetService<'_>, once: Option<Idempotent<'_, Order>>| {
+        shop.caused_by(trace.0).orders().place(caller.0, new, once)
+    };
+    let outcome = create_once(&state, key, location, place).await?;
     if matches!(outcome, Outcome::Done(_)) {
         state.metrics().order_placed();
     }
     created_response(outcome, location)
+}
+
+/// Where an order is.
+fn location(order: &Order) -> String {
+    format!("/v1/store/orders/{}", order.id)
 }
 
 /// Reads one order.
@@ -153,7 +152,7 @@ pub async fn update_order(
     JsonBody(patch): JsonBody<OrderPatch>,
 ) -> Result<HttpResponse, ApiError> {
     let order = state
-        .run(move |shop| {
+        .write(move |shop| {
             let condition = move |now: &Order| if_match.allows(now);
             shop.caused_by(trace.0)
                 .orders()
@@ -184,7 +183,7 @@ pub async fn cancel_order(
     PathId(id): PathId<OrderId>,
 ) -> Result<HttpResponse, ApiError> {
     state
-        .run(move |shop| {
+        .write(move |shop| {
             let condition = move |now: &Order| if_match.allows(now);
             shop.caused_by(trace.0)
                 .orders()

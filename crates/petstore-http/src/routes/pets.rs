@@ -9,12 +9,13 @@ use petstore_core::{CategoryId, Idempotent, NewPet, Pet, PetId, PetQuery, PetSta
 use crate::auth::{AnyKey, Auth, StaffOnly};
 use crate::conditional::{
     IdempotencyHeader, IfMatch, IfNoneMatch, changed_response, created_response, read_response,
-    record_created,
 };
 use crate::error::{ApiError, ErrorBody, ErrorCode};
 use crate::extract::{JsonBody, PathId, Traced};
 use crate::pagination::{ListQuery, list_params, page_response};
+use crate::routes::create_once;
 use crate::state::AppState;
+use crate::state::PetService;
 
 list_params! {
     /// The parameters of `listPets`; `PetQuery::new` bounds them.
@@ -101,18 +102,16 @@ pub async fn create_pet(
     JsonBody(new): JsonBody<NewPet>,
 ) -> Result<HttpResponse, ApiError> {
     let key = idempotency.key("/v1/pets", &new)?;
-    let location = |pet: &Pet| format!("/v1/pets/{}", pet.id);
-    let outcome = state
-        .run(move |shop| {
-            let record = |pet: &Pet| record_created(location(pet), pet);
-            let once = key.map(|key| Idempotent {
-                key,
-                record: &record,
-            });
-            shop.caused_by(trace.0).pets().create(caller.0, new, once)
-        })
-        .await?;
+    let create = move |shop: &PetService<'_>, once: Option<Idempotent<'_, Pet>>| {
+        shop.caused_by(trace.0).pets().create(caller.0, new, once)
+    };
+    let outcome = create_once(&state, key, location, create).await?;
     created_response(outcome, location)
+}
+
+/// Where a pet is.
+fn location(pet: &Pet) -> String {
+    format!("/v1/pets/{}", pet.id)
 }
 
 /// When `getPet` was deprecated in favour of `listPets?id=`.
@@ -224,7 +223,7 @@ pub async fn replace_pet(
     JsonBody(new): JsonBody<NewPet>,
 ) -> Result<HttpResponse, ApiError> {
     let pet = state
-        .run(move |shop| {
+        .write(move |shop| {
             let condition = move |now: &Pet| if_match.allows(now);
             shop.caused_by(trace.0)
                 .pets()
@@ -255,7 +254,7 @@ pub async fn delete_pet(
     PathId(id): PathId<PetId>,
 ) -> Result<HttpResponse, ApiError> {
     state
-        .run(move |shop| {
+        .write(move |shop| {
             let condition = move |now: &Pet| if_match.allows(now);
             shop.caused_by(trace.0)
                 .pets()

@@ -1,40 +1,19 @@
 //! `/v1/webhooks`: subscriptions that receive events by signed POST (admin only).
 
 use actix_web::{HttpResponse, web};
-use chrono::{DateTime, Utc};
 use petstore_core::{
-    DeliveryAttempt, DeliveryQuery, DeliveryState, EventTypes, NewWebhook, Webhook, WebhookId,
-    WebhookQuery, WebhookSecret, WebhookUrl,
+    DeliveryAttempt, DeliveryQuery, NewWebhook, Webhook, WebhookId, WebhookQuery, WebhookSecret,
 };
-use serde::Serialize;
-use utoipa::ToSchema;
 
 use crate::auth::{AdminOnly, Auth, random_bytes};
 use crate::conditional::{IdempotencyHeader, IfMatch, IfNoneMatch, read_response};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{JsonBody, PathId};
 use crate::pagination::{ListQuery, PageOnly, page_response};
-use crate::routes::created;
+use crate::routes::create_showing_secret;
 use crate::state::AppState;
-
-/// A subscription just created: the one answer that shows its secret.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct CreatedWebhook {
-    /// Its id.
-    id: WebhookId,
-    /// Where events are POSTed.
-    url: WebhookUrl,
-    /// Which events it receives.
-    events: EventTypes,
-    /// When it was created.
-    created_at: DateTime<Utc>,
-    /// Where its deliveries stand.
-    delivery: DeliveryState,
-    /// The signing secret (`whsec_…`), for verifying `webhook-signature` the Standard
-    /// Webhooks way. Shown this once.
-    secret: String,
-}
+use crate::state::PetService;
+use crate::wire::CreatedWebhook;
 
 /// Lists subscriptions, by id. Secrets are never shown.
 #[utoipa::path(
@@ -85,26 +64,14 @@ pub async fn create_webhook(
     idempotency: IdempotencyHeader,
     JsonBody(new): JsonBody<NewWebhook>,
 ) -> Result<HttpResponse, ApiError> {
-    if idempotency.is_present() {
-        // As for keys: a replay would show the secret a second time.
-        return Err(ApiError::invalid_parameter(
-            "Idempotency-Key: createWebhook cannot be replayed, its secret is shown once",
-        ));
-    }
     let secret = WebhookSecret::from_random(random_bytes()?);
     let shown = secret.reveal().to_owned();
-    let webhook = state
-        .run(move |shop| shop.webhooks().create(caller.0, new, &secret))
-        .await?;
-    let body = CreatedWebhook {
-        id: webhook.id,
-        url: webhook.url,
-        events: webhook.events,
-        created_at: webhook.created_at,
-        delivery: webhook.delivery,
-        secret: shown,
-    };
-    Ok(created(format!("/v1/webhooks/{}", body.id), &body))
+    let create = move |shop: &PetService<'_>| shop.webhooks().create(caller.0, new, &secret);
+    create_showing_secret(&state, &idempotency, "createWebhook", create, |hook| {
+        let location = format!("/v1/webhooks/{}", hook.id);
+        (location, CreatedWebhook::new(hook, shown))
+    })
+    .await
 }
 
 /// Reads one subscription and where its deliveries stand (never its secret).
@@ -146,7 +113,7 @@ pub async fn delete_webhook(
     PathId(id): PathId<WebhookId>,
 ) -> Result<HttpResponse, ApiError> {
     state
-        .run(move |shop| {
+        .write(move |shop| {
             let condition = move |now: &Webhook| if_match.allows(now);
             shop.webhooks().delete(caller.0, id, condition)
         })

@@ -9,11 +9,16 @@ use petstore_core::{Clock, DomainError, Failure, Service, Settings};
 use petstore_store::{AnyStore, Executor, JobStore, Wake, WakeUp};
 use tokio::sync::oneshot;
 
-use crate::auth::KeyCache;
-use crate::changes::ChangeFeed;
-use crate::delivery::DeliverySettings;
 use crate::error::ApiError;
 use crate::metrics::Metrics;
+
+mod change_feed;
+mod delivery_settings;
+mod key_cache;
+
+pub use change_feed::ChangeFeed;
+pub use delivery_settings::DeliverySettings;
+pub use key_cache::KeyCache;
 
 /// The use cases as the HTTP layer runs them, on the store one piece of work is handed (see
 /// [`AppState::read`]), with an injectable clock.
@@ -94,7 +99,7 @@ impl AppState {
     }
 
     /// The same state, answering a request whose database work on PostgreSQL has not
-    /// finished after `deadline` without waiting longer ([`Self::run`]).
+    /// finished after `deadline` without waiting longer ([`Self::write`]).
     pub fn with_database_deadline(mut self, deadline: Duration) -> Self {
         self.database_deadline = deadline;
         self
@@ -170,7 +175,7 @@ impl AppState {
     /// writes queued at once share one commit and each is answered only after it; on the
     /// blocking pool otherwise. Either way off the async workers: the store is synchronous and
     /// a transaction may wait on a lock.
-    pub async fn run<T: Send + 'static>(
+    pub async fn write<T: Send + 'static>(
         &self,
         work: impl for<'s> FnOnce(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
     ) -> Result<T, ApiError> {
@@ -264,7 +269,7 @@ mod tests {
             state.executor.is_some(),
             "SQLite runs on the store's executor"
         );
-        let write = state.run(|shop| {
+        let write = state.write(|shop| {
             let new = NewCategory::new(Name::parse("Dogs")?);
             shop.categories().create(Caller::Operator, new, None)
         });
