@@ -164,7 +164,7 @@ macro_rules! list_params {
             #[param(value_type = Option<u32>, minimum = 1, maximum = 100)]
             pub limit: Option<petstore_core::PageSize>,
             /// Where the page starts: pass the cursor of a `Link: rel="next"` header, unchanged.
-            // utoipa takes only a literal here; tests/openapi.rs checks it equals CURSOR_PATTERN.
+            // utoipa takes only a literal here; tests/http/openapi.rs checks it equals CURSOR_PATTERN.
             #[serde(
                 default,
                 deserialize_with = "crate::pagination::text::one",

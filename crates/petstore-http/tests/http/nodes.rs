@@ -8,7 +8,7 @@
     reason = "a test stops at the first thing that is not as expected"
 )]
 
-mod binary;
+use crate::binary;
 
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -26,7 +26,7 @@ const ADMIN: &str = "nodes-admin-0123456789abcdef0123456789";
 /// Two nodes on one scratch database, both given the same bootstrap admin key.
 fn two_nodes(flags: &[&str]) -> (ScratchPostgres, Server, Server) {
     let database = ScratchPostgres::create().expect("a PostgreSQL server for tests");
-    // The load here is the point, not the per-key rate limit (tests/auth.rs tests that).
+    // The load here is the point, not the per-key rate limit (tests/http/auth.rs tests that).
     let flags = [flags, &["--rate-limit", "1000000"]].concat();
     let flags = flags.as_slice();
     let a = serve_with(database.url(), Some(ADMIN), flags);

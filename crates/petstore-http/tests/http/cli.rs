@@ -6,7 +6,7 @@
     reason = "a test stops at the first thing that is not as expected"
 )]
 
-mod binary;
+use crate::binary;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;

@@ -6,7 +6,7 @@
     reason = "a test stops at the first thing that is not as expected"
 )]
 
-mod common;
+use crate::common;
 
 use actix_web::test::TestRequest;
 use futures_util::future::join_all;

@@ -7,7 +7,7 @@
     reason = "a test stops at the first thing that is not as expected"
 )]
 
-mod common;
+use crate::common;
 
 use actix_web::http::Method;
 use actix_web::test::TestRequest;

@@ -7,7 +7,7 @@
     reason = "a test stops at the first thing that is not as expected"
 )]
 
-mod common;
+use crate::common;
 
 use diesel::connection::SimpleConnection;
 use diesel::prelude::*;

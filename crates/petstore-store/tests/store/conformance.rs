@@ -2,7 +2,7 @@
 //! PostgreSQL (each test on its own scratch database; skipped without a server, see
 //! `postgres_skipped.rs`).
 
-mod common;
+use crate::common;
 
 mod sqlite {
     petstore_core::conformance_suite!(super::common::TempStore::new, property_cases = 128);

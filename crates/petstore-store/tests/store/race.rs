@@ -1,6 +1,6 @@
 //! Many orders racing for the last units of a pet never oversell, on a real database file.
 
-mod common;
+use crate::common;
 
 use petstore_core::testkit::scenarios::racing_orders_never_oversell;
 

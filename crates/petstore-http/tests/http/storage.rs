@@ -13,7 +13,7 @@
     reason = "a test stops at the first thing that is not as expected"
 )]
 
-mod binary;
+use crate::binary;
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -212,7 +212,7 @@ const ROUNDS: u32 = 10;
 const CLIENTS: usize = 8;
 /// Each ordered pet's stock before its first order.
 const UNITS: i64 = 1_000_000;
-/// The load is the point here, not the per-key rate limit (tests/auth.rs tests that).
+/// The load is the point here, not the per-key rate limit (tests/http/auth.rs tests that).
 const UNLIMITED: &[&str] = &["--rate-limit", "1000000"];
 
 fn json(body: &str) -> Value {

@@ -128,7 +128,8 @@ fn kill_mid_write(round: u32, config: &StoreConfig, integrity: impl Fn(&StoreCon
 
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args([
-            "crash_child",
+            // The test's name in this binary: its module path without the binary's name.
+            "crash::crash_child",
             "--exact",
             "--ignored",
             "--nocapture",

@@ -1,6 +1,6 @@
 //! `check` and `copy` on real files and real PostgreSQL databases: each broken invariant is
 //! found and named, and a copy's id sequences go on past the source's, deleted ids included.
-//! (`tests/moving.rs` in `petstore-http` moves a whole shop through the binary.)
+//! (`tests/http/moving.rs` in `petstore-http` moves a whole shop through the binary.)
 
 #![allow(
     clippy::unwrap_used,

@@ -6,7 +6,7 @@
     reason = "a test stops at the first thing that is not as expected"
 )]
 
-mod common;
+use crate::common;
 
 use std::num::NonZeroU32;
 use std::time::Duration;
@@ -99,7 +99,7 @@ async fn every_operation_enforces_exactly_the_role_it_documents() {
             api.send_as(None, request())
                 .await
                 .assert_error(401, "unauthorized");
-            // An allowed caller of a stream gets an endless answer: tests/cli.rs reads that one.
+            // An allowed caller of a stream gets an endless answer: tests/http/cli.rs reads that one.
             let streams = operation["responses"]["200"]["content"]
                 .get("text/event-stream")
                 .is_some();

@@ -9,8 +9,8 @@
     reason = "a test stops at the first thing that is not as expected"
 )]
 
-mod binary;
-mod cluster;
+use crate::binary;
+use crate::cluster;
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};

@@ -8,7 +8,7 @@
     reason = "a test stops at the first thing that is not as expected"
 )]
 
-mod binary;
+use crate::binary;
 
 use std::process::Output;
 

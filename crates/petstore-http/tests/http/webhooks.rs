@@ -8,8 +8,8 @@
     reason = "a test stops at the first thing that is not as expected"
 )]
 
-mod binary;
-mod common;
+use crate::binary;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;

@@ -1,0 +1,22 @@
+//! The HTTP layer's integration tests, in one test binary: each file below was a binary of its
+//! own, and each linked actix, Diesel, SQLite and libpq again (docs/testing.md has the times).
+//! `binary` starts the real `petstore` process; `common` builds the app in-process;
+//! `cluster` makes throwaway PostgreSQL clusters.
+
+mod binary;
+mod cluster;
+mod common;
+
+mod auth;
+mod cli;
+mod conditional;
+mod events;
+mod moving;
+mod nodes;
+mod observability;
+mod openapi;
+mod operations;
+mod postgres;
+mod protocol;
+mod storage;
+mod webhooks;
