@@ -23,10 +23,9 @@ use petstore_core::{
     DomainEvent, Event, EventId, EventReader, EventWriter, RepoResult, TraceParent,
 };
 
-use crate::error::{QueryResultExt, StoreError};
+use crate::error::QueryResultExt;
 use crate::postgres::prepared::{AppendEvents, SetStock};
 use crate::records::EventRecord;
-use crate::schema::events;
 use crate::statements::convert;
 
 // Compiled once for each backend, for its `Tx`: the statements are written once.
@@ -173,40 +172,28 @@ impl PgTx<'_> {
 /// cannot write; it was stamped for when it began (`PgStore::read`).
 impl EventReader for PgTx<'_> {
     fn events_after(&mut self, after: Option<EventId>, limit: u32) -> RepoResult<Vec<Event>> {
-        let after = after.map_or(0, EventId::get);
-        let rows: Vec<EventRecord> = if self.stamps() {
-            diesel::sql_query(
-                "SELECT id, time, type AS event_type, subject, data, traceparent \
-                 FROM feed_after($1, $2)",
-            )
-            .bind::<BigInt, _>(after)
-            .bind::<Integer, _>(i32::try_from(limit).unwrap_or(i32::MAX))
-            .load(self.conn)
-        } else {
-            self.page(
-                events::table
-                    .filter(events::id.gt(after))
-                    .order(events::id.asc())
-                    .select(EventRecord::as_select()),
-                i64::from(limit),
-            )
+        if !self.stamps() {
+            return self.stored_events_after(after, limit);
         }
+        let rows: Vec<EventRecord> = diesel::sql_query(
+            "SELECT id, time, type AS event_type, subject, data, traceparent \
+             FROM feed_after($1, $2)",
+        )
+        .bind::<BigInt, _>(after.map_or(0, EventId::get))
+        .bind::<Integer, _>(i32::try_from(limit).unwrap_or(i32::MAX))
+        .load(self.conn)
         .or_storage()?;
         convert(rows)
     }
 
     fn last_event_id(&mut self) -> RepoResult<Option<EventId>> {
-        let last: Option<i64> = if self.stamps() {
-            diesel::select(sql::<Nullable<BigInt>>("feed_last()")).get_result(self.conn)
-        } else {
-            events::table
-                .select(diesel::dsl::max(events::id))
-                .get_result(self.conn)
+        if !self.stamps() {
+            return self.stored_last_event_id();
         }
-        .or_storage()?;
-        last.map(EventId::new)
-            .transpose()
-            .map_err(|e| StoreError::Corrupt(e.to_string()).into())
+        let last: Option<i64> = diesel::select(sql::<Nullable<BigInt>>("feed_last()"))
+            .get_result(self.conn)
+            .or_storage()?;
+        repositories::events::event_id(last)
     }
 }
 

@@ -10,9 +10,10 @@
 //! - `take_turns` and `take_turns_named`: an advisory lock on PostgreSQL, nothing on SQLite;
 //! - `set_stock_row`: a prepared statement on SQLite, the hottest write there;
 //! - the outbox and the feed (`EventWriter`, `EventReader`), each backend's own: how an
-//!   event's id comes to follow the order of commits differs.
+//!   event's id comes to follow the order of commits differs (`events.rs` reads the table).
 
 mod catalogue;
+pub(crate) mod events;
 mod idempotency;
 mod inventory;
 mod keys;

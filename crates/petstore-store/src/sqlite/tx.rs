@@ -9,13 +9,11 @@ use petstore_core::{
     DomainEvent, Event, EventId, EventReader, EventWriter, RepoResult, TraceParent,
 };
 
-use crate::error::{QueryResultExt, StoreError};
-use crate::records::EventRecord;
+use crate::error::QueryResultExt;
 use crate::schema::events;
 use crate::schema::sql_types::{Json, Time};
 use crate::sqlite::limit::{DefaultPage, Limited, limited};
 use crate::sqlite::prepared::SetStock;
-use crate::statements::convert;
 
 // Compiled once for each backend, for its `Tx`: the statements are written once.
 #[allow(clippy::duplicate_mod, reason = "compiled once per backend")]
@@ -88,26 +86,11 @@ impl SqliteTx<'_> {
 /// The feed: every event there is, since ids come in commit order here (see `append_events`).
 impl EventReader for SqliteTx<'_> {
     fn events_after(&mut self, after: Option<EventId>, limit: u32) -> RepoResult<Vec<Event>> {
-        let rows = self
-            .page(
-                events::table
-                    .filter(events::id.gt(after.map_or(0, EventId::get)))
-                    .order(events::id.asc())
-                    .select(EventRecord::as_select()),
-                i64::from(limit),
-            )
-            .or_storage()?;
-        convert(rows)
+        self.stored_events_after(after, limit)
     }
 
     fn last_event_id(&mut self) -> RepoResult<Option<EventId>> {
-        let last: Option<i64> = events::table
-            .select(diesel::dsl::max(events::id))
-            .get_result(self.conn)
-            .or_storage()?;
-        last.map(EventId::new)
-            .transpose()
-            .map_err(|e| StoreError::Corrupt(e.to_string()).into())
+        self.stored_last_event_id()
     }
 }
 
