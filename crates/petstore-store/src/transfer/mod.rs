@@ -162,15 +162,16 @@ pub fn copy(
                     .0
                     .push((table.name, (table.copy)(source, target, progress)?));
             }
-            let (pending, last_pending) = copy_pending_events(source, target)?;
+            let pending = copy_pending_events(source, target)?;
             if let Some((_, events)) = copied.0.iter_mut().find(|(name, _)| *name == Events::NAME) {
                 *events += pending;
             }
+            // Past every id the source gave, and every id the target now holds (which, for the
+            // events, takes in those a source's pending events were given here).
             for table in id_tables() {
-                let mut position = id_position(source, table)?.max(max_id(source, table)?);
-                if table == Events::NAME {
-                    position = position.max(last_pending);
-                }
+                let position = id_position(source, table)?
+                    .max(max_id(source, table)?)
+                    .max(max_id(target, table)?);
                 set_id_position(target, table, position)?;
             }
             progress(Progress::Committing);
@@ -330,24 +331,21 @@ struct Trigger {
 
 /// Copies the events a PostgreSQL source had committed but not yet stamped
 /// (`pending_events`): they join the target's feed after every stamped one, in the order they
-/// were written, as the source's next stamp would place them. Returns how many, and the last
-/// id given (0 if none).
-fn copy_pending_events(source: &mut Conn, target: &mut Conn) -> Result<(u64, i64), StoreError> {
+/// were written, as the source's next stamp would place them. Returns how many.
+fn copy_pending_events(source: &mut Conn, target: &mut Conn) -> Result<u64, StoreError> {
     let Conn::Pg(c) = source else {
-        return Ok((0, 0));
+        return Ok(0);
     };
-    let after = postgres::event_id_position(c)?;
     let rows: Vec<tables::EventRow> = diesel::sql_query(
         "SELECT $1 + row_number() OVER (ORDER BY seq) AS id, time, type AS event_type, subject, \
          data, traceparent FROM pending_events ORDER BY seq",
     )
-    .bind::<BigInt, _>(after)
+    .bind::<BigInt, _>(postgres::event_id_position(c)?)
     .load(c)?;
     for chunk in rows.chunks(usize::try_from(tables::CHUNK).unwrap_or(500)) {
         Events::insert(target, chunk)?;
     }
-    let last = after + i64::try_from(rows.len()).unwrap_or(i64::MAX);
-    Ok((rows.len() as u64, if rows.is_empty() { 0 } else { last }))
+    Ok(rows.len() as u64)
 }
 
 /// Turns the target's triggers off for the copy. SQLite cannot disable a trigger: they are
