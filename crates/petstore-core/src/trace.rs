@@ -8,11 +8,13 @@ use serde::{Deserialize, Serialize};
 /// A valid W3C Trace Context `traceparent` (`version-traceid-parentid-flags`), the header a
 /// caller's tracing sends with a request.
 ///
-/// The service records no spans of its own, so it passes the caller's value on as it came
-/// (a "pass-through" participant in the specification's words): the receiver of a webhook
-/// sees its delivery as a child of the request that caused it. Only version `00` is sent
-/// on; a later version's value is kept as its first four fields under version `00`, which
-/// is what the specification asks of a participant that knows only `00`.
+/// A change records the one it was made under with its events. Where no spans are recorded,
+/// that is the caller's value as it came (a "pass-through" participant in the
+/// specification's words), so the receiver of a webhook sees its delivery as a child of the
+/// request that caused it; a service exporting spans records its own request span instead.
+/// Only version `00` is sent on; a later version's value is kept as its first four fields
+/// under version `00`, which is what the specification asks of a participant that knows only
+/// `00`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub struct TraceParent(String);

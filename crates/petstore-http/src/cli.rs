@@ -20,6 +20,7 @@ use crate::auth::{RateLimits, generate_secret, random_bytes};
 use crate::cors::CorsOrigins;
 use crate::delivery::DeliverySettings;
 use crate::state::AppState;
+use crate::traces::Traces;
 
 /// The pet store service: a JSON HTTP API under /v1 on an embedded SQLite database or on
 /// PostgreSQL.
@@ -47,7 +48,8 @@ pub enum LogFormat {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Start the HTTP service (creating and migrating the database if needed).
-    Serve(ServeArgs),
+    // Boxed: the service's flags outweigh every other command's by far.
+    Serve(Box<ServeArgs>),
     /// Create the database if needed, apply pending migrations, and exit.
     Migrate(DatabaseArgs),
     /// Manage API keys directly in the database (works while the service runs).
@@ -182,6 +184,11 @@ pub struct ServeArgs {
         value_delimiter = ','
     )]
     pub cors_origins: Vec<String>,
+    /// An OpenTelemetry collector's OTLP/HTTP address (`http://127.0.0.1:4318`) to export
+    /// traces to: a span per request, with children for its store call and for each webhook
+    /// delivery attempt, joined to the caller's `traceparent`. Off by default.
+    #[arg(long, env = "PETSTORE_OTLP_ENDPOINT")]
+    pub otlp_endpoint: Option<String>,
     /// How long a request's work on PostgreSQL may take in all, in milliseconds, whatever the
     /// network does: past it the request is answered 503 (`outcome_unknown` for a write, which
     /// may still commit when the network comes back). Above `--db-wait-ms`.
@@ -584,9 +591,18 @@ pub async fn serve(args: ServeArgs, format: LogFormat) -> anyhow::Result<()> {
     let settings = Settings {
         allow_private_webhook_targets: args.webhooks.webhook_allow_private_targets,
     };
-    let state = AppState::with_settings(store, Arc::new(SystemClock), settings)
+    let mut state = AppState::with_settings(store, Arc::new(SystemClock), settings)
         .with_delivery(args.webhooks.settings())
         .with_database_deadline(deadline);
+    let traces = match &args.otlp_endpoint {
+        Some(endpoint) => {
+            let traces = Traces::start(endpoint).map_err(|e| anyhow!("--otlp-endpoint: {e}"))?;
+            tracing::info!(%endpoint, "exporting traces over OTLP");
+            state = state.with_traces(traces.clone());
+            Some(traces)
+        }
+        None => None,
+    };
     bootstrap_admin_key(&state, format).await?;
     let tls = crate::delivery::tls_config(args.webhooks.webhook_ca_file.as_deref())
         .map_err(|e| anyhow!("webhook TLS: {e}"))?;
@@ -645,6 +661,10 @@ pub async fn serve(args: ServeArgs, format: LogFormat) -> anyhow::Result<()> {
         handle.stop(true).await;
     });
     server.await?;
+    if let Some(traces) = traces {
+        // The exporter's thread sends the last batch; nothing else is left to run.
+        traces.finish();
+    }
     tracing::info!("stopped");
     Ok(())
 }

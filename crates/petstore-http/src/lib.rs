@@ -31,6 +31,7 @@ pub mod pagination;
 mod rate_limit;
 pub mod routes;
 pub mod state;
+pub mod traces;
 pub mod wire;
 
 /// The layering `docs/architecture.md` describes, checked: no two modules of this crate

@@ -17,7 +17,9 @@ use actix_web::http::header::{
 };
 use actix_web::middleware::Next;
 use actix_web::{Error, HttpRequest, ResponseError, web};
-use futures_util::FutureExt;
+use futures_util::FutureExt as _;
+use futures_util::future::Either;
+use opentelemetry::context::FutureExt as _;
 use tracing::Instrument;
 
 use crate::error::ApiError;
@@ -116,25 +118,38 @@ pub async fn around_every_request(
         route = tracing::field::Empty,
         trace_id = tracing::field::Empty,
     );
-    if let Some(trace) = req
+    let caller = req
         .headers()
         .get(TRACEPARENT)
         .and_then(|value| value.to_str().ok())
-        .and_then(TraceParent::parse)
-    {
+        .and_then(TraceParent::parse);
+    let state = req.app_data::<web::Data<AppState>>().cloned();
+    let exported = state
+        .as_ref()
+        .and_then(|state| state.traces())
+        .map(|traces| traces.request(method, caller.as_ref(), id.to_str().unwrap_or_default()));
+    // The request's events record the span they were caused under: this request's own when
+    // traces are exported, else the caller's, passed on as it came.
+    let cause = match &exported {
+        Some(exported) => exported.traceparent(),
+        None => caller,
+    };
+    if let Some(trace) = cause {
         span.record("trace_id", trace.trace_id());
         req.extensions_mut().insert(trace);
     }
-    let state = req.app_data::<web::Data<AppState>>().cloned();
     let _in_flight = state
         .as_ref()
         .map(|state| state.metrics().request_started());
     let started = Instant::now();
     // No clone of the request may be held across `next.call`: the router needs it unshared.
-    let result = match AssertUnwindSafe(next.call(req).instrument(span.clone()))
-        .catch_unwind()
-        .await
-    {
+    let call = next.call(req).instrument(span.clone());
+    // Only a traced request pays for carrying its span's context through every poll.
+    let call = match &exported {
+        Some(exported) => Either::Left(call.with_context(exported.context())),
+        None => Either::Right(call),
+    };
+    let result = match AssertUnwindSafe(call).catch_unwind().await {
         Ok(Ok(response))
             if response.status().is_client_error() || response.status().is_server_error() =>
         {
@@ -159,6 +174,9 @@ pub async fn around_every_request(
     let label = label.unwrap_or_else(|| RouteLabel::for_one_request("unmatched"));
     let seconds = started.elapsed().as_secs_f64();
     span.record("route", &*label.route);
+    if let Some(exported) = exported {
+        exported.finish(&label.route, status.as_u16());
+    }
     span.in_scope(|| {
         tracing::info!(
             status = status.as_u16(),

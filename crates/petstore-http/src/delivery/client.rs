@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use actix_tls::connect::{Resolve, Resolver};
 use futures_util::future::LocalBoxFuture;
 use petstore_core::is_public_address;
-use petstore_core::{AttemptReport, PendingDelivery};
+use petstore_core::{AttemptReport, PendingDelivery, TraceParent};
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 
@@ -54,19 +54,26 @@ impl WebhookClient {
         }
     }
 
-    /// POSTs the event, signed the Standard Webhooks way, and reports what happened and how
-    /// long it took. `timestamp` is the attempt's time in Unix seconds.
+    /// POSTs the event, signed the Standard Webhooks way, with `trace` as its `traceparent`,
+    /// and reports what happened and how long it took. `timestamp` is the attempt's time in
+    /// Unix seconds.
     pub(crate) async fn deliver(
         &self,
         pending: &PendingDelivery,
+        trace: Option<&TraceParent>,
         timestamp: i64,
     ) -> (AttemptReport, Duration) {
         let started = Instant::now();
-        let report = self.attempt(pending, timestamp).await;
+        let report = self.attempt(pending, trace, timestamp).await;
         (report, started.elapsed())
     }
 
-    async fn attempt(&self, pending: &PendingDelivery, timestamp: i64) -> AttemptReport {
+    async fn attempt(
+        &self,
+        pending: &PendingDelivery,
+        trace: Option<&TraceParent>,
+        timestamp: i64,
+    ) -> AttemptReport {
         if let Some(address) = pending.url.literal_address()
             && !self.allow_private
             && !is_public_address(address)
@@ -89,7 +96,7 @@ impl WebhookClient {
             .insert_header(("webhook-timestamp", timestamp.to_string()))
             .insert_header(("webhook-signature", signature));
         // The request that caused the event was traced: the receiver's work joins that trace.
-        if let Some(trace) = &pending.event.traceparent {
+        if let Some(trace) = trace {
             request = request.insert_header(("traceparent", trace.as_str()));
         }
         let sent = request.send_body(body).await;

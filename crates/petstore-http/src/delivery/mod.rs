@@ -120,7 +120,19 @@ async fn sends(state: &AppState, client: &WebhookClient, id: WebhookId, node: &R
             }
         };
         let timestamp = state.clock().now().timestamp();
-        let (report, took) = client.deliver(&pending, timestamp).await;
+        // The attempt's span, when traces are on, is the receiver's parent; otherwise the
+        // span the event was caused under is, as it was recorded.
+        let span = state
+            .traces()
+            .map(|traces| traces.delivery_attempt(&pending));
+        let trace = match &span {
+            Some(span) => span.traceparent(),
+            None => pending.event.traceparent.clone(),
+        };
+        let (report, took) = client.deliver(&pending, trace.as_ref(), timestamp).await;
+        if let Some(span) = span {
+            span.finish_attempt(&report);
+        }
         let outcome = report.outcome();
         state.metrics().webhook_attempt(outcome, took.as_secs_f64());
         // A failed attempt is something an operator may have to act on: WARN, not INFO.

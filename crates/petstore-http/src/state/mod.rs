@@ -4,13 +4,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use actix_web::web;
+use actix_web::{ResponseError as _, web};
 use petstore_core::{Clock, DomainError, Failure, Service, Settings};
 use petstore_store::{AnyStore, Executor, JobStore, Wake, WakeUp};
 use tokio::sync::oneshot;
 
 use crate::error::ApiError;
 use crate::metrics::Metrics;
+use crate::traces::Traces;
 
 mod change_feed;
 mod delivery_settings;
@@ -64,6 +65,8 @@ pub struct AppState {
     executor: Option<Executor>,
     /// How long a request waits for PostgreSQL in all (SQLite's waits are the executor's).
     database_deadline: Duration,
+    /// Where spans go, when traces are exported (`--otlp-endpoint`).
+    traces: Option<Traces>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -95,7 +98,19 @@ impl AppState {
             delivery: Arc::new(DeliverySettings::default()),
             executor,
             database_deadline: DEFAULT_DATABASE_DEADLINE,
+            traces: None,
         }
+    }
+
+    /// The same state, recording spans with `traces`.
+    pub fn with_traces(mut self, traces: Traces) -> Self {
+        self.traces = Some(traces);
+        self
+    }
+
+    /// Where spans go; `None` when traces are off.
+    pub fn traces(&self) -> Option<&Traces> {
+        self.traces.as_ref()
     }
 
     /// The same state, answering a request whose database work on PostgreSQL has not
@@ -157,18 +172,7 @@ impl AppState {
         &self,
         work: impl for<'s> FnOnce(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
     ) -> Result<T, ApiError> {
-        match &self.executor {
-            Some(executor) => {
-                let service = Arc::clone(&self.service);
-                let (answer, answered) = oneshot::channel();
-                let work = in_span(move |store: JobStore<'_>| work(&service.over(store)));
-                executor.read(work, move |result| {
-                    let _ = answer.send(result);
-                });
-                self::answer(answered.await)
-            }
-            None => self.on_blocking_pool(false, work).await,
-        }
+        self.traced("store read", self.run(false, work)).await
     }
 
     /// Runs a use case that may write: on the store's writer thread on SQLite, where the
@@ -179,18 +183,54 @@ impl AppState {
         &self,
         work: impl for<'s> FnOnce(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
     ) -> Result<T, ApiError> {
-        match &self.executor {
-            Some(executor) => {
-                let service = Arc::clone(&self.service);
-                let (answer, answered) = oneshot::channel();
-                let work = in_span(move |store: JobStore<'_>| work(&service.over(store)));
-                executor.write(work, move |result| {
-                    let _ = answer.send(result);
-                });
-                self::answer(answered.await)
-            }
-            None => self.on_blocking_pool(true, work).await,
+        self.traced("store write", self.run(true, work)).await
+    }
+
+    /// `call`, in a span of its own when traces are on and it runs for a traced request.
+    async fn traced<T>(
+        &self,
+        name: &'static str,
+        call: impl Future<Output = Result<T, ApiError>>,
+    ) -> Result<T, ApiError> {
+        let Some(span) = self.traces.as_ref().and_then(|traces| {
+            let system = match self.store() {
+                AnyStore::Sqlite(_) => "sqlite",
+                AnyStore::Postgres(_) => "postgresql",
+            };
+            traces.store_call(name, system)
+        }) else {
+            return call.await;
+        };
+        let result = call.await;
+        span.finish(
+            result
+                .as_ref()
+                .is_err_and(|error| error.status_code().is_server_error()),
+        );
+        result
+    }
+
+    /// Runs `work` where [`Self::read`] or [`Self::write`] says.
+    async fn run<T: Send + 'static>(
+        &self,
+        writes: bool,
+        work: impl for<'s> FnOnce(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
+    ) -> Result<T, ApiError> {
+        let Some(executor) = &self.executor else {
+            return self.on_blocking_pool(writes, work).await;
+        };
+        let service = Arc::clone(&self.service);
+        let (answer, answered) = oneshot::channel();
+        let work = in_span(move |store: JobStore<'_>| work(&service.over(store)));
+        let answer = move |result| {
+            let _ = answer.send(result);
+        };
+        if writes {
+            executor.write(work, answer);
+        } else {
+            executor.read(work, answer);
         }
+        self::answer(answered.await)
     }
 
     /// Runs `work` on the blocking pool, answering by the database deadline whatever the

@@ -19,4 +19,5 @@ mod operations;
 mod postgres;
 mod protocol;
 mod storage;
+mod traces;
 mod webhooks;

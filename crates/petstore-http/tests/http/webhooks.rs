@@ -30,28 +30,28 @@ use serde_json::json;
 
 /// One request the receiver got.
 #[derive(Debug, Clone)]
-struct Received {
-    id: String,
-    timestamp: i64,
-    signature: String,
-    body: String,
+pub(crate) struct Received {
+    pub id: String,
+    pub timestamp: i64,
+    pub signature: String,
+    pub body: String,
     /// The W3C `traceparent` header, or "" without one.
-    traceparent: String,
+    pub traceparent: String,
     /// What the receiver answered.
-    status: u16,
+    pub status: u16,
 }
 
 /// A webhook receiver: answers 503 to the next `failures` requests, 204 afterwards.
 #[derive(Clone)]
-struct Receiver {
-    url: String,
+pub(crate) struct Receiver {
+    pub url: String,
     log: Arc<Mutex<Vec<Received>>>,
     failures: Arc<AtomicUsize>,
 }
 
 impl Receiver {
     /// A plain HTTP receiver.
-    fn start() -> Self {
+    pub(crate) fn start() -> Self {
         Self::listen("http", None)
     }
 
@@ -174,7 +174,7 @@ impl Receiver {
         self.failures.store(count, Ordering::SeqCst);
     }
 
-    fn log(&self) -> Vec<Received> {
+    pub(crate) fn log(&self) -> Vec<Received> {
         self.log.lock().unwrap().clone()
     }
 
