@@ -3,6 +3,7 @@
 
 use std::hash::{BuildHasher, RandomState};
 use std::panic::AssertUnwindSafe;
+use std::pin::pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -18,13 +19,12 @@ use actix_web::http::header::{
 use actix_web::middleware::Next;
 use actix_web::{Error, HttpRequest, ResponseError, web};
 use futures_util::FutureExt as _;
-use futures_util::future::Either;
-use opentelemetry::context::FutureExt as _;
 use tracing::Instrument;
 
 use crate::error::ApiError;
 use crate::metrics::RouteMetrics;
 use crate::state::AppState;
+use crate::traces::RequestSpan;
 use petstore_core::TraceParent;
 
 /// `X-Request-Id`.
@@ -124,10 +124,14 @@ pub async fn around_every_request(
         .and_then(|value| value.to_str().ok())
         .and_then(TraceParent::parse);
     let state = req.app_data::<web::Data<AppState>>().cloned();
+    // Boxed: the request's future, which actix boxes for every request, carries one pointer
+    // for it, traced or not (docs/performance.md, "Traces").
     let exported = state
         .as_ref()
         .and_then(|state| state.traces())
-        .map(|traces| traces.request(method, caller.as_ref(), id.to_str().unwrap_or_default()));
+        .map(|traces| {
+            Box::new(traces.request(method, caller.as_ref(), id.to_str().unwrap_or_default()))
+        });
     // The request's events record the span they were caused under: this request's own when
     // traces are exported, else the caller's, passed on as it came.
     let cause = match &exported {
@@ -143,12 +147,14 @@ pub async fn around_every_request(
         .map(|state| state.metrics().request_started());
     let started = Instant::now();
     // No clone of the request may be held across `next.call`: the router needs it unshared.
-    let call = next.call(req).instrument(span.clone());
-    // Only a traced request pays for carrying its span's context through every poll.
-    let call = match &exported {
-        Some(exported) => Either::Left(call.with_context(exported.context())),
-        None => Either::Right(call),
-    };
+    let mut call = pin!(next.call(req).instrument(span.clone()));
+    // The request's span is current while its future runs, so that the store call finds its
+    // parent; only a traced request pays for that, at each poll.
+    let traced = exported.as_deref();
+    let call = std::future::poll_fn(|cx| {
+        let _current = traced.map(RequestSpan::make_current);
+        call.as_mut().poll(cx)
+    });
     let result = match AssertUnwindSafe(call).catch_unwind().await {
         Ok(Ok(response))
             if response.status().is_client_error() || response.status().is_server_error() =>

@@ -19,7 +19,7 @@ use async_trait::async_trait;
 use opentelemetry::propagation::TextMapPropagator as _;
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry::trace::{SpanKind, Status, TraceContextExt as _, Tracer as _};
-use opentelemetry::{Context, KeyValue};
+use opentelemetry::{Context, ContextGuard, KeyValue};
 use opentelemetry_http::{Bytes, HttpClient, HttpError, Request, Response};
 use opentelemetry_otlp::{Protocol, SpanExporter, WithExportConfig as _, WithHttpConfig as _};
 use opentelemetry_sdk::Resource;
@@ -143,9 +143,10 @@ pub(crate) struct RequestSpan {
 }
 
 impl RequestSpan {
-    /// The context the request's future runs in, so that its store call finds its parent.
-    pub(crate) fn context(&self) -> Context {
-        self.context.clone()
+    /// Makes this span the current one until the guard is dropped (while the request's
+    /// future is polled), so that its store call finds its parent.
+    pub(crate) fn make_current(&self) -> ContextGuard {
+        self.context.clone().attach()
     }
 
     /// This span as a `traceparent`: what the request's events record, so that their

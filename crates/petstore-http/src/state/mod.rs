@@ -5,13 +5,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use actix_web::{ResponseError as _, web};
+use futures_util::FutureExt as _;
+use futures_util::future::Either;
 use petstore_core::{Clock, DomainError, Failure, Service, Settings};
 use petstore_store::{AnyStore, Executor, JobStore, Wake, WakeUp};
 use tokio::sync::oneshot;
 
 use crate::error::ApiError;
 use crate::metrics::Metrics;
-use crate::traces::Traces;
+use crate::traces::{ChildSpan, Traces};
 
 mod change_feed;
 mod delivery_settings;
@@ -168,56 +170,49 @@ impl AppState {
 
     /// Runs a use case that only reads: on the store's reader threads on SQLite, where the
     /// reads queued at once share one read transaction; on the blocking pool otherwise.
-    pub async fn read<T: Send + 'static>(
+    ///
+    /// The work is handed over when this is called, not when the answer is first awaited:
+    /// the future returned holds only the way back, so a handler's future does not carry the
+    /// work's captures twice (bench/profile counts what a larger future costs in `malloc`).
+    pub fn read<T: Send + 'static>(
         &self,
         work: impl for<'s> FnOnce(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
-    ) -> Result<T, ApiError> {
-        self.traced("store read", self.run(false, work)).await
+    ) -> impl Future<Output = Result<T, ApiError>> {
+        let span = self.store_span("store read");
+        ending(span, self.hand_over(false, work))
     }
 
     /// Runs a use case that may write: on the store's writer thread on SQLite, where the
     /// writes queued at once share one commit and each is answered only after it; on the
     /// blocking pool otherwise. Either way off the async workers: the store is synchronous and
-    /// a transaction may wait on a lock.
-    pub async fn write<T: Send + 'static>(
+    /// a transaction may wait on a lock. Handed over when called, as [`Self::read`].
+    pub fn write<T: Send + 'static>(
         &self,
         work: impl for<'s> FnOnce(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
-    ) -> Result<T, ApiError> {
-        self.traced("store write", self.run(true, work)).await
+    ) -> impl Future<Output = Result<T, ApiError>> {
+        let span = self.store_span("store write");
+        ending(span, self.hand_over(true, work))
     }
 
-    /// `call`, in a span of its own when traces are on and it runs for a traced request.
-    async fn traced<T>(
-        &self,
-        name: &'static str,
-        call: impl Future<Output = Result<T, ApiError>>,
-    ) -> Result<T, ApiError> {
-        let Some(span) = self.traces.as_ref().and_then(|traces| {
-            let system = match self.store() {
-                AnyStore::Sqlite(_) => "sqlite",
-                AnyStore::Postgres(_) => "postgresql",
-            };
-            traces.store_call(name, system)
-        }) else {
-            return call.await;
+    /// A span for a store call, when traces are on and the call is made for a traced request.
+    fn store_span(&self, name: &'static str) -> Option<ChildSpan> {
+        let traces = self.traces.as_ref()?;
+        let system = match self.store() {
+            AnyStore::Sqlite(_) => "sqlite",
+            AnyStore::Postgres(_) => "postgresql",
         };
-        let result = call.await;
-        span.finish(
-            result
-                .as_ref()
-                .is_err_and(|error| error.status_code().is_server_error()),
-        );
-        result
+        traces.store_call(name, system)
     }
 
-    /// Runs `work` where [`Self::read`] or [`Self::write`] says.
-    async fn run<T: Send + 'static>(
+    /// Hands `work` to where [`Self::read`] or [`Self::write`] says, and gives back its answer
+    /// to come.
+    fn hand_over<T: Send + 'static>(
         &self,
         writes: bool,
         work: impl for<'s> FnOnce(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
-    ) -> Result<T, ApiError> {
+    ) -> impl Future<Output = Result<T, ApiError>> + 'static {
         let Some(executor) = &self.executor else {
-            return self.on_blocking_pool(writes, work).await;
+            return Either::Right(self.on_blocking_pool(writes, work));
         };
         let service = Arc::clone(&self.service);
         let (answer, answered) = oneshot::channel();
@@ -230,7 +225,7 @@ impl AppState {
         } else {
             executor.read(work, answer);
         }
-        self::answer(answered.await)
+        Either::Left(answered.map(self::answer))
     }
 
     /// Runs `work` on the blocking pool, answering by the database deadline whatever the
@@ -239,15 +234,16 @@ impl AppState {
     /// client should. The call goes on in the background, bounded by TCP, and its connection
     /// comes back to the pool when it ends. A read answered this way is `Unavailable`; a
     /// write may yet commit when the network returns, so it is `OutcomeUnknown`.
-    async fn on_blocking_pool<T: Send + 'static>(
+    fn on_blocking_pool<T: Send + 'static>(
         &self,
         writes: bool,
         work: impl for<'s> FnOnce(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
-    ) -> Result<T, ApiError> {
+    ) -> impl Future<Output = Result<T, ApiError>> + 'static {
         let service = Arc::clone(&self.service);
         let work = move || work(&service.over(JobStore::direct(service.store())));
         let deadline = self.database_deadline;
-        match actix_web::rt::time::timeout(deadline, web::block(work)).await {
+        let running = web::block(work);
+        actix_web::rt::time::timeout(deadline, running).map(move |outcome| match outcome {
             Ok(outcome) => answer(outcome),
             Err(_) => {
                 let late = Failure::new(format!(
@@ -260,8 +256,27 @@ impl AppState {
                     DomainError::Unavailable(late)
                 }))
             }
-        }
+        })
     }
+}
+
+/// The answer of a store call, ending its span (if it has one) with it. A `map`, not an
+/// `async fn`: one would hold the answer's future twice (as its argument and as what it
+/// awaits), and a handler's future, boxed by actix, with it.
+fn ending<T>(
+    span: Option<ChildSpan>,
+    answer: impl Future<Output = Result<T, ApiError>>,
+) -> impl Future<Output = Result<T, ApiError>> {
+    answer.map(move |result| {
+        if let Some(span) = span {
+            span.finish(
+                result
+                    .as_ref()
+                    .is_err_and(|error| error.status_code().is_server_error()),
+            );
+        }
+        result
+    })
 }
 
 /// How long a request's database work on PostgreSQL may take in all, unless configured.
