@@ -7,10 +7,10 @@
     reason = "a test stops at the first thing that is not as expected"
 )]
 
-use crate::binary::{self, Server};
+use crate::binary::{self, IncomingRequest, Server};
 use crate::webhooks::Receiver;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -99,34 +99,14 @@ impl Collector {
     fn serve(&self, stream: TcpStream) {
         let mut reader = BufReader::new(stream.try_clone().unwrap());
         let mut writer = stream;
-        loop {
-            let mut request_line = String::new();
-            if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
-                return;
-            }
+        while let Some(request) = IncomingRequest::read(&mut reader) {
             assert!(
-                request_line.starts_with("POST /v1/traces "),
-                "{request_line}"
+                request.line.starts_with("POST /v1/traces "),
+                "{}",
+                request.line
             );
-            let mut length = 0;
-            let mut content_type = String::new();
-            loop {
-                let mut line = String::new();
-                reader.read_line(&mut line).unwrap();
-                let line = line.trim_end();
-                if line.is_empty() {
-                    break;
-                }
-                let (name, value) = line.split_once(':').unwrap();
-                match name.trim().to_ascii_lowercase().as_str() {
-                    "content-length" => length = value.trim().parse().unwrap(),
-                    "content-type" => value.trim().clone_into(&mut content_type),
-                    _ => {}
-                }
-            }
-            assert_eq!(content_type, "application/x-protobuf");
-            let mut body = vec![0; length];
-            reader.read_exact(&mut body).unwrap();
+            assert_eq!(request.header("content-type"), "application/x-protobuf");
+            let body = request.body;
             let request = ExportTraceServiceRequest::decode(body.as_slice()).unwrap();
             let spans = request
                 .resource_spans

@@ -11,7 +11,7 @@
 use crate::binary;
 use crate::common;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use actix_web::test::TestRequest;
-use binary::{Server, serve_with};
+use binary::{IncomingRequest, Server, serve_with};
 use petstore_core::Role;
 use petstore_core::WebhookSecret;
 use petstore_store::testing::TestDatabase;
@@ -114,34 +114,15 @@ impl Receiver {
     /// before sending a request (a failed TLS handshake) is not logged.
     fn answer(&self, stream: impl Read + Write) {
         let mut reader = BufReader::new(stream);
-        let mut request_line = String::new();
-        if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
+        let Some(request) = IncomingRequest::read(&mut reader) else {
             return;
-        }
-        assert!(
-            request_line.starts_with("POST /hooks/petstore "),
-            "{request_line}"
-        );
-        let mut headers = Vec::new();
-        loop {
-            let mut line = String::new();
-            reader.read_line(&mut line).unwrap();
-            let line = line.trim_end();
-            if line.is_empty() {
-                break;
-            }
-            let (name, value) = line.split_once(':').unwrap();
-            headers.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
-        }
-        let header = |name: &str| {
-            headers
-                .iter()
-                .find(|(n, _)| n == name)
-                .map(|(_, v)| v.clone())
-                .unwrap_or_default()
         };
-        let mut body = vec![0; header("content-length").parse().unwrap()];
-        reader.read_exact(&mut body).unwrap();
+        assert!(
+            request.line.starts_with("POST /hooks/petstore "),
+            "{}",
+            request.line
+        );
+        let header = |name: &str| request.header(name).to_owned();
         assert_eq!(header("content-type"), "application/json");
         let failing = self
             .failures
@@ -152,7 +133,7 @@ impl Receiver {
             id: header("webhook-id"),
             timestamp: header("webhook-timestamp").parse().unwrap(),
             signature: header("webhook-signature"),
-            body: String::from_utf8(body).unwrap(),
+            body: String::from_utf8(request.body.clone()).unwrap(),
             traceparent: header("traceparent"),
             status,
         });

@@ -38,6 +38,53 @@ fn configured(mut command: Command, database: impl AsRef<OsStr>) -> Command {
     command
 }
 
+/// One HTTP/1.1 request as a test's receiver (of webhooks, of traces) reads it.
+pub(crate) struct IncomingRequest {
+    /// `POST /path HTTP/1.1`, line end included.
+    pub line: String,
+    /// The headers, names in lower case.
+    pub headers: Vec<(String, String)>,
+    /// The body, as long as `Content-Length` says.
+    pub body: Vec<u8>,
+}
+
+impl IncomingRequest {
+    /// The next request on `reader`, or `None` when the client closed the connection first.
+    pub(crate) fn read(reader: &mut impl BufRead) -> Option<Self> {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return None;
+        }
+        let mut headers = Vec::new();
+        loop {
+            let mut header = String::new();
+            reader.read_line(&mut header).unwrap();
+            let header = header.trim_end();
+            if header.is_empty() {
+                break;
+            }
+            let (name, value) = header.split_once(':').unwrap();
+            headers.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
+        }
+        let mut request = Self {
+            line,
+            headers,
+            body: Vec::new(),
+        };
+        request.body = vec![0; request.header("content-length").parse().unwrap_or(0)];
+        reader.read_exact(&mut request.body).unwrap();
+        Some(request)
+    }
+
+    /// A header's value, or "" without it.
+    pub(crate) fn header(&self, name: &str) -> &str {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or("", |(_, v)| v.as_str())
+    }
+}
+
 /// A running `petstore serve` and the address it listens on.
 pub(crate) struct Server {
     pub child: Child,
