@@ -20,17 +20,20 @@
 //! # }
 //! ```
 //!
-//! A server that runs many requests at once does better on SQLite with the store's own
-//! threads: [`AnyStore::executor`] starts an [`Executor`], which runs the reads queued at once
-//! in one read transaction and the writes queued at once in one turn of the writer, handing
-//! each piece of work a [`JobStore`] over its burst, and answers a write only after the commit
-//! it shares.
+//! A server that runs many requests at once does better with the store's own threads:
+//! [`AnyStore::executor`] starts an [`Executor`]. On SQLite it runs the reads queued at once in
+//! one read transaction and the writes queued at once in one turn of the writer, handing each
+//! piece of work a [`JobStore`] over its burst, and answers a write only after the commit it
+//! shares. On PostgreSQL it runs reads only, a few threads taking the reads queued at once
+//! one after another on the pool; writes, which wait on the server's locks, keep the caller's
+//! blocking pool.
 
 #![deny(missing_docs)]
 
 mod check;
 mod config;
 mod error;
+mod executor;
 mod postgres;
 mod records;
 mod schema;
@@ -44,10 +47,10 @@ mod transfer;
 pub use check::check;
 pub use config::{Database, Durability, StoreConfig};
 pub use error::{StoreError, is_storage_fault};
+pub use executor::{Executor, Wake, WakeUp};
 pub use postgres::{PG_MIGRATIONS, PgStore, connect_postgres, migrate_postgres};
 pub use sqlite::{
-    Executor, MIGRATIONS, MIN_FREE_BYTES, PoolState, SqliteStore, Wake, WakeUp, WriterStats,
-    connect, migrate_sqlite,
+    MIGRATIONS, MIN_FREE_BYTES, PoolState, SqliteStore, WriterStats, connect, migrate_sqlite,
 };
 pub use store::{AnyStore, JobStore, migrate};
 pub use transfer::{Copied, Progress, backup, copy};

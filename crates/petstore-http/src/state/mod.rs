@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use actix_web::{ResponseError as _, web};
 use futures_util::FutureExt as _;
@@ -30,11 +30,10 @@ pub type PetService<'s> = Service<JobStore<'s>, Arc<dyn Clock>>;
 /// The use cases over the store itself, from which each piece of work's are made.
 type BaseService = Service<AnyStore, Arc<dyn Clock>>;
 
-/// The store's executor (SQLite), woken the way an actix worker should: after the other
-/// tasks the worker has ready, from a task queued behind them, so that the work those tasks
-/// queue joins the same burst instead of each waking a thread. Off an actix worker, at once.
-/// `None` on PostgreSQL, or if its threads could not be started (the blocking pool then runs
-/// the work).
+/// The store's executor, woken the way an actix worker should: after the other tasks the
+/// worker has ready, from a task queued behind them, so that the work those tasks queue joins
+/// the same burst instead of each waking a thread. Off an actix worker, at once. `None` if its
+/// threads could not be started (the blocking pool then runs the work).
 fn start_executor(store: &AnyStore) -> Option<Executor> {
     let wake: Wake = Arc::new(|wake_up: WakeUp| {
         // The task only drops `wake_up`, which wakes; a worker that stops before running it
@@ -62,8 +61,8 @@ pub struct AppState {
     changes: Arc<ChangeFeed>,
     stopping: Arc<AtomicBool>,
     delivery: Arc<DeliverySettings>,
-    /// Where the work runs on SQLite; on PostgreSQL it takes the blocking pool, where many
-    /// calls wait on the server at once.
+    /// Where the work runs: reads and writes on SQLite, reads on PostgreSQL, whose writes
+    /// take the blocking pool, where many wait on the server's locks at once.
     executor: Option<Executor>,
     /// How long a request waits for PostgreSQL in all (SQLite's waits are the executor's).
     database_deadline: Duration,
@@ -168,8 +167,9 @@ impl AppState {
         self.service.store()
     }
 
-    /// Runs a use case that only reads: on the store's reader threads on SQLite, where the
-    /// reads queued at once share one read transaction; on the blocking pool otherwise.
+    /// Runs a use case that only reads, on the store's reader threads: on SQLite the reads
+    /// queued at once share one read transaction; on PostgreSQL a thread takes them one after
+    /// another, each answered by the database deadline.
     ///
     /// The work is handed over when this is called, not when the answer is first awaited:
     /// the future returned holds only the way back, so a handler's future does not carry the
@@ -211,12 +211,26 @@ impl AppState {
         writes: bool,
         work: impl for<'s> FnOnce(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
     ) -> impl Future<Output = Result<T, ApiError>> + 'static {
-        let Some(executor) = &self.executor else {
-            return Either::Right(self.on_blocking_pool(writes, work));
+        let executor = match &self.executor {
+            Some(executor) if !writes || executor.takes_writes() => executor,
+            _ => return Either::Right(Either::Right(self.on_blocking_pool(writes, work))),
         };
+        // On PostgreSQL a read waits on the network: it is answered by the deadline, as on
+        // the blocking pool, and one that waited in the queue past it is not started (its
+        // caller has had its answer).
+        let bounded = matches!(self.store(), AnyStore::Postgres(_));
+        let deadline = self.database_deadline;
+        let queued = Instant::now();
         let service = Arc::clone(&self.service);
         let (answer, answered) = oneshot::channel();
-        let work = in_span(move |store: JobStore<'_>| work(&service.over(store)));
+        let work = in_span(move |store: JobStore<'_>| {
+            if bounded && queued.elapsed() >= deadline {
+                return Err(DomainError::Unavailable(Failure::new(format!(
+                    "the read waited {deadline:?} for a reader thread; not started"
+                ))));
+            }
+            work(&service.over(store))
+        });
         let answer = move |result| {
             let _ = answer.send(result);
         };
@@ -225,15 +239,15 @@ impl AppState {
         } else {
             executor.read(work, answer);
         }
-        Either::Left(answered.map(self::answer))
+        if bounded {
+            Either::Right(Either::Left(by_deadline(deadline, writes, answered)))
+        } else {
+            Either::Left(answered.map(self::answer))
+        }
     }
 
     /// Runs `work` on the blocking pool, answering by the database deadline whatever the
-    /// network does: a server gone silent (a dead host behind a lost route, a proxy that
-    /// holds connections and forwards nothing) leaves a call waiting for minutes, which no
-    /// client should. The call goes on in the background, bounded by TCP, and its connection
-    /// comes back to the pool when it ends. A read answered this way is `Unavailable`; a
-    /// write may yet commit when the network returns, so it is `OutcomeUnknown`.
+    /// network does ([`by_deadline`]).
     fn on_blocking_pool<T: Send + 'static>(
         &self,
         writes: bool,
@@ -241,23 +255,35 @@ impl AppState {
     ) -> impl Future<Output = Result<T, ApiError>> + 'static {
         let service = Arc::clone(&self.service);
         let work = move || work(&service.over(JobStore::direct(service.store())));
-        let deadline = self.database_deadline;
-        let running = web::block(work);
-        actix_web::rt::time::timeout(deadline, running).map(move |outcome| match outcome {
-            Ok(outcome) => answer(outcome),
-            Err(_) => {
-                let late = Failure::new(format!(
-                    "the database did not answer within {deadline:?}; the call goes on in the \
-                     background"
-                ));
-                Err(ApiError::from(if writes {
-                    DomainError::OutcomeUnknown(late)
-                } else {
-                    DomainError::Unavailable(late)
-                }))
-            }
-        })
+        by_deadline(self.database_deadline, writes, web::block(work))
     }
+}
+
+/// The outcome of work on PostgreSQL, answered by `deadline` whatever the network does: a
+/// server gone silent (a dead host behind a lost route, a proxy that holds connections and
+/// forwards nothing) leaves a call waiting for minutes, which no client should. The call goes
+/// on in the background, bounded by TCP, and its connection comes back to the pool when it
+/// ends. A read answered this way is `Unavailable`; a write may yet commit when the network
+/// returns, so it is `OutcomeUnknown`.
+fn by_deadline<T>(
+    deadline: Duration,
+    writes: bool,
+    outcome: impl Future<Output = Result<Result<T, DomainError>, impl std::fmt::Display>>,
+) -> impl Future<Output = Result<T, ApiError>> {
+    actix_web::rt::time::timeout(deadline, outcome).map(move |outcome| match outcome {
+        Ok(outcome) => answer(outcome),
+        Err(_) => {
+            let late = Failure::new(format!(
+                "the database did not answer within {deadline:?}; the call goes on in the \
+                 background"
+            ));
+            Err(ApiError::from(if writes {
+                DomainError::OutcomeUnknown(late)
+            } else {
+                DomainError::Unavailable(late)
+            }))
+        }
+    })
 }
 
 /// The answer of a store call, ending its span (if it has one) with it. A `map`, not an

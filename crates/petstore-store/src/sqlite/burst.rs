@@ -152,7 +152,7 @@ mod tests {
 
     use super::*;
     use crate::config::StoreConfig;
-    use crate::sqlite::{Executor, Wake};
+    use crate::executor::{Executor, Wake};
 
     #[test]
     fn a_commit_that_fails_is_the_answer_of_every_write_of_the_burst() {

@@ -21,16 +21,14 @@ use petstore_core::{DomainError, RepoResult, Snapshot, Store, Transaction};
 use crate::config::{Database, StoreConfig};
 
 pub(crate) mod burst;
-mod executor;
 mod limit;
 mod prepared;
 mod tx;
 
 mod snapshot;
-mod writer;
+pub(crate) mod writer;
 
 use crate::error::StoreError;
-pub use executor::{Executor, Wake, WakeUp};
 use tx::SqliteTx;
 use writer::GroupWriter;
 pub use writer::WriterStats;
@@ -275,13 +273,16 @@ pub struct PoolState {
 impl SqliteStore {
     /// A turn of the writer ([`writer::Turn`]) by `deadline`, once the file is checked to be
     /// the one opened.
-    fn turn_by(&self, deadline: std::time::Instant) -> Result<writer::Turn, DomainError> {
+    pub(crate) fn turn_by(
+        &self,
+        deadline: std::time::Instant,
+    ) -> Result<writer::Turn, DomainError> {
         self.file.check()?;
         self.writer.turn_by(deadline)
     }
 
     /// How long a write may wait for the writer, in all: the connection time-out.
-    fn write_wait(&self) -> std::time::Duration {
+    pub(crate) fn write_wait(&self) -> std::time::Duration {
         self.writer.wait()
     }
 }

@@ -1,4 +1,4 @@
-//! Threads of the store's own that run work on a SQLite store in bursts.
+//! Threads of the store's own that run work in bursts.
 //!
 //! Database work must not run on a caller's async worker: a read can wait (a page from the
 //! disk, a lock held by a checkpoint), and that would stall every connection the worker serves.
@@ -24,9 +24,9 @@ use std::time::Instant;
 
 use petstore_core::{DomainError, Failure, RepoResult};
 
-use super::SqliteStore;
-use super::burst::{ReadBurst, WriteBurst};
-use crate::store::JobStore;
+use crate::sqlite::SqliteStore;
+use crate::sqlite::burst::{ReadBurst, WriteBurst};
+use crate::store::{AnyStore, JobStore};
 
 /// Reads one thread takes from the queue at once, at most: more would make the last of them
 /// wait longer for the others, for little more saved.
@@ -34,7 +34,7 @@ const READ_BURST: usize = 16;
 
 /// Writes the writer thread takes at once, at most: as many as may share one commit anyway,
 /// enough for every connection of a busy client pool.
-const WRITE_BURST: usize = super::writer::MAX_BATCH;
+const WRITE_BURST: usize = crate::sqlite::writer::MAX_BATCH;
 
 /// How the executor's threads are woken. The executor hands the hook each wake-up it needs
 /// (at most one at a time per queue); the hook runs it now or later by dropping it. Dropping
@@ -79,12 +79,13 @@ type RunWrite =
 /// Answers a write once its burst has ended, given the burst's failure if it failed.
 type Settle = Box<dyn FnOnce(Option<&DomainError>)>;
 
-/// The reader threads and the writer thread of one SQLite store. Cheap to clone; when the
+/// The reader threads of one store, and on SQLite its writer thread. Cheap to clone; when the
 /// last clone goes, the threads finish what is queued and exit.
 #[derive(Clone)]
 pub struct Executor {
     reads: Threads<ReadJob>,
-    writes: Threads<WriteJob>,
+    /// None on PostgreSQL (see [`Executor::start_readers`]).
+    writes: Option<Threads<WriteJob>>,
 }
 
 impl std::fmt::Debug for Executor {
@@ -121,7 +122,45 @@ impl Executor {
             wake,
             move |jobs: Vec<WriteJob>| write_burst(&writing, jobs),
         )?;
-        Ok(Self { reads, writes })
+        Ok(Self {
+            reads,
+            writes: Some(writes),
+        })
+    }
+
+    /// Starts `count` reader threads for a store whose reads each take a connection of the
+    /// pool (PostgreSQL). A thread that wakes takes the reads queued at once (at most
+    /// `max_burst`) and runs them one after another, each on its own: one wake-up of a thread
+    /// and one of the caller's worker for the lot, where the blocking pool wakes a thread per
+    /// read (`docs/performance.md`, "PostgreSQL against pgbench"). No writer: a write waits on
+    /// the server's row locks, so many must be in flight at once, each on a thread of its own.
+    pub fn start_readers(
+        store: &AnyStore,
+        wake: Wake,
+        count: usize,
+        max_burst: usize,
+    ) -> std::io::Result<Self> {
+        let reading = store.clone();
+        let reads = Threads::start(
+            "petstore-reader",
+            count,
+            max_burst,
+            wake,
+            move |jobs: Vec<ReadJob>| {
+                for job in jobs {
+                    job(JobStore::direct(&reading));
+                }
+            },
+        )?;
+        Ok(Self {
+            reads,
+            writes: None,
+        })
+    }
+
+    /// Whether [`Executor::write`] has a writer to queue for (SQLite).
+    pub fn takes_writes(&self) -> bool {
+        self.writes.is_some()
     }
 
     /// Queues `work`, which only reads, for a reader thread; `answer` gets its result as soon
@@ -140,7 +179,8 @@ impl Executor {
 
     /// Queues `work`, which may write, for the writer thread; `answer` gets its result once
     /// the commit its writes share has succeeded, or that commit's failure instead of a value.
-    /// If `work` panics, `answer` is dropped uncalled (its writes were undone).
+    /// If `work` panics, `answer` is dropped uncalled (its writes were undone). Without a
+    /// writer ([`Executor::takes_writes`]), `answer` gets `Unavailable` at once.
     pub fn write<T: Send + 'static>(
         &self,
         work: impl for<'b> FnOnce(JobStore<'b>) -> RepoResult<T> + Send + 'static,
@@ -162,10 +202,17 @@ impl Executor {
                 });
             }))
         });
-        self.writes.queue(WriteJob {
-            queued: Instant::now(),
-            run,
-        });
+        match &self.writes {
+            Some(writes) => writes.queue(WriteJob {
+                queued: Instant::now(),
+                run,
+            }),
+            None => {
+                let refused =
+                    DomainError::Unavailable(Failure::new("this store's executor takes no writes"));
+                let _ = run(Err(&refused));
+            }
+        }
     }
 }
 
