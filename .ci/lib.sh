@@ -31,3 +31,26 @@ cpu_seconds() {
 context_switches() {
   cat /proc/"$1"/task/*/status 2>/dev/null | awk '/ctxt_switches/ { n += $2 } END { print n + 0 }'
 }
+
+# CPU seconds a local PostgreSQL server has used so far: its postmaster, every process it runs
+# now, and those that have exited (the postmaster's reaped children: a backend's time counts
+# once its client disconnects). Prints nothing when the server at URL is not on this machine
+# or its data directory cannot be read.
+postgres_cpu_seconds() {
+  local directory pid
+  directory="$(psql -Atq "$1" -c 'SHOW data_directory' 2>/dev/null)" || return 0
+  pid="$(head -1 "$directory/postmaster.pid" 2>/dev/null)" || return 0
+  [ -r "/proc/$pid/stat" ] || return 0
+  {
+    sed -E 's/^.*\) //' "/proc/$pid/stat" | awk '{print $12 + $13 + $14 + $15}'
+    for child in $(pgrep -P "$pid"); do
+      sed -E 's/^.*\) //' "/proc/$child/stat" 2>/dev/null | awk '{print $12 + $13}'
+    done
+  } | awk -v hz="$(getconf CLK_TCK)" '{ n += $1 } END { print n / hz }'
+}
+
+# CPU seconds the whole machine has been busy so far (every core; not idle, not waiting for
+# the disk).
+machine_busy_seconds() {
+  awk -v hz="$(getconf CLK_TCK)" '/^cpu / { print ($2 + $3 + $4 + $7 + $8 + $9) / hz }' /proc/stat
+}
