@@ -177,6 +177,32 @@ impl Executor {
         }));
     }
 
+    /// Queues `work` as [`Executor::read`] does, to be started by `start_by`: a read no thread
+    /// has taken by then answers `Unavailable` without running. Its caller answered its client
+    /// by that time; a read started after it would only take a connection from those still
+    /// waited for.
+    pub fn read_by<T: Send + 'static>(
+        &self,
+        start_by: Instant,
+        work: impl for<'b> FnOnce(JobStore<'b>) -> RepoResult<T> + Send + 'static,
+        answer: impl FnOnce(RepoResult<T>) + Send + 'static,
+    ) {
+        let queued = Instant::now();
+        self.read(
+            move |store| {
+                let taken = Instant::now();
+                if taken >= start_by {
+                    return Err(DomainError::Unavailable(Failure::new(format!(
+                        "the read waited {:?} for a reader thread; not started",
+                        taken - queued
+                    ))));
+                }
+                work(store)
+            },
+            answer,
+        );
+    }
+
     /// Queues `work`, which may write, for the writer thread; `answer` gets its result once
     /// the commit its writes share has succeeded, or that commit's failure instead of a value.
     /// If `work` panics, `answer` is dropped uncalled (its writes were undone). Without a

@@ -220,22 +220,16 @@ impl AppState {
         // caller has had its answer).
         let bounded = matches!(self.store(), AnyStore::Postgres(_));
         let deadline = self.database_deadline;
-        let queued = Instant::now();
         let service = Arc::clone(&self.service);
         let (answer, answered) = oneshot::channel();
-        let work = in_span(move |store: JobStore<'_>| {
-            if bounded && queued.elapsed() >= deadline {
-                return Err(DomainError::Unavailable(Failure::new(format!(
-                    "the read waited {deadline:?} for a reader thread; not started"
-                ))));
-            }
-            work(&service.over(store))
-        });
+        let work = in_span(move |store: JobStore<'_>| work(&service.over(store)));
         let answer = move |result| {
             let _ = answer.send(result);
         };
         if writes {
             executor.write(work, answer);
+        } else if bounded {
+            executor.read_by(Instant::now() + deadline, work, answer);
         } else {
             executor.read(work, answer);
         }

@@ -440,3 +440,48 @@ fn every_page_read_on_sqlite_ends_in_a_literal_limit() {
         );
     }
 }
+
+#[test]
+fn a_read_no_thread_took_by_its_start_deadline_answers_unavailable_without_running() {
+    let fixture = Fixture::new(common::TempStore::new());
+    let rex = fixture.pet_with_stock("Rex", 10);
+    let sqlite = fixture.shop.store().store.clone();
+    let executor = common::HeldExecutor::start(&sqlite);
+    let ran = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let (answer, answered) = mpsc::channel();
+    let now = std::time::Instant::now();
+    for (name, start_by) in [
+        // Already passed when any thread takes it, however soon.
+        ("late", now),
+        ("in time", now + Duration::from_secs(60)),
+    ] {
+        let ran = std::sync::Arc::clone(&ran);
+        let answer = answer.clone();
+        executor.executor.read_by(
+            start_by,
+            move |store: JobStore<'_>| {
+                ran.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                store.read(|s| s.inventory_item(rex.id))
+            },
+            move |result| {
+                let _ = answer.send((name, result));
+            },
+        );
+    }
+    executor.wake();
+    let mut answers: Vec<_> = (0..2)
+        .map(|_| common::answer_of(&answered).unwrap())
+        .collect();
+    answers.sort_by_key(|(name, _)| *name);
+    let [(_, in_time), (_, late)] = <[_; 2]>::try_from(answers).ok().unwrap();
+    assert!(
+        matches!(&late, Err(DomainError::Unavailable(failure)) if failure.to_string().contains("not started")),
+        "{late:?}"
+    );
+    assert_eq!(in_time.unwrap().unwrap().quantity.get(), 10);
+    assert_eq!(
+        ran.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "the late read's work never ran"
+    );
+}
