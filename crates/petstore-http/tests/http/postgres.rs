@@ -390,16 +390,6 @@ fn tls_to_the_database_is_verified_and_a_wrong_ca_stops_the_start() {
         );
     }
 
-    let refused_start = |database: String| {
-        let started = Instant::now();
-        let out = binary::petstore(database)
-            .args(["serve", "--bind", "127.0.0.1:0"])
-            .output()
-            .unwrap();
-        assert!(!out.status.success(), "the start fails");
-        assert!(started.elapsed() < Duration::from_secs(15), "at once");
-        String::from_utf8_lossy(&out.stderr).into_owned()
-    };
     let stranger = Authority::new(cluster.dir(), "stranger-ca");
     let said = refused_start(url(&stranger.certificate(), "verify-full"));
     assert!(said.contains("TLS") && said.contains("localhost"), "{said}");
@@ -410,6 +400,94 @@ fn tls_to_the_database_is_verified_and_a_wrong_ca_stops_the_start() {
     cluster.start();
     let said = refused_start(url(&ca, "verify-full"));
     assert!(said.contains("TLS") && said.contains("localhost"), "{said}");
+}
+
+/// A server that authenticates clients by certificate (`hostssl … cert`): the service
+/// connects with the certificate and key named on the URL (`sslcert`, `sslkey`), and without
+/// them refuses to start, naming TLS and the host.
+#[test]
+fn a_client_certificate_on_the_url_is_what_the_database_authenticates() {
+    use cluster::{Authority, Cluster};
+    let Some(cluster) = Cluster::init() else {
+        return;
+    };
+    let authority = Authority::new(cluster.dir(), "petstore-test-ca");
+    let (certificate, key) = authority.sign_server();
+    let certificate = cluster.private_file("server.pem", &certificate);
+    let key = cluster.private_file("server.key", &key);
+    let ca = authority.certificate();
+    let server_ca = cluster.private_file("ca.pem", &std::fs::read(&ca).unwrap());
+    cluster.configure(&format!(
+        "ssl = on\nssl_cert_file = '{}'\nssl_key_file = '{}'\nssl_ca_file = '{}'\n",
+        certificate.display(),
+        key.display(),
+        server_ca.display()
+    ));
+    // `cert`: the client's certificate must be signed by the CA and name the user.
+    cluster.hba("hostssl all all 127.0.0.1/32 cert\n");
+    cluster.start();
+
+    // The client's key belongs to the user running the service, readable by it alone, as
+    // libpq requires.
+    let (client_certificate, client_key) = authority.sign_client("postgres");
+    let client_dir = tempfile::tempdir().unwrap();
+    let client_certificate_path = client_dir.path().join("client.pem");
+    let client_key_path = client_dir.path().join("client.key");
+    std::fs::write(&client_certificate_path, client_certificate).unwrap();
+    std::fs::write(&client_key_path, client_key).unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&client_key_path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    let url = format!(
+        "postgres://postgres@localhost:{}/postgres?sslmode=verify-full&sslrootcert={}",
+        cluster.port,
+        ca.display()
+    );
+    let with_certificate = format!(
+        "{url}&sslcert={}&sslkey={}",
+        client_certificate_path.display(),
+        client_key_path.display()
+    );
+    let server = serve_with(&with_certificate, Some(ADMIN), &[]);
+    server.create_category(ADMIN, "By certificate");
+    let listed = server.get("/v1/categories", ADMIN);
+    assert!(listed.contains("By certificate"), "{listed}");
+    drop(server);
+
+    // Without one (and with no ~/.postgresql/postgresql.crt to fall back on), the server
+    // turns the connection away and the start fails at once.
+    let said = refused_start(format!(
+        "{url}&sslcert={0}/none.crt&sslkey={0}/none.key",
+        client_dir.path().display()
+    ));
+    assert!(
+        said.contains("certificate") && said.contains("localhost"),
+        "{said}"
+    );
+}
+
+/// What `petstore serve` on `database` says when it fails to start, which it must within
+/// 15 s; one that serves instead is stopped and fails the test.
+fn refused_start(database: String) -> String {
+    let mut child = binary::petstore(database)
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(15) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the service started, or kept trying for 15 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(!out.status.success(), "the start fails");
+    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 /// The database goes silent: connections stay open and nothing comes back, as with a dead

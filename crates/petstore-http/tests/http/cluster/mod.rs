@@ -304,13 +304,31 @@ impl Authority {
 
     /// A server certificate for `localhost` and 127.0.0.1: (certificate PEM, key PEM).
     pub(crate) fn sign_server(&self) -> (Vec<u8>, Vec<u8>) {
-        let ext = self.dir.join("server.ext");
-        std::fs::write(
-            &ext,
+        self.sign(
+            "server",
+            "localhost",
             "subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=critical,CA:FALSE\n\
              keyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n",
         )
-        .unwrap();
+    }
+
+    /// A client certificate for the database user `user` (its common name, which the
+    /// server's `cert` authentication matches): (certificate PEM, key PEM).
+    pub(crate) fn sign_client(&self, user: &str) -> (Vec<u8>, Vec<u8>) {
+        self.sign(
+            "client",
+            user,
+            "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\n\
+             extendedKeyUsage=clientAuth\n",
+        )
+    }
+
+    /// A key and a certificate for `common_name` with the extensions `ext`, signed by this
+    /// CA, as `<file>.pem` and `<file>.key` in its folder.
+    fn sign(&self, file: &str, common_name: &str, ext: &str) -> (Vec<u8>, Vec<u8>) {
+        let (certificate, key) = (format!("{file}.pem"), format!("{file}.key"));
+        let (request, extensions) = (format!("{file}.csr"), format!("{file}.ext"));
+        std::fs::write(self.dir.join(&extensions), ext).unwrap();
         openssl(
             &self.dir,
             &[
@@ -321,11 +339,11 @@ impl Authority {
                 "ec_paramgen_curve:P-256",
                 "-nodes",
                 "-keyout",
-                "server.key",
+                &key,
                 "-out",
-                "server.csr",
+                &request,
                 "-subj",
-                "/CN=localhost",
+                &format!("/CN={common_name}"),
             ],
         );
         openssl(
@@ -334,23 +352,23 @@ impl Authority {
                 "x509",
                 "-req",
                 "-in",
-                "server.csr",
+                &request,
                 "-CA",
                 &format!("{}.pem", self.name),
                 "-CAkey",
                 &format!("{}.key", self.name),
                 "-CAcreateserial",
                 "-out",
-                "server.pem",
+                &certificate,
                 "-days",
                 "2",
                 "-extfile",
-                "server.ext",
+                &extensions,
             ],
         );
         (
-            std::fs::read(self.dir.join("server.pem")).unwrap(),
-            std::fs::read(self.dir.join("server.key")).unwrap(),
+            std::fs::read(self.dir.join(&certificate)).unwrap(),
+            std::fs::read(self.dir.join(&key)).unwrap(),
         )
     }
 }
