@@ -357,19 +357,10 @@ fn a_connection_broken_during_commit_answers_each_write_as_it_turned_out() {
 /// another CA, or when the server offers no TLS.
 #[test]
 fn tls_to_the_database_is_verified_and_a_wrong_ca_stops_the_start() {
-    use cluster::{Authority, Cluster};
-    let Some(cluster) = Cluster::init() else {
+    use cluster::Authority;
+    let Some((cluster, authority)) = tls_cluster(false) else {
         return;
     };
-    let authority = Authority::new(cluster.dir(), "petstore-test-ca");
-    let (certificate, key) = authority.sign_server();
-    let certificate = cluster.private_file("server.pem", &certificate);
-    let key = cluster.private_file("server.key", &key);
-    cluster.configure(&format!(
-        "ssl = on\nssl_cert_file = '{}'\nssl_key_file = '{}'\n",
-        certificate.display(),
-        key.display()
-    ));
     cluster.hba("hostssl all all 127.0.0.1/32 trust\n");
     cluster.start();
     let url = |ca: &std::path::Path, mode: &str| {
@@ -407,22 +398,10 @@ fn tls_to_the_database_is_verified_and_a_wrong_ca_stops_the_start() {
 /// them refuses to start, naming TLS and the host.
 #[test]
 fn a_client_certificate_on_the_url_is_what_the_database_authenticates() {
-    use cluster::{Authority, Cluster};
-    let Some(cluster) = Cluster::init() else {
+    let Some((cluster, authority)) = tls_cluster(true) else {
         return;
     };
-    let authority = Authority::new(cluster.dir(), "petstore-test-ca");
-    let (certificate, key) = authority.sign_server();
-    let certificate = cluster.private_file("server.pem", &certificate);
-    let key = cluster.private_file("server.key", &key);
     let ca = authority.certificate();
-    let server_ca = cluster.private_file("ca.pem", &std::fs::read(&ca).unwrap());
-    cluster.configure(&format!(
-        "ssl = on\nssl_cert_file = '{}'\nssl_key_file = '{}'\nssl_ca_file = '{}'\n",
-        certificate.display(),
-        key.display(),
-        server_ca.display()
-    ));
     // `cert`: the client's certificate must be signed by the CA and name the user.
     cluster.hba("hostssl all all 127.0.0.1/32 cert\n");
     cluster.start();
@@ -465,6 +444,29 @@ fn a_client_certificate_on_the_url_is_what_the_database_authenticates() {
         said.contains("certificate") && said.contains("localhost"),
         "{said}"
     );
+}
+
+/// A cluster, not yet started, that takes TLS with a server certificate for `localhost` from
+/// a CA made here (and asks clients for certificates from that CA, if `client_certificates`),
+/// and the CA; `None` where no cluster can be made.
+fn tls_cluster(client_certificates: bool) -> Option<(cluster::Cluster, cluster::Authority)> {
+    let cluster = cluster::Cluster::init()?;
+    let authority = cluster::Authority::new(cluster.dir(), "petstore-test-ca");
+    let (certificate, key) = authority.sign_server();
+    let certificate = cluster.private_file("server.pem", &certificate);
+    let key = cluster.private_file("server.key", &key);
+    let mut settings = format!(
+        "ssl = on\nssl_cert_file = '{}'\nssl_key_file = '{}'\n",
+        certificate.display(),
+        key.display()
+    );
+    if client_certificates {
+        let ca = std::fs::read(authority.certificate()).unwrap();
+        let ca = cluster.private_file("ca.pem", &ca);
+        settings.push_str(&format!("ssl_ca_file = '{}'\n", ca.display()));
+    }
+    cluster.configure(&settings);
+    Some((cluster, authority))
 }
 
 /// What `petstore serve` on `database` says when it fails to start, which it must within
