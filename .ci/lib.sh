@@ -54,3 +54,17 @@ postgres_cpu_seconds() {
 machine_busy_seconds() {
   awk -v hz="$(getconf CLK_TCK)" '/^cpu / { print ($2 + $3 + $4 + $7 + $8 + $9) / hz }' /proc/stat
 }
+
+# cpu_mark_before FILE SERVER and cpu_mark_after FILE SERVER, around a run: write to FILE the
+# machine's and the local PostgreSQL server's CPU seconds at its start and end, a line each
+# ("MACHINE <s> POSTGRES <s>"; POSTGRES empty when the server is not on this machine).
+cpu_mark_before() {
+  echo "MACHINE $(machine_busy_seconds) POSTGRES $(postgres_cpu_seconds "$2")" >"$1"
+}
+cpu_mark_after() {
+  local machine
+  machine="$(machine_busy_seconds)"
+  # The run's backends are reaped (and counted) once their clients have gone.
+  sleep 0.5
+  echo "MACHINE $machine POSTGRES $(postgres_cpu_seconds "$2")" >>"$1"
+}
