@@ -1,8 +1,12 @@
 //! An order's statements, as the service sends them, from one client process over
-//! `CONNECTIONS` connections for `SECONDS`, three ways:
+//! `CONNECTIONS` connections for `SECONDS`, four ways:
 //!
 //! - `threads`: Diesel's `PgConnection` (libpq), a thread per connection, six round trips an
 //!   order: what `PgStore` does today;
+//! - `wrapped-threads`: the same six round trips through `diesel-async`'s
+//!   `AsyncConnectionWrapper` (`tokio-postgres` under Diesel's synchronous `Connection`, each
+//!   statement waited for on the connection's own runtime): what changing only the client
+//!   under the synchronous store would do;
 //! - `pipelined-threads`: `diesel-async`'s `AsyncPgConnection`, still a thread per connection
 //!   (each waits on its own runtime), the statements whose answers are not waited for sent
 //!   with the next: three round trips;
@@ -41,7 +45,7 @@ macro_rules! statement {
             }
         }
 
-        impl diesel::RunQueryDsl<PgConnection> for $name {}
+        impl<C> diesel::RunQueryDsl<C> for $name {}
         $(impl Query for $name { type SqlType = $out; })?
     };
 }
@@ -103,8 +107,14 @@ fn events(order: i64, pet: i64, stock: i64) -> AppendEvents {
     }
 }
 
+/// `diesel-async`'s connection behind Diesel's synchronous `Connection`.
+type Wrapped = diesel_async::async_connection_wrapper::AsyncConnectionWrapper<AsyncPgConnection>;
+
 /// Six round trips, each waited for.
-fn order_one_by_one(conn: &mut PgConnection, pet: i64) -> QueryResult<()> {
+fn order_one_by_one<C: diesel::connection::LoadConnection<Backend = Pg>>(
+    conn: &mut C,
+    pet: i64,
+) -> QueryResult<()> {
     use diesel::RunQueryDsl;
     Begin {}.execute(conn)?;
     let row: PetRow = LockPet { pet }.get_result(conn)?;
@@ -212,7 +222,7 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let [_, mode, url, connections, seconds, pets] = &args[..] else {
         eprintln!(
-            "usage: pg-client-bench threads|pipelined-threads|tasks URL CONNECTIONS SECONDS PETS"
+            "usage: pg-client-bench threads|wrapped-threads|pipelined-threads|tasks URL CONNECTIONS SECONDS PETS"
         );
         std::process::exit(2);
     };
@@ -238,6 +248,12 @@ fn main() {
         handles.push(std::thread::spawn(move || match mode.as_str() {
             "threads" => {
                 let mut conn = PgConnection::establish(&url).expect("a connection");
+                let mut pets = run.pets(n);
+                ready.wait();
+                while run.tally(order_one_by_one(&mut conn, pets.next())) {}
+            }
+            "wrapped-threads" => {
+                let mut conn = <Wrapped as Connection>::establish(&url).expect("a connection");
                 let mut pets = run.pets(n);
                 ready.wait();
                 while run.tally(order_one_by_one(&mut conn, pets.next())) {}
