@@ -877,6 +877,41 @@ fn a_server_that_stops_taking_writes_is_503_until_one_does() {
     assert!(!listed.contains("During"), "{listed}");
 }
 
+/// Nothing the service sends draws a warning or an error into the database's log, so an
+/// operator reading it sees what needs reading. A read transaction used to begin with a
+/// `COMMIT` outside any transaction, and the server logged "there is no transaction in
+/// progress" for each: the delivery loop's reads alone made two such lines a second on every
+/// node.
+#[test]
+fn the_database_log_stays_free_of_warnings_while_the_service_works() {
+    let Some(cluster) = cluster::Cluster::init() else {
+        return;
+    };
+    cluster.start();
+    let server = serve_with(
+        format!(
+            "postgres://postgres@127.0.0.1:{}/postgres?sslmode=disable",
+            cluster.port
+        ),
+        Some(ADMIN),
+        &[],
+    );
+    server.create_category(ADMIN, "Dogs");
+    let made = server.post("/v1/pets", ADMIN, r#"{"name": "Rex", "categoryId": 1}"#);
+    assert_eq!(status(&made), 201, "{made}");
+    let feed = server.get("/v1/events?limit=1", ADMIN);
+    assert!(feed.contains("category.created"), "{feed}");
+    // The delivery loop reads in a transaction of its own every half second.
+    std::thread::sleep(Duration::from_millis(1200));
+    drop(server);
+    let log = cluster.log();
+    let drawn: Vec<&str> = log
+        .lines()
+        .filter(|line| line.contains("WARNING") || line.contains("ERROR"))
+        .collect();
+    assert!(drawn.is_empty(), "{drawn:#?}");
+}
+
 /// A statement stuck behind another session's lock is cancelled by the server before the
 /// database deadline (`statement_timeout`), not left waiting and holding its own locks: the
 /// request is answered in time as not done (503 `unavailable`), and the write never happens,

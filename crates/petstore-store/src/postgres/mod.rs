@@ -321,13 +321,16 @@ impl PgStore {
 
 impl Store for PgStore {
     /// In one `REPEATABLE READ READ ONLY` transaction, begun once the events committed so
-    /// far are stamped (in the same round trip): the feed it reads holds them.
+    /// far are stamped (in the same round trip): the feed it reads holds them. The stamp runs
+    /// in a transaction of its own, begun explicitly: a `COMMIT` of the implicit one would
+    /// draw a warning into the server's log for every read.
     fn read<T>(&self, work: impl FnOnce(&mut dyn Snapshot) -> RepoResult<T>) -> RepoResult<T> {
         let mut conn = self.pool.get().map_err(StoreError::from)?;
         let conn = &mut conn.conn;
         Manager::begin_transaction_sql(
             conn,
-            "SELECT stamp_events(); COMMIT; BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+            "BEGIN; SELECT stamp_events(); COMMIT; \
+             BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
         )
         .map_err(StoreError::from)?;
         match work(&mut PgTx::new(&mut *conn, false)) {

@@ -220,8 +220,13 @@ impl Cluster {
             out.status.success(),
             "pg_ctl start: {}{}",
             String::from_utf8_lossy(&out.stderr),
-            std::fs::read_to_string(self.dir.path().join("server.log")).unwrap_or_default()
+            self.log()
         );
+    }
+
+    /// What the server has written to its log so far.
+    pub(crate) fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("server.log")).unwrap_or_default()
     }
 
     /// Stops the server at once, as a crash would.
