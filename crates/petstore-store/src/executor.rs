@@ -20,12 +20,10 @@
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use petstore_core::{DomainError, Failure, RepoResult};
 
-use crate::postgres::PgStore;
-use crate::postgres::burst::PgWriteBurst;
 use crate::sqlite::SqliteStore;
 use crate::sqlite::burst::{ReadBurst, WriteBurst};
 use crate::store::{AnyStore, JobStore};
@@ -86,7 +84,7 @@ type Settle = Box<dyn FnOnce(Option<&DomainError>)>;
 #[derive(Clone)]
 pub struct Executor {
     reads: Threads<ReadJob>,
-    /// None until [`Executor::with_postgres_writers`] adds them, on PostgreSQL.
+    /// None on PostgreSQL (see [`Executor::start_readers`]).
     writes: Option<Threads<WriteJob>>,
 }
 
@@ -134,8 +132,8 @@ impl Executor {
     /// pool (PostgreSQL). A thread that wakes takes the reads queued at once (at most
     /// `max_burst`) and runs them one after another, each on its own: one wake-up of a thread
     /// and one of the caller's worker for the lot, where the blocking pool wakes a thread per
-    /// read (`docs/performance.md`, "PostgreSQL against pgbench"). No writers: those are
-    /// added by [`Executor::with_postgres_writers`].
+    /// read (`docs/performance.md`, "PostgreSQL against pgbench"). No writer: a write waits on
+    /// the server's row locks, so many must be in flight at once, each on a thread of its own.
     pub fn start_readers(
         store: &AnyStore,
         wake: Wake,
@@ -158,28 +156,6 @@ impl Executor {
             reads,
             writes: None,
         })
-    }
-
-    /// Adds `count` writer threads for PostgreSQL: a thread that wakes takes the writes
-    /// queued at once (at most `max_burst`) and runs them in one transaction
-    /// ([`PgWriteBurst`]). A write waits on the server's row locks, so several bursts are in
-    /// flight at once, one per thread.
-    pub fn with_postgres_writers(
-        mut self,
-        store: &PgStore,
-        wake: Wake,
-        count: usize,
-        max_burst: usize,
-    ) -> std::io::Result<Self> {
-        let writing = store.clone();
-        self.writes = Some(Threads::start(
-            "petstore-writer",
-            count,
-            max_burst,
-            wake,
-            move |jobs: Vec<WriteJob>| postgres_write_burst(&writing, jobs),
-        )?);
-        Ok(self)
     }
 
     /// Whether [`Executor::write`] has a writer to queue for (SQLite).
@@ -275,7 +251,17 @@ impl Executor {
 /// gone), every write answers why at once, rather than each waiting as long again.
 fn write_burst(store: &SqliteStore, jobs: Vec<WriteJob>) {
     let wait = store.write_wait();
-    let jobs = in_time(jobs, wait);
+    let now = Instant::now();
+    let (late, jobs): (Vec<WriteJob>, Vec<WriteJob>) =
+        jobs.into_iter().partition(|job| job.queued + wait <= now);
+    if !late.is_empty() {
+        let waited = DomainError::Unavailable(Failure::new(format!(
+            "the write waited {wait:?} for the database's writer"
+        )));
+        for job in late {
+            let _ = (job.run)(Err(&waited));
+        }
+    }
     let Some(oldest) = jobs.iter().map(|job| job.queued).min() else {
         return;
     };
@@ -294,57 +280,6 @@ fn write_burst(store: &SqliteStore, jobs: Vec<WriteJob>) {
         Err(refused) => {
             for job in jobs {
                 // A refused job answers without running, and gives back nothing to settle.
-                let _ = (job.run)(Err(&refused));
-            }
-        }
-    }
-}
-
-/// The jobs that have waited less than `wait`; the others answer so at once, without running.
-fn in_time(jobs: Vec<WriteJob>, wait: Duration) -> Vec<WriteJob> {
-    let now = Instant::now();
-    let (late, jobs): (Vec<WriteJob>, Vec<WriteJob>) =
-        jobs.into_iter().partition(|job| job.queued + wait <= now);
-    if !late.is_empty() {
-        let waited = DomainError::Unavailable(Failure::new(format!(
-            "the write waited {wait:?} for the database's writer"
-        )));
-        for job in late {
-            let _ = (job.run)(Err(&waited));
-        }
-    }
-    jobs
-}
-
-/// Runs the writes of a burst on PostgreSQL in one transaction ([`PgWriteBurst`]), and
-/// answers each with the outcome of the `COMMIT` that ended its part of the burst. A write
-/// that has waited the connection time-out answers so without running. If no connection can
-/// be had, or `BEGIN` fails, every write answers why at once.
-fn postgres_write_burst(store: &PgStore, jobs: Vec<WriteJob>) {
-    let jobs = in_time(jobs, store.write_wait());
-    if jobs.is_empty() {
-        return;
-    }
-    match PgWriteBurst::begin(store) {
-        Ok(burst) => {
-            let settles: Vec<(usize, Settle)> = jobs
-                .into_iter()
-                .filter_map(|job| {
-                    let settle = (job.run)(Ok(JobStore::postgres_writes(&burst)))?;
-                    Some((burst.segment(), settle))
-                })
-                .collect();
-            let outcomes = burst.finish();
-            for (segment, settle) in settles {
-                settle(
-                    outcomes
-                        .get(segment)
-                        .and_then(|outcome| outcome.as_ref().err()),
-                );
-            }
-        }
-        Err(refused) => {
-            for job in jobs {
                 let _ = (job.run)(Err(&refused));
             }
         }
