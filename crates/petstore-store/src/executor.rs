@@ -18,12 +18,15 @@
 //! instead of each waking a thread.
 
 use std::collections::VecDeque;
+use std::ops::RangeInclusive;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use petstore_core::{DomainError, Failure, RepoResult};
 
+use crate::postgres::PgStore;
+use crate::postgres::burst::PgWriteBurst;
 use crate::sqlite::SqliteStore;
 use crate::sqlite::burst::{ReadBurst, WriteBurst};
 use crate::store::{AnyStore, JobStore};
@@ -84,7 +87,7 @@ type Settle = Box<dyn FnOnce(Option<&DomainError>)>;
 #[derive(Clone)]
 pub struct Executor {
     reads: Threads<ReadJob>,
-    /// None on PostgreSQL (see [`Executor::start_readers`]).
+    /// None until [`Executor::with_postgres_writers`] adds them, on PostgreSQL.
     writes: Option<Threads<WriteJob>>,
 }
 
@@ -132,8 +135,8 @@ impl Executor {
     /// pool (PostgreSQL). A thread that wakes takes the reads queued at once (at most
     /// `max_burst`) and runs them one after another, each on its own: one wake-up of a thread
     /// and one of the caller's worker for the lot, where the blocking pool wakes a thread per
-    /// read (`docs/performance.md`, "PostgreSQL against pgbench"). No writer: a write waits on
-    /// the server's row locks, so many must be in flight at once, each on a thread of its own.
+    /// read (`docs/performance.md`, "PostgreSQL against pgbench"). No writers: those are
+    /// added by [`Executor::with_postgres_writers`].
     pub fn start_readers(
         store: &AnyStore,
         wake: Wake,
@@ -156,6 +159,28 @@ impl Executor {
             reads,
             writes: None,
         })
+    }
+
+    /// Adds `count` writer threads for PostgreSQL: a thread that wakes takes the writes
+    /// queued at once (at most `max_burst`) and runs them in one transaction
+    /// ([`PgWriteBurst`]). A write waits on the server's row locks, so several bursts are in
+    /// flight at once, one per thread.
+    pub fn with_postgres_writers(
+        mut self,
+        store: &PgStore,
+        wake: Wake,
+        count: usize,
+        max_burst: usize,
+    ) -> std::io::Result<Self> {
+        let writing = store.clone();
+        self.writes = Some(Threads::start(
+            "petstore-writer",
+            count,
+            max_burst,
+            wake,
+            move |jobs: Vec<WriteJob>| postgres_write_burst(&writing, jobs),
+        )?);
+        Ok(self)
     }
 
     /// Whether [`Executor::write`] has a writer to queue for (SQLite).
@@ -251,17 +276,7 @@ impl Executor {
 /// gone), every write answers why at once, rather than each waiting as long again.
 fn write_burst(store: &SqliteStore, jobs: Vec<WriteJob>) {
     let wait = store.write_wait();
-    let now = Instant::now();
-    let (late, jobs): (Vec<WriteJob>, Vec<WriteJob>) =
-        jobs.into_iter().partition(|job| job.queued + wait <= now);
-    if !late.is_empty() {
-        let waited = DomainError::Unavailable(Failure::new(format!(
-            "the write waited {wait:?} for the database's writer"
-        )));
-        for job in late {
-            let _ = (job.run)(Err(&waited));
-        }
-    }
+    let jobs = in_time(jobs, wait);
     let Some(oldest) = jobs.iter().map(|job| job.queued).min() else {
         return;
     };
@@ -280,6 +295,58 @@ fn write_burst(store: &SqliteStore, jobs: Vec<WriteJob>) {
         Err(refused) => {
             for job in jobs {
                 // A refused job answers without running, and gives back nothing to settle.
+                let _ = (job.run)(Err(&refused));
+            }
+        }
+    }
+}
+
+/// The jobs that have waited less than `wait`; the others answer so at once, without running.
+fn in_time(jobs: Vec<WriteJob>, wait: Duration) -> Vec<WriteJob> {
+    let now = Instant::now();
+    let (late, jobs): (Vec<WriteJob>, Vec<WriteJob>) =
+        jobs.into_iter().partition(|job| job.queued + wait <= now);
+    if !late.is_empty() {
+        let waited = DomainError::Unavailable(Failure::new(format!(
+            "the write waited {wait:?} for the database's writer"
+        )));
+        for job in late {
+            let _ = (job.run)(Err(&waited));
+        }
+    }
+    jobs
+}
+
+/// Runs the writes of a burst on PostgreSQL in as few transactions as it can
+/// ([`PgWriteBurst`]), and answers each job after the `COMMIT`s its writes went into. A job
+/// that has waited the connection time-out answers so without running. If no connection can
+/// be had, every job answers why at once.
+fn postgres_write_burst(store: &PgStore, jobs: Vec<WriteJob>) {
+    let jobs = in_time(jobs, store.write_wait());
+    if jobs.is_empty() {
+        return;
+    }
+    match PgWriteBurst::start(store) {
+        Ok(burst) => {
+            let settles: Vec<(Option<RangeInclusive<usize>>, Settle)> = jobs
+                .into_iter()
+                .filter_map(|job| {
+                    burst.start_job();
+                    let settle = (job.run)(Ok(JobStore::postgres_writes(&burst)))?;
+                    Some((burst.job_segments(), settle))
+                })
+                .collect();
+            let outcomes = burst.finish();
+            for (segments, settle) in settles {
+                // The first commit of the job's writes that failed, if one did.
+                let failed = segments
+                    .and_then(|segments| outcomes.get(segments))
+                    .and_then(|outcomes| outcomes.iter().find_map(|o| o.as_ref().err()));
+                settle(failed);
+            }
+        }
+        Err(refused) => {
+            for job in jobs {
                 let _ = (job.run)(Err(&refused));
             }
         }

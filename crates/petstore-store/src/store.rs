@@ -6,6 +6,7 @@ use petstore_core::{RepoResult, Snapshot, Store, Transaction};
 use crate::config::{Database, StoreConfig};
 use crate::error::StoreError;
 use crate::executor::{Executor, Wake};
+use crate::postgres::burst::PgWriteBurst;
 use crate::postgres::{PgStore, migrate_postgres};
 use crate::sqlite::burst::{ReadBurst, WriteBurst};
 use crate::sqlite::{PoolState, SqliteStore, WriterStats, migrate_sqlite};
@@ -22,6 +23,12 @@ pub enum AnyStore {
 /// Reader threads on PostgreSQL: enough reads in flight to keep a server's cores busy, few
 /// enough that a thread wakes for several (bench/orders-postgres measured 2, 4, 8 and 16).
 const POSTGRES_READERS: usize = 4;
+
+/// Writes one PostgreSQL writer takes at once, in one transaction: a commit saved per write
+/// after the first, against a row lock held a little longer (bench/orders-postgres: four
+/// orders to a transaction cost the server about two thirds of four; bursts of eight met
+/// deadlocks between bursts far more often).
+const POSTGRES_WRITE_BURST: usize = 4;
 
 /// Reads one PostgreSQL reader takes at once, one after another: each waits for the round
 /// trips of those before it, so a long burst stretches the slowest answers (a p99 of 18 to 30
@@ -49,17 +56,25 @@ impl AnyStore {
     /// `wake`. On SQLite, where the work is done in this process, a few threads serving it
     /// one after another beat one thread per call (in WAL mode a read never waits for a
     /// writer, a hot database's pages are in memory, and every write goes through the one
-    /// writer connection anyway): readers and the writer. On PostgreSQL, readers only
+    /// writer connection anyway): readers and the writer. On PostgreSQL, readers
     /// ([`Executor::start_readers`]): a read is one short round trip, and a few threads taking
-    /// the reads queued at once cost fewer hand-offs than a thread per read. A write waits on
-    /// the server's locks and many must be in flight at once: call the store from a blocking
-    /// pool through [`JobStore::direct`] for those ([`Executor::takes_writes`] says which).
+    /// the reads queued at once cost fewer hand-offs than a thread per read; and writers, one
+    /// for every [`POSTGRES_WRITE_BURST`] of the pool's connections, each running the writes
+    /// it takes at once in one transaction ([`Executor::with_postgres_writers`]).
     /// `Some` on both backends today; `None` would mean the store has no threads to offer.
     pub fn executor(&self, wake: Wake) -> std::io::Result<Option<Executor>> {
         match self {
             AnyStore::Sqlite(store) => Executor::start(store, wake).map(Some),
-            AnyStore::Postgres(_) => {
-                Executor::start_readers(self, wake, POSTGRES_READERS, POSTGRES_READ_BURST).map(Some)
+            AnyStore::Postgres(store) => {
+                let writers = (store.connections() / POSTGRES_WRITE_BURST).max(1);
+                Executor::start_readers(
+                    self,
+                    std::sync::Arc::clone(&wake),
+                    POSTGRES_READERS,
+                    POSTGRES_READ_BURST,
+                )?
+                .with_postgres_writers(store, wake, writers, POSTGRES_WRITE_BURST)
+                .map(Some)
             }
         }
     }
@@ -134,6 +149,7 @@ enum Lane<'a> {
     Direct(&'a AnyStore),
     Reads(&'a ReadBurst<'a>),
     Writes(&'a WriteBurst<'a>),
+    PostgresWrites(&'a PgWriteBurst<'a>),
 }
 
 impl<'a> JobStore<'a> {
@@ -148,6 +164,10 @@ impl<'a> JobStore<'a> {
 
     pub(crate) fn writes(burst: &'a WriteBurst<'a>) -> Self {
         Self(Lane::Writes(burst))
+    }
+
+    pub(crate) fn postgres_writes(burst: &'a PgWriteBurst<'a>) -> Self {
+        Self(Lane::PostgresWrites(burst))
     }
 
     /// The burst of writes this store is over, if it is one (for tests that reach under it).
@@ -166,6 +186,7 @@ impl std::fmt::Debug for JobStore<'_> {
             Lane::Direct(_) => "JobStore::Direct",
             Lane::Reads(_) => "JobStore::Reads",
             Lane::Writes(_) => "JobStore::Writes",
+            Lane::PostgresWrites(_) => "JobStore::PostgresWrites",
         })
     }
 }
@@ -176,6 +197,7 @@ impl Store for JobStore<'_> {
             Lane::Direct(store) => store.read(work),
             Lane::Reads(burst) => burst.read(work),
             Lane::Writes(burst) => burst.read(work),
+            Lane::PostgresWrites(burst) => burst.read(work),
         }
     }
 
@@ -185,6 +207,7 @@ impl Store for JobStore<'_> {
             // A write in a burst of reads takes a turn of its own, as from any thread.
             Lane::Reads(burst) => burst.store().write(work),
             Lane::Writes(burst) => burst.write(work),
+            Lane::PostgresWrites(burst) => burst.write(work),
         }
     }
 
@@ -194,6 +217,7 @@ impl Store for JobStore<'_> {
             // A burst's reads share its transaction already.
             Lane::Reads(burst) => burst.read(work),
             Lane::Writes(burst) => burst.read(work),
+            Lane::PostgresWrites(burst) => burst.read_one(work),
         }
     }
 }

@@ -182,10 +182,11 @@ impl AppState {
         ending(span, self.hand_over(false, work))
     }
 
-    /// Runs a use case that may write: on the store's writer thread on SQLite, where the
-    /// writes queued at once share one commit and each is answered only after it; on the
-    /// blocking pool otherwise. Either way off the async workers: the store is synchronous and
-    /// a transaction may wait on a lock. Handed over when called, as [`Self::read`].
+    /// Runs a use case that may write, on the store's writer threads: the writes a thread
+    /// takes at once share one transaction and one commit (SQLite's one writer; on
+    /// PostgreSQL each of several writers), and each is answered only after it. Off the async
+    /// workers either way: the store is synchronous and a transaction may wait on a lock.
+    /// Handed over when called, as [`Self::read`].
     pub fn write<T: Send + 'static>(
         &self,
         work: impl for<'s> FnOnce(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,

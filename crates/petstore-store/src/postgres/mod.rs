@@ -30,6 +30,7 @@ use crate::error::{StoreError, is_conflict, is_connection_lost, is_read_only};
 use crate::sqlite::{PoolState, WriterStats};
 use tx::PgTx;
 
+pub(crate) mod burst;
 mod prepared;
 mod tx;
 
@@ -156,6 +157,9 @@ impl diesel::r2d2::ManageConnection for PrimaryOnly {
 pub struct PgStore {
     pool: PgPool,
     counts: Arc<Counts>,
+    /// How long a write may wait in the executor's queue before it is answered without
+    /// running: the connection time-out, as for a connection from the pool.
+    write_wait: Duration,
 }
 
 /// Writes run and committed, for metrics.
@@ -285,6 +289,7 @@ impl PgStore {
         Ok(Self {
             pool,
             counts: Arc::default(),
+            write_wait: config.connection_timeout,
         })
     }
 
@@ -301,12 +306,22 @@ impl PgStore {
         Ok(())
     }
 
-    /// Writes run and commits made (one each: each write is its own transaction).
+    /// Writes run and commits made (a burst of writes shares one commit).
     pub fn writer_stats(&self) -> WriterStats {
         WriterStats {
             writes: self.counts.writes.load(Ordering::Relaxed),
             commits: self.counts.commits.load(Ordering::Relaxed),
         }
+    }
+
+    /// The most connections its pool opens.
+    pub(crate) fn connections(&self) -> usize {
+        usize::try_from(self.pool.max_size()).unwrap_or(1)
+    }
+
+    /// How long a write may wait for a writer thread before it answers without running.
+    pub(crate) fn write_wait(&self) -> Duration {
+        self.write_wait
     }
 
     /// Connections open and idle (for metrics).
@@ -410,11 +425,7 @@ impl PgStore {
             work(&mut tx).and_then(|value| {
                 let xid = match tx.xid {
                     Some(xid) => Some(xid),
-                    None => diesel::select(sql::<Nullable<BigInt>>(
-                        "pg_current_xact_id_if_assigned()::text::bigint",
-                    ))
-                    .get_result::<Option<i64>>(&mut *tx.conn)
-                    .map_err(StoreError::from)?,
+                    None => Self::transaction_id(tx.conn)?,
                 };
                 Ok((value, xid))
             })
@@ -426,13 +437,20 @@ impl PgStore {
                 return Err(error);
             }
         };
+        self.commit(conn, xid, timeline).map(|()| value)
+    }
+
+    /// Commits the transaction open on `conn`, whose id is `xid` if it wrote, on a server
+    /// of `timeline`. If the connection breaks during the `COMMIT`, the answer is what
+    /// happened to the transaction, asked of another connection ([`resolve`](Self::resolve)).
+    fn commit(&self, conn: &mut PgConnection, xid: Option<i64>, timeline: i64) -> RepoResult<()> {
         // The COMMIT itself is not bounded by `statement_timeout`: a cancelled wait for a
         // synchronous standby would leave the commit made here only, and answered as made;
         // the request's deadline answers such a wait `OutcomeUnknown` instead. Lifted in the
         // same round trip as the COMMIT (Diesel sees the transaction end from the server's
         // answer).
         match conn.batch_execute("SET LOCAL statement_timeout = 0; COMMIT") {
-            Ok(()) => Ok(value),
+            Ok(()) => Ok(()),
             Err(error) => {
                 let error = StoreError::from(error);
                 if !is_connection_lost(&error) {
@@ -441,15 +459,24 @@ impl PgStore {
                 // A transaction that wrote nothing was never given an id: whatever became of
                 // its COMMIT, nothing changed, and what it read stands.
                 let Some(xid) = xid else {
-                    return Ok(value);
+                    return Ok(());
                 };
                 match self.resolve((xid, timeline)) {
-                    Some(true) => Ok(value),
+                    Some(true) => Ok(()),
                     Some(false) => Err(error.into()),
                     None => Err(DomainError::OutcomeUnknown(Failure::caused_by(error))),
                 }
             }
         }
+    }
+
+    /// The id of the transaction open on `conn`, if it has written anything.
+    fn transaction_id(conn: &mut PgConnection) -> RepoResult<Option<i64>> {
+        Ok(diesel::select(sql::<Nullable<BigInt>>(
+            "pg_current_xact_id_if_assigned()::text::bigint",
+        ))
+        .get_result::<Option<i64>>(conn)
+        .map_err(StoreError::from)?)
     }
 
     /// Whether the transaction `xid` of timeline `timeline` committed (`Some(true)`),
