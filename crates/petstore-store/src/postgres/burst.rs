@@ -3,8 +3,8 @@
 //! A commit is most of what an order costs the server; four orders to a commit cost it about
 //! two thirds of what four commits do.
 //!
-//! Each write runs in a savepoint of its own. One that fails, or is refused, rolls back to its
-//! savepoint, and the writes before it keep theirs. The savepoint of the next write is taken
+//! Each write runs in a savepoint of its own. One that fails, is refused or panics rolls back
+//! to its savepoint, and the writes before it keep theirs. The savepoint of the next write is taken
 //! in the same round trip as the release of the last one's, so a write costs one round trip
 //! more than its statements, where a transaction of its own costs two (`BEGIN`, `COMMIT`).
 //!
@@ -26,6 +26,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::ops::RangeInclusive;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -120,8 +121,18 @@ impl<'s> PgWriteBurst<'s> {
         loop {
             segment.open_savepoint()?;
             let mut tx = PgTx::new(&mut segment.conn.conn, true);
-            let result = work(&mut tx);
+            let outcome = catch_unwind(AssertUnwindSafe(|| work(&mut tx)));
             let xid = tx.xid;
+            let result = match outcome {
+                Ok(result) => result,
+                Err(panic) => {
+                    // Undone as a write that failed, or the segment would commit half of it;
+                    // the panic goes on to the job, which answers it.
+                    let _ = segment.step(UNDO_WRITE);
+                    segment.fresh = true;
+                    resume_unwind(panic);
+                }
+            };
             match result {
                 Ok(value) => {
                     segment.xid = segment.xid.or(xid);
@@ -461,6 +472,41 @@ mod tests {
             commits - commits_before,
             3,
             "one commit for the burst that went through, two for the one that met the deadlock"
+        );
+    }
+
+    /// A use case that panics halfway through its write is answered as the executor answers
+    /// any panic; what it wrote before the panic is undone, and the burst commits the rest.
+    #[test]
+    fn a_write_that_panics_is_undone_alone_and_the_burst_commits_the_rest() {
+        let Some(database) = ScratchPostgres::create() else {
+            return;
+        };
+        let store = AnyStore::open(&database.config()).unwrap();
+        let (executor, held) = held_executor(&store);
+        let (answer, answered) = mpsc::channel();
+        let panicking = answer.clone();
+        executor.write(
+            move |store: JobStore<'_>| {
+                store.write(|tx| {
+                    add_category(tx, "Dogs")?;
+                    panic!("a bug in a use case, after it wrote");
+                })
+            },
+            move |result: RepoResult<CategoryId>| panicking.send(("panicked", result)).unwrap(),
+        );
+        executor.write(
+            move |store: JobStore<'_>| store.write(|tx| add_category(tx, "Cats")),
+            move |result| answer.send(("wrote", result)).unwrap(),
+        );
+        held.lock().unwrap().clear();
+        let (job, result) = answered.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert_eq!(job, "wrote");
+        assert!(result.is_ok(), "{result:?}");
+        assert_eq!(
+            category_names(&store),
+            ["Cats"],
+            "nothing of the panicked write stays"
         );
     }
 }
