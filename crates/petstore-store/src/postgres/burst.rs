@@ -293,22 +293,32 @@ mod tests {
     use crate::store::{AnyStore, JobStore};
     use crate::testing::ScratchPostgres;
 
+    /// Wake-ups of an executor's threads, held until the list is cleared.
+    type Held = Arc<Mutex<Vec<crate::executor::WakeUp>>>;
+
     /// The executor of `store`, with its wake-ups held until the returned list is cleared: the
     /// writes queued by then make one burst.
-    fn held_executor(store: &AnyStore) -> (Executor, Arc<Mutex<Vec<crate::executor::WakeUp>>>) {
+    fn held_executor(store: &AnyStore) -> (Executor, Held) {
         let held = Arc::new(Mutex::new(Vec::new()));
         let holder = Arc::clone(&held);
         let wake: Wake = Arc::new(move |wake_up| holder.lock().unwrap().push(wake_up));
         (store.executor(wake).unwrap().unwrap(), held)
     }
 
-    #[test]
-    fn a_write_refused_after_writing_is_undone_alone_and_the_burst_commits_the_rest() {
-        let Some(database) = ScratchPostgres::create() else {
-            return;
-        };
+    /// A store on a scratch database, and its executor with held wake-ups; `None` (the test
+    /// is skipped) when no PostgreSQL server is configured.
+    fn scratch_store() -> Option<(ScratchPostgres, AnyStore, Executor, Held)> {
+        let database = ScratchPostgres::create()?;
         let store = AnyStore::open(&database.config()).unwrap();
         let (executor, held) = held_executor(&store);
+        Some((database, store, executor, held))
+    }
+
+    #[test]
+    fn a_write_refused_after_writing_is_undone_alone_and_the_burst_commits_the_rest() {
+        let Some((_database, store, executor, held)) = scratch_store() else {
+            return;
+        };
         let commits_before = store.writer_stats().commits;
         let (answer, answered) = mpsc::channel();
         for (n, name) in ["Dogs", "Cats", "Birds"].into_iter().enumerate() {
@@ -316,12 +326,11 @@ mod tests {
             executor.write(
                 move |store: JobStore<'_>| {
                     store.write(|tx| {
-                        let new = NewCategory::new(Name::parse(name).unwrap());
-                        let made = tx.insert_category(&new)?;
+                        let made = add_category(tx, name)?;
                         if n == 1 {
                             return Err(DomainError::PreconditionFailed(Resource::Category));
                         }
-                        Ok(made.id)
+                        Ok(made)
                     })
                 },
                 move |result| answer.send((n, result)).unwrap(),
@@ -337,13 +346,11 @@ mod tests {
             answers[1].1,
             Err(DomainError::PreconditionFailed(Resource::Category))
         );
-        let kept: Vec<String> = store
-            .read(|s| s.categories(&CategoryQuery::default()))
-            .unwrap()
-            .into_iter()
-            .map(|category| category.name.to_string())
-            .collect();
-        assert_eq!(kept, ["Dogs", "Birds"], "the refused write left nothing");
+        assert_eq!(
+            category_names(&store),
+            ["Dogs", "Birds"],
+            "the refused write left nothing"
+        );
         assert_eq!(
             store.writer_stats().commits - commits_before,
             1,
@@ -377,11 +384,9 @@ mod tests {
     /// behind it, as it did in CI's fuzzing before reads committed the burst first.
     #[test]
     fn a_job_that_reads_after_writing_sees_its_write_and_the_burst_goes_on() {
-        let Some(database) = ScratchPostgres::create() else {
+        let Some((_database, store, executor, held)) = scratch_store() else {
             return;
         };
-        let store = AnyStore::open(&database.config()).unwrap();
-        let (executor, held) = held_executor(&store);
         let commits_before = store.writer_stats().commits;
         let (answer, answered) = mpsc::channel();
         let first = answer.clone();
@@ -479,11 +484,9 @@ mod tests {
     /// any panic; what it wrote before the panic is undone, and the burst commits the rest.
     #[test]
     fn a_write_that_panics_is_undone_alone_and_the_burst_commits_the_rest() {
-        let Some(database) = ScratchPostgres::create() else {
+        let Some((_database, store, executor, held)) = scratch_store() else {
             return;
         };
-        let store = AnyStore::open(&database.config()).unwrap();
-        let (executor, held) = held_executor(&store);
         let (answer, answered) = mpsc::channel();
         let panicking = answer.clone();
         executor.write(
