@@ -24,9 +24,10 @@
 //! [`AnyStore::executor`] starts an [`Executor`]. On SQLite it runs the reads queued at once in
 //! one read transaction and the writes queued at once in one turn of the writer, handing each
 //! piece of work a [`JobStore`] over its burst, and answers a write only after the commit it
-//! shares. On PostgreSQL it runs reads only, a few threads taking the reads queued at once
-//! one after another on the pool; writes, which wait on the server's locks, keep the caller's
-//! blocking pool.
+//! shares. On PostgreSQL a few threads take the reads queued at once and run them one after
+//! another on the pool; and several writer threads (writes wait on the server's locks) each
+//! run the writes queued at once in one transaction, a savepoint each, answering each after
+//! the commit of its writes.
 
 #![deny(missing_docs)]
 

@@ -61,8 +61,8 @@ pub struct AppState {
     changes: Arc<ChangeFeed>,
     stopping: Arc<AtomicBool>,
     delivery: Arc<DeliverySettings>,
-    /// Where the work runs: reads and writes on SQLite, reads on PostgreSQL, whose writes
-    /// take the blocking pool, where many wait on the server's locks at once.
+    /// Where the work runs: reads and writes, on either backend (PostgreSQL's writers are
+    /// several, since their writes wait on the server's locks).
     executor: Option<Executor>,
     /// How long a request waits for PostgreSQL in all (SQLite's waits are the executor's).
     database_deadline: Duration,
