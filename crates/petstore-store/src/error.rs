@@ -207,13 +207,18 @@ fn unavailable_cause(error: &DomainError) -> Option<&StoreError> {
 fn is_diesel_conflict(error: &DieselError) -> bool {
     match error {
         DieselError::DatabaseError(DatabaseErrorKind::SerializationFailure, _) => true,
-        DieselError::DatabaseError(_, info) => info.message().contains("deadlock detected"),
+        DieselError::DatabaseError(_, info) => {
+            let message = info.message();
+            // A lock wait cut short by `lock_timeout`, which only a burst of writes sets
+            // while it holds the locks of writes before (`postgres/burst.rs`).
+            message.contains("deadlock detected") || message.contains("due to lock timeout")
+        }
         _ => false,
     }
 }
 
-/// Whether a write failed only because it met a concurrent one (a serialization failure or a
-/// deadlock on PostgreSQL): run again, it will likely succeed.
+/// Whether a write failed only because it met a concurrent one (a serialization failure, a
+/// deadlock, or a lock wait a burst bounds on PostgreSQL): run again, it will likely succeed.
 pub(crate) fn is_conflict(error: &DomainError) -> bool {
     matches!(
         unavailable_cause(error),
@@ -476,6 +481,19 @@ mod tests {
     fn a_conflict_is_retried_and_a_check_is_the_request_s_fault() {
         let deadlock = mapped(DatabaseErrorKind::Unknown, "deadlock detected");
         assert!(is_conflict(&deadlock));
+        let lock_wait = mapped(
+            DatabaseErrorKind::Unknown,
+            "canceling statement due to lock timeout",
+        );
+        assert!(is_conflict(&lock_wait));
+        let statement = mapped(
+            DatabaseErrorKind::Unknown,
+            "canceling statement due to statement timeout",
+        );
+        assert!(
+            !is_conflict(&statement),
+            "a slow statement is not run again"
+        );
         let check = mapped(
             DatabaseErrorKind::CheckViolation,
             "CHECK constraint failed: stock",
