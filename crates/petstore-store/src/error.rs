@@ -226,6 +226,20 @@ pub(crate) fn is_conflict(error: &DomainError) -> bool {
     )
 }
 
+/// Whether the server cancelled a statement "due to user request". This service sends no
+/// cancel requests; with a short `lock_timeout`, PostgreSQL reports a lock timeout this way
+/// when the timer fires just as one lock wait ends and another begins (waiting for a row
+/// takes two: its tuple lock, then the transaction that holds it), since starting the
+/// second wait's timer clears the first one's indicator. A burst of writes that bounds its
+/// waits treats it as a lock timeout (`postgres/burst.rs`).
+pub(crate) fn is_cancelled(error: &DomainError) -> bool {
+    matches!(
+        unavailable_cause(error),
+        Some(StoreError::Query(DieselError::DatabaseError(_, info)))
+            if info.message().contains("canceling statement due to user request")
+    )
+}
+
 /// Whether a write failed because its server takes no writes (read-only, or a standby): the
 /// connection is of no use to writes until it reaches another server.
 pub(crate) fn is_read_only(error: &DomainError) -> bool {
@@ -494,6 +508,12 @@ mod tests {
             !is_conflict(&statement),
             "a slow statement is not run again"
         );
+        let cancelled = mapped(
+            DatabaseErrorKind::Unknown,
+            "canceling statement due to user request",
+        );
+        assert!(is_cancelled(&cancelled) && !is_conflict(&cancelled));
+        assert!(!is_cancelled(&statement));
         let check = mapped(
             DatabaseErrorKind::CheckViolation,
             "CHECK constraint failed: stock",
