@@ -83,6 +83,7 @@ pub struct Metrics {
     rate_limited: Counter,
     writes: Counter,
     commits: Counter,
+    burst_reruns: Counter,
     webhook_attempts: Family<OutcomeLabels, Counter>,
     webhook_duration: Histogram,
     ready: Gauge,
@@ -149,6 +150,7 @@ impl Metrics {
         let rate_limited = Counter::default();
         let writes = Counter::default();
         let commits = Counter::default();
+        let burst_reruns = Counter::default();
         let webhook_attempts = Family::<OutcomeLabels, Counter>::default();
         // 1 ms to about 16 s, doubling.
         let webhook_duration = Histogram::new(exponential_buckets(0.001, 2.0, 15));
@@ -196,6 +198,12 @@ impl Metrics {
             "db_commits",
             "Commits made by the store; writes / commits is the group commit's batch size",
             commits.clone(),
+        );
+        registry.register(
+            "db_burst_reruns",
+            "Bursts of PostgreSQL writes run without savepoints that gave up (a write failed \
+             after another kept its changes) and ran again with them",
+            burst_reruns.clone(),
         );
         registry.register(
             "webhook_delivery_attempts",
@@ -268,6 +276,7 @@ impl Metrics {
             rate_limited,
             writes,
             commits,
+            burst_reruns,
             webhook_attempts,
             webhook_duration,
             ready,
@@ -388,6 +397,8 @@ impl Metrics {
             .inc_by(writer.writes.saturating_sub(self.writes.get()));
         self.commits
             .inc_by(writer.commits.saturating_sub(self.commits.get()));
+        self.burst_reruns
+            .inc_by(writer.reruns.saturating_sub(self.burst_reruns.get()));
         let mut text = String::new();
         if prometheus_client::encoding::text::encode(&mut text, &self.registry).is_err() {
             tracing::error!("the metrics could not be encoded");

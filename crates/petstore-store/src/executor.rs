@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use petstore_core::{DomainError, Failure, RepoResult};
 
 use crate::postgres::PgStore;
-use crate::postgres::burst::PgWriteBurst;
+use crate::postgres::burst::{PgWriteBurst, Savepoints};
 use crate::sqlite::SqliteStore;
 use crate::sqlite::burst::{ReadBurst, WriteBurst};
 use crate::store::{AnyStore, JobStore};
@@ -70,17 +70,54 @@ type ReadJob = Box<dyn for<'b> FnOnce(JobStore<'b>) + Send>;
 /// connection time-out from then, whatever was queued before it.
 struct WriteJob {
     queued: Instant,
-    run: RunWrite,
+    write: Box<dyn QueuedWrite>,
 }
 
-/// Runs a write's work on the burst's store (or, given why it cannot run, answers that at
-/// once) and gives back how to answer once the burst's commit is known; `None` if it has
-/// answered already or its work panicked.
-type RunWrite =
-    Box<dyn for<'b> FnOnce(Result<JobStore<'b>, &DomainError>) -> Option<Settle> + Send>;
+/// A write's work and its caller's answer, type-erased for the queue. The work may run more
+/// than once: a PostgreSQL burst that runs its writes without savepoints and meets a failure
+/// undoes them all and runs them again with savepoints (`postgres/burst.rs`). Only the last
+/// run's result is answered, and only after the commit its writes went into.
+trait QueuedWrite: Send {
+    /// Runs the work on `store`, keeping its result in place of any earlier run's.
+    fn run(&mut self, store: JobStore<'_>);
+    /// Answers the last run's result, or `failed` (the commit's failure) in place of a value.
+    /// A work that panicked in its last run is not answered: its answer is dropped.
+    fn settle(self: Box<Self>, failed: Option<&DomainError>);
+    /// Answers `refused` without running.
+    fn refuse(self: Box<Self>, refused: &DomainError);
+}
 
-/// Answers a write once its burst has ended, given the burst's failure if it failed.
-type Settle = Box<dyn FnOnce(Option<&DomainError>)>;
+struct Write<W, A, T> {
+    work: W,
+    answer: A,
+    /// The last run's result; `None` before a run and after one that panicked.
+    result: Option<RepoResult<T>>,
+}
+
+impl<W, A, T> QueuedWrite for Write<W, A, T>
+where
+    W: for<'b> FnMut(JobStore<'b>) -> RepoResult<T> + Send,
+    A: FnOnce(RepoResult<T>) + Send,
+    T: Send,
+{
+    fn run(&mut self, store: JobStore<'_>) {
+        self.result = catch_unwind(AssertUnwindSafe(|| (self.work)(store))).ok();
+    }
+
+    fn settle(self: Box<Self>, failed: Option<&DomainError>) {
+        let Some(result) = self.result else {
+            return;
+        };
+        (self.answer)(match (result, failed) {
+            (Ok(_), Some(failure)) => Err(failure.clone()),
+            (result, _) => result,
+        });
+    }
+
+    fn refuse(self: Box<Self>, refused: &DomainError) {
+        (self.answer)(Err(refused.clone()));
+    }
+}
 
 /// The reader threads of one store, and on SQLite its writer thread. Cheap to clone; when the
 /// last clone goes, the threads finish what is queued and exit.
@@ -232,37 +269,28 @@ impl Executor {
     /// the commit its writes share has succeeded, or that commit's failure instead of a value.
     /// If `work` panics, `answer` is dropped uncalled (its writes were undone). Without a
     /// writer ([`Executor::takes_writes`]), `answer` gets `Unavailable` at once.
+    ///
+    /// `work` may be run again before it is answered (its writes undone in between), so it
+    /// must have no effect outside the store: on PostgreSQL a burst's writes first run without
+    /// savepoints, and all of them run again with savepoints if one fails.
     pub fn write<T: Send + 'static>(
         &self,
-        work: impl for<'b> FnOnce(JobStore<'b>) -> RepoResult<T> + Send + 'static,
+        work: impl for<'b> FnMut(JobStore<'b>) -> RepoResult<T> + Send + 'static,
         answer: impl FnOnce(RepoResult<T>) + Send + 'static,
     ) {
-        let run: RunWrite = Box::new(move |store| {
-            let store = match store {
-                Ok(store) => store,
-                Err(refused) => {
-                    answer(Err(refused.clone()));
-                    return None;
-                }
-            };
-            let result = catch_unwind(AssertUnwindSafe(|| work(store))).ok()?;
-            Some(Box::new(move |failed: Option<&DomainError>| {
-                answer(match (result, failed) {
-                    (Ok(_), Some(failure)) => Err(failure.clone()),
-                    (result, _) => result,
-                });
-            }))
+        let write = Box::new(Write {
+            work,
+            answer,
+            result: None,
         });
         match &self.writes {
             Some(writes) => writes.queue(WriteJob {
                 queued: Instant::now(),
-                run,
+                write,
             }),
-            None => {
-                let refused =
-                    DomainError::Unavailable(Failure::new("this store's executor takes no writes"));
-                let _ = run(Err(&refused));
-            }
+            None => write.refuse(&DomainError::Unavailable(Failure::new(
+                "this store's executor takes no writes",
+            ))),
         }
     }
 }
@@ -283,21 +311,16 @@ fn write_burst(store: &SqliteStore, jobs: Vec<WriteJob>) {
     match store.turn_by(oldest + wait) {
         Ok(turn) => {
             let burst = WriteBurst::new(store, turn);
-            let settles: Vec<Settle> = jobs
-                .into_iter()
-                .filter_map(|job| (job.run)(Ok(JobStore::writes(&burst))))
-                .collect();
+            let mut jobs = jobs;
+            for job in &mut jobs {
+                job.write.run(JobStore::writes(&burst));
+            }
             let outcome = burst.finish();
-            for settle in settles {
-                settle(outcome.as_ref().err());
-            }
-        }
-        Err(refused) => {
             for job in jobs {
-                // A refused job answers without running, and gives back nothing to settle.
-                let _ = (job.run)(Err(&refused));
+                job.write.settle(outcome.as_ref().err());
             }
         }
+        Err(refused) => refuse(jobs, &refused),
     }
 }
 
@@ -310,9 +333,7 @@ fn in_time(jobs: Vec<WriteJob>, wait: Duration) -> Vec<WriteJob> {
         let waited = DomainError::Unavailable(Failure::new(format!(
             "the write waited {wait:?} for the database's writer"
         )));
-        for job in late {
-            let _ = (job.run)(Err(&waited));
-        }
+        refuse(late, &waited);
     }
     jobs
 }
@@ -321,35 +342,67 @@ fn in_time(jobs: Vec<WriteJob>, wait: Duration) -> Vec<WriteJob> {
 /// ([`PgWriteBurst`]), and answers each job after the `COMMIT`s its writes went into. A job
 /// that has waited the connection time-out answers so without running. If no connection can
 /// be had, every job answers why at once.
+///
+/// Several jobs first run without savepoints, which saves each write a round trip and a
+/// subtransaction on the server. If that burst gives up (a write failed or was refused after
+/// another kept its changes, or a job read after one), its transaction is rolled back and every
+/// job runs again with savepoints, where a write that fails is undone alone; and the next
+/// bursts take savepoints for a while ([`PgStore::burst_takes_savepoints`]).
 fn postgres_write_burst(store: &PgStore, jobs: Vec<WriteJob>) {
-    let jobs = in_time(jobs, store.write_wait());
+    let mut jobs = in_time(jobs, store.write_wait());
     if jobs.is_empty() {
         return;
     }
-    match PgWriteBurst::start(store) {
-        Ok(burst) => {
-            let settles: Vec<(Option<RangeInclusive<usize>>, Settle)> = jobs
-                .into_iter()
-                .filter_map(|job| {
-                    burst.start_job();
-                    let settle = (job.run)(Ok(JobStore::postgres_writes(&burst)))?;
-                    Some((burst.job_segments(), settle))
-                })
-                .collect();
-            let outcomes = burst.finish();
-            for (segments, settle) in settles {
-                // The first commit of the job's writes that failed, if one did.
-                let failed = segments
-                    .and_then(|segments| outcomes.get(segments))
-                    .and_then(|outcomes| outcomes.iter().find_map(|o| o.as_ref().err()));
-                settle(failed);
-            }
+    let savepoints = if jobs.len() > 1 && !store.burst_takes_savepoints() {
+        Savepoints::Skipped
+    } else {
+        Savepoints::Taken
+    };
+    let mut burst = match PgWriteBurst::start(store, savepoints) {
+        Ok(burst) => burst,
+        Err(refused) => return refuse(jobs, &refused),
+    };
+    let mut segments = run_writes(&burst, &mut jobs);
+    if burst.gave_up() {
+        store.burst_gave_up();
+        burst = match burst.again_with_savepoints() {
+            Ok(burst) => burst,
+            Err(refused) => return refuse(jobs, &refused),
+        };
+        segments = run_writes(&burst, &mut jobs);
+    }
+    let outcomes = burst.finish();
+    for (job, segments) in jobs.into_iter().zip(segments) {
+        // The first commit of the job's writes that failed, if one did.
+        let failed = segments
+            .and_then(|segments| outcomes.get(segments))
+            .and_then(|outcomes| outcomes.iter().find_map(|o| o.as_ref().err()));
+        job.write.settle(failed);
+    }
+}
+
+/// Runs each job's work on `burst`, until the burst gives up, and gives back the segments
+/// each job's writes went into.
+fn run_writes(
+    burst: &PgWriteBurst<'_>,
+    jobs: &mut [WriteJob],
+) -> Vec<Option<RangeInclusive<usize>>> {
+    let mut segments = Vec::with_capacity(jobs.len());
+    for job in jobs {
+        if burst.gave_up() {
+            break;
         }
-        Err(refused) => {
-            for job in jobs {
-                let _ = (job.run)(Err(&refused));
-            }
-        }
+        burst.start_job();
+        job.write.run(JobStore::postgres_writes(burst));
+        segments.push(burst.job_segments());
+    }
+    segments
+}
+
+/// Answers each of `jobs` with `refused`, without running it.
+fn refuse(jobs: Vec<WriteJob>, refused: &DomainError) {
+    for job in jobs {
+        job.write.refuse(refused);
     }
 }
 

@@ -155,7 +155,10 @@ async fn sends(state: &AppState, client: &WebhookClient, id: WebhookId, node: &R
             attempt!(info);
         }
         let recorded = state
-            .write(move |shop| shop.webhooks().record_delivery(&pending, report, &retry))
+            .write(move |shop| {
+                shop.webhooks()
+                    .record_delivery(&pending, report.clone(), &retry)
+            })
             .await;
         if let Err(error) = recorded {
             // Not recorded, so not delivered as far as the database knows: sent again later.

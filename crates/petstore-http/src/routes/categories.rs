@@ -65,9 +65,9 @@ pub async fn create_category(
 ) -> Result<HttpResponse, ApiError> {
     let key = idempotency.key("/v1/categories", &new)?;
     let create = move |shop: &PetService<'_>, once: Option<Idempotent<'_, Category>>| {
-        shop.caused_by(trace.0)
+        shop.caused_by(trace.0.clone())
             .categories()
-            .create(caller.0, new, once)
+            .create(caller.0, new.clone(), once)
     };
     let outcome = create_once(&state, key, location, create).await?;
     created_response(outcome, location)
@@ -122,10 +122,13 @@ pub async fn replace_category(
 ) -> Result<HttpResponse, ApiError> {
     let category = state
         .write(move |shop| {
-            let condition = move |now: &Category| if_match.allows(now);
-            shop.caused_by(trace.0)
-                .categories()
-                .replace(caller.0, id, new, condition)
+            let condition = |now: &Category| if_match.allows(now);
+            shop.caused_by(trace.0.clone()).categories().replace(
+                caller.0,
+                id,
+                new.clone(),
+                condition,
+            )
         })
         .await?;
     Ok(changed_response(&category))
@@ -153,8 +156,8 @@ pub async fn delete_category(
 ) -> Result<HttpResponse, ApiError> {
     state
         .write(move |shop| {
-            let condition = move |now: &Category| if_match.allows(now);
-            shop.caused_by(trace.0)
+            let condition = |now: &Category| if_match.allows(now);
+            shop.caused_by(trace.0.clone())
                 .categories()
                 .delete(caller.0, id, condition)
         })

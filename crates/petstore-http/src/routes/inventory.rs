@@ -91,8 +91,8 @@ pub async fn update_inventory(
 ) -> Result<HttpResponse, ApiError> {
     let item = state
         .write(move |shop| {
-            let condition = move |now: &InventoryItem| if_match.allows(now);
-            shop.caused_by(trace.0).inventory().set_stock(
+            let condition = |now: &InventoryItem| if_match.allows(now);
+            shop.caused_by(trace.0.clone()).inventory().set_stock(
                 caller.0,
                 pet_id,
                 update.quantity,

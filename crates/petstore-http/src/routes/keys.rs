@@ -62,7 +62,7 @@ pub async fn create_key(
 ) -> Result<HttpResponse, ApiError> {
     let secret = generate_secret()?;
     let shown = secret.reveal().to_owned();
-    let create = move |shop: &PetService<'_>| shop.keys().create(caller.0, new, &secret);
+    let create = move |shop: &PetService<'_>| shop.keys().create(caller.0, new.clone(), &secret);
     create_showing_secret(&state, &idempotency, "createKey", create, |key| {
         (
             format!("/v1/keys/{}", key.id),
@@ -115,7 +115,7 @@ pub async fn revoke_key(
 ) -> Result<HttpResponse, ApiError> {
     state
         .write(move |shop| {
-            let condition = move |now: &ApiKey| if_match.allows(now);
+            let condition = |now: &ApiKey| if_match.allows(now);
             shop.keys().revoke(caller.0, id, condition)
         })
         .await?;

@@ -111,7 +111,7 @@ async fn create_once<T: Serialize + Send + 'static>(
     state: &AppState,
     key: Option<IdempotencyKey>,
     location: fn(&T) -> String,
-    create: impl for<'s, 'k> FnOnce(
+    mut create: impl for<'s, 'k> FnMut(
         &PetService<'s>,
         Option<Idempotent<'k, T>>,
     ) -> Result<Outcome<T>, DomainError>
@@ -123,7 +123,7 @@ async fn create_once<T: Serialize + Send + 'static>(
             let record = |made: &T| record_created(location(made), made);
             create(
                 shop,
-                key.map(|key| Idempotent {
+                key.clone().map(|key| Idempotent {
                     key,
                     record: &record,
                 }),
@@ -140,7 +140,7 @@ async fn create_showing_secret<T: Send + 'static, B: Serialize>(
     state: &AppState,
     idempotency: &IdempotencyHeader,
     operation: &str,
-    create: impl for<'s> FnOnce(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
+    create: impl for<'s> FnMut(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
     answer: impl FnOnce(T) -> (String, B),
 ) -> Result<HttpResponse, ApiError> {
     if idempotency.is_present() {

@@ -93,7 +93,9 @@ pub async fn place_order(
 ) -> Result<HttpResponse, ApiError> {
     let key = idempotency.key("/v1/store/orders", &new)?;
     let place = move |shop: &PetService<'_>, once: Option<Idempotent<'_, Order>>| {
-        shop.caused_by(trace.0).orders().place(caller.0, new, once)
+        shop.caused_by(trace.0.clone())
+            .orders()
+            .place(caller.0, new.clone(), once)
     };
     let outcome = create_once(&state, key, location, place).await?;
     if matches!(outcome, Outcome::Done(_)) {
@@ -153,10 +155,10 @@ pub async fn update_order(
 ) -> Result<HttpResponse, ApiError> {
     let order = state
         .write(move |shop| {
-            let condition = move |now: &Order| if_match.allows(now);
-            shop.caused_by(trace.0)
+            let condition = |now: &Order| if_match.allows(now);
+            shop.caused_by(trace.0.clone())
                 .orders()
-                .update(caller.0, id, patch, condition)
+                .update(caller.0, id, patch.clone(), condition)
         })
         .await?;
     Ok(changed_response(&order))
@@ -184,8 +186,8 @@ pub async fn cancel_order(
 ) -> Result<HttpResponse, ApiError> {
     state
         .write(move |shop| {
-            let condition = move |now: &Order| if_match.allows(now);
-            shop.caused_by(trace.0)
+            let condition = |now: &Order| if_match.allows(now);
+            shop.caused_by(trace.0.clone())
                 .orders()
                 .cancel(caller.0, id, condition)
         })

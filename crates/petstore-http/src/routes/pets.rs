@@ -103,7 +103,9 @@ pub async fn create_pet(
 ) -> Result<HttpResponse, ApiError> {
     let key = idempotency.key("/v1/pets", &new)?;
     let create = move |shop: &PetService<'_>, once: Option<Idempotent<'_, Pet>>| {
-        shop.caused_by(trace.0).pets().create(caller.0, new, once)
+        shop.caused_by(trace.0.clone())
+            .pets()
+            .create(caller.0, new.clone(), once)
     };
     let outcome = create_once(&state, key, location, create).await?;
     created_response(outcome, location)
@@ -224,10 +226,10 @@ pub async fn replace_pet(
 ) -> Result<HttpResponse, ApiError> {
     let pet = state
         .write(move |shop| {
-            let condition = move |now: &Pet| if_match.allows(now);
-            shop.caused_by(trace.0)
+            let condition = |now: &Pet| if_match.allows(now);
+            shop.caused_by(trace.0.clone())
                 .pets()
-                .replace(caller.0, id, new, condition)
+                .replace(caller.0, id, new.clone(), condition)
         })
         .await?;
     Ok(changed_response(&pet))
@@ -255,8 +257,8 @@ pub async fn delete_pet(
 ) -> Result<HttpResponse, ApiError> {
     state
         .write(move |shop| {
-            let condition = move |now: &Pet| if_match.allows(now);
-            shop.caused_by(trace.0)
+            let condition = |now: &Pet| if_match.allows(now);
+            shop.caused_by(trace.0.clone())
                 .pets()
                 .delete(caller.0, id, condition)
         })

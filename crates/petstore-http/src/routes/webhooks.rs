@@ -66,7 +66,8 @@ pub async fn create_webhook(
 ) -> Result<HttpResponse, ApiError> {
     let secret = WebhookSecret::from_random(random_bytes()?);
     let shown = secret.reveal().to_owned();
-    let create = move |shop: &PetService<'_>| shop.webhooks().create(caller.0, new, &secret);
+    let create =
+        move |shop: &PetService<'_>| shop.webhooks().create(caller.0, new.clone(), &secret);
     create_showing_secret(&state, &idempotency, "createWebhook", create, |hook| {
         let location = format!("/v1/webhooks/{}", hook.id);
         (location, CreatedWebhook::new(hook, shown))
@@ -114,7 +115,7 @@ pub async fn delete_webhook(
 ) -> Result<HttpResponse, ApiError> {
     state
         .write(move |shop| {
-            let condition = move |now: &Webhook| if_match.allows(now);
+            let condition = |now: &Webhook| if_match.allows(now);
             shop.webhooks().delete(caller.0, id, condition)
         })
         .await?;

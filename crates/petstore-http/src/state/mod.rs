@@ -179,7 +179,7 @@ impl AppState {
         work: impl for<'s> FnOnce(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
     ) -> impl Future<Output = Result<T, ApiError>> {
         let span = self.store_span("store read");
-        ending(span, self.hand_over(false, work))
+        ending(span, self.hand_over_read(work))
     }
 
     /// Runs a use case that may write, on the store's writer threads: the writes a thread
@@ -187,12 +187,15 @@ impl AppState {
     /// PostgreSQL each of several writers), and each is answered only after it. Off the async
     /// workers either way: the store is synchronous and a transaction may wait on a lock.
     /// Handed over when called, as [`Self::read`].
+    ///
+    /// `work` may run more than once before its answer (its writes undone in between: see
+    /// [`Executor::write`]), so it takes what it needs by reference or by clone.
     pub fn write<T: Send + 'static>(
         &self,
-        work: impl for<'s> FnOnce(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
+        work: impl for<'s> FnMut(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
     ) -> impl Future<Output = Result<T, ApiError>> {
         let span = self.store_span("store write");
-        ending(span, self.hand_over(true, work))
+        ending(span, self.hand_over_write(work))
     }
 
     /// A span for a store call, when traces are on and the call is made for a traced request.
@@ -205,37 +208,59 @@ impl AppState {
         traces.store_call(name, system)
     }
 
-    /// Hands `work` to where [`Self::read`] or [`Self::write`] says, and gives back its answer
-    /// to come.
-    fn hand_over<T: Send + 'static>(
+    /// Hands a read to where [`Self::read`] says, and gives back its answer to come.
+    fn hand_over_read<T: Send + 'static>(
         &self,
-        writes: bool,
         work: impl for<'s> FnOnce(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
     ) -> impl Future<Output = Result<T, ApiError>> + 'static {
-        let executor = match &self.executor {
-            Some(executor) if !writes || executor.takes_writes() => executor,
-            _ => return Either::Right(Either::Right(self.on_blocking_pool(writes, work))),
+        let Some(executor) = &self.executor else {
+            return Either::Right(Either::Right(self.on_blocking_pool(false, work)));
+        };
+        let service = Arc::clone(&self.service);
+        let work = in_span(move |store: JobStore<'_>| work(&service.over(store)));
+        let (answer, answered) = oneshot::channel();
+        let answer = move |result| {
+            let _ = answer.send(result);
         };
         // On PostgreSQL a read waits on the network: it is answered by the deadline, as on
         // the blocking pool, and one that waited in the queue past it is not started (its
         // caller has had its answer).
-        let bounded = matches!(self.store(), AnyStore::Postgres(_));
-        let deadline = self.database_deadline;
-        let service = Arc::clone(&self.service);
-        let (answer, answered) = oneshot::channel();
-        let work = in_span(move |store: JobStore<'_>| work(&service.over(store)));
-        let answer = move |result| {
-            let _ = answer.send(result);
-        };
-        if writes {
-            executor.write(work, answer);
-        } else if bounded {
+        if matches!(self.store(), AnyStore::Postgres(_)) {
+            let deadline = self.database_deadline;
             executor.read_by(Instant::now() + deadline, work, answer);
+            Either::Right(Either::Left(by_deadline(deadline, false, answered)))
         } else {
             executor.read(work, answer);
+            Either::Left(answered.map(self::answer))
         }
-        if bounded {
-            Either::Right(Either::Left(by_deadline(deadline, writes, answered)))
+    }
+
+    /// Hands a write to where [`Self::write`] says, and gives back its answer to come.
+    fn hand_over_write<T: Send + 'static>(
+        &self,
+        mut work: impl for<'s> FnMut(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
+    ) -> impl Future<Output = Result<T, ApiError>> + 'static {
+        let executor = match &self.executor {
+            Some(executor) if executor.takes_writes() => executor,
+            _ => return Either::Right(Either::Right(self.on_blocking_pool(true, work))),
+        };
+        let service = Arc::clone(&self.service);
+        let span = tracing::Span::current();
+        let work = move |store: JobStore<'_>| {
+            let _entered = span.enter();
+            work(&service.over(store))
+        };
+        let (answer, answered) = oneshot::channel();
+        executor.write(work, move |result| {
+            let _ = answer.send(result);
+        });
+        // Answered by the deadline on PostgreSQL, as a read is.
+        if matches!(self.store(), AnyStore::Postgres(_)) {
+            Either::Right(Either::Left(by_deadline(
+                self.database_deadline,
+                true,
+                answered,
+            )))
         } else {
             Either::Left(answered.map(self::answer))
         }

@@ -61,9 +61,34 @@ const NEXT_WRITE_HOLDING_LOCKS: &str =
 /// Undoes what the current write did; its savepoint stays for the next write.
 const UNDO_WRITE: &str = "ROLLBACK TO SAVEPOINT write";
 
+/// Begins the transaction of a burst without savepoints, its lock waits bounded from the
+/// start ([`NEXT_WRITE_HOLDING_LOCKS`]): its first write gives up a wait too, and runs again
+/// in a transaction begun by [`BEGIN_PATIENT`].
+const BEGIN_UNGUARDED: &str =
+    "BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = '2ms'";
+
+/// Begins a transaction whose first write waits for its locks as long as it must.
+const BEGIN_PATIENT: &str = "BEGIN ISOLATION LEVEL READ COMMITTED";
+
+/// Bounds the lock waits of the writes after a patient first one.
+const BOUND_WAITS: &str = "SET LOCAL lock_timeout = '2ms'";
+
+/// Whether a burst takes a savepoint for each write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Savepoints {
+    /// Each write in a savepoint of its own: one that fails is undone alone.
+    Taken,
+    /// No savepoints: a round trip and a subtransaction less per write. The first write that
+    /// fails or is refused after another kept its changes, or a read after a kept write, makes
+    /// the burst give up: its transaction is rolled back, and the executor runs every job
+    /// again in a burst that takes them ([`PgWriteBurst::gave_up`]).
+    Skipped,
+}
+
 /// The writes of one burst, on one pooled connection.
 pub(crate) struct PgWriteBurst<'s> {
     store: &'s PgStore,
+    savepoints: Savepoints,
     state: RefCell<Segment>,
     /// The first and last segments the running job's writes went into, if it has made one.
     job_writes: Cell<Option<(usize, usize)>>,
@@ -85,6 +110,11 @@ struct Segment {
     xid: Option<i64>,
     /// The savepoint is fresh: no write has run in it since it was taken or rolled back to.
     fresh: bool,
+    /// A burst without savepoints met what it cannot undo alone: its transaction is rolled
+    /// back, and its writes answer [`gave_up`] until the executor runs them again.
+    gave_up: bool,
+    /// Writes made in a burst without savepoints, counted when it ends without giving up.
+    writes_made: u64,
     /// Why the burst cannot go on (its connection failed): every write from then on, and the
     /// segment's commit, answer this.
     broken: Option<DomainError>,
@@ -92,10 +122,11 @@ struct Segment {
 
 impl<'s> PgWriteBurst<'s> {
     /// Takes the burst's connection; its transaction begins with its first write.
-    pub(crate) fn start(store: &'s PgStore) -> RepoResult<Self> {
+    pub(crate) fn start(store: &'s PgStore, savepoints: Savepoints) -> RepoResult<Self> {
         let conn = store.pool.get().map_err(StoreError::from)?;
         Ok(Self {
             store,
+            savepoints,
             state: RefCell::new(Segment {
                 conn,
                 committed: Vec::new(),
@@ -104,6 +135,8 @@ impl<'s> PgWriteBurst<'s> {
                 waits_bounded: false,
                 xid: None,
                 fresh: true,
+                gave_up: false,
+                writes_made: 0,
                 broken: None,
             }),
             job_writes: Cell::new(None),
@@ -133,6 +166,9 @@ impl<'s> PgWriteBurst<'s> {
                 "a write cannot be made from inside another write".into(),
             ));
         };
+        if self.savepoints == Savepoints::Skipped {
+            return self.write_unguarded(&mut segment, work);
+        }
         self.store.counts.writes.fetch_add(1, Ordering::Relaxed);
         let mut conflicts = 0;
         loop {
@@ -152,11 +188,7 @@ impl<'s> PgWriteBurst<'s> {
             };
             match result {
                 Ok(value) => {
-                    segment.xid = segment.xid.or(xid);
-                    segment.written = true;
-                    let current = segment.committed.len();
-                    let first = self.job_writes.get().map_or(current, |(first, _)| first);
-                    self.job_writes.set(Some((first, current)));
+                    self.kept(&mut segment, xid);
                     return Ok(value);
                 }
                 Err(error) => {
@@ -181,13 +213,97 @@ impl<'s> PgWriteBurst<'s> {
         }
     }
 
+    /// [`write`](Self::write) in a burst without savepoints. A write that fails or is refused
+    /// while it is the only one in the transaction is undone with it (and run again if it met
+    /// another write, first with bounded lock waits, then in a transaction that waits as long
+    /// as it must); once another write kept its changes, it cannot be undone alone, and the
+    /// burst gives up.
+    fn write_unguarded<T>(
+        &self,
+        segment: &mut Segment,
+        mut work: impl FnMut(&mut dyn Transaction) -> RepoResult<T>,
+    ) -> RepoResult<T> {
+        segment.writes_made += 1;
+        let mut conflicts = 0;
+        let mut patient = false;
+        loop {
+            if segment.gave_up {
+                return Err(gave_up());
+            }
+            if !segment.open {
+                segment.step(if patient {
+                    BEGIN_PATIENT
+                } else {
+                    BEGIN_UNGUARDED
+                })?;
+                segment.open = true;
+                segment.waits_bounded = !patient;
+            }
+            let mut tx = PgTx::new(&mut segment.conn.conn, true);
+            let outcome = catch_unwind(AssertUnwindSafe(|| work(&mut tx)));
+            let xid = tx.xid;
+            match outcome {
+                Ok(Ok(value)) => {
+                    if !segment.waits_bounded {
+                        segment.step(BOUND_WAITS)?;
+                        segment.waits_bounded = true;
+                    }
+                    self.kept(segment, xid);
+                    return Ok(value);
+                }
+                Ok(Err(error)) if segment.written => {
+                    segment.give_up();
+                    return Err(error);
+                }
+                Ok(Err(error)) => {
+                    // It alone wrote in this transaction: undone with it.
+                    segment.step("ROLLBACK")?;
+                    segment.open = false;
+                    if is_read_only(&error) {
+                        segment.conn.refused_writes = true;
+                    }
+                    let met_another = is_conflict(&error) || is_cancelled(&error);
+                    if conflicts >= CONFLICT_RETRIES || !met_another {
+                        return Err(error);
+                    }
+                    conflicts += 1;
+                    patient = true;
+                }
+                Err(panic) => {
+                    if segment.written {
+                        segment.give_up();
+                    } else {
+                        let _ = segment.step("ROLLBACK");
+                        segment.open = false;
+                    }
+                    resume_unwind(panic);
+                }
+            }
+        }
+    }
+
+    /// Records a write that kept its changes in the open transaction.
+    fn kept(&self, segment: &mut Segment, xid: Option<i64>) {
+        segment.xid = segment.xid.or(xid);
+        segment.written = true;
+        let current = segment.committed.len();
+        let first = self.job_writes.get().map_or(current, |(first, _)| first);
+        self.job_writes.set(Some((first, current)));
+    }
+
+    /// Whether this burst without savepoints gave up: its transaction is rolled back, and
+    /// every job must run again in a burst with savepoints. What its jobs returned is void.
+    pub(crate) fn gave_up(&self) -> bool {
+        self.state.try_borrow().is_ok_and(|segment| segment.gave_up)
+    }
+
     /// A read made by a job of the burst: the writes before it commit first, so it sees them;
     /// then it runs as any read does, in a snapshot of its own on another connection.
     pub(crate) fn read<T>(
         &self,
         work: impl FnOnce(&mut dyn Snapshot) -> RepoResult<T>,
     ) -> RepoResult<T> {
-        self.commit_before_read();
+        self.commit_before_read()?;
         self.store.read(work)
     }
 
@@ -196,23 +312,60 @@ impl<'s> PgWriteBurst<'s> {
         &self,
         work: impl FnOnce(&mut dyn Snapshot) -> RepoResult<T>,
     ) -> RepoResult<T> {
-        self.commit_before_read();
+        self.commit_before_read()?;
         self.store.read_one(work)
     }
 
-    fn commit_before_read(&self) {
+    fn commit_before_read(&self) -> RepoResult<()> {
         // A read made from inside a write sees nothing of the burst, as it would beside a
         // write's own transaction.
-        if let Ok(mut segment) = self.state.try_borrow_mut()
-            && segment.written
-        {
-            segment.end(self.store);
+        if let Ok(mut segment) = self.state.try_borrow_mut() {
+            if segment.gave_up {
+                return Err(gave_up());
+            }
+            if segment.written {
+                if self.savepoints == Savepoints::Skipped {
+                    // Committed here, the writes before could not be run again if a later
+                    // one failed.
+                    segment.give_up();
+                    return Err(gave_up());
+                }
+                segment.end(self.store);
+            }
         }
+        Ok(())
+    }
+
+    /// The same connection, for a burst with savepoints: what the executor runs a burst's
+    /// jobs again on after a burst without them [gave up](Self::gave_up).
+    /// A connection that broke is given back, and another taken.
+    pub(crate) fn again_with_savepoints(self) -> RepoResult<Self> {
+        let store = self.store;
+        let mut segment = self.state.into_inner();
+        segment.give_up();
+        if segment.broken.is_some() {
+            drop(segment);
+            return Self::start(store, Savepoints::Taken);
+        }
+        segment.gave_up = false;
+        segment.writes_made = 0;
+        segment.committed.clear();
+        Ok(Self {
+            store,
+            savepoints: Savepoints::Taken,
+            state: RefCell::new(segment),
+            job_writes: Cell::new(None),
+        })
     }
 
     /// Commits the last segment and gives the outcome of every segment, in order.
     pub(crate) fn finish(self) -> Vec<RepoResult<()>> {
         let mut segment = self.state.into_inner();
+        if self.savepoints == Savepoints::Skipped {
+            // Counted only now: a burst that gave up runs its writes again.
+            let made = segment.writes_made;
+            self.store.counts.writes.fetch_add(made, Ordering::Relaxed);
+        }
         let last = segment.commit(self.store);
         let mut outcomes = std::mem::take(&mut segment.committed);
         outcomes.push(last);
@@ -220,7 +373,26 @@ impl<'s> PgWriteBurst<'s> {
     }
 }
 
+/// What the writes and reads of a burst that [gave up](PgWriteBurst::gave_up) answer. No
+/// client sees it: the executor runs the job again, and answers what that run returns.
+fn gave_up() -> DomainError {
+    DomainError::Storage("the burst without savepoints gave up; its jobs run again".into())
+}
+
 impl Segment {
+    /// Rolls back the open transaction of a burst without savepoints, which cannot undo one
+    /// of its writes alone: the executor runs them all again.
+    fn give_up(&mut self) {
+        self.gave_up = true;
+        if std::mem::replace(&mut self.open, false) {
+            let _ = self.step("ROLLBACK");
+        }
+        self.written = false;
+        self.waits_bounded = false;
+        self.fresh = true;
+        self.xid = None;
+    }
+
     /// Sends `statement`; a failure breaks the burst.
     fn step(&mut self, statement: &str) -> RepoResult<()> {
         if let Some(broken) = &self.broken {
@@ -316,6 +488,7 @@ mod tests {
     use diesel::{Connection, PgConnection};
 
     use super::*;
+    use crate::WriterStats;
     use crate::executor::{Executor, Wake};
     use crate::store::{AnyStore, JobStore};
     use crate::testing::ScratchPostgres;
@@ -333,41 +506,202 @@ mod tests {
     }
 
     /// A store on a scratch database, and its executor with held wake-ups; `None` (the test
-    /// is skipped) when no PostgreSQL server is configured.
-    fn scratch_store() -> Option<(ScratchPostgres, AnyStore, Executor, Held)> {
+    /// is skipped) when no PostgreSQL server is configured. With `Savepoints::Taken`, every
+    /// burst takes savepoints from the start.
+    fn scratch_store(
+        savepoints: Savepoints,
+    ) -> Option<(ScratchPostgres, AnyStore, Executor, Held)> {
         let database = ScratchPostgres::create()?;
         let store = AnyStore::open(&database.config()).unwrap();
+        if savepoints == Savepoints::Taken {
+            postgres(&store).always_take_savepoints();
+        }
         let (executor, held) = held_executor(&store);
         Some((database, store, executor, held))
     }
 
-    #[test]
-    fn a_write_refused_after_writing_is_undone_alone_and_the_burst_commits_the_rest() {
-        let Some((_database, store, executor, held)) = scratch_store() else {
-            return;
-        };
-        let commits_before = store.writer_stats().commits;
+    fn postgres(store: &AnyStore) -> &PgStore {
+        match store {
+            AnyStore::Postgres(store) => store,
+            AnyStore::Sqlite(_) => unreachable!("a scratch PostgreSQL store"),
+        }
+    }
+
+    /// Bursts run again with savepoints since `before`.
+    fn reruns_since(store: &AnyStore, before: WriterStats) -> u64 {
+        store.writer_stats().reruns - before.reruns
+    }
+
+    /// Queues a job for each name that adds a category of that name, answering on the
+    /// channel returned with the name; the job named `refused` is refused after it wrote.
+    fn add_categories(
+        executor: &Executor,
+        names: &[&'static str],
+        refused: Option<&'static str>,
+    ) -> mpsc::Receiver<(&'static str, RepoResult<CategoryId>)> {
         let (answer, answered) = mpsc::channel();
-        for (n, name) in ["Dogs", "Cats", "Birds"].into_iter().enumerate() {
+        for &name in names {
             let answer = answer.clone();
             executor.write(
                 move |store: JobStore<'_>| {
                     store.write(|tx| {
                         let made = add_category(tx, name)?;
-                        if n == 1 {
+                        if Some(name) == refused {
                             return Err(DomainError::PreconditionFailed(Resource::Category));
                         }
                         Ok(made)
                     })
                 },
-                move |result| answer.send((n, result)).unwrap(),
+                move |result| answer.send((name, result)).unwrap(),
+            );
+        }
+        answered
+    }
+
+    /// The answers of `count` jobs, in the order of their names.
+    fn answers_of<T: Ord, R>(answered: &mpsc::Receiver<(T, R)>, count: usize) -> Vec<(T, R)> {
+        let mut answers: Vec<_> = (0..count)
+            .map(|_| answered.recv_timeout(Duration::from_secs(20)).unwrap())
+            .collect();
+        answers.sort_by(|a, b| a.0.cmp(&b.0));
+        answers
+    }
+
+    /// Writes that all keep their changes run without savepoints: one commit, and none runs
+    /// again.
+    #[test]
+    fn writes_that_all_succeed_share_one_commit_without_savepoints() {
+        let Some((_database, store, executor, held)) = scratch_store(Savepoints::Skipped) else {
+            return;
+        };
+        let before = store.writer_stats();
+        let answered = add_categories(&executor, &["Birds", "Cats", "Dogs"], None);
+        held.lock().unwrap().clear();
+        let answers = answers_of(&answered, 3);
+        assert!(
+            answers.iter().all(|(_, result)| result.is_ok()),
+            "{answers:?}"
+        );
+        assert_eq!(category_names(&store), ["Birds", "Cats", "Dogs"]);
+        let stats = store.writer_stats();
+        assert_eq!(
+            stats.commits - before.commits,
+            1,
+            "one commit for the three"
+        );
+        assert_eq!(stats.writes - before.writes, 3, "each write counted once");
+        assert_eq!(reruns_since(&store, before), 0, "nothing ran again");
+    }
+
+    /// Without savepoints, a write refused after another kept its changes cannot be undone
+    /// alone: the burst rolls back and runs every job again with savepoints. Each job is
+    /// answered once, from its last run, and what the first run wrote is gone.
+    #[test]
+    fn a_burst_without_savepoints_runs_again_with_them_when_a_later_write_is_refused() {
+        let Some((_database, store, executor, held)) = scratch_store(Savepoints::Skipped) else {
+            return;
+        };
+        let before = store.writer_stats();
+        let answered = add_categories(&executor, &["Dogs", "Cats", "Birds"], Some("Cats"));
+        held.lock().unwrap().clear();
+        let answers = answers_of(&answered, 3);
+        assert!(answers[0].1.is_ok() && answers[2].1.is_ok(), "{answers:?}");
+        assert_eq!(
+            answers[1].1,
+            Err(DomainError::PreconditionFailed(Resource::Category))
+        );
+        assert_eq!(
+            category_names(&store),
+            ["Dogs", "Birds"],
+            "each kept write once"
+        );
+        assert_eq!(reruns_since(&store, before), 1, "the burst ran again, once");
+        let stats = store.writer_stats();
+        assert_eq!(stats.commits - before.commits, 1);
+        assert_eq!(
+            stats.writes - before.writes,
+            3,
+            "the writes of the run that stood"
+        );
+        // The bursts that follow take savepoints for a while: one more refused write is
+        // undone alone, without running its burst again.
+        let answered = add_categories(&executor, &["Ants", "Bees"], Some("Bees"));
+        held.lock().unwrap().clear();
+        let answers = answers_of(&answered, 2);
+        assert!(answers[0].1.is_ok() && answers[1].1.is_err(), "{answers:?}");
+        assert_eq!(category_names(&store), ["Dogs", "Birds", "Ants"]);
+        assert_eq!(reruns_since(&store, before), 1);
+    }
+
+    /// A refused write that is the first to write in its transaction is undone with it; the
+    /// burst goes on without savepoints and does not run again.
+    #[test]
+    fn a_refused_first_write_is_rolled_back_alone_without_running_the_burst_again() {
+        let Some((_database, store, executor, held)) = scratch_store(Savepoints::Skipped) else {
+            return;
+        };
+        let before = store.writer_stats();
+        let answered = add_categories(&executor, &["Cats", "Dogs", "Birds"], Some("Cats"));
+        held.lock().unwrap().clear();
+        let answers = answers_of(&answered, 3);
+        assert!(answers[0].1.is_ok() && answers[2].1.is_ok(), "{answers:?}");
+        assert!(answers[1].1.is_err(), "{answers:?}");
+        assert_eq!(category_names(&store), ["Dogs", "Birds"]);
+        assert_eq!(reruns_since(&store, before), 0);
+        assert_eq!(store.writer_stats().commits - before.commits, 1);
+    }
+
+    /// Without savepoints, a write that waits for a lock while its burst holds another
+    /// write's gives up the wait (2 ms), and the burst runs again with savepoints: there the
+    /// write gives up again, the burst commits what it has, and the write waits for its lock
+    /// in a transaction of its own. Every job is answered with success, each write kept once.
+    #[test]
+    fn a_burst_without_savepoints_that_meets_a_held_lock_runs_again_and_every_write_lands() {
+        let Some((database, store, executor, held)) = scratch_store(Savepoints::Skipped) else {
+            return;
+        };
+        let [x, y] = ["X", "Y"].map(|name| store.write(|tx| add_category(tx, name)).unwrap());
+        let before = store.writer_stats();
+        let mut holder = PgConnection::establish(database.url()).unwrap();
+        holder
+            .batch_execute(&format!(
+                "BEGIN; SELECT 1 FROM categories WHERE id = {} FOR UPDATE",
+                x.get()
+            ))
+            .unwrap();
+        let (answer, answered) = mpsc::channel();
+        for (job, id, name) in [("first", y, "Y1"), ("second", x, "X1")] {
+            let answer = answer.clone();
+            executor.write(
+                move |store: JobStore<'_>| store.write(|tx| rename_category(tx, id, name)),
+                move |result| answer.send((job, result)).unwrap(),
             );
         }
         held.lock().unwrap().clear();
-        let mut answers: Vec<_> = (0..3)
-            .map(|_| answered.recv_timeout(Duration::from_secs(10)).unwrap())
-            .collect();
-        answers.sort_by_key(|(n, _)| *n);
+        std::thread::sleep(Duration::from_millis(300));
+        holder.batch_execute("COMMIT").unwrap();
+        let answers = answers_of(&answered, 2);
+        assert_eq!(answers, [("first", Ok(())), ("second", Ok(()))]);
+        assert_eq!(category_names(&store), ["X1", "Y1"]);
+        assert_eq!(reruns_since(&store, before), 1, "the burst ran again, once");
+        assert_eq!(
+            store.writer_stats().commits - before.commits,
+            2,
+            "the first write's commit, then the second's after its wait"
+        );
+    }
+
+    /// With savepoints, a write refused after writing rolls back to its own savepoint; the
+    /// writes before and after it keep theirs and share one commit.
+    #[test]
+    fn a_write_refused_after_writing_is_undone_alone_and_the_burst_commits_the_rest() {
+        let Some((_database, store, executor, held)) = scratch_store(Savepoints::Taken) else {
+            return;
+        };
+        let before = store.writer_stats();
+        let answered = add_categories(&executor, &["Dogs", "Cats", "Birds"], Some("Cats"));
+        held.lock().unwrap().clear();
+        let answers = answers_of(&answered, 3);
         assert!(answers[0].1.is_ok() && answers[2].1.is_ok(), "{answers:?}");
         assert_eq!(
             answers[1].1,
@@ -379,9 +713,14 @@ mod tests {
             "the refused write left nothing"
         );
         assert_eq!(
-            store.writer_stats().commits - commits_before,
+            store.writer_stats().commits - before.commits,
             1,
             "the three writes shared one commit"
+        );
+        assert_eq!(
+            reruns_since(&store, before),
+            0,
+            "undone alone, nothing ran again"
         );
     }
 
@@ -411,7 +750,15 @@ mod tests {
     /// behind it, as it did in CI's fuzzing before reads committed the burst first.
     #[test]
     fn a_job_that_reads_after_writing_sees_its_write_and_the_burst_goes_on() {
-        let Some((_database, store, executor, held)) = scratch_store() else {
+        for savepoints in [Savepoints::Taken, Savepoints::Skipped] {
+            a_job_reads_after_writing(savepoints);
+        }
+    }
+
+    /// Without savepoints the burst gives up at the read (committing there would leave writes
+    /// that could not be run again) and runs again with them.
+    fn a_job_reads_after_writing(savepoints: Savepoints) {
+        let Some((_database, store, executor, held)) = scratch_store(savepoints) else {
             return;
         };
         let commits_before = store.writer_stats().commits;
@@ -464,6 +811,11 @@ mod tests {
             AnyStore::open(&database.config()).unwrap(),
             AnyStore::open(&database.config()).unwrap(),
         ];
+        // With savepoints: a burst without them that gives up runs its first job again,
+        // which would wait at the barrier alone.
+        for node in &nodes {
+            postgres(node).always_take_savepoints();
+        }
         let [x, y] = ["X", "Y"].map(|name| nodes[0].write(|tx| add_category(tx, name)).unwrap());
         let commits_before: u64 = nodes.iter().map(|n| n.writer_stats().commits).sum();
         // Both first writes hold their rows before either second write starts.
@@ -519,7 +871,13 @@ mod tests {
     /// any panic; what it wrote before the panic is undone, and the burst commits the rest.
     #[test]
     fn a_write_that_panics_is_undone_alone_and_the_burst_commits_the_rest() {
-        let Some((_database, store, executor, held)) = scratch_store() else {
+        for savepoints in [Savepoints::Taken, Savepoints::Skipped] {
+            a_write_panics(savepoints);
+        }
+    }
+
+    fn a_write_panics(savepoints: Savepoints) {
+        let Some((_database, store, executor, held)) = scratch_store(savepoints) else {
             return;
         };
         let (answer, answered) = mpsc::channel();

@@ -13,7 +13,7 @@
 //! the server is asked what became of its transaction (`PgStore::write_once`).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use diesel::connection::{AnsiTransactionManager as Manager, SimpleConnection, TransactionManager};
@@ -162,12 +162,20 @@ pub struct PgStore {
     write_wait: Duration,
 }
 
-/// Writes run and committed, for metrics.
+/// Writes run and committed, for metrics, and how bursts of writes go.
 #[derive(Debug, Default)]
 struct Counts {
     writes: AtomicU64,
     commits: AtomicU64,
+    /// Bursts without savepoints that gave up, their jobs run again with savepoints.
+    reruns: AtomicU64,
+    /// Bursts still to take savepoints before one goes without again.
+    savepoint_bursts_due: AtomicU32,
 }
+
+/// Bursts that take savepoints after one without them gave up: where writes meet each other
+/// (a popular row), bursts without savepoints give up often, and each costs its writes twice.
+const SAVEPOINT_BURSTS_AFTER_GIVING_UP: u32 = 16;
 
 impl std::fmt::Debug for PgStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -306,11 +314,39 @@ impl PgStore {
         Ok(())
     }
 
+    /// Whether the next burst of writes takes savepoints, since one without them gave up
+    /// a short while ago (`executor.rs`).
+    pub(crate) fn burst_takes_savepoints(&self) -> bool {
+        self.counts
+            .savepoint_bursts_due
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |due| {
+                due.checked_sub(1)
+            })
+            .is_ok()
+    }
+
+    /// Notes that a burst without savepoints gave up and runs its jobs again with them.
+    pub(crate) fn burst_gave_up(&self) {
+        self.counts.reruns.fetch_add(1, Ordering::Relaxed);
+        self.counts
+            .savepoint_bursts_due
+            .fetch_max(SAVEPOINT_BURSTS_AFTER_GIVING_UP, Ordering::Relaxed);
+    }
+
+    /// Every burst of writes from now on takes savepoints (tests of that path).
+    #[cfg(test)]
+    pub(crate) fn always_take_savepoints(&self) {
+        self.counts
+            .savepoint_bursts_due
+            .store(u32::MAX, Ordering::Relaxed);
+    }
+
     /// Writes run and commits made (a burst of writes shares one commit).
     pub fn writer_stats(&self) -> WriterStats {
         WriterStats {
             writes: self.counts.writes.load(Ordering::Relaxed),
             commits: self.counts.commits.load(Ordering::Relaxed),
+            reruns: self.counts.reruns.load(Ordering::Relaxed),
         }
     }
 

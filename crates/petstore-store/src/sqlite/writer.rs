@@ -188,6 +188,9 @@ pub struct WriterStats {
     pub writes: u64,
     /// Transactions committed (fewer than writes when writes were grouped).
     pub commits: u64,
+    /// Bursts of writes run again with savepoints after a run without them gave up
+    /// (PostgreSQL; always 0 on SQLite).
+    pub reruns: u64,
 }
 
 impl GroupWriter {
@@ -267,6 +270,7 @@ impl GroupWriter {
         WriterStats {
             writes: self.writes.load(Ordering::Relaxed),
             commits: self.commits.load(Ordering::Relaxed),
+            reruns: 0,
         }
     }
 

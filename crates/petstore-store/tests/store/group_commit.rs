@@ -193,7 +193,7 @@ fn queue_create(
 /// Queues `work` on `executor` as a write, answering on the receiver.
 fn queue_write<T: Send + 'static>(
     executor: &common::HeldExecutor,
-    work: impl for<'s> FnOnce(JobStore<'s>) -> petstore_core::RepoResult<T> + Send + 'static,
+    work: impl for<'s> FnMut(JobStore<'s>) -> petstore_core::RepoResult<T> + Send + 'static,
 ) -> mpsc::Receiver<petstore_core::RepoResult<T>> {
     let (answer, answered) = mpsc::channel();
     executor.executor.write(work, move |result| {
@@ -222,6 +222,7 @@ fn writes_queued_together_return_at_once_and_are_answered_after_one_commit_after
         store.write(|tx| tx.insert_category(&NewCategory::new(name("C"))))?;
         let commits = other.writer_stats().commits;
         let in_burst = category_count(&store);
+        let other = other.clone();
         let elsewhere = std::thread::spawn(move || {
             other
                 .read(|s| s.categories(&petstore_core::CategoryQuery::default()))

@@ -99,7 +99,7 @@ pub(crate) async fn create_key(state: &AppState, role: Role, seed: u8) -> String
         role,
     };
     state
-        .write(move |shop| shop.keys().create(Caller::Operator, new, &secret))
+        .write(move |shop| shop.keys().create(Caller::Operator, new.clone(), &secret))
         .await
         .unwrap();
     shown
