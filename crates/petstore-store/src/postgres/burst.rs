@@ -598,39 +598,22 @@ mod tests {
     /// answered once, from its last run, and what the first run wrote is gone.
     #[test]
     fn a_burst_without_savepoints_runs_again_with_them_when_a_later_write_is_refused() {
-        let Some((_database, store, executor, held)) = scratch_store(Savepoints::Skipped) else {
-            return;
-        };
-        let before = store.writer_stats();
-        let answered = add_categories(&executor, &["Dogs", "Cats", "Birds"], Some("Cats"));
-        held.lock().unwrap().clear();
-        let answers = answers_of(&answered, 3);
-        assert!(answers[0].1.is_ok() && answers[2].1.is_ok(), "{answers:?}");
-        assert_eq!(
-            answers[1].1,
-            Err(DomainError::PreconditionFailed(Resource::Category))
-        );
-        assert_eq!(
-            category_names(&store),
-            ["Dogs", "Birds"],
-            "each kept write once"
-        );
-        assert_eq!(reruns_since(&store, before), 1, "the burst ran again, once");
-        let stats = store.writer_stats();
-        assert_eq!(stats.commits - before.commits, 1);
-        assert_eq!(
-            stats.writes - before.writes,
-            3,
-            "the writes of the run that stood"
-        );
-        // The bursts that follow take savepoints for a while: one more refused write is
-        // undone alone, without running its burst again.
-        let answered = add_categories(&executor, &["Ants", "Bees"], Some("Bees"));
-        held.lock().unwrap().clear();
-        let answers = answers_of(&answered, 2);
-        assert!(answers[0].1.is_ok() && answers[1].1.is_err(), "{answers:?}");
-        assert_eq!(category_names(&store), ["Dogs", "Birds", "Ants"]);
-        assert_eq!(reruns_since(&store, before), 1);
+        refuse_the_middle_of_three(Savepoints::Skipped, |store, executor, held, before| {
+            assert_eq!(reruns_since(store, before), 1, "the burst ran again, once");
+            assert_eq!(
+                store.writer_stats().writes - before.writes,
+                3,
+                "the writes of the run that stood"
+            );
+            // The bursts that follow take savepoints for a while: one more refused write is
+            // undone alone, without running its burst again.
+            let answered = add_categories(executor, &["Ants", "Bees"], Some("Bees"));
+            held.lock().unwrap().clear();
+            let answers = answers_of(&answered, 2);
+            assert!(answers[0].1.is_ok() && answers[1].1.is_err(), "{answers:?}");
+            assert_eq!(category_names(store), ["Dogs", "Birds", "Ants"]);
+            assert_eq!(reruns_since(store, before), 1);
+        });
     }
 
     /// A refused write that is the first to write in its transaction is undone with it; the
@@ -695,7 +678,23 @@ mod tests {
     /// writes before and after it keep theirs and share one commit.
     #[test]
     fn a_write_refused_after_writing_is_undone_alone_and_the_burst_commits_the_rest() {
-        let Some((_database, store, executor, held)) = scratch_store(Savepoints::Taken) else {
+        refuse_the_middle_of_three(Savepoints::Taken, |store, _, _, before| {
+            assert_eq!(
+                reruns_since(store, before),
+                0,
+                "undone alone, nothing ran again"
+            );
+        });
+    }
+
+    /// Three writes in one burst, the middle one refused after it wrote: each is answered
+    /// its own outcome, the refused one leaves nothing, and the others share one commit.
+    /// `then` checks the rest, given what the store counted before.
+    fn refuse_the_middle_of_three(
+        savepoints: Savepoints,
+        then: impl FnOnce(&AnyStore, &Executor, &Held, WriterStats),
+    ) {
+        let Some((_database, store, executor, held)) = scratch_store(savepoints) else {
             return;
         };
         let before = store.writer_stats();
@@ -715,13 +714,9 @@ mod tests {
         assert_eq!(
             store.writer_stats().commits - before.commits,
             1,
-            "the three writes shared one commit"
+            "the two kept writes shared one commit"
         );
-        assert_eq!(
-            reruns_since(&store, before),
-            0,
-            "undone alone, nothing ran again"
-        );
+        then(&store, &executor, &held, before);
     }
 
     /// The names of the categories, in id order.
