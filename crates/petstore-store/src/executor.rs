@@ -304,14 +304,13 @@ impl Executor {
 /// gone), every write answers why at once, rather than each waiting as long again.
 fn write_burst(store: &SqliteStore, jobs: Vec<WriteJob>) {
     let wait = store.write_wait();
-    let jobs = in_time(jobs, wait);
+    let mut jobs = in_time(jobs, wait);
     let Some(oldest) = jobs.iter().map(|job| job.queued).min() else {
         return;
     };
     match store.turn_by(oldest + wait) {
         Ok(turn) => {
             let burst = WriteBurst::new(store, turn);
-            let mut jobs = jobs;
             for job in &mut jobs {
                 job.write.run(JobStore::writes(&burst));
             }

@@ -214,7 +214,7 @@ impl AppState {
         work: impl for<'s> FnOnce(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
     ) -> impl Future<Output = Result<T, ApiError>> + 'static {
         let Some(executor) = &self.executor else {
-            return Either::Right(Either::Right(self.on_blocking_pool(false, work)));
+            return Either::Right(self.on_blocking_pool(false, work));
         };
         let service = Arc::clone(&self.service);
         let work = in_span(move |store: JobStore<'_>| work(&service.over(store)));
@@ -226,13 +226,11 @@ impl AppState {
         // the blocking pool, and one that waited in the queue past it is not started (its
         // caller has had its answer).
         if matches!(self.store(), AnyStore::Postgres(_)) {
-            let deadline = self.database_deadline;
-            executor.read_by(Instant::now() + deadline, work, answer);
-            Either::Right(Either::Left(by_deadline(deadline, false, answered)))
+            executor.read_by(Instant::now() + self.database_deadline, work, answer);
         } else {
             executor.read(work, answer);
-            Either::Left(answered.map(self::answer))
         }
+        Either::Left(self.answer_of_executor(false, answered))
     }
 
     /// Hands a write to where [`Self::write`] says, and gives back its answer to come.
@@ -242,7 +240,7 @@ impl AppState {
     ) -> impl Future<Output = Result<T, ApiError>> + 'static {
         let executor = match &self.executor {
             Some(executor) if executor.takes_writes() => executor,
-            _ => return Either::Right(Either::Right(self.on_blocking_pool(true, work))),
+            _ => return Either::Right(self.on_blocking_pool(true, work)),
         };
         let service = Arc::clone(&self.service);
         let span = tracing::Span::current();
@@ -254,13 +252,18 @@ impl AppState {
         executor.write(work, move |result| {
             let _ = answer.send(result);
         });
-        // Answered by the deadline on PostgreSQL, as a read is.
+        Either::Left(self.answer_of_executor(true, answered))
+    }
+
+    /// The answer to come of work queued on the executor: on PostgreSQL by the database
+    /// deadline, whatever the network does ([`by_deadline`]).
+    fn answer_of_executor<T: 'static>(
+        &self,
+        writes: bool,
+        answered: oneshot::Receiver<Result<T, DomainError>>,
+    ) -> impl Future<Output = Result<T, ApiError>> + 'static {
         if matches!(self.store(), AnyStore::Postgres(_)) {
-            Either::Right(Either::Left(by_deadline(
-                self.database_deadline,
-                true,
-                answered,
-            )))
+            Either::Right(by_deadline(self.database_deadline, writes, answered))
         } else {
             Either::Left(answered.map(self::answer))
         }

@@ -598,40 +598,37 @@ mod tests {
     /// answered once, from its last run, and what the first run wrote is gone.
     #[test]
     fn a_burst_without_savepoints_runs_again_with_them_when_a_later_write_is_refused() {
-        refuse_the_middle_of_three(Savepoints::Skipped, |store, executor, held, before| {
-            assert_eq!(reruns_since(store, before), 1, "the burst ran again, once");
-            assert_eq!(
-                store.writer_stats().writes - before.writes,
-                3,
-                "the writes of the run that stood"
-            );
-            // The bursts that follow take savepoints for a while: one more refused write is
-            // undone alone, without running its burst again.
-            let answered = add_categories(executor, &["Ants", "Bees"], Some("Bees"));
-            held.lock().unwrap().clear();
-            let answers = answers_of(&answered, 2);
-            assert!(answers[0].1.is_ok() && answers[1].1.is_err(), "{answers:?}");
-            assert_eq!(category_names(store), ["Dogs", "Birds", "Ants"]);
-            assert_eq!(reruns_since(store, before), 1);
-        });
+        refuse_one_of_three(
+            Savepoints::Skipped,
+            MIDDLE_REFUSED,
+            |store, executor, held, before| {
+                assert_eq!(reruns_since(store, before), 1, "the burst ran again, once");
+                assert_eq!(
+                    store.writer_stats().writes - before.writes,
+                    3,
+                    "the writes of the run that stood"
+                );
+                // The bursts that follow take savepoints for a while: one more refused write is
+                // undone alone, without running its burst again.
+                let answered = add_categories(executor, &["Ants", "Bees"], Some("Bees"));
+                held.lock().unwrap().clear();
+                let answers = answers_of(&answered, 2);
+                assert!(answers[0].1.is_ok() && answers[1].1.is_err(), "{answers:?}");
+                assert_eq!(category_names(store), ["Dogs", "Birds", "Ants"]);
+                assert_eq!(reruns_since(store, before), 1);
+            },
+        );
     }
 
     /// A refused write that is the first to write in its transaction is undone with it; the
     /// burst goes on without savepoints and does not run again.
     #[test]
     fn a_refused_first_write_is_rolled_back_alone_without_running_the_burst_again() {
-        let Some((_database, store, executor, held)) = scratch_store(Savepoints::Skipped) else {
-            return;
-        };
-        let before = store.writer_stats();
-        let answered = add_categories(&executor, &["Cats", "Dogs", "Birds"], Some("Cats"));
-        held.lock().unwrap().clear();
-        let answers = answers_of(&answered, 3);
-        assert!(answers[0].1.is_ok() && answers[2].1.is_ok(), "{answers:?}");
-        assert!(answers[1].1.is_err(), "{answers:?}");
-        assert_eq!(category_names(&store), ["Dogs", "Birds"]);
-        assert_eq!(reruns_since(&store, before), 0);
-        assert_eq!(store.writer_stats().commits - before.commits, 1);
+        refuse_one_of_three(
+            Savepoints::Skipped,
+            ["Cats", "Dogs", "Birds"],
+            |store, _, _, before| assert_eq!(reruns_since(store, before), 0),
+        );
     }
 
     /// Without savepoints, a write that waits for a lock while its burst holds another
@@ -678,7 +675,7 @@ mod tests {
     /// writes before and after it keep theirs and share one commit.
     #[test]
     fn a_write_refused_after_writing_is_undone_alone_and_the_burst_commits_the_rest() {
-        refuse_the_middle_of_three(Savepoints::Taken, |store, _, _, before| {
+        refuse_one_of_three(Savepoints::Taken, MIDDLE_REFUSED, |store, _, _, before| {
             assert_eq!(
                 reruns_since(store, before),
                 0,
@@ -687,18 +684,23 @@ mod tests {
         });
     }
 
-    /// Three writes in one burst, the middle one refused after it wrote: each is answered
-    /// its own outcome, the refused one leaves nothing, and the others share one commit.
-    /// `then` checks the rest, given what the store counted before.
-    fn refuse_the_middle_of_three(
+    /// Three jobs queued in this order; "Cats" is refused, the second of them.
+    const MIDDLE_REFUSED: [&str; 3] = ["Dogs", "Cats", "Birds"];
+
+    /// Three writes in one burst, queued in the order of `names`, the one adding "Cats"
+    /// refused after it wrote: each is answered its own outcome, the refused one leaves
+    /// nothing, and the others share one commit. `then` checks the rest, given what the
+    /// store counted before.
+    fn refuse_one_of_three(
         savepoints: Savepoints,
+        names: [&'static str; 3],
         then: impl FnOnce(&AnyStore, &Executor, &Held, WriterStats),
     ) {
         let Some((_database, store, executor, held)) = scratch_store(savepoints) else {
             return;
         };
         let before = store.writer_stats();
-        let answered = add_categories(&executor, &["Dogs", "Cats", "Birds"], Some("Cats"));
+        let answered = add_categories(&executor, &names, Some("Cats"));
         held.lock().unwrap().clear();
         let answers = answers_of(&answered, 3);
         assert!(answers[0].1.is_ok() && answers[2].1.is_ok(), "{answers:?}");
