@@ -587,13 +587,14 @@ pub async fn serve(args: ServeArgs, format: LogFormat) -> anyhow::Result<()> {
     // cancelled is rolled back, and its write is answered as not made, not as unknown.
     let deadline = Duration::from_millis(args.db_timeout_ms.max(args.db_wait_ms + 500));
     config.statement_timeout = deadline * 4 / 5;
+    config.deadline = deadline;
     let store = AnyStore::open(&config)?;
     let settings = Settings {
         allow_private_webhook_targets: args.webhooks.webhook_allow_private_targets,
     };
     let mut state = AppState::with_settings(store, Arc::new(SystemClock), settings)
-        .with_delivery(args.webhooks.settings())
-        .with_database_deadline(deadline);
+        .context("cannot start the store's threads")?
+        .with_delivery(args.webhooks.settings());
     let traces = match &args.otlp_endpoint {
         Some(endpoint) => {
             let traces = Traces::start(endpoint).map_err(|e| anyhow!("--otlp-endpoint: {e}"))?;

@@ -201,8 +201,8 @@ impl Metrics {
         );
         registry.register(
             "db_burst_reruns",
-            "Bursts of PostgreSQL writes run without savepoints that gave up (a write failed \
-             after another kept its changes) and ran again with them",
+            "Bursts of PostgreSQL writes that gave up their shared transaction (a write \
+             failed after another kept its changes, or met a lock) and ran each job again alone",
             burst_reruns.clone(),
         );
         registry.register(

@@ -117,6 +117,11 @@ pub struct StoreConfig {
     /// (`statement_timeout`) before the server cancels it, and so for how long it may hold
     /// its locks. Migrations, `copy` and `backup` use connections of their own, unbounded.
     pub statement_timeout: Duration,
+    /// PostgreSQL: how long a call handed to the store's executor may take in all, whatever
+    /// the network does: past it a read is answered `Unavailable` and a write
+    /// `OutcomeUnknown` ([`Executor::deadline`](crate::Executor::deadline)). SQLite bounds
+    /// each of its waits itself.
+    pub deadline: Duration,
 }
 
 impl StoreConfig {
@@ -136,6 +141,7 @@ impl StoreConfig {
             busy_timeout: Duration::from_secs(5),
             connection_timeout: Duration::from_secs(5),
             statement_timeout: Duration::from_secs(5),
+            deadline: Duration::from_secs(5),
         }
     }
 }

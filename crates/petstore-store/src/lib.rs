@@ -21,13 +21,12 @@
 //! ```
 //!
 //! A server that runs many requests at once does better with the store's own threads:
-//! [`AnyStore::executor`] starts an [`Executor`]. On SQLite it runs the reads queued at once in
-//! one read transaction and the writes queued at once in one turn of the writer, handing each
-//! piece of work a [`JobStore`] over its burst, and answers a write only after the commit it
-//! shares. On PostgreSQL a few threads take the reads queued at once and run them one after
-//! another on the pool; and several writer threads (writes wait on the server's locks) each
-//! run the writes queued at once in one transaction, a savepoint each, answering each after
-//! the commit of its writes.
+//! [`Executor::start`] starts them. On SQLite it runs the reads queued at once in one read
+//! transaction and the writes queued at once in one turn of the writer, handing each piece of
+//! work a [`JobStore`] over its burst, and answers a write only after the commit it shares.
+//! On PostgreSQL a few threads take the reads queued at once and run them one after another
+//! on the pool; and several writer threads (writes wait on the server's locks) each run the
+//! writes queued at once in one transaction, answering each after its commit.
 
 #![deny(missing_docs)]
 
@@ -35,11 +34,13 @@ mod check;
 mod config;
 mod error;
 mod executor;
+mod job;
 mod postgres;
 mod records;
 mod schema;
 mod sqlite;
 mod statements;
+mod stats;
 mod store;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
@@ -49,9 +50,9 @@ pub use check::check;
 pub use config::{Database, Durability, StoreConfig};
 pub use error::{StoreError, is_storage_fault};
 pub use executor::{Executor, Wake, WakeUp};
+pub use job::JobStore;
 pub use postgres::{PG_MIGRATIONS, PgStore, connect_postgres, migrate_postgres};
-pub use sqlite::{
-    MIGRATIONS, MIN_FREE_BYTES, PoolState, SqliteStore, WriterStats, connect, migrate_sqlite,
-};
-pub use store::{AnyStore, JobStore, migrate};
+pub use sqlite::{MIGRATIONS, MIN_FREE_BYTES, SqliteStore, connect, migrate_sqlite};
+pub use stats::{PoolState, WriterStats};
+pub use store::{AnyStore, migrate};
 pub use transfer::{Copied, Progress, backup, copy};

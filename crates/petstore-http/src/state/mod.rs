@@ -2,9 +2,9 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use actix_web::{ResponseError as _, web};
+use actix_web::ResponseError as _;
 use futures_util::FutureExt as _;
 use futures_util::future::Either;
 use petstore_core::{Clock, DomainError, Failure, Service, Settings};
@@ -32,9 +32,8 @@ type BaseService = Service<AnyStore, Arc<dyn Clock>>;
 
 /// The store's executor, woken the way an actix worker should: after the other tasks the
 /// worker has ready, from a task queued behind them, so that the work those tasks queue joins
-/// the same burst instead of each waking a thread. Off an actix worker, at once. `None` if its
-/// threads could not be started (the blocking pool then runs the work).
-fn start_executor(store: &AnyStore) -> Option<Executor> {
+/// the same burst instead of each waking a thread. Off an actix worker, at once.
+fn start_executor(store: &AnyStore) -> std::io::Result<Executor> {
     let wake: Wake = Arc::new(|wake_up: WakeUp| {
         // The task only drops `wake_up`, which wakes; a worker that stops before running it
         // drops it too, and without a worker it is dropped here.
@@ -42,13 +41,7 @@ fn start_executor(store: &AnyStore) -> Option<Executor> {
             worker.spawn(async move { drop(wake_up) });
         }
     });
-    store
-        .executor(wake)
-        .inspect_err(|error| {
-            tracing::warn!(%error, "cannot start the store's threads; the blocking pool runs its work");
-        })
-        .ok()
-        .flatten()
+    Executor::start(store, wake)
 }
 
 /// Shared by all workers and handlers; cheap to clone.
@@ -61,11 +54,8 @@ pub struct AppState {
     changes: Arc<ChangeFeed>,
     stopping: Arc<AtomicBool>,
     delivery: Arc<DeliverySettings>,
-    /// Where the work runs: reads and writes, on either backend (PostgreSQL's writers are
-    /// several, since their writes wait on the server's locks).
-    executor: Option<Executor>,
-    /// How long a request waits for PostgreSQL in all (SQLite's waits are the executor's).
-    database_deadline: Duration,
+    /// Where the work runs: reads and writes, on either backend.
+    executor: Executor,
     /// Where spans go, when traces are exported (`--otlp-endpoint`).
     traces: Option<Traces>,
 }
@@ -79,15 +69,21 @@ impl std::fmt::Debug for AppState {
 }
 
 impl AppState {
-    /// The state for a store and a clock (tests pass a `ManualClock`).
-    pub fn new(store: AnyStore, clock: Arc<dyn Clock>) -> Self {
+    /// The state for a store and a clock (tests pass a `ManualClock`). Fails if the store's
+    /// threads cannot be started.
+    pub fn new(store: AnyStore, clock: Arc<dyn Clock>) -> std::io::Result<Self> {
         Self::with_settings(store, clock, Settings::default())
     }
 
-    /// The state for a store, a clock and the operator's settings for the domain.
-    pub fn with_settings(store: AnyStore, clock: Arc<dyn Clock>, settings: Settings) -> Self {
-        let executor = start_executor(&store);
-        Self {
+    /// The state for a store, a clock and the operator's settings for the domain. Fails if
+    /// the store's threads cannot be started.
+    pub fn with_settings(
+        store: AnyStore,
+        clock: Arc<dyn Clock>,
+        settings: Settings,
+    ) -> std::io::Result<Self> {
+        let executor = start_executor(&store)?;
+        Ok(Self {
             service: Arc::new(
                 Service::with_clock(store, Arc::clone(&clock)).with_settings(settings),
             ),
@@ -98,9 +94,8 @@ impl AppState {
             stopping: Arc::new(AtomicBool::new(false)),
             delivery: Arc::new(DeliverySettings::default()),
             executor,
-            database_deadline: DEFAULT_DATABASE_DEADLINE,
             traces: None,
-        }
+        })
     }
 
     /// The same state, recording spans with `traces`.
@@ -112,13 +107,6 @@ impl AppState {
     /// Where spans go; `None` when traces are off.
     pub fn traces(&self) -> Option<&Traces> {
         self.traces.as_ref()
-    }
-
-    /// The same state, answering a request whose database work on PostgreSQL has not
-    /// finished after `deadline` without waiting longer ([`Self::write`]).
-    pub fn with_database_deadline(mut self, deadline: Duration) -> Self {
-        self.database_deadline = deadline;
-        self
     }
 
     /// The same state with these webhook delivery settings.
@@ -167,9 +155,9 @@ impl AppState {
         self.service.store()
     }
 
-    /// Runs a use case that only reads, on the store's reader threads: on SQLite the reads
+    /// Runs a use case that only reads, on the store's reader threads (on SQLite the reads
     /// queued at once share one read transaction; on PostgreSQL a thread takes them one after
-    /// another, each answered by the database deadline.
+    /// another), answered by the executor's deadline where it has one.
     ///
     /// The work is handed over when this is called, not when the answer is first awaited:
     /// the future returned holds only the way back, so a handler's future does not carry the
@@ -183,9 +171,9 @@ impl AppState {
     }
 
     /// Runs a use case that may write, on the store's writer threads: the writes a thread
-    /// takes at once share one transaction and one commit (SQLite's one writer; on
-    /// PostgreSQL each of several writers), and each is answered only after it. Off the async
-    /// workers either way: the store is synchronous and a transaction may wait on a lock.
+    /// takes at once share one transaction and one commit, and each is answered only after
+    /// it (or by the executor's deadline, where it has one). Off the async workers: the store
+    /// is synchronous and a transaction may wait on a lock.
     /// Handed over when called, as [`Self::read`].
     ///
     /// `work` may run more than once before its answer (its writes undone in between: see
@@ -213,24 +201,13 @@ impl AppState {
         &self,
         work: impl for<'s> FnOnce(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
     ) -> impl Future<Output = Result<T, ApiError>> + 'static {
-        let Some(executor) = &self.executor else {
-            return Either::Right(self.on_blocking_pool(false, work));
-        };
         let service = Arc::clone(&self.service);
         let work = in_span(move |store: JobStore<'_>| work(&service.over(store)));
         let (answer, answered) = oneshot::channel();
-        let answer = move |result| {
+        self.executor.read(work, move |result| {
             let _ = answer.send(result);
-        };
-        // On PostgreSQL a read waits on the network: it is answered by the deadline, as on
-        // the blocking pool, and one that waited in the queue past it is not started (its
-        // caller has had its answer).
-        if matches!(self.store(), AnyStore::Postgres(_)) {
-            executor.read_by(Instant::now() + self.database_deadline, work, answer);
-        } else {
-            executor.read(work, answer);
-        }
-        Either::Left(self.answer_of_executor(false, answered))
+        });
+        self.answer_of_executor(false, answered)
     }
 
     /// Hands a write to where [`Self::write`] says, and gives back its answer to come.
@@ -238,10 +215,6 @@ impl AppState {
         &self,
         mut work: impl for<'s> FnMut(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
     ) -> impl Future<Output = Result<T, ApiError>> + 'static {
-        let executor = match &self.executor {
-            Some(executor) if executor.takes_writes() => executor,
-            _ => return Either::Right(self.on_blocking_pool(true, work)),
-        };
         let service = Arc::clone(&self.service);
         let span = tracing::Span::current();
         let work = move |store: JobStore<'_>| {
@@ -249,41 +222,28 @@ impl AppState {
             work(&service.over(store))
         };
         let (answer, answered) = oneshot::channel();
-        executor.write(work, move |result| {
+        self.executor.write(work, move |result| {
             let _ = answer.send(result);
         });
-        Either::Left(self.answer_of_executor(true, answered))
+        self.answer_of_executor(true, answered)
     }
 
-    /// The answer to come of work queued on the executor: on PostgreSQL by the database
-    /// deadline, whatever the network does ([`by_deadline`]).
+    /// The answer to come of work queued on the executor: by its deadline, where it has one,
+    /// whatever the network does ([`by_deadline`]).
     fn answer_of_executor<T: 'static>(
         &self,
         writes: bool,
         answered: oneshot::Receiver<Result<T, DomainError>>,
     ) -> impl Future<Output = Result<T, ApiError>> + 'static {
-        if matches!(self.store(), AnyStore::Postgres(_)) {
-            Either::Right(by_deadline(self.database_deadline, writes, answered))
-        } else {
-            Either::Left(answered.map(self::answer))
+        match self.executor.deadline() {
+            Some(deadline) => Either::Right(by_deadline(deadline, writes, answered)),
+            None => Either::Left(answered.map(self::answer)),
         }
-    }
-
-    /// Runs `work` on the blocking pool, answering by the database deadline whatever the
-    /// network does ([`by_deadline`]).
-    fn on_blocking_pool<T: Send + 'static>(
-        &self,
-        writes: bool,
-        work: impl for<'s> FnOnce(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
-    ) -> impl Future<Output = Result<T, ApiError>> + 'static {
-        let service = Arc::clone(&self.service);
-        let work = move || work(&service.over(JobStore::direct(service.store())));
-        by_deadline(self.database_deadline, writes, web::block(work))
     }
 }
 
-/// The outcome of work on PostgreSQL, answered by `deadline` whatever the network does: a
-/// server gone silent (a dead host behind a lost route, a proxy that holds connections and
+/// The outcome of work on a database server, answered by `deadline` whatever the network
+/// does: a server gone silent (a dead host behind a lost route, a proxy that holds connections and
 /// forwards nothing) leaves a call waiting for minutes, which no client should. The call goes
 /// on in the background, bounded by TCP, and its connection comes back to the pool when it
 /// ends. A read answered this way is `Unavailable`; a write may yet commit when the network
@@ -328,9 +288,6 @@ fn ending<T>(
     })
 }
 
-/// How long a request's database work on PostgreSQL may take in all, unless configured.
-pub const DEFAULT_DATABASE_DEADLINE: Duration = Duration::from_secs(5);
-
 /// `work` run inside the tracing span of the request that queued it.
 fn in_span<T>(
     work: impl for<'s> FnOnce(JobStore<'s>) -> T + Send + 'static,
@@ -368,11 +325,7 @@ mod tests {
     async fn a_read_and_a_write_queued_in_one_turn_are_both_answered() {
         let dir = tempfile::tempdir().unwrap();
         let store = AnyStore::open(&StoreConfig::new(dir.path().join("wake.db"))).unwrap();
-        let state = AppState::new(store, Arc::new(SystemClock));
-        assert!(
-            state.executor.is_some(),
-            "SQLite runs on the store's executor"
-        );
+        let state = AppState::new(store, Arc::new(SystemClock)).unwrap();
         let write = state.write(|shop| {
             let new = NewCategory::new(Name::parse("Dogs")?);
             shop.categories().create(Caller::Operator, new, None)

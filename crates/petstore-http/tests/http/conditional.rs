@@ -246,7 +246,7 @@ async fn a_retry_after_a_restart_still_replays() {
     let config = database.config();
     let boot = || {
         let store = AnyStore::open(&config).unwrap();
-        AppState::new(store, Arc::new(ManualClock::new(common::now())))
+        AppState::new(store, Arc::new(ManualClock::new(common::now()))).unwrap()
     };
     let state = boot();
     let admin = create_key(&state, Role::Admin, 1).await;

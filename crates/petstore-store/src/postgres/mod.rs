@@ -13,7 +13,7 @@
 //! the server is asked what became of its transaction (`PgStore::write_once`).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use diesel::connection::{AnsiTransactionManager as Manager, SimpleConnection, TransactionManager};
@@ -27,10 +27,11 @@ use petstore_core::{DomainError, Failure, RepoResult, Snapshot, Store, Transacti
 
 use crate::config::{Database, StoreConfig};
 use crate::error::{StoreError, is_conflict, is_connection_lost, is_read_only};
-use crate::sqlite::{PoolState, WriterStats};
+use crate::stats::{PoolState, WriterStats};
 use tx::PgTx;
 
-pub(crate) mod burst;
+mod burst;
+pub(crate) mod feed;
 mod prepared;
 mod tx;
 
@@ -160,6 +161,8 @@ pub struct PgStore {
     /// How long a write may wait in the executor's queue before it is answered without
     /// running: the connection time-out, as for a connection from the pool.
     write_wait: Duration,
+    /// How long a call handed to the executor may take in all ([`StoreConfig::deadline`]).
+    deadline: Duration,
 }
 
 /// Writes run and committed, for metrics, and how bursts of writes go.
@@ -167,15 +170,9 @@ pub struct PgStore {
 struct Counts {
     writes: AtomicU64,
     commits: AtomicU64,
-    /// Bursts without savepoints that gave up, their jobs run again with savepoints.
+    /// Bursts that gave up their transaction, their jobs run again each alone (`burst.rs`).
     reruns: AtomicU64,
-    /// Bursts still to take savepoints before one goes without again.
-    savepoint_bursts_due: AtomicU32,
 }
-
-/// Bursts that take savepoints after one without them gave up: where writes meet each other
-/// (a popular row), bursts without savepoints give up often, and each costs its writes twice.
-const SAVEPOINT_BURSTS_AFTER_GIVING_UP: u32 = 16;
 
 impl std::fmt::Debug for PgStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -262,22 +259,6 @@ pub fn migrate_postgres(config: &StoreConfig) -> Result<Vec<String>, StoreError>
     applied
 }
 
-/// The last id the feed gave (its stamper continues above it): at or above every event's.
-pub(crate) fn event_id_position(conn: &mut PgConnection) -> Result<i64, StoreError> {
-    Ok(diesel::select(sql::<BigInt>("(SELECT last_id FROM event_feed)")).get_result(conn)?)
-}
-
-/// Makes the feed give ids above `position` from now on.
-pub(crate) fn move_event_ids_past(
-    conn: &mut PgConnection,
-    position: i64,
-) -> Result<(), StoreError> {
-    diesel::sql_query("UPDATE event_feed SET last_id = GREATEST(last_id, $1)")
-        .bind::<BigInt, _>(position)
-        .execute(conn)?;
-    Ok(())
-}
-
 impl PgStore {
     /// Opens the database of `config`, applying pending migrations first.
     pub fn open(config: &StoreConfig) -> Result<Self, StoreError> {
@@ -298,6 +279,7 @@ impl PgStore {
             pool,
             counts: Arc::default(),
             write_wait: config.connection_timeout,
+            deadline: config.deadline,
         })
     }
 
@@ -312,33 +294,6 @@ impl PgStore {
             return Err(StoreError::Migration("migrations are pending".into()));
         }
         Ok(())
-    }
-
-    /// Whether the next burst of writes takes savepoints, since one without them gave up
-    /// a short while ago (`executor.rs`).
-    pub(crate) fn burst_takes_savepoints(&self) -> bool {
-        self.counts
-            .savepoint_bursts_due
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |due| {
-                due.checked_sub(1)
-            })
-            .is_ok()
-    }
-
-    /// Notes that a burst without savepoints gave up and runs its jobs again with them.
-    pub(crate) fn burst_gave_up(&self) {
-        self.counts.reruns.fetch_add(1, Ordering::Relaxed);
-        self.counts
-            .savepoint_bursts_due
-            .fetch_max(SAVEPOINT_BURSTS_AFTER_GIVING_UP, Ordering::Relaxed);
-    }
-
-    /// Every burst of writes from now on takes savepoints (tests of that path).
-    #[cfg(test)]
-    pub(crate) fn always_take_savepoints(&self) {
-        self.counts
-            .savepoint_bursts_due
-            .store(u32::MAX, Ordering::Relaxed);
     }
 
     /// Writes run and commits made (a burst of writes shares one commit).
@@ -360,6 +315,11 @@ impl PgStore {
         self.write_wait
     }
 
+    /// How long a call handed to the executor may take in all.
+    pub(crate) fn deadline(&self) -> Duration {
+        self.deadline
+    }
+
     /// Connections open and idle (for metrics).
     pub fn pool_state(&self) -> PoolState {
         let state = self.pool.state();
@@ -372,18 +332,12 @@ impl PgStore {
 
 impl Store for PgStore {
     /// In one `REPEATABLE READ READ ONLY` transaction, begun once the events committed so
-    /// far are stamped (in the same round trip): the feed it reads holds them. The stamp runs
-    /// in a transaction of its own, begun explicitly: a `COMMIT` of the implicit one would
-    /// draw a warning into the server's log for every read.
+    /// far are stamped, in the same round trip ([`feed::STAMP_THEN_BEGIN_READ`]).
     fn read<T>(&self, work: impl FnOnce(&mut dyn Snapshot) -> RepoResult<T>) -> RepoResult<T> {
         let mut conn = self.pool.get().map_err(StoreError::from)?;
         let conn = &mut conn.conn;
-        Manager::begin_transaction_sql(
-            conn,
-            "BEGIN; SELECT stamp_events(); COMMIT; \
-             BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
-        )
-        .map_err(StoreError::from)?;
+        Manager::begin_transaction_sql(conn, feed::STAMP_THEN_BEGIN_READ)
+            .map_err(StoreError::from)?;
         match work(&mut PgTx::new(&mut *conn, false)) {
             Ok(value) => {
                 Manager::commit_transaction(conn).map_err(StoreError::from)?;
@@ -440,6 +394,8 @@ impl Store for PgStore {
         }
     }
 }
+
+crate::job::store_lane!(PgStore);
 
 impl PgStore {
     /// One transaction of `work`. Before its `COMMIT` it learns its transaction id (from the

@@ -7,31 +7,23 @@
 //! key being revoked, the subscription being moved on; an advisory lock for an idempotency
 //! key), so a rule checked inside a transaction still holds when it commits.
 //!
-//! The outbox takes no lock at all: a change appends to `pending_events`, and the stamper
-//! gives committed events their ids, in commit order, before the feed is read (the migration
-//! `feed_in_commit_order`, and `docs/storage.md`).
+//! The feed (`EventReader`, `EventWriter`) is `feed.rs`'s.
 
-use chrono::{DateTime, Utc};
 use diesel::dsl::Limit;
-use diesel::dsl::sql;
 use diesel::pg::PgConnection;
 use diesel::prelude::*;
 use diesel::query_dsl::LoadQuery;
 use diesel::query_dsl::methods::LimitDsl;
-use diesel::sql_types::{BigInt, Integer, Nullable, Text};
-use petstore_core::{
-    DomainEvent, Event, EventId, EventReader, EventWriter, RepoResult, TraceParent,
-};
+use diesel::sql_types::{Integer, Text};
+use petstore_core::RepoResult;
 
 use crate::error::QueryResultExt;
-use crate::postgres::prepared::{AppendEvents, SetStock};
-use crate::records::EventRecord;
-use crate::statements::convert;
+use crate::postgres::prepared::SetStock;
 
 // Compiled once for each backend, for its `Tx`: the statements are written once.
 #[allow(clippy::duplicate_mod, reason = "compiled once per backend")]
 #[path = "../repositories/mod.rs"]
-mod repositories;
+pub(super) mod repositories;
 
 use repositories::{LockSpace, PetRow};
 
@@ -62,7 +54,7 @@ impl<'c> PgTx<'c> {
     }
 
     /// Whether a read of the feed may stamp first: not in a read-only transaction.
-    fn stamps(&self) -> bool {
+    pub(super) fn stamps(&self) -> bool {
         self.alone || self.writing
     }
 
@@ -162,69 +154,6 @@ impl PgTx<'_> {
             .bind::<Text, _>(name)
             .execute(self.conn)
             .or_storage()?;
-        Ok(())
-    }
-}
-
-/// The feed: the stamped events. A statement on its own and a write transaction read through
-/// the migration's functions, which stamp what has committed first: a client reading the feed
-/// after a write sees its events, and a subscription starts after them. A read transaction
-/// cannot write; it was stamped for when it began (`PgStore::read`).
-impl EventReader for PgTx<'_> {
-    fn events_after(&mut self, after: Option<EventId>, limit: u32) -> RepoResult<Vec<Event>> {
-        if !self.stamps() {
-            return self.stored_events_after(after, limit);
-        }
-        let rows: Vec<EventRecord> = diesel::sql_query(
-            "SELECT id, time, type AS event_type, subject, data, traceparent \
-             FROM feed_after($1, $2)",
-        )
-        .bind::<BigInt, _>(after.map_or(0, EventId::get))
-        .bind::<Integer, _>(i32::try_from(limit).unwrap_or(i32::MAX))
-        .load(self.conn)
-        .or_storage()?;
-        convert(rows)
-    }
-
-    fn last_event_id(&mut self) -> RepoResult<Option<EventId>> {
-        if !self.stamps() {
-            return self.stored_last_event_id();
-        }
-        let last: Option<i64> = diesel::select(sql::<Nullable<BigInt>>("feed_last()"))
-            .get_result(self.conn)
-            .or_storage()?;
-        repositories::events::event_id(last)
-    }
-}
-
-impl EventWriter for PgTx<'_> {
-    /// Appends to `pending_events`, taking no lock: the stamper gives the events their ids
-    /// once they have committed. Ids from a sequence at the append would follow the order
-    /// transactions ask, not the order they commit, and a follower could read event 43
-    /// before 42 commits, move past 42 and never see it; taking turns on one lock until the
-    /// commit prevented that, at the cost of every change of the cluster committing one at a
-    /// time.
-    fn append_events(
-        &mut self,
-        time: DateTime<Utc>,
-        cause: Option<&TraceParent>,
-        events: &[DomainEvent],
-    ) -> RepoResult<()> {
-        if events.is_empty() {
-            return Ok(());
-        }
-        let append = AppendEvents {
-            time,
-            traceparent: cause.map(|trace| trace.as_str().to_owned()),
-            types: events
-                .iter()
-                .map(|event| event.event_type().as_str().to_owned())
-                .collect(),
-            subjects: events.iter().map(DomainEvent::subject).collect(),
-            data: events.iter().map(DomainEvent::data).collect(),
-        };
-        let xids: Vec<i64> = append.get_results(self.conn).or_storage()?;
-        self.xid = xids.first().copied();
         Ok(())
     }
 }

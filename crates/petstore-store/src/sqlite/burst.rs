@@ -1,12 +1,17 @@
-//! What the jobs of one burst share, and how a job's store calls reach it.
+//! SQLite's bursts: what the jobs a thread of the executor (`executor.rs`) takes at once
+//! share, and how a job's store calls reach it.
 //!
-//! The executor (`executor.rs`) runs the jobs it takes from a queue at once as one burst:
-//! reads share one pooled connection and one read transaction ([`ReadBurst`]); writes share
+//! Reads share one pooled connection and one read transaction ([`ReadBurst`]); writes share
 //! one turn of the writer, each in a savepoint of its own, committed once after the last
-//! ([`WriteBurst`]). A job reaches its burst only through the [`JobStore`](crate::JobStore) it
-//! is handed: nothing ambient decides where a store call goes.
+//! ([`WriteBurst`]). A job reaches its burst only through the [`JobStore`] it is handed:
+//! nothing ambient decides where a store call goes.
+//!
+//! A few threads serving the work one after another beat one thread per call here: in WAL
+//! mode a read never waits for a writer, a hot database's pages are in memory, and every
+//! write goes through the one writer connection anyway.
 
 use std::cell::{Cell, RefCell};
+use std::sync::Arc;
 
 use petstore_core::{DomainError, RepoResult, Snapshot, Store, Transaction};
 
@@ -15,6 +20,71 @@ use super::snapshot::{self, Lent};
 use super::tx::SqliteTx;
 use super::writer::Turn;
 use crate::error::StoreError;
+use crate::job::{self, Bursts, JobStore, Lane, ReadJob, ThreadSpec, WriteJob};
+
+/// Reads one thread takes from the queue at once, at most: more would make the last of them
+/// wait longer for the others, for little more saved.
+const READ_BURST: usize = 16;
+
+impl SqliteStore {
+    /// One reader thread per core this process may use, at most 4 (a read is CPU work here,
+    /// and more threads than cores only switch between each other), and one writer (SQLite
+    /// has one writer connection; a second thread would only wait for it), taking as many
+    /// writes as may share one commit. No deadline: the store bounds every wait itself.
+    pub(crate) fn bursts(&self) -> Bursts {
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+        let (reading, writing) = (self.clone(), self.clone());
+        Bursts {
+            readers: ThreadSpec {
+                count: cores.min(4),
+                burst: READ_BURST,
+                run: Arc::new(move |jobs| run_reads(&reading, jobs)),
+            },
+            writers: ThreadSpec {
+                count: 1,
+                burst: super::writer::MAX_BATCH,
+                run: Arc::new(move |jobs| run_writes(&writing, jobs)),
+            },
+            deadline: None,
+        }
+    }
+}
+
+/// Runs the reads of a burst in one read transaction.
+fn run_reads(store: &SqliteStore, jobs: Vec<ReadJob>) {
+    let burst = ReadBurst::new(store);
+    for job in jobs {
+        job(JobStore::over(&burst));
+    }
+}
+
+/// Runs the writes of a burst in one turn of the writer, and answers them after it ends.
+///
+/// The turn must begin by the time its oldest write has waited the connection time-out: a
+/// write queued behind a burst that waited for another process's lock waits no longer than
+/// that in all. A write that has waited so long already answers so without running. If the
+/// writer cannot be taken in time (busy, another process's lock, `BEGIN` failed, the file
+/// gone), every write answers why at once, rather than each waiting as long again.
+fn run_writes(store: &SqliteStore, jobs: Vec<WriteJob>) {
+    let wait = store.write_wait();
+    let mut jobs = job::in_time(jobs, wait);
+    let Some(oldest) = jobs.iter().map(WriteJob::queued).min() else {
+        return;
+    };
+    match store.turn_by(oldest + wait) {
+        Ok(turn) => {
+            let burst = WriteBurst::new(store, turn);
+            for job in &mut jobs {
+                job.run(JobStore::over(&burst));
+            }
+            let outcome = burst.finish();
+            for job in jobs {
+                job.settle(outcome.as_ref().err());
+            }
+        }
+        Err(refused) => job::refuse(jobs, &refused),
+    }
+}
 
 /// One read transaction on one pooled connection, shared by the reads of a burst.
 ///
@@ -38,10 +108,6 @@ impl<'s> ReadBurst<'s> {
             conn: RefCell::new(None),
             busy: Cell::new(false),
         }
-    }
-
-    pub(crate) fn store(&self) -> &'s SqliteStore {
-        self.store
     }
 
     pub(crate) fn read<T>(
@@ -142,17 +208,74 @@ impl<'s> WriteBurst<'s> {
     }
 }
 
+impl Lane for ReadBurst<'_> {
+    fn run_read(
+        &self,
+        work: &mut dyn FnMut(&mut dyn Snapshot) -> RepoResult<()>,
+    ) -> RepoResult<()> {
+        ReadBurst::read(self, work)
+    }
+
+    /// The burst's reads share its transaction already.
+    fn run_read_one(
+        &self,
+        work: &mut dyn FnMut(&mut dyn Snapshot) -> RepoResult<()>,
+    ) -> RepoResult<()> {
+        ReadBurst::read(self, work)
+    }
+
+    /// A write in a burst of reads takes a turn of its own, as from any thread.
+    fn run_write(
+        &self,
+        work: &mut dyn FnMut(&mut dyn Transaction) -> RepoResult<()>,
+    ) -> RepoResult<()> {
+        self.store.write(work)
+    }
+}
+
+impl Lane for WriteBurst<'_> {
+    fn run_read(
+        &self,
+        work: &mut dyn FnMut(&mut dyn Snapshot) -> RepoResult<()>,
+    ) -> RepoResult<()> {
+        WriteBurst::read(self, work)
+    }
+
+    fn run_read_one(
+        &self,
+        work: &mut dyn FnMut(&mut dyn Snapshot) -> RepoResult<()>,
+    ) -> RepoResult<()> {
+        WriteBurst::read(self, work)
+    }
+
+    fn run_write(
+        &self,
+        work: &mut dyn FnMut(&mut dyn Transaction) -> RepoResult<()>,
+    ) -> RepoResult<()> {
+        WriteBurst::write(self, work)
+    }
+
+    #[cfg(test)]
+    fn write_sql(&self, sql: &str) -> RepoResult<()> {
+        use diesel::connection::SimpleConnection;
+        self.turn.borrow_mut().write(|conn| {
+            conn.batch_execute(sql)
+                .map_err(|e| StoreError::from(e).into())
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::{Arc, Mutex, mpsc};
     use std::time::Duration;
 
-    use diesel::connection::SimpleConnection;
     use petstore_core::{CategoryQuery, Name, NewCategory};
 
     use super::*;
     use crate::config::StoreConfig;
     use crate::executor::{Executor, Wake};
+    use crate::store::AnyStore;
 
     #[test]
     fn a_commit_that_fails_is_the_answer_of_every_write_of_the_burst() {
@@ -162,7 +285,7 @@ mod tests {
         let held = Arc::new(Mutex::new(Vec::new()));
         let holder = Arc::clone(&held);
         let wake: Wake = Arc::new(move |wake_up| holder.lock().unwrap().push(wake_up));
-        let executor = Executor::start(&store, wake).unwrap();
+        let executor = Executor::start(&AnyStore::Sqlite(store.clone()), wake).unwrap();
         let (answer, answered) = mpsc::channel();
         let first = answer.clone();
         executor.write(
@@ -175,15 +298,11 @@ mod tests {
         // A pet whose category does not exist, its check deferred to the commit.
         executor.write(
             |store: crate::JobStore<'_>| {
-                let burst = store.burst_of_writes().unwrap();
-                burst.turn.borrow_mut().write(|conn| {
-                    conn.batch_execute(
-                        "PRAGMA defer_foreign_keys = ON; \
-                         INSERT INTO pets (name, name_key, category_id, status) \
-                         VALUES ('Rex', 'rex', 999, 'available')",
-                    )
-                    .map_err(|e| StoreError::from(e).into())
-                })
+                store.write_sql(
+                    "PRAGMA defer_foreign_keys = ON; \
+                     INSERT INTO pets (name, name_key, category_id, status) \
+                     VALUES ('Rex', 'rex', 999, 'available')",
+                )
             },
             move |result| answer.send(result).unwrap(),
         );

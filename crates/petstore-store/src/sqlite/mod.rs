@@ -29,9 +29,9 @@ mod snapshot;
 pub(crate) mod writer;
 
 use crate::error::StoreError;
+use crate::stats::{PoolState, WriterStats};
 use tx::SqliteTx;
 use writer::GroupWriter;
-pub use writer::WriterStats;
 
 /// The SQLite migrations in `migrations/sqlite/`, compiled into the binary.
 pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/sqlite");
@@ -259,15 +259,6 @@ impl SqliteStore {
     pub fn writer_stats(&self) -> WriterStats {
         self.writer.stats()
     }
-}
-
-/// A snapshot of the connection pools.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PoolState {
-    /// Connections open.
-    pub connections: u32,
-    /// Of which idle.
-    pub idle: u32,
 }
 
 impl SqliteStore {

@@ -48,6 +48,7 @@ use petstore_core::{DomainError, Failure, RepoResult};
 use crate::config::StoreConfig;
 use crate::error::{StoreError, is_commit_in_doubt, is_disk_failure};
 use crate::sqlite::connect;
+use crate::stats::WriterStats;
 
 /// How much sooner than the `busy_timeout` a turn's deadline must be for its `BEGIN` to wait
 /// less: below it, a write may wait this much longer than its deadline, which saves two
@@ -179,18 +180,6 @@ fn unwind_to(conn: &mut SqliteConnection, level: u32) -> Result<(), DomainError>
             }
         }
     }
-}
-
-/// What counts a store's writes and commits, for metrics and tests.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct WriterStats {
-    /// Writes run.
-    pub writes: u64,
-    /// Transactions committed (fewer than writes when writes were grouped).
-    pub commits: u64,
-    /// Bursts of writes run again with savepoints after a run without them gave up
-    /// (PostgreSQL; always 0 on SQLite).
-    pub reruns: u64,
 }
 
 impl GroupWriter {

@@ -340,7 +340,7 @@ fn copy_pending_events(source: &mut Conn, target: &mut Conn) -> Result<u64, Stor
         "SELECT $1 + row_number() OVER (ORDER BY seq) AS id, time, type AS event_type, subject, \
          data, traceparent FROM pending_events ORDER BY seq",
     )
-    .bind::<BigInt, _>(postgres::event_id_position(c)?)
+    .bind::<BigInt, _>(postgres::feed::event_id_position(c)?)
     .load(c)?;
     for chunk in rows.chunks(usize::try_from(tables::CHUNK).unwrap_or(500)) {
         Events::insert(target, chunk)?;
@@ -459,7 +459,7 @@ pub(crate) fn id_position(conn: &mut Conn, table: &str) -> Result<i64, StoreErro
         .bind::<Text, _>(table)
         .get_result::<Position>(c)?,
         Conn::Pg(c) if table == Events::NAME => Position {
-            id: postgres::event_id_position(c)?,
+            id: postgres::feed::event_id_position(c)?,
         },
         Conn::Pg(c) => {
             let sequence = pg_sequence(c, table)?;
@@ -497,7 +497,7 @@ fn set_id_position(conn: &mut Conn, table: &str, position: i64) -> Result<(), St
                     .execute(c)?;
             }
         }
-        Conn::Pg(c) if table == Events::NAME => postgres::move_event_ids_past(c, position)?,
+        Conn::Pg(c) if table == Events::NAME => postgres::feed::move_event_ids_past(c, position)?,
         Conn::Pg(c) => {
             let sequence = pg_sequence(c, table)?;
             diesel::sql_query(format!(

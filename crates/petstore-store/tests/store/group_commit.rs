@@ -361,7 +361,8 @@ fn a_write_behind_another_process_lock_waits_no_longer_than_the_time_out_in_all(
     let mut other_process = petstore_store::connect(&store.config).unwrap();
     other_process.batch_execute("BEGIN IMMEDIATE").unwrap();
     let wake: petstore_store::Wake = std::sync::Arc::new(drop);
-    let executor = petstore_store::Executor::start(&sqlite, wake).unwrap();
+    let executor =
+        petstore_store::Executor::start(&petstore_store::AnyStore::Sqlite(sqlite), wake).unwrap();
     let queue = |text: &'static str| {
         let (answer, answered) = mpsc::channel();
         let queued = Instant::now();

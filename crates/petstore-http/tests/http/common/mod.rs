@@ -86,7 +86,7 @@ pub(crate) fn fresh_state() -> (AppState, Arc<ManualClock>, TestDatabase) {
     let database = TestDatabase::new("api");
     let store = AnyStore::open(&database.config()).unwrap();
     let clock = Arc::new(ManualClock::new(now()));
-    let state = AppState::new(store, clock.clone());
+    let state = AppState::new(store, clock.clone()).unwrap();
     (state, clock, database)
 }
 

@@ -104,6 +104,11 @@ pub(crate) struct HeldExecutor {
 
 impl HeldExecutor {
     pub(crate) fn start(store: &SqliteStore) -> Self {
+        Self::start_any(&petstore_store::AnyStore::Sqlite(store.clone()))
+    }
+
+    /// [`start`](Self::start) for either backend.
+    pub(crate) fn start_any(store: &petstore_store::AnyStore) -> Self {
         let wake_ups = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let held = std::sync::Arc::clone(&wake_ups);
         let wake: petstore_store::Wake = std::sync::Arc::new(move |wake_up| {

@@ -1,0 +1,267 @@
+//! Work handed to the store's threads ([`crate::Executor`]), the store each piece of it is
+//! given ([`JobStore`]), and what a backend tells the executor of its bursts ([`Bursts`]).
+//!
+//! This module names no backend: each backend's burst runner (`sqlite/burst.rs`,
+//! `postgres/burst.rs`) takes the jobs defined here and hands each a `JobStore` over the
+//! burst it runs in, and the executor only queues jobs and starts threads.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use petstore_core::{DomainError, Failure, RepoResult, Snapshot, Store, Transaction};
+
+/// A queued read: runs its work on the burst's store and answers at once.
+pub(crate) type ReadJob = Box<dyn for<'b> FnOnce(JobStore<'b>) + Send>;
+
+/// A queued write, and when it was queued: a write waits for a writer at most the store's
+/// connection time-out from then, whatever was queued before it.
+pub(crate) struct WriteJob {
+    queued: Instant,
+    write: Box<dyn QueuedWrite>,
+}
+
+/// A write's work and its caller's answer, type-erased for the queue. The work may run more
+/// than once: a PostgreSQL burst that gives up its shared transaction runs each job again in
+/// a transaction of its own (`postgres/burst.rs`). Only the last run's result is answered,
+/// and only after the commit its writes went into.
+trait QueuedWrite: Send {
+    /// Runs the work on `store`, keeping its result in place of any earlier run's.
+    fn run(&mut self, store: JobStore<'_>);
+    /// Answers the last run's result, or `failed` (the commit's failure) in place of a value.
+    /// A work that panicked in its last run is not answered: its answer is dropped.
+    fn settle(self: Box<Self>, failed: Option<&DomainError>);
+    /// Answers `refused` without running.
+    fn refuse(self: Box<Self>, refused: &DomainError);
+}
+
+struct Write<W, A, T> {
+    work: W,
+    answer: A,
+    /// The last run's result; `None` before a run and after one that panicked.
+    result: Option<RepoResult<T>>,
+}
+
+impl<W, A, T> QueuedWrite for Write<W, A, T>
+where
+    W: for<'b> FnMut(JobStore<'b>) -> RepoResult<T> + Send,
+    A: FnOnce(RepoResult<T>) + Send,
+    T: Send,
+{
+    fn run(&mut self, store: JobStore<'_>) {
+        self.result = catch_unwind(AssertUnwindSafe(|| (self.work)(store))).ok();
+    }
+
+    fn settle(self: Box<Self>, failed: Option<&DomainError>) {
+        let Some(result) = self.result else {
+            return;
+        };
+        (self.answer)(match (result, failed) {
+            (Ok(_), Some(failure)) => Err(failure.clone()),
+            (result, _) => result,
+        });
+    }
+
+    fn refuse(self: Box<Self>, refused: &DomainError) {
+        (self.answer)(Err(refused.clone()));
+    }
+}
+
+impl WriteJob {
+    pub(crate) fn new<T: Send + 'static>(
+        work: impl for<'b> FnMut(JobStore<'b>) -> RepoResult<T> + Send + 'static,
+        answer: impl FnOnce(RepoResult<T>) + Send + 'static,
+    ) -> Self {
+        Self {
+            queued: Instant::now(),
+            write: Box::new(Write {
+                work,
+                answer,
+                result: None,
+            }),
+        }
+    }
+
+    /// When the job was queued.
+    pub(crate) fn queued(&self) -> Instant {
+        self.queued
+    }
+
+    /// Runs the job's work on `store`; its result replaces any earlier run's.
+    pub(crate) fn run(&mut self, store: JobStore<'_>) {
+        self.write.run(store);
+    }
+
+    /// Answers the last run's result, or `failed` (the failure of the commit its writes went
+    /// into) in place of a value.
+    pub(crate) fn settle(self, failed: Option<&DomainError>) {
+        self.write.settle(failed);
+    }
+
+    /// Answers `refused` without running.
+    pub(crate) fn refuse(self, refused: &DomainError) {
+        self.write.refuse(refused);
+    }
+}
+
+/// Answers each of `jobs` with `refused`, without running it.
+pub(crate) fn refuse(jobs: Vec<WriteJob>, refused: &DomainError) {
+    for job in jobs {
+        job.refuse(refused);
+    }
+}
+
+/// The jobs that have waited less than `wait`; the others answer so at once, without running.
+pub(crate) fn in_time(jobs: Vec<WriteJob>, wait: Duration) -> Vec<WriteJob> {
+    let now = Instant::now();
+    let (late, jobs): (Vec<WriteJob>, Vec<WriteJob>) =
+        jobs.into_iter().partition(|job| job.queued + wait <= now);
+    if !late.is_empty() {
+        let waited = DomainError::Unavailable(Failure::new(format!(
+            "the write waited {wait:?} for the database's writer"
+        )));
+        refuse(late, &waited);
+    }
+    jobs
+}
+
+/// Runs the jobs one thread took at once as one burst.
+pub(crate) type Runner<J> = Arc<dyn Fn(Vec<J>) + Send + Sync>;
+
+/// What a backend's threads are: how many, how many jobs each takes at once, what runs the
+/// jobs it took, and by when its calls must be answered.
+pub(crate) struct Bursts {
+    pub(crate) readers: ThreadSpec<ReadJob>,
+    pub(crate) writers: ThreadSpec<WriteJob>,
+    /// How long a caller waits for an answer in all, where the backend's waits are not
+    /// bounded by this process (the network to a server): `None` on SQLite.
+    pub(crate) deadline: Option<Duration>,
+}
+
+/// One kind of thread: how many, the most jobs each takes at once, and what runs them.
+pub(crate) struct ThreadSpec<J> {
+    pub(crate) count: usize,
+    pub(crate) burst: usize,
+    pub(crate) run: Runner<J>,
+}
+
+/// Where a [`JobStore`]'s calls go: a burst of one backend, or a store itself. The methods
+/// take type-erased work so that `JobStore` names no backend; it gives the work back its
+/// types.
+pub(crate) trait Lane {
+    fn run_read(&self, work: &mut dyn FnMut(&mut dyn Snapshot) -> RepoResult<()>)
+    -> RepoResult<()>;
+    fn run_read_one(
+        &self,
+        work: &mut dyn FnMut(&mut dyn Snapshot) -> RepoResult<()>,
+    ) -> RepoResult<()>;
+    fn run_write(
+        &self,
+        work: &mut dyn FnMut(&mut dyn Transaction) -> RepoResult<()>,
+    ) -> RepoResult<()>;
+    /// Runs raw SQL in the burst's write transaction (tests that break a commit on purpose).
+    #[cfg(test)]
+    fn write_sql(&self, _sql: &str) -> RepoResult<()> {
+        Err(DomainError::Storage("not a burst of writes".into()))
+    }
+}
+
+/// The store one piece of work runs on: a [`Store`] whose calls go where the work was sent.
+/// The executor hands one to each job over the burst it runs in (reads sharing one read
+/// transaction, writes sharing one transaction and its commit); [`JobStore::direct`] gives
+/// every call a transaction of its own, for work run anywhere else.
+#[derive(Clone, Copy)]
+pub struct JobStore<'a>(&'a dyn Lane);
+
+impl<'a> JobStore<'a> {
+    /// `store` itself: each read and write in a transaction of its own.
+    pub fn direct(store: &'a crate::AnyStore) -> Self {
+        Self(store)
+    }
+
+    pub(crate) fn over(lane: &'a dyn Lane) -> Self {
+        Self(lane)
+    }
+
+    #[cfg(test)]
+    pub(crate) fn write_sql(self, sql: &str) -> RepoResult<()> {
+        self.0.write_sql(sql)
+    }
+}
+
+impl std::fmt::Debug for JobStore<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JobStore").finish_non_exhaustive()
+    }
+}
+
+/// What a lane answers when it returns without having run the work it was given: a bug in
+/// the lane, answered as a storage failure rather than a panic.
+fn not_run() -> DomainError {
+    DomainError::Storage("a store call returned without running its work".into())
+}
+
+impl Store for JobStore<'_> {
+    fn read<T>(&self, work: impl FnOnce(&mut dyn Snapshot) -> RepoResult<T>) -> RepoResult<T> {
+        let (mut work, mut value) = (Some(work), None);
+        self.0.run_read(&mut |snapshot| {
+            let work = work.take().ok_or_else(not_run)?;
+            value = Some(work(snapshot)?);
+            Ok(())
+        })?;
+        value.ok_or_else(not_run)
+    }
+
+    fn write<T>(
+        &self,
+        mut work: impl FnMut(&mut dyn Transaction) -> RepoResult<T>,
+    ) -> RepoResult<T> {
+        let mut value = None;
+        self.0.run_write(&mut |tx| {
+            value = None;
+            value = Some(work(tx)?);
+            Ok(())
+        })?;
+        value.ok_or_else(not_run)
+    }
+
+    fn read_one<T>(&self, work: impl FnOnce(&mut dyn Snapshot) -> RepoResult<T>) -> RepoResult<T> {
+        let (mut work, mut value) = (Some(work), None);
+        self.0.run_read_one(&mut |snapshot| {
+            let work = work.take().ok_or_else(not_run)?;
+            value = Some(work(snapshot)?);
+            Ok(())
+        })?;
+        value.ok_or_else(not_run)
+    }
+}
+
+/// Makes a store a lane of its own, each call in a transaction of its own (a blanket impl
+/// over every `Store` would stand in the way of the bursts' own).
+macro_rules! store_lane {
+    ($store:ty) => {
+        impl $crate::job::Lane for $store {
+            fn run_read(
+                &self,
+                work: &mut dyn FnMut(&mut dyn petstore_core::Snapshot) -> RepoResult<()>,
+            ) -> RepoResult<()> {
+                petstore_core::Store::read(self, work)
+            }
+
+            fn run_read_one(
+                &self,
+                work: &mut dyn FnMut(&mut dyn petstore_core::Snapshot) -> RepoResult<()>,
+            ) -> RepoResult<()> {
+                petstore_core::Store::read_one(self, work)
+            }
+
+            fn run_write(
+                &self,
+                work: &mut dyn FnMut(&mut dyn petstore_core::Transaction) -> RepoResult<()>,
+            ) -> RepoResult<()> {
+                petstore_core::Store::write(self, work)
+            }
+        }
+    };
+}
+pub(crate) use store_lane;
