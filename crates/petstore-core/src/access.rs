@@ -13,6 +13,7 @@ use subtle::ConstantTimeEq;
 
 use crate::error::DomainError;
 use crate::ids::{KeyId, OwnerId};
+use crate::permission::Permission;
 use crate::query::OrderScope;
 use crate::validation::ValidationError;
 use crate::values::Name;
@@ -68,17 +69,6 @@ impl FromStr for Role {
             .find(|role| role.as_str() == text)
             .ok_or_else(|| ValidationError::new("role", "must be one of admin, staff, customer"))
     }
-}
-
-/// What an operation requires of its caller.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Permission {
-    /// Read the catalogue and inventory; place, list, read and cancel one's own orders. Any key.
-    Shop,
-    /// Change the catalogue and inventory; see, complete and cancel every order. Staff, admin.
-    ManageStore,
-    /// Manage API keys and webhook subscriptions. Admin.
-    Administer,
 }
 
 /// Who asks for a use case. Every use case whose answer depends on the caller takes one, and

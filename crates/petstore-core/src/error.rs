@@ -8,9 +8,9 @@ use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
-use crate::access::Permission;
 use crate::ids::{CategoryId, OrderId, PetId};
 use crate::model::PetStatus;
+use crate::permission::Permission;
 use crate::validation::ValidationError;
 
 /// The kinds of resource a [`DomainError::NotFound`] can be about.

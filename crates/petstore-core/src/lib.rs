@@ -67,6 +67,7 @@ mod memory;
 mod model;
 #[cfg(feature = "openapi")]
 pub mod openapi;
+mod permission;
 mod precondition;
 mod query;
 mod repository;
@@ -79,7 +80,7 @@ mod validation;
 mod values;
 mod webhooks;
 
-pub use access::{ApiKey, Caller, KeySecret, NewApiKey, Permission, Role, StoredKey, hashes_match};
+pub use access::{ApiKey, Caller, KeySecret, NewApiKey, Role, StoredKey, hashes_match};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::{DomainError, Failure, Resource};
 pub use events::{DomainEvent, Event, EventType};
@@ -90,6 +91,7 @@ pub use model::{
     Category, InventoryItem, InventoryUpdate, NewCategory, NewOrder, NewPet, Order, OrderPatch,
     Pet, PetStatus,
 };
+pub use permission::Permission;
 pub use precondition::{Always, Precondition};
 pub use query::{
     CategoryQuery, InventoryQuery, KeyQuery, OrderQuery, OrderScope, Page, PetQuery, fold_case,

@@ -283,8 +283,22 @@ pub struct InventoryItem {
 pub struct InventoryUpdate {
     /// The new level.
     #[serde(deserialize_with = "settable_stock")]
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::settable_stock_schema))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = settable_stock_schema))]
     pub quantity: Stock,
+}
+
+/// The schema of a stock level a client sets: 0 to 1,000,000 (beside the type it describes,
+/// so that the model does not depend on the schemas module, which depends on it).
+#[cfg(feature = "openapi")]
+fn settable_stock_schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+    use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, SchemaFormat, Type};
+    ObjectBuilder::new()
+        .schema_type(Type::Integer)
+        .format(Some(SchemaFormat::KnownFormat(KnownFormat::Int64)))
+        .minimum(Some(0))
+        .maximum(Some(Stock::MAX_SETTABLE))
+        .description(Some("The new number of units in stock: 0 to 1000000."))
+        .into()
 }
 
 fn settable_stock<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Stock, D::Error> {

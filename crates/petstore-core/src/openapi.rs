@@ -154,17 +154,6 @@ impl PartialSchema for Stock {
 
 impl ToSchema for Stock {}
 
-/// The schema of a stock level a client sets: 0 to 1,000,000.
-pub fn settable_stock_schema() -> RefOr<Schema> {
-    ObjectBuilder::new()
-        .schema_type(Type::Integer)
-        .format(Some(SchemaFormat::KnownFormat(KnownFormat::Int64)))
-        .minimum(Some(0))
-        .maximum(Some(Stock::MAX_SETTABLE))
-        .description(Some("The new number of units in stock: 0 to 1000000."))
-        .into()
-}
-
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;

@@ -168,17 +168,12 @@ pub(crate) trait Lane {
 
 /// The store one piece of work runs on: a [`Store`] whose calls go where the work was sent.
 /// The executor hands one to each job over the burst it runs in (reads sharing one read
-/// transaction, writes sharing one transaction and its commit); [`JobStore::direct`] gives
-/// every call a transaction of its own, for work run anywhere else.
+/// transaction, writes sharing one transaction and its commit), or over the backend's store
+/// itself (each call in a transaction of its own).
 #[derive(Clone, Copy)]
 pub struct JobStore<'a>(&'a dyn Lane);
 
 impl<'a> JobStore<'a> {
-    /// `store` itself: each read and write in a transaction of its own.
-    pub fn direct(store: &'a crate::AnyStore) -> Self {
-        Self(store)
-    }
-
     pub(crate) fn over(lane: &'a dyn Lane) -> Self {
         Self(lane)
     }

@@ -102,5 +102,3 @@ pub fn migrate(config: &StoreConfig) -> Result<Vec<String>, StoreError> {
         Database::Postgres(_) => migrate_postgres(config),
     }
 }
-
-crate::job::store_lane!(AnyStore);

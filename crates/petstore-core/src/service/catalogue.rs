@@ -1,13 +1,14 @@
 //! The catalogue's use cases: categories and pets. Changes are staff decisions.
 
 use super::{Service, existing_category, existing_pet, known_category, pet_stock, require};
-use crate::access::{Caller, Permission};
+use crate::access::Caller;
 use crate::clock::Clock;
 use crate::error::{DomainError, Resource};
 use crate::events::DomainEvent;
 use crate::idempotency::{Idempotent, Outcome};
 use crate::ids::{CategoryId, PetId};
 use crate::model::{Category, NewCategory, NewPet, Pet};
+use crate::permission::Permission;
 use crate::precondition::Precondition;
 use crate::query::{CategoryQuery, Page, PetQuery};
 use crate::repository::Store;

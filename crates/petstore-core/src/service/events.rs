@@ -1,11 +1,12 @@
 //! The event feed's use cases (staff): where it ends, and what came after a position.
 
 use super::Service;
-use crate::access::{Caller, Permission};
+use crate::access::Caller;
 use crate::clock::Clock;
 use crate::error::DomainError;
 use crate::events::Event;
 use crate::ids::EventId;
+use crate::permission::Permission;
 use crate::repository::Store;
 use crate::values::PageSize;
 

@@ -1,11 +1,12 @@
 //! The inventory's use cases: reading stock, and setting it (which moves the pet's status).
 
 use super::{Service, apply, pet_stock, require};
-use crate::access::{Caller, Permission};
+use crate::access::Caller;
 use crate::clock::Clock;
 use crate::error::{DomainError, Resource};
 use crate::ids::PetId;
 use crate::model::InventoryItem;
+use crate::permission::Permission;
 use crate::precondition::Precondition;
 use crate::query::{InventoryQuery, Page};
 use crate::repository::Store;

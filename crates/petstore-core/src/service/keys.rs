@@ -2,10 +2,11 @@
 //! first admin key.
 
 use super::{Service, require};
-use crate::access::{ApiKey, Caller, KeySecret, NewApiKey, Permission, Role, hashes_match};
+use crate::access::{ApiKey, Caller, KeySecret, NewApiKey, Role, hashes_match};
 use crate::clock::Clock;
 use crate::error::{DomainError, Resource};
 use crate::ids::KeyId;
+use crate::permission::Permission;
 use crate::precondition::Precondition;
 use crate::query::{KeyQuery, Page};
 use crate::repository::Store;

@@ -2,13 +2,14 @@
 //! orders (another's order does not exist for it), and only staff update orders.
 
 use super::{Service, apply, order_pet, pet_stock, require};
-use crate::access::{Caller, Permission};
+use crate::access::Caller;
 use crate::clock::Clock;
 use crate::error::{DomainError, Resource};
 use crate::events::DomainEvent;
 use crate::idempotency::{Idempotent, Outcome};
 use crate::ids::OrderId;
 use crate::model::{NewOrder, Order, OrderPatch};
+use crate::permission::Permission;
 use crate::precondition::Precondition;
 use crate::query::{OrderQuery, OrderScope, Page};
 use crate::repository::{Snapshot, Store};

@@ -8,10 +8,11 @@
 use chrono::{DateTime, TimeDelta, Utc};
 
 use super::{Service, require};
-use crate::access::{Caller, Permission};
+use crate::access::Caller;
 use crate::clock::Clock;
 use crate::error::{DomainError, Resource};
 use crate::ids::{EventId, WebhookId};
+use crate::permission::Permission;
 use crate::precondition::Precondition;
 use crate::query::Page;
 use crate::repository::Store;

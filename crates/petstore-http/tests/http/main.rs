@@ -11,6 +11,7 @@ mod auth;
 mod cli;
 mod conditional;
 mod events;
+mod house_rules;
 mod moving;
 mod nodes;
 mod observability;

@@ -50,6 +50,10 @@ use crate::error::{StoreError, is_commit_in_doubt, is_disk_failure};
 use crate::sqlite::connect;
 use crate::stats::WriterStats;
 
+mod turn;
+
+pub(crate) use turn::Turn;
+
 /// How much sooner than the `busy_timeout` a turn's deadline must be for its `BEGIN` to wait
 /// less: below it, a write may wait this much longer than its deadline, which saves two
 /// statements a burst when nothing waits for long.
@@ -455,76 +459,5 @@ impl GroupWriter {
         lock(&self.state).conn = Some(conn);
         self.turn.notify_one();
         outcome
-    }
-}
-
-/// One writer's time with the connection, in the open batch ([`GroupWriter::turn`]). Its
-/// writes return before the batch commits; [`finish`](Self::finish) leaves and answers the
-/// batch's outcome, which is every one of them: until then, none may be acknowledged.
-pub(crate) struct Turn {
-    writer: Arc<GroupWriter>,
-    /// `None` once the turn has left.
-    conn: Option<SqliteConnection>,
-    batch: Arc<Batch>,
-}
-
-impl Turn {
-    /// Runs `work` in a savepoint of its own: kept if it succeeds, undone alone if it fails or
-    /// panics (the panic goes on once the connection is back at the batch's level).
-    pub(crate) fn write<T>(
-        &mut self,
-        work: impl FnOnce(&mut SqliteConnection) -> RepoResult<T>,
-    ) -> RepoResult<T> {
-        match self.savepoint(work) {
-            Err(panic) => resume_unwind(panic),
-            Ok(result) => result.and_then(|value| value),
-        }
-    }
-
-    /// [`write`](Self::write), with a panic of `work` handed back instead of resumed.
-    fn savepoint<T>(
-        &mut self,
-        work: impl FnOnce(&mut SqliteConnection) -> RepoResult<T>,
-    ) -> std::thread::Result<Result<RepoResult<T>, DomainError>> {
-        let Self {
-            writer,
-            conn,
-            batch,
-        } = self;
-        match conn {
-            Some(conn) => writer.in_savepoint(conn, batch, work),
-            None => Ok(Err(turn_over())),
-        }
-    }
-
-    /// The batch's connection, for reads that must see the writes made before them (which no
-    /// other connection sees before the commit).
-    pub(crate) fn connection(&mut self) -> Option<&mut SqliteConnection> {
-        self.conn.as_mut()
-    }
-
-    /// Leaves the connection: hands the open batch to a writer waiting for it, or commits it;
-    /// then waits for the batch's outcome, which is that of every write of the turn.
-    pub(crate) fn finish(mut self) -> Result<(), DomainError> {
-        self.leave()
-    }
-
-    fn leave(&mut self) -> Result<(), DomainError> {
-        let conn = self.conn.take().ok_or_else(turn_over)?;
-        self.writer.leave(conn, &self.batch)
-    }
-}
-
-fn turn_over() -> DomainError {
-    DomainError::Storage("the writer's turn is over".into())
-}
-
-/// A turn dropped unfinished (a panic on its way) still leaves, so that the connection and the
-/// batch go on.
-impl Drop for Turn {
-    fn drop(&mut self) {
-        if self.conn.is_some() {
-            let _ = self.leave();
-        }
     }
 }

@@ -12,55 +12,23 @@
 //! for a pet that is gone) are off while the rows go in: the rows are copied as they are,
 //! counts included, and a complete order may outlive its pet.
 
+mod conn;
 mod tables;
 
 use std::path::Path;
 
-use diesel::connection::{AnsiTransactionManager as Manager, SimpleConnection, TransactionManager};
-use diesel::pg::PgConnection;
+use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Text};
-use diesel::sqlite::SqliteConnection;
-use diesel_migrations::MigrationHarness;
+use diesel::sql_types::BigInt;
 
 use crate::config::{Database, StoreConfig};
 use crate::error::StoreError;
-use crate::postgres::{self, PG_MIGRATIONS, connect_postgres, migrate_postgres};
-use crate::sqlite::{MIGRATIONS, connect, migrate_sqlite};
+use crate::postgres::{self, connect_postgres, migrate_postgres};
+use crate::sqlite::{connect, migrate_sqlite};
+pub(crate) use conn::{Conn, id_position, max_id};
+use conn::{in_snapshot, in_transaction, restore_triggers, set_id_position, suspend_triggers};
 pub(crate) use tables::on_backend;
 use tables::{Categories, Deliveries, Events, Idempotency, Keys, Orders, Pets, Table, Webhooks};
-
-/// A connection to either backend.
-pub(crate) enum Conn {
-    Sqlite(SqliteConnection),
-    Pg(PgConnection),
-}
-
-impl Conn {
-    /// A connection to the database of `config`, which must exist: this never creates one.
-    pub(crate) fn to_existing(config: &StoreConfig) -> Result<Self, StoreError> {
-        let mut config = config.clone();
-        config.create = false;
-        Ok(match &config.database {
-            Database::Sqlite(_) => Conn::Sqlite(connect(&config)?),
-            Database::Postgres(_) => Conn::Pg(connect_postgres(&config)?),
-        })
-    }
-
-    /// The names of this version's migrations the database has not had.
-    pub(crate) fn pending_migrations(&mut self) -> Result<Vec<String>, StoreError> {
-        fn names<DB: diesel::backend::Backend>(
-            pending: Vec<Box<dyn diesel::migration::Migration<DB> + '_>>,
-        ) -> Vec<String> {
-            pending.iter().map(|m| m.name().to_string()).collect()
-        }
-        match self {
-            Conn::Sqlite(c) => c.pending_migrations(MIGRATIONS).map(names),
-            Conn::Pg(c) => c.pending_migrations(PG_MIGRATIONS).map(names),
-        }
-        .map_err(|e| StoreError::Migration(e.to_string()))
-    }
-}
 
 /// What a copy has done so far, for a progress display.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -270,43 +238,6 @@ fn open_target(config: &StoreConfig) -> Result<Conn, StoreError> {
     }
 }
 
-/// Runs `work` in one transaction begun with `sqlite` or `pg` (by the backend), committed if
-/// `work` succeeds and rolled back otherwise.
-fn in_transaction<T>(
-    conn: &mut Conn,
-    begin: (&str, &str),
-    work: impl FnOnce(&mut Conn) -> Result<T, StoreError>,
-) -> Result<T, StoreError> {
-    match conn {
-        Conn::Sqlite(c) => Manager::begin_transaction_sql(c, begin.0)?,
-        Conn::Pg(c) => Manager::begin_transaction_sql(c, begin.1)?,
-    }
-    match work(conn) {
-        Ok(value) => {
-            on_backend!(&mut *conn, |c| Manager::commit_transaction(c))?;
-            Ok(value)
-        }
-        Err(error) => {
-            let _ = on_backend!(&mut *conn, |c| Manager::rollback_transaction(c));
-            Err(error)
-        }
-    }
-}
-
-/// Runs `work` in one consistent snapshot of the source: on SQLite a deferred transaction
-/// (its first read takes the snapshot, and it takes no lock that would stop the service's
-/// writer); on PostgreSQL `REPEATABLE READ READ ONLY`.
-fn in_snapshot<T>(
-    conn: &mut Conn,
-    work: impl FnOnce(&mut Conn) -> Result<T, StoreError>,
-) -> Result<T, StoreError> {
-    in_transaction(
-        conn,
-        ("BEGIN", "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"),
-        work,
-    )
-}
-
 /// Runs `work` in one write transaction of the target, with its triggers off and (on
 /// PostgreSQL) its ids writable.
 fn write_all<T>(
@@ -319,14 +250,6 @@ fn write_all<T>(
         restore_triggers(conn, &triggers)?;
         Ok(value)
     })
-}
-
-#[derive(QueryableByName)]
-struct Trigger {
-    #[diesel(sql_type = Text)]
-    name: String,
-    #[diesel(sql_type = Text)]
-    sql: String,
 }
 
 /// Copies the events a PostgreSQL source had committed but not yet stamped
@@ -346,59 +269,6 @@ fn copy_pending_events(source: &mut Conn, target: &mut Conn) -> Result<u64, Stor
         Events::insert(target, chunk)?;
     }
     Ok(rows.len() as u64)
-}
-
-/// Turns the target's triggers off for the copy. SQLite cannot disable a trigger: they are
-/// dropped, and created again from their own text by [`restore_triggers`], in the same
-/// transaction. PostgreSQL disables them, and lets the copy write the ids of its identity
-/// columns (which the service leaves to the database).
-fn suspend_triggers(conn: &mut Conn) -> Result<Vec<Trigger>, StoreError> {
-    match conn {
-        Conn::Sqlite(c) => {
-            let triggers: Vec<Trigger> = diesel::sql_query(
-                "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' ORDER BY name",
-            )
-            .load(c)?;
-            for trigger in &triggers {
-                c.batch_execute(&format!("DROP TRIGGER \"{}\"", trigger.name))?;
-            }
-            Ok(triggers)
-        }
-        Conn::Pg(c) => {
-            for table in &TABLES {
-                let name = table.name;
-                c.batch_execute(&format!("ALTER TABLE {name} DISABLE TRIGGER USER"))?;
-                if table.pg_identity {
-                    c.batch_execute(&format!(
-                        "ALTER TABLE {name} ALTER COLUMN id SET GENERATED BY DEFAULT"
-                    ))?;
-                }
-            }
-            Ok(Vec::new())
-        }
-    }
-}
-
-fn restore_triggers(conn: &mut Conn, triggers: &[Trigger]) -> Result<(), StoreError> {
-    match conn {
-        Conn::Sqlite(c) => {
-            for trigger in triggers {
-                c.batch_execute(&trigger.sql)?;
-            }
-        }
-        Conn::Pg(c) => {
-            for table in &TABLES {
-                let name = table.name;
-                c.batch_execute(&format!("ALTER TABLE {name} ENABLE TRIGGER USER"))?;
-                if table.pg_identity {
-                    c.batch_execute(&format!(
-                        "ALTER TABLE {name} ALTER COLUMN id SET GENERATED ALWAYS"
-                    ))?;
-                }
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Refuses a target that holds any row, naming the first table that does.
@@ -441,85 +311,4 @@ fn copy_table<T: Table>(
         chunk = T::chunk(source, chunk.last())?;
     }
     Ok(done)
-}
-
-#[derive(QueryableByName)]
-struct Position {
-    #[diesel(sql_type = BigInt)]
-    id: i64,
-}
-
-/// The last id `table`'s sequence gave (0 if none): above every row there now, and above
-/// those deleted since.
-pub(crate) fn id_position(conn: &mut Conn, table: &str) -> Result<i64, StoreError> {
-    let position = match conn {
-        Conn::Sqlite(c) => diesel::sql_query(
-            "SELECT COALESCE(MAX(seq), 0) AS id FROM sqlite_sequence WHERE name = ?",
-        )
-        .bind::<Text, _>(table)
-        .get_result::<Position>(c)?,
-        Conn::Pg(c) if table == Events::NAME => Position {
-            id: postgres::feed::event_id_position(c)?,
-        },
-        Conn::Pg(c) => {
-            let sequence = pg_sequence(c, table)?;
-            diesel::sql_query(format!(
-                "SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS id FROM {sequence}"
-            ))
-            .get_result::<Position>(c)?
-        }
-    };
-    Ok(position.id)
-}
-
-/// The largest id of `table`, or 0.
-pub(crate) fn max_id(conn: &mut Conn, table: &str) -> Result<i64, StoreError> {
-    let sql = format!("SELECT COALESCE(MAX(id), 0) AS id FROM {table}");
-    let largest = on_backend!(conn, |c| diesel::sql_query(&sql).get_result::<Position>(c))?;
-    Ok(largest.id)
-}
-
-/// Moves `table`'s sequence to `position`: its next id is above it.
-fn set_id_position(conn: &mut Conn, table: &str, position: i64) -> Result<(), StoreError> {
-    if position < 1 {
-        return Ok(());
-    }
-    match conn {
-        Conn::Sqlite(c) => {
-            let moved = diesel::sql_query("UPDATE sqlite_sequence SET seq = ? WHERE name = ?")
-                .bind::<BigInt, _>(position)
-                .bind::<Text, _>(table)
-                .execute(c)?;
-            if moved == 0 {
-                diesel::sql_query("INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)")
-                    .bind::<Text, _>(table)
-                    .bind::<BigInt, _>(position)
-                    .execute(c)?;
-            }
-        }
-        Conn::Pg(c) if table == Events::NAME => postgres::feed::move_event_ids_past(c, position)?,
-        Conn::Pg(c) => {
-            let sequence = pg_sequence(c, table)?;
-            diesel::sql_query(format!(
-                "SELECT setval('{sequence}', $1) IS NOT NULL AS set"
-            ))
-            .bind::<BigInt, _>(position)
-            .execute(c)?;
-        }
-    }
-    Ok(())
-}
-
-/// The name of the sequence behind `table`'s id, as PostgreSQL quotes it.
-fn pg_sequence(conn: &mut PgConnection, table: &str) -> Result<String, StoreError> {
-    #[derive(QueryableByName)]
-    struct Name {
-        #[diesel(sql_type = diesel::sql_types::Nullable<Text>)]
-        name: Option<String>,
-    }
-    diesel::sql_query("SELECT pg_get_serial_sequence($1, 'id') AS name")
-        .bind::<Text, _>(table)
-        .get_result::<Name>(conn)?
-        .name
-        .ok_or_else(|| StoreError::Corrupt(format!("{table}.id has no sequence")))
 }

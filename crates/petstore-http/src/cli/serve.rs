@@ -1,161 +1,25 @@
-//! The `petstore` command line: flags with environment twins (the flag wins).
+//! `petstore serve`: its flags, the first admin key, the connection cap, and the server's
+//! life until a stop signal.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::HttpServer;
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::Args;
 use std::num::NonZeroU32;
 
 use anyhow::{Context, anyhow};
-use petstore_core::{
-    Always, Bootstrap, Caller, KeyId, KeyQuery, KeySecret, Name, NewApiKey, PageSize, RetryPolicy,
-    Role, Service, Settings, SystemClock,
-};
-use petstore_store::{AnyStore, Database, Durability, StoreConfig};
+use petstore_core::{Bootstrap, KeySecret, RetryPolicy, Settings, SystemClock};
+use petstore_store::AnyStore;
 
+use super::{DatabaseArgs, LogFormat};
 use crate::app::{DEFAULT_RATE, HttpLimits, app};
 use crate::auth::{RateLimits, generate_secret, random_bytes};
 use crate::cors::CorsOrigins;
 use crate::delivery::DeliverySettings;
 use crate::state::AppState;
 use crate::traces::Traces;
-
-/// The pet store service: a JSON HTTP API under /v1 on an embedded SQLite database or on
-/// PostgreSQL.
-#[derive(Debug, Parser)]
-#[command(name = "petstore", version, about, long_about = None)]
-pub struct Cli {
-    /// What to do.
-    #[command(subcommand)]
-    pub command: Command,
-    /// Log format.
-    #[arg(long, env = "PETSTORE_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text, global = true)]
-    pub log_format: LogFormat,
-}
-
-/// The log formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum LogFormat {
-    /// Human-readable lines.
-    Text,
-    /// One JSON object per line.
-    Json,
-}
-
-/// The subcommands.
-#[derive(Debug, Subcommand)]
-pub enum Command {
-    /// Start the HTTP service (creating and migrating the database if needed).
-    // Boxed: the service's flags outweigh every other command's by far.
-    Serve(Box<ServeArgs>),
-    /// Create the database if needed, apply pending migrations, and exit.
-    Migrate(DatabaseArgs),
-    /// Manage API keys directly in the database (works while the service runs).
-    Keys {
-        /// What to do with keys.
-        #[command(subcommand)]
-        action: KeysCommand,
-        /// The database.
-        #[command(flatten)]
-        database: DatabaseArgs,
-    },
-    /// Print the OpenAPI document (what `GET /openapi.json` serves), for generating clients
-    /// and linting without a running service.
-    Openapi,
-    /// Copy the whole database, as one consistent snapshot, into a new SQLite file: safe while
-    /// the service runs, which goes on reading and writing. `petstore serve --database FILE`
-    /// serves the copy as it is; `petstore copy --from FILE` restores it anywhere.
-    Backup(BackupArgs),
-    /// Copy everything from one database into another, empty one, of either backend: how a
-    /// shop moves from SQLite to PostgreSQL (or back), and how a backup is restored.
-    Copy(CopyArgs),
-    /// Check a database: the backend's own integrity check, its migrations, and the service's
-    /// invariants. Exits 0 when all hold, 1 with one line per violation.
-    Check(DatabaseArgs),
-}
-
-/// `petstore backup`.
-#[derive(Debug, Args)]
-pub struct BackupArgs {
-    /// The database to back up.
-    #[command(flatten)]
-    pub database: DatabaseArgs,
-    /// The SQLite file to write; it must not exist.
-    pub file: PathBuf,
-}
-
-/// `petstore copy`.
-#[derive(Debug, Args)]
-pub struct CopyArgs {
-    /// The database to copy from: a SQLite file or a `postgres://` URL. It is only read.
-    #[arg(long, env = "PETSTORE_COPY_FROM", value_parser = parse_database)]
-    pub from: Database,
-    /// The database to copy into (created if missing); it must hold no row.
-    #[arg(long, env = "PETSTORE_COPY_TO", value_parser = parse_database)]
-    pub to: Database,
-}
-
-/// `petstore keys …`.
-#[derive(Debug, Subcommand)]
-pub enum KeysCommand {
-    /// Create a key and print it, and nothing else, on standard output.
-    Create {
-        /// What the key may do.
-        #[arg(long, value_parser = role_parser())]
-        role: Role,
-        /// What the key is for.
-        #[arg(long)]
-        name: String,
-    },
-    /// List keys (never their secrets).
-    List,
-    /// Revoke a key by id.
-    Revoke {
-        /// The key's id.
-        id: i64,
-    },
-}
-
-/// The roles by name, so that `--help` and a wrong value list them.
-fn role_parser() -> impl clap::builder::TypedValueParser<Value = Role> {
-    use clap::builder::TypedValueParser;
-    clap::builder::PossibleValuesParser::new(Role::ALL.map(Role::as_str))
-        .try_map(|text| text.parse::<Role>().map_err(|e| e.reason.into_owned()))
-}
-
-/// Where the database is.
-#[derive(Debug, Clone, Args)]
-pub struct DatabaseArgs {
-    /// The database: a SQLite file (created if missing), or a PostgreSQL database as a
-    /// `postgres://user@host:5432/name` URL (also `postgresql://`).
-    #[arg(
-        long,
-        env = "PETSTORE_DATABASE",
-        default_value = "petstore.db",
-        value_parser = parse_database,
-        global = true
-    )]
-    pub database: Database,
-    /// Database connections: SQLite's readers (besides its one writer), or the size of
-    /// PostgreSQL's pool, which reads and writes share. Default: 4 on SQLite, 16 on PostgreSQL.
-    #[arg(long, env = "PETSTORE_DB_CONNECTIONS", global = true)]
-    pub db_connections: Option<u32>,
-    /// When a commit is durable: `full` survives power loss, `normal` is faster and survives
-    /// a crash of the process.
-    #[arg(long, env = "PETSTORE_DURABILITY", value_enum, default_value_t = DurabilityArg::Full, global = true)]
-    pub durability: DurabilityArg,
-}
-
-/// `--durability`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum DurabilityArg {
-    /// `synchronous=FULL`.
-    Full,
-    /// `synchronous=NORMAL`.
-    Normal,
-}
 
 /// `petstore serve`.
 #[derive(Debug, Clone, Args)]
@@ -278,152 +142,6 @@ impl WebhookArgs {
     }
 }
 
-fn parse_database(text: &str) -> Result<Database, String> {
-    if text.is_empty() {
-        return Err("give a SQLite file or a postgres:// URL".to_owned());
-    }
-    Ok(Database::parse(text))
-}
-
-impl DatabaseArgs {
-    /// The store configuration these arguments describe.
-    pub fn store_config(&self) -> StoreConfig {
-        let mut config = StoreConfig::for_database(self.database.clone());
-        config.readers = self.db_connections.unwrap_or(match self.database {
-            Database::Sqlite(_) => 4,
-            Database::Postgres(_) => 16,
-        });
-        config.durability = match self.durability {
-            DurabilityArg::Full => Durability::Full,
-            DurabilityArg::Normal => Durability::Normal,
-        };
-        config
-    }
-}
-
-/// `petstore openapi`.
-pub fn print_openapi() -> anyhow::Result<()> {
-    let text = serde_json::to_string_pretty(crate::openapi::document())?;
-    println!("{text}");
-    Ok(())
-}
-
-/// `petstore backup`: the rows per table on standard output, progress on standard error.
-pub fn backup(args: &BackupArgs) -> anyhow::Result<()> {
-    let copied = petstore_store::backup(&args.database.store_config(), &args.file, &mut progress())
-        .with_context(|| format!("cannot back {} up", args.database.database))?;
-    print_copied(&copied);
-    tracing::info!(file = %args.file.display(), rows = copied.total(), "backup written and synced");
-    Ok(())
-}
-
-/// `petstore copy`.
-pub fn copy(args: &CopyArgs) -> anyhow::Result<()> {
-    let from = StoreConfig::for_database(args.from.clone());
-    let to = StoreConfig::for_database(args.to.clone());
-    let copied = petstore_store::copy(&from, &to, &mut progress())
-        .with_context(|| format!("cannot copy {} to {}", args.from, args.to))?;
-    print_copied(&copied);
-    tracing::info!(rows = copied.total(), to = %args.to, "copy committed");
-    Ok(())
-}
-
-/// `petstore check`: `Ok(false)` when a violation was found (each printed on standard output).
-pub fn check(args: &DatabaseArgs) -> anyhow::Result<bool> {
-    let found = petstore_store::check(&args.store_config())
-        .with_context(|| format!("cannot check {}", args.database))?;
-    for violation in &found {
-        println!("{violation}");
-    }
-    if found.is_empty() {
-        tracing::info!(database = %args.database, "every check holds");
-    }
-    Ok(found.is_empty())
-}
-
-/// How a copy shows its progress: a bar per table on a terminal; otherwise (a file, a log
-/// shipper) a log line per table, and every few seconds on a long one.
-fn progress() -> Box<dyn FnMut(petstore_store::Progress)> {
-    use std::io::IsTerminal;
-    if std::io::stderr().is_terminal() {
-        Box::new(progress_bars())
-    } else {
-        Box::new(progress_lines())
-    }
-}
-
-fn progress_bars() -> impl FnMut(petstore_store::Progress) {
-    use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
-    use petstore_store::Progress;
-    let style = ProgressStyle::with_template("{prefix:>20} [{bar:40}] {pos}/{len} rows")
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
-        .progress_chars("=> ");
-    // Each table's bar on a line of its own, kept once it is full.
-    let lines = MultiProgress::new();
-    let mut bar: Option<ProgressBar> = None;
-    move |step| match step {
-        Progress::Table { name, rows } => {
-            if let Some(done) = bar.take() {
-                done.finish();
-            }
-            let next = lines.add(
-                ProgressBar::new(rows)
-                    .with_style(style.clone())
-                    .with_prefix(name),
-            );
-            next.tick();
-            bar = Some(next);
-        }
-        Progress::Rows { done, .. } => {
-            if let Some(bar) = &bar {
-                bar.set_position(done);
-            }
-        }
-        Progress::Committing => {
-            if let Some(done) = bar.take() {
-                done.finish();
-            }
-            tracing::info!("every row written; committing");
-        }
-    }
-}
-
-fn progress_lines() -> impl FnMut(petstore_store::Progress) {
-    use petstore_store::Progress;
-    let mut last_said = std::time::Instant::now();
-    move |step| match step {
-        Progress::Table { name, rows } => {
-            last_said = std::time::Instant::now();
-            tracing::info!(table = name, rows, "copying");
-        }
-        // A long table says how far it is, every few seconds.
-        Progress::Rows { name, done } if last_said.elapsed() >= Duration::from_secs(5) => {
-            last_said = std::time::Instant::now();
-            tracing::info!(table = name, done, "copying");
-        }
-        Progress::Rows { .. } => {}
-        Progress::Committing => tracing::info!("every row written; committing"),
-    }
-}
-
-fn print_copied(copied: &petstore_store::Copied) {
-    for (table, rows) in &copied.0 {
-        println!("{table} {rows}");
-    }
-}
-
-/// `petstore migrate`.
-pub fn migrate(args: &DatabaseArgs) -> anyhow::Result<()> {
-    let applied = petstore_store::migrate(&args.store_config())?;
-    if applied.is_empty() {
-        tracing::info!(database = %args.database, "the database is up to date");
-    }
-    for version in applied {
-        tracing::info!(%version, "migration applied");
-    }
-    Ok(())
-}
-
 /// A usable service from the first start: `PETSTORE_BOOTSTRAP_ADMIN_KEY` becomes an admin key
 /// while no admin key is active; without it, a database with no key at all gets a new admin
 /// key, printed once on standard error.
@@ -464,71 +182,6 @@ async fn bootstrap_admin_key(state: &AppState, format: LogFormat) -> anyhow::Res
             );
         }
         None => {}
-    }
-    Ok(())
-}
-
-/// `petstore keys …`.
-pub fn keys(action: KeysCommand, database: &DatabaseArgs) -> anyhow::Result<()> {
-    // Keys are managed in an existing database: a mistyped path is an error, not a new file.
-    let mut config = database.store_config();
-    config.create = false;
-    let store = AnyStore::open(&config)?;
-    let shop = Service::new(store);
-    // The command line is the operator at the machine: it needs no key and may do everything.
-    let operator = Caller::Operator;
-    match action {
-        KeysCommand::Create { role, name } => {
-            let name = Name::parse(&name).map_err(|e| anyhow!("--name {}", e.reason))?;
-            let secret = generate_secret()?;
-            let key = shop
-                .keys()
-                .create(operator, NewApiKey { name, role }, &secret)?;
-            tracing::info!(key_id = %key.id, role = %key.role, "key created");
-            println!("{}", secret.reveal());
-        }
-        KeysCommand::List => {
-            let mut after = None;
-            let mut table = comfy_table::Table::new();
-            table
-                .load_preset(comfy_table::presets::NOTHING)
-                .set_header(["id", "role", "prefix", "created", "state", "name"]);
-            if let Some(ids) = table.column_mut(0) {
-                ids.set_cell_alignment(comfy_table::CellAlignment::Right);
-            }
-            loop {
-                let query = KeyQuery {
-                    after,
-                    limit: PageSize::MAX_PAGE,
-                };
-                let page = shop.keys().list(operator, &query)?;
-                for key in &page.items {
-                    let state = if key.revoked_at.is_some() {
-                        "revoked"
-                    } else {
-                        "active"
-                    };
-                    table.add_row([
-                        key.id.to_string(),
-                        key.role.to_string(),
-                        key.prefix.to_string(),
-                        key.created_at.format("%Y-%m-%d %H:%M:%S").to_string(),
-                        state.to_owned(),
-                        key.name.to_string(),
-                    ]);
-                }
-                match page.next_after.map(KeyId::new) {
-                    Some(Ok(next)) => after = Some(next),
-                    _ => break,
-                }
-            }
-            println!("{table}");
-        }
-        KeysCommand::Revoke { id } => {
-            let id = KeyId::new(id).map_err(|e| anyhow!("key id {}", e.reason))?;
-            shop.keys().revoke(operator, id, Always)?;
-            tracing::info!(key_id = %id, "key revoked");
-        }
     }
     Ok(())
 }
