@@ -6,6 +6,7 @@ use diesel::sql_types::{BigInt, Text};
 
 use crate::config::StoreConfig;
 use crate::error::StoreError;
+use crate::ownership::Found;
 use crate::transfer::{Conn, id_position, id_tables, max_id, on_backend};
 
 /// Violations listed per kind, at most; a last line says how many more there are.
@@ -24,12 +25,21 @@ const MAX_LISTED: usize = 20;
 ///
 /// The database must exist; nothing is written to it.
 pub fn check(config: &StoreConfig) -> Result<Vec<String>, StoreError> {
+    let pending = match crate::store::inspect(config)? {
+        Found::Ours { pending } => pending,
+        Found::New => {
+            return Err(StoreError::Config(format!(
+                "{} holds no pet store: there is nothing to check",
+                config.database
+            )));
+        }
+    };
     let mut conn = Conn::to_existing(config)?;
     let mut found = Vec::new();
     if let Conn::Sqlite(c) = &mut conn {
         found.extend(sqlite_integrity(c)?);
     }
-    for migration in conn.pending_migrations()? {
+    for migration in pending {
         found.push(format!("migration {migration} is not applied"));
     }
     if found.is_empty() {

@@ -103,6 +103,9 @@ pub struct StoreConfig {
     /// Whether a SQLite file that does not exist is created (`serve`, `migrate`), or refused
     /// (`keys`: a mistyped path must not become an empty database).
     pub create: bool,
+    /// Whether the database is only read (`keys list`, `check`, `backup`, `copy --from`): it
+    /// is opened read-only and never migrated, and must be this service's at this version.
+    pub read_only: bool,
     /// When commits are durable (SQLite; a PostgreSQL server decides its own).
     pub durability: Durability,
     /// Connections for reads on SQLite, which run in parallel with each other and with the
@@ -136,6 +139,7 @@ impl StoreConfig {
         Self {
             database,
             create: true,
+            read_only: false,
             durability: Durability::Full,
             readers: 4,
             busy_timeout: Duration::from_secs(5),

@@ -43,6 +43,47 @@ pub enum StoreError {
     /// Applying or reverting migrations failed.
     #[error("migrations failed: {0}")]
     Migration(String),
+    /// The database holds another program's tables and no migration table of this service:
+    /// it is left as it was.
+    #[error(
+        "{database} is not a pet store database: it holds {} and no migration table of this \
+         service (__diesel_schema_migrations). Nothing was changed. Give the service a database \
+         of its own: a new SQLite file, or an empty PostgreSQL database or schema",
+        tables.join(", ")
+    )]
+    NotOurs {
+        /// The database, as `Database` shows it.
+        database: String,
+        /// The tables found there.
+        tables: Vec<String>,
+    },
+    /// The database holds migrations this binary does not know: a newer version migrated it.
+    #[error(
+        "{database} was migrated by a newer version of petstore: this binary ({}) does not know \
+         migration {}. Nothing was changed. Run the newer version, or restore a backup this \
+         version made",
+        env!("CARGO_PKG_VERSION"),
+        unknown.join(", ")
+    )]
+    Newer {
+        /// The database, as `Database` shows it.
+        database: String,
+        /// The migrations it holds that this binary lacks.
+        unknown: Vec<String>,
+    },
+    /// The database was left by an older version, and a command that only reads does not
+    /// migrate it.
+    #[error(
+        "{database} was left by an older version of petstore: migration {} is not applied, and \
+         this command only reads. Run `petstore migrate` on it first (with this version)",
+        pending.join(", ")
+    )]
+    Older {
+        /// The database, as `Database` shows it.
+        database: String,
+        /// This version's migrations it has not had.
+        pending: Vec<String>,
+    },
     /// A stored value breaks the domain's rules (written by something other than this store).
     #[error("stored data is invalid: {0}")]
     Corrupt(String),

@@ -6,8 +6,9 @@ use petstore_core::{RepoResult, Snapshot, Store, Transaction};
 use crate::config::{Database, StoreConfig};
 use crate::error::StoreError;
 use crate::job::Bursts;
-use crate::postgres::{PgStore, migrate_postgres};
-use crate::sqlite::{SqliteStore, migrate_sqlite};
+use crate::ownership::Found;
+use crate::postgres::{PgStore, inspect_postgres, migrate_postgres};
+use crate::sqlite::{SqliteStore, inspect_sqlite, migrate_sqlite};
 use crate::stats::{PoolState, WriterStats};
 
 /// A [`Store`] on the database of a [`StoreConfig`]: whichever backend it names.
@@ -91,6 +92,16 @@ impl Store for AnyStore {
             AnyStore::Sqlite(store) => store.read_one(work),
             AnyStore::Postgres(store) => store.read_one(work),
         }
+    }
+}
+
+/// Looks at the database of `config` without changing anything, and says whether it is new
+/// or this service's; another program's database, or one a newer version migrated, is an
+/// error that says what was found and what to do.
+pub fn inspect(config: &StoreConfig) -> Result<Found, StoreError> {
+    match config.database {
+        Database::Sqlite(_) => inspect_sqlite(config),
+        Database::Postgres(_) => inspect_postgres(config),
     }
 }
 

@@ -119,6 +119,21 @@ impl ScratchPostgres {
     }
 }
 
+impl ScratchPostgres {
+    /// Drops the database now, keeping its name: for a test of what creates a missing one
+    /// (dropped again, if made, when this is).
+    pub fn remove(&self) {
+        let mut admin = PgConnection::establish(&self.server)
+            .unwrap_or_else(|error| panic!("{POSTGRES_URL_VAR}'s server: {error}"));
+        admin
+            .batch_execute(&format!(
+                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                self.name
+            ))
+            .unwrap_or_else(|error| panic!("cannot drop {}: {error}", self.name));
+    }
+}
+
 impl Drop for ScratchPostgres {
     fn drop(&mut self) {
         // Best effort: a database left behind costs disk, not correctness.

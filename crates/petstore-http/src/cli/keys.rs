@@ -40,8 +40,10 @@ fn role_parser() -> impl clap::builder::TypedValueParser<Value = Role> {
 /// `petstore keys …`.
 pub fn keys(action: KeysCommand, database: &DatabaseArgs) -> anyhow::Result<()> {
     // Keys are managed in an existing database: a mistyped path is an error, not a new file.
+    // Listing only reads: the database is opened read-only and never migrated.
     let mut config = database.store_config();
     config.create = false;
+    config.read_only = matches!(action, KeysCommand::List);
     let store = AnyStore::open(&config)?;
     let shop = Service::new(store);
     // The command line is the operator at the machine: it needs no key and may do everything.

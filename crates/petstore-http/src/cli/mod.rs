@@ -72,8 +72,10 @@ pub enum Command {
 /// Where the database is.
 #[derive(Debug, Clone, Args)]
 pub struct DatabaseArgs {
-    /// The database: a SQLite file (created if missing), or a PostgreSQL database as a
-    /// `postgres://user@host:5432/name` URL (also `postgresql://`).
+    /// The database: a SQLite file, or a PostgreSQL database as a
+    /// `postgres://user@host:5432/name` URL (also `postgresql://`). `serve` and `migrate`
+    /// create a missing SQLite file; the other commands need one that exists. A database
+    /// holding another program's tables, or migrated by a newer version, is refused.
     #[arg(
         long,
         env = "PETSTORE_DATABASE",
@@ -138,8 +140,10 @@ pub fn check(args: &DatabaseArgs) -> anyhow::Result<bool> {
     for violation in &found {
         println!("{violation}");
     }
-    if found.is_empty() {
-        tracing::info!(database = %args.database, "every check holds");
+    match found.len() {
+        0 => tracing::info!(database = %args.database, "every check holds"),
+        1 => tracing::warn!(database = %args.database, found = 1, "the check found 1 problem"),
+        n => tracing::warn!(database = %args.database, found = n, "the check found {n} problems"),
     }
     Ok(found.is_empty())
 }

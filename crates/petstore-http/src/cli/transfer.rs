@@ -22,10 +22,12 @@ pub struct BackupArgs {
 /// `petstore copy`.
 #[derive(Debug, Args)]
 pub struct CopyArgs {
-    /// The database to copy from: a SQLite file or a `postgres://` URL. It is only read.
+    /// The database to copy from: a SQLite file or a `postgres://` URL, this service's and
+    /// at this version. It is opened read-only and never migrated.
     #[arg(long, env = "PETSTORE_COPY_FROM", value_parser = parse_database)]
     pub from: Database,
-    /// The database to copy into (created if missing); it must hold no row.
+    /// The database to copy into: a SQLite file (created if missing) or a `postgres://` URL
+    /// (the database created if missing and the role may); it must hold no row.
     #[arg(long, env = "PETSTORE_COPY_TO", value_parser = parse_database)]
     pub to: Database,
 }

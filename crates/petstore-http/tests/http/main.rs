@@ -17,6 +17,7 @@ mod nodes;
 mod observability;
 mod openapi;
 mod operations;
+mod ownership;
 mod postgres;
 mod protocol;
 mod storage;

@@ -336,6 +336,60 @@ fn a_shop_moved_to_postgres_and_back_answers_as_it_did() {
     }
 }
 
+/// The move from SQLite to PostgreSQL as `docs/deployment.md` ("Moving to PostgreSQL") tells
+/// it, step by step: writes stopped (the service stopped), the file checked, `copy` into a
+/// database that does not exist yet (it creates it), the service started on the URL. Nothing
+/// acknowledged is lost, and the copy left the file as it was, so the way back before any
+/// write on PostgreSQL is to start on the file again; after writes there, a copy back.
+#[test]
+fn the_cut_over_to_postgres_loses_nothing_and_can_be_rolled_back() {
+    if !postgres_configured() {
+        eprintln!("skipped: PETSTORE_TEST_POSTGRES_URL names no PostgreSQL server");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("shop.db");
+    let file = file.to_str().unwrap();
+    let flags = [
+        "--webhook-allow-private-targets",
+        "--webhook-first-retry-ms",
+        "100000",
+    ];
+    // 1. The shop on SQLite, then writes stopped: the service stopped.
+    let mut server = serve_with(file, Some(ADMIN), &flags);
+    let shop = fill(&server);
+    await_failed_attempt(&server);
+    let before = everything(&server, &shop.customer);
+    assert_eq!(server.stop().0, Some(0));
+    let file_bytes =
+        || ["", "-wal"].map(|end| std::fs::read(format!("{file}{end}")).unwrap_or_default());
+    let stopped = file_bytes();
+    // 2. Checked, and copied into a database that does not exist yet.
+    assert_succeeded(&check(file));
+    let target = ScratchPostgres::create().unwrap();
+    target.remove();
+    assert_succeeded(&copy(file, target.url()));
+    assert_eq!(file_bytes(), stopped, "the copy only read the file");
+    assert_succeeded(&check(target.url()));
+    // 3. The switch: the same service on the URL answers as the file did, and takes writes.
+    let mut server = serve_with(target.url(), None, &flags);
+    assert_eq!(everything(&server, &shop.customer), before);
+    made(&server, ADMIN, "/v1/categories", r#"{"name": "Moved"}"#);
+    let after_move = everything(&server, &shop.customer);
+    assert_eq!(server.stop().0, Some(0));
+    // 4. The way back before that write: the file, as it was.
+    let mut server = serve_with(file, None, &flags);
+    assert_eq!(everything(&server, &shop.customer), before);
+    assert_eq!(server.stop().0, Some(0));
+    // 5. The way back after it: PostgreSQL copied into a new file, the write with it.
+    let back = dir.path().join("back.db");
+    let back = back.to_str().unwrap();
+    assert_succeeded(&copy(target.url(), back));
+    let mut server = serve_with(back, None, &flags);
+    assert_eq!(everything(&server, &shop.customer), after_move);
+    assert_eq!(server.stop().0, Some(0));
+}
+
 /// A new SQLite database at `path`, migrated and empty.
 fn migrated(path: &std::path::Path) -> petstore_store::StoreConfig {
     let config = petstore_store::StoreConfig::new(path);

@@ -34,6 +34,9 @@ pub(super) type PgPool = Pool<PrimaryOnly>;
 pub(super) struct PrimaryOnly {
     pub(super) manager: ConnectionManager<PgConnection>,
     pub(super) statement_timeout: Duration,
+    /// A store that only reads (`StoreConfig::read_only`): its transactions are read-only,
+    /// and any server will do.
+    pub(super) read_only: bool,
 }
 
 /// Fails with `ReadOnlyTransaction` unless the server of `conn` takes writes now.
@@ -88,8 +91,13 @@ impl diesel::r2d2::ManageConnection for PrimaryOnly {
         let mut conn = self.manager.connect()?;
         conn.batch_execute(&format!(
             "SET statement_timeout = {}; SET idle_in_transaction_session_timeout = 30000; \
-             SET default_transaction_isolation = 'read committed'",
-            self.statement_timeout.as_millis().max(1)
+             SET default_transaction_isolation = 'read committed'{}",
+            self.statement_timeout.as_millis().max(1),
+            if self.read_only {
+                "; SET default_transaction_read_only = on"
+            } else {
+                ""
+            }
         ))
         .map_err(diesel::r2d2::Error::QueryError)?;
         let timeline = diesel::select(sql::<BigInt>(TIMELINE))
@@ -107,7 +115,7 @@ impl diesel::r2d2::ManageConnection for PrimaryOnly {
     }
 
     fn is_valid(&self, conn: &mut PgConn) -> Result<(), Self::Error> {
-        if conn.returned.elapsed() < TRUST_FOR {
+        if self.read_only || conn.returned.elapsed() < TRUST_FOR {
             return Ok(());
         }
         takes_writes(&mut conn.conn).map_err(diesel::r2d2::Error::QueryError)

@@ -29,6 +29,7 @@ mod snapshot;
 pub(crate) mod writer;
 
 use crate::error::StoreError;
+use crate::ownership::{self, Found};
 use crate::stats::{PoolState, WriterStats};
 use tx::SqliteTx;
 use writer::GroupWriter;
@@ -156,15 +157,49 @@ fn database_url(config: &StoreConfig) -> Result<&str, StoreError> {
     })
 }
 
-/// Opens one connection with the pragmas of `config`, outside any pool. A failure names the
-/// file; a file that does not exist is refused unless `config.create`.
+/// Opens one connection with the pragmas of `config`, outside any pool (read-only if
+/// `config.read_only`). A failure names the file; a file that does not exist is refused
+/// unless `config.create`, and one this creates is readable by its owner only.
 pub fn connect(config: &StoreConfig) -> Result<SqliteConnection, StoreError> {
-    let url = database_url(config)?;
-    if !config.create && !std::path::Path::new(url).exists() {
-        return Err(StoreError::Config(format!(
-            "there is no database at {url}: `petstore migrate` or `petstore serve` creates one"
-        )));
+    if config.read_only {
+        return connect_read_only(config);
     }
+    let url = database_url(config)?;
+    let path = std::path::Path::new(url);
+    if !path.exists() {
+        if !config.create {
+            return Err(StoreError::Config(format!(
+                "there is no database at {url}: `petstore migrate` or `petstore serve` creates one"
+            )));
+        }
+        create_private(path)?;
+    }
+    establish(config, url)
+}
+
+/// Opens one connection to the existing file of `config` that can only read (`mode=ro`):
+/// it writes nothing to the file or its log, whatever else holds it.
+pub(crate) fn connect_read_only(config: &StoreConfig) -> Result<SqliteConnection, StoreError> {
+    let url = database_url(config)?;
+    if !std::path::Path::new(url).exists() {
+        return Err(StoreError::Config(format!("there is no database at {url}")));
+    }
+    establish(config, &read_only_uri(url))
+}
+
+/// Opens one connection to look at a file that may not be this service's, creating nothing
+/// beside it: a file with no `-wal` holds all its data itself, and is read as immutable (a
+/// read-only connection to a WAL database would create an empty `-wal`); one with a `-wal`
+/// (another connection has it open) is read `mode=ro`, through that log.
+pub(crate) fn connect_to_look(config: &StoreConfig) -> Result<SqliteConnection, StoreError> {
+    let url = database_url(config)?;
+    if std::path::Path::new(&format!("{url}-wal")).exists() {
+        return connect_read_only(config);
+    }
+    establish(config, &format!("{}&immutable=1", read_only_uri(url)))
+}
+
+fn establish(config: &StoreConfig, url: &str) -> Result<SqliteConnection, StoreError> {
     let mut conn = SqliteConnection::establish(url).map_err(|cause| StoreError::Unreachable {
         database: config.database.to_string(),
         cause: cause.to_string(),
@@ -177,9 +212,64 @@ pub fn connect(config: &StoreConfig) -> Result<SqliteConnection, StoreError> {
     Ok(conn)
 }
 
+/// `path` as a SQLite URI that opens it read-only (`?`, `#` and `%` escaped, as a URI
+/// filename needs).
+fn read_only_uri(path: &str) -> String {
+    let escaped = path
+        .replace('%', "%25")
+        .replace('?', "%3f")
+        .replace('#', "%23");
+    format!("file:{escaped}?mode=ro")
+}
+
+/// Creates the empty database file, readable and writable by its owner only whatever the
+/// umask: it will hold key hashes and webhook signing secrets. SQLite gives the file's `-wal`
+/// and `-shm` the file's own permissions.
+fn create_private(path: &std::path::Path) -> Result<(), StoreError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+    {
+        Ok(_) => Ok(()),
+        // Made meanwhile by another process starting on the same file: theirs stands.
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(error) => Err(StoreError::Config(format!(
+            "unable to open the database file {} to create it: {error}",
+            path.display()
+        ))),
+    }
+}
+
+/// Whether the file of `config` is new (none, or empty) or this service's, read without
+/// changing it ([`ownership`](crate::ownership)).
+pub(crate) fn inspect_sqlite(config: &StoreConfig) -> Result<Found, StoreError> {
+    let url = database_url(config)?;
+    let path = std::path::Path::new(url);
+    if std::fs::metadata(path).map_or(true, |meta| meta.len() == 0) {
+        if !config.create && !path.exists() {
+            return Err(StoreError::Config(format!(
+                "there is no database at {url}: `petstore migrate` or `petstore serve` creates one"
+            )));
+        }
+        return Ok(Found::New);
+    }
+    let mut conn = connect_to_look(config)?;
+    let tables = ownership::names(
+        &mut conn,
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'",
+    )?;
+    let applied = ownership::applied(&mut conn, &tables)?;
+    let known = ownership::versions::<diesel::sqlite::Sqlite>(&MIGRATIONS)?;
+    ownership::judge(&config.database, &tables, applied, &known)
+}
+
 /// Creates the database if needed, switches it to WAL and applies pending migrations.
 /// Returns the versions applied.
 pub fn migrate_sqlite(config: &StoreConfig) -> Result<Vec<String>, StoreError> {
+    inspect_sqlite(config)?;
     let mut conn = connect(config)?;
     // WAL is a property of the file: set once, it stays.
     conn.batch_execute("PRAGMA journal_mode = WAL;")?;
@@ -190,10 +280,22 @@ pub fn migrate_sqlite(config: &StoreConfig) -> Result<Vec<String>, StoreError> {
 }
 
 impl SqliteStore {
-    /// Opens (creating and migrating if needed) the database of `config`.
+    /// Opens (creating and migrating if needed) the database of `config`; with
+    /// `config.read_only`, opens it as it is, read-only, if it is this service's at this
+    /// version.
     pub fn open(config: &StoreConfig) -> Result<Self, StoreError> {
-        migrate_sqlite(config)?;
-        let url = database_url(config)?;
+        if config.read_only {
+            ownership::readable(inspect_sqlite(config)?, &config.database)?;
+        } else {
+            migrate_sqlite(config)?;
+        }
+        let path = database_url(config)?;
+        let uri = if config.read_only {
+            read_only_uri(path)
+        } else {
+            path.to_owned()
+        };
+        let url = uri.as_str();
         let pragmas = Pragmas {
             busy_timeout_ms: config.busy_timeout.as_millis(),
             synchronous: config.durability.pragma(),
@@ -212,7 +314,7 @@ impl SqliteStore {
         Ok(Self {
             writer: Arc::new(GroupWriter::new(connect(config)?, config)),
             readers: pool(config.readers.max(1))?,
-            file: Arc::new(DatabaseFile::of(std::path::Path::new(url))),
+            file: Arc::new(DatabaseFile::of(std::path::Path::new(path))),
         })
     }
 

@@ -6,12 +6,11 @@ use diesel::pg::PgConnection;
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Text};
 use diesel::sqlite::SqliteConnection;
-use diesel_migrations::MigrationHarness;
 
 use crate::config::{Database, StoreConfig};
 use crate::error::StoreError;
-use crate::postgres::{self, PG_MIGRATIONS, connect_postgres};
-use crate::sqlite::{MIGRATIONS, connect};
+use crate::postgres::{self, connect_postgres};
+use crate::sqlite::connect;
 
 use super::TABLES;
 use super::tables::{Events, Table, on_backend};
@@ -23,28 +22,21 @@ pub(crate) enum Conn {
 }
 
 impl Conn {
-    /// A connection to the database of `config`, which must exist: this never creates one.
+    /// A connection to the existing database of `config` that only reads: a SQLite file
+    /// opened read-only, a PostgreSQL session whose transactions are read-only. It never
+    /// creates or migrates anything.
     pub(crate) fn to_existing(config: &StoreConfig) -> Result<Self, StoreError> {
         let mut config = config.clone();
         config.create = false;
+        config.read_only = true;
         Ok(match &config.database {
             Database::Sqlite(_) => Conn::Sqlite(connect(&config)?),
-            Database::Postgres(_) => Conn::Pg(connect_postgres(&config)?),
+            Database::Postgres(_) => {
+                let mut conn = connect_postgres(&config)?;
+                conn.batch_execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")?;
+                Conn::Pg(conn)
+            }
         })
-    }
-
-    /// The names of this version's migrations the database has not had.
-    pub(crate) fn pending_migrations(&mut self) -> Result<Vec<String>, StoreError> {
-        fn names<DB: diesel::backend::Backend>(
-            pending: Vec<Box<dyn diesel::migration::Migration<DB> + '_>>,
-        ) -> Vec<String> {
-            pending.iter().map(|m| m.name().to_string()).collect()
-        }
-        match self {
-            Conn::Sqlite(c) => c.pending_migrations(MIGRATIONS).map(names),
-            Conn::Pg(c) => c.pending_migrations(PG_MIGRATIONS).map(names),
-        }
-        .map_err(|e| StoreError::Migration(e.to_string()))
     }
 }
 

@@ -214,14 +214,8 @@ fn same_database(a: &Database, b: &Database) -> bool {
 
 /// The source, which must exist and be migrated to this version (a copy never changes it).
 fn open_source(config: &StoreConfig) -> Result<Conn, StoreError> {
-    let mut conn = Conn::to_existing(config)?;
-    if !conn.pending_migrations()?.is_empty() {
-        return Err(StoreError::Migration(format!(
-            "{} is not migrated to this version: run `petstore migrate` on it first",
-            config.database
-        )));
-    }
-    Ok(conn)
+    crate::ownership::readable(crate::store::inspect(config)?, &config.database)?;
+    Conn::to_existing(config)
 }
 
 /// The target, created and migrated if needed.
@@ -232,6 +226,7 @@ fn open_target(config: &StoreConfig) -> Result<Conn, StoreError> {
             Ok(Conn::Sqlite(connect(config)?))
         }
         Database::Postgres(_) => {
+            postgres::create_database_if_missing(config)?;
             migrate_postgres(config)?;
             Ok(Conn::Pg(connect_postgres(config)?))
         }
@@ -276,8 +271,13 @@ fn refuse_rows(conn: &mut Conn) -> Result<(), StoreError> {
     for table in &TABLES {
         let rows = (table.count)(conn)?;
         if rows > 0 {
+            let rows = if rows == 1 {
+                "1 row".to_owned()
+            } else {
+                format!("{rows} rows")
+            };
             return Err(StoreError::Config(format!(
-                "the target is not empty: {} holds {rows} rows; copy only into an empty database",
+                "the target is not empty: {} holds {rows}; copy only into an empty database",
                 table.name
             )));
         }
