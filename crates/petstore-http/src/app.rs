@@ -162,22 +162,44 @@ const READY_WITHIN: std::time::Duration = std::time::Duration::from_millis(800);
 /// (for a pooled connection, the writer, a server that went silent) answers 503 at once and
 /// finishes in the background, bounded by the store's own waits.
 async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+    if check_ready(&state).await {
+        Ok(HttpResponse::Ok().json(json!({"status": "ready"})))
+    } else {
+        Err(ApiError::unavailable())
+    }
+}
+
+/// Whether the store is ready now (logging why not), kept in `petstore_ready`.
+async fn check_ready(state: &AppState) -> bool {
     let store = state.store().clone();
     let checked =
         actix_web::rt::time::timeout(READY_WITHIN, web::block(move || store.check_ready()));
-    let answer = checked.await;
-    state.metrics().readiness(matches!(answer, Ok(Ok(Ok(())))));
-    match answer {
-        Ok(Ok(Ok(()))) => Ok(HttpResponse::Ok().json(json!({"status": "ready"}))),
+    let ready = match checked.await {
+        Ok(Ok(Ok(()))) => true,
         Ok(Ok(Err(error))) => {
             tracing::warn!(%error, "not ready");
-            Err(ApiError::unavailable())
+            false
         }
-        Ok(Err(_)) => Err(ApiError::unavailable()),
+        Ok(Err(_)) => false,
         Err(_) => {
             tracing::warn!(within = ?READY_WITHIN, "not ready: the readiness check did not finish in time");
-            Err(ApiError::unavailable())
+            false
         }
+    };
+    state.metrics().readiness(ready);
+    ready
+}
+
+/// How often the service checks its own readiness for `petstore_ready`, whoever else asks.
+const READY_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Keeps `petstore_ready` current until the service stops: checked at once, then every
+/// [`READY_EVERY`], so that the gauge says the truth on a node no balancer probes (nginx's
+/// checks are passive) and an alert on it fires only for a node really not ready.
+pub async fn keep_readiness_current(state: AppState) {
+    while !state.is_stopping() {
+        check_ready(&state).await;
+        actix_web::rt::time::sleep(READY_EVERY).await;
     }
 }
 

@@ -300,12 +300,13 @@ impl ApiError {
         )
     }
 
-    /// 503 `unavailable`, asking the client to retry in a second.
+    /// 503 `unavailable`, asking the client to retry in a second: the database is busy (no
+    /// connection free in time, a lock held too long) or cannot be reached; the log says which.
     pub fn unavailable() -> Self {
         Self::new(
             StatusCode::SERVICE_UNAVAILABLE,
             ErrorCode::Unavailable,
-            "the service is busy; retry shortly",
+            "the database is busy or cannot be reached; retry shortly",
         )
         .with_header(header::RETRY_AFTER, HeaderValue::from_static("1"))
     }

@@ -11,7 +11,7 @@ async fn main() -> ExitCode {
     let cli = Cli::parse();
     logging::init_logging(cli.log_format);
     let outcome = match cli.command {
-        Command::Serve(args) => cli::serve(*args, cli.log_format).await,
+        Command::Serve(args) => cli::serve(*args).await,
         Command::Migrate(args) => cli::migrate(&args),
         Command::Keys { action, database } => cli::keys(action, &database),
         Command::Openapi => cli::print_openapi(),

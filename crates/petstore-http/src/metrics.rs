@@ -238,7 +238,8 @@ impl Metrics {
         let ready = Gauge::default();
         registry.register(
             "ready",
-            "1 when the last /readyz answered ready, 0 when it answered 503 (set by each check)",
+            "1 when the service's last readiness check found it ready, 0 when not (checked every \
+             5 s by the service itself, and by each /readyz)",
             ready.clone(),
         );
         let webhooks_due = Gauge::default();
@@ -285,7 +286,7 @@ impl Metrics {
         }
     }
 
-    /// What `/readyz` answered last.
+    /// What the last readiness check found.
     pub fn readiness(&self, ready: bool) {
         self.ready.set(i64::from(ready));
     }

@@ -1,7 +1,7 @@
 //! `petstore serve`: its flags, the first admin key, the connection cap, and the server's
 //! life until a stop signal.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,9 +11,9 @@ use std::num::NonZeroU32;
 
 use anyhow::{Context, anyhow};
 use petstore_core::{Bootstrap, KeySecret, RetryPolicy, Settings, SystemClock};
-use petstore_store::AnyStore;
+use petstore_store::{AnyStore, Database};
 
-use super::{DatabaseArgs, LogFormat};
+use super::DatabaseArgs;
 use crate::app::{DEFAULT_RATE, HttpLimits, app};
 use crate::auth::{RateLimits, generate_secret, random_bytes};
 use crate::cors::CorsOrigins;
@@ -30,6 +30,12 @@ pub struct ServeArgs {
     /// The address to listen on.
     #[arg(long, env = "PETSTORE_BIND", default_value = "127.0.0.1:8080")]
     pub bind: String,
+    /// Where a first start (no key in the database, no PETSTORE_BOOTSTRAP_ADMIN_KEY) writes
+    /// the admin key it creates, readable by the service's user only; never to the log.
+    /// Default: beside a SQLite database (`petstore.db.admin-key`); on PostgreSQL,
+    /// `petstore-admin-key` in the working directory.
+    #[arg(long, env = "PETSTORE_ADMIN_KEY_FILE")]
+    pub admin_key_file: Option<PathBuf>,
     /// Worker threads serving HTTP (default: one per core).
     #[arg(long, env = "PETSTORE_WORKERS")]
     pub workers: Option<usize>,
@@ -145,45 +151,112 @@ impl WebhookArgs {
 /// A usable service from the first start: `PETSTORE_BOOTSTRAP_ADMIN_KEY` becomes an admin key
 /// while no admin key is active; without it, a database with no key at all gets a new admin
 /// key, printed once on standard error.
-async fn bootstrap_admin_key(state: &AppState, format: LogFormat) -> anyhow::Result<()> {
-    let configured = std::env::var("PETSTORE_BOOTSTRAP_ADMIN_KEY").ok();
-    let from_env = configured.is_some();
-    let secret = match configured {
-        Some(text) => KeySecret::parse(&text)
-            .map_err(|e| anyhow!("PETSTORE_BOOTSTRAP_ADMIN_KEY {}", e.reason))?,
-        None => generate_secret()?,
-    };
-    let when = if from_env {
-        Bootstrap::WhileNoAdminIsActive
-    } else {
-        Bootstrap::OnFirstStart
-    };
-    let shown = secret.reveal().to_owned();
-    let created = state
-        .write(move |shop| shop.keys().bootstrap(&secret, when))
-        .await?;
-    match created {
-        Some(key) if from_env => {
+async fn bootstrap_admin_key(state: &AppState, key_file: &Path) -> anyhow::Result<()> {
+    if let Ok(text) = std::env::var("PETSTORE_BOOTSTRAP_ADMIN_KEY") {
+        let secret = KeySecret::parse(&text)
+            .map_err(|e| anyhow!("PETSTORE_BOOTSTRAP_ADMIN_KEY {}", e.reason))?;
+        let when = Bootstrap::WhileNoAdminIsActive;
+        if let Some(key) = state
+            .write(move |shop| shop.keys().bootstrap(&secret, when))
+            .await?
+        {
             tracing::info!(key_id = %key.id, "PETSTORE_BOOTSTRAP_ADMIN_KEY is now an admin key");
         }
-        Some(key) => {
-            tracing::info!(key_id = %key.id, "created the first admin key");
-            if format == LogFormat::Json {
-                // Every line on standard error is a JSON object, this one too.
-                tracing::warn!(
-                    key_id = %key.id,
-                    key = %shown,
-                    "no API key existed, so this admin key was created; it is shown only this once"
-                );
-                return Ok(());
-            }
-            eprintln!(
-                "\nNo API key existed, so an admin key was created. It is shown only this once:\n\n    {shown}\n\nUse it as `Authorization: Bearer <key>`; create more keys with `POST /v1/keys`\nor `petstore keys create`.\n"
-            );
-        }
-        None => {}
+        return Ok(());
+    }
+    // Written where it goes before the key exists: a start that cannot deliver the key
+    // creates none, and one that creates none (keys exist) leaves no file.
+    let secret = generate_secret()?;
+    let pending = PendingKeyFile::write(key_file, secret.reveal())?;
+    let created = state
+        .write(move |shop| shop.keys().bootstrap(&secret, Bootstrap::OnFirstStart))
+        .await?;
+    if let Some(key) = created {
+        pending.keep()?;
+        tracing::warn!(
+            key_id = %key.id,
+            file = %key_file.display(),
+            "no API key existed, so an admin key was created; it is in this file, readable by \
+             this user only: store it somewhere safe and delete the file"
+        );
     }
     Ok(())
+}
+
+/// Where a first start's admin key goes when none was given: beside a SQLite database, or in
+/// the working directory for PostgreSQL.
+fn default_key_file(database: &Database) -> PathBuf {
+    match database {
+        Database::Sqlite(path) => {
+            let mut name = path.clone().into_os_string();
+            name.push(".admin-key");
+            PathBuf::from(name)
+        }
+        Database::Postgres(_) => PathBuf::from("petstore-admin-key"),
+    }
+}
+
+/// A new admin key written beside its final name, readable by its owner only; moved there
+/// by [`keep`](Self::keep), removed if dropped first.
+struct PendingKeyFile {
+    /// `None` once moved.
+    written: Option<PathBuf>,
+    kept: PathBuf,
+}
+
+impl PendingKeyFile {
+    fn write(file: &Path, secret: &str) -> anyhow::Result<Self> {
+        use std::io::Write as _;
+        use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
+        let mut name = file.as_os_str().to_owned();
+        name.push(".new");
+        let written = PathBuf::from(name);
+        let mut out = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&written)
+            .and_then(|mut out| {
+                // A file left by an earlier start keeps its mode on open: make it private.
+                std::fs::set_permissions(&written, std::fs::Permissions::from_mode(0o600))?;
+                writeln!(out, "{secret}")?;
+                out.sync_all()?;
+                Ok(out)
+            })
+            .with_context(|| {
+                format!(
+                    "cannot write the first admin key to {} (--admin-key-file)",
+                    written.display()
+                )
+            })?;
+        out.flush()?;
+        Ok(Self {
+            written: Some(written),
+            kept: file.to_owned(),
+        })
+    }
+
+    fn keep(mut self) -> anyhow::Result<()> {
+        let Some(written) = self.written.take() else {
+            return Ok(());
+        };
+        std::fs::rename(&written, &self.kept).with_context(|| {
+            format!(
+                "the first admin key is in {}, and cannot be moved to {}",
+                written.display(),
+                self.kept.display()
+            )
+        })
+    }
+}
+
+impl Drop for PendingKeyFile {
+    fn drop(&mut self) {
+        if let Some(written) = &self.written {
+            let _ = std::fs::remove_file(written);
+        }
+    }
 }
 
 /// The most connections the service takes by default.
@@ -226,7 +299,7 @@ fn connection_cap(configured: Option<usize>, database_connections: u32) -> usize
 }
 
 /// `petstore serve`: runs until SIGINT or SIGTERM, then lets in-flight requests finish.
-pub async fn serve(args: ServeArgs, format: LogFormat) -> anyhow::Result<()> {
+pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     // Listening comes first: a start that cannot serve (the port is taken, the address is
     // wrong) must not create a database or mint the one-time admin key it would then lose.
     let listener = std::net::TcpListener::bind(&args.bind)
@@ -257,7 +330,11 @@ pub async fn serve(args: ServeArgs, format: LogFormat) -> anyhow::Result<()> {
         }
         None => None,
     };
-    bootstrap_admin_key(&state, format).await?;
+    let key_file = args
+        .admin_key_file
+        .clone()
+        .unwrap_or_else(|| default_key_file(&args.database.database));
+    bootstrap_admin_key(&state, &key_file).await?;
     let tls = crate::delivery::tls_config(args.webhooks.webhook_ca_file.as_deref())
         .map_err(|e| anyhow!("webhook TLS: {e}"))?;
     let cors = CorsOrigins::new(&args.cors_origins).map_err(|e| anyhow!("--cors-origin: {e}"))?;
@@ -294,6 +371,7 @@ pub async fn serve(args: ServeArgs, format: LogFormat) -> anyhow::Result<()> {
     let server = server
         .listen(listener)
         .with_context(|| format!("cannot listen on {}", args.bind))?;
+    let stop_signal = stop_signal();
     for address in server.addrs() {
         tracing::info!(%address, database = %args.database.database, "petstore listening");
     }
@@ -308,8 +386,9 @@ pub async fn serve(args: ServeArgs, format: LogFormat) -> anyhow::Result<()> {
     .into();
     actix_web::rt::spawn(crate::delivery::run(stopping.clone(), tls, node));
     actix_web::rt::spawn(crate::changes::watch(stopping.clone()));
+    actix_web::rt::spawn(crate::app::keep_readiness_current(stopping.clone()));
     actix_web::rt::spawn(async move {
-        wait_for_stop_signal().await;
+        stop_signal.await;
         tracing::info!("stopping: finishing in-flight requests");
         stopping.begin_shutdown();
         handle.stop(true).await;
@@ -323,18 +402,24 @@ pub async fn serve(args: ServeArgs, format: LogFormat) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// SIGTERM or SIGINT (Ctrl-C).
-async fn wait_for_stop_signal() {
+/// SIGTERM or SIGINT, listened for from the call on: a signal that arrives before the
+/// server runs still stops it in order (one that came before the listening would otherwise
+/// end the process at once, its in-flight work with it).
+fn stop_signal() -> impl std::future::Future<Output = ()> {
     use actix_web::rt::signal::unix::{SignalKind, signal};
-    let interrupt = Box::pin(actix_web::rt::signal::ctrl_c());
-    match signal(SignalKind::terminate()) {
-        Ok(mut terminate) => {
-            let terminated = Box::pin(async move { terminate.recv().await });
-            futures_util::future::select(interrupt, terminated).await;
-        }
-        Err(error) => {
-            tracing::warn!(%error, "cannot listen for SIGTERM; stopping on Ctrl-C only");
-            let _ = interrupt.await;
+    let terminate = signal(SignalKind::terminate());
+    let interrupt = signal(SignalKind::interrupt());
+    async move {
+        match (terminate, interrupt) {
+            (Ok(mut terminate), Ok(mut interrupt)) => {
+                let terminated = Box::pin(async move { terminate.recv().await });
+                let interrupted = Box::pin(async move { interrupt.recv().await });
+                futures_util::future::select(interrupted, terminated).await;
+            }
+            (Err(error), _) | (_, Err(error)) => {
+                tracing::warn!(%error, "cannot listen for SIGTERM or SIGINT; stopping on Ctrl-C only");
+                let _ = actix_web::rt::signal::ctrl_c().await;
+            }
         }
     }
 }

@@ -19,15 +19,6 @@ fn is_generated_key(text: &str) -> bool {
     text.len() == 68 && text.starts_with("pst_") && text[4..].bytes().all(|b| b.is_ascii_hexdigit())
 }
 
-/// The keys a start printed: in the JSON log (the tests' format), the `key` field of its notice.
-fn printed_keys(logs: &[String]) -> Vec<String> {
-    logs.iter()
-        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
-        .filter_map(|event| event["fields"]["key"].as_str().map(str::to_owned))
-        .filter(|key| is_generated_key(key))
-        .collect()
-}
-
 /// Every line is a JSON object: a log shipper reads them all.
 fn assert_all_json(logs: &[String]) {
     for line in logs {
@@ -141,27 +132,90 @@ fn a_bootstrap_key_from_the_environment_becomes_an_admin_key() {
     );
 }
 
+/// The admin key a first start wrote to `file`, which must be readable by its owner only.
+fn written_key(file: &std::path::Path) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(file).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "{} is {mode:o}", file.display());
+    let key = std::fs::read_to_string(file).unwrap().trim_end().to_owned();
+    assert!(is_generated_key(&key), "{key:?}");
+    key
+}
+
+/// No line of the log holds `key`'s secret.
+fn assert_never_logged(key: &str, logs: &[String]) {
+    for line in logs {
+        assert!(!line.contains(&key[4..]), "the secret was logged: {line}");
+    }
+}
+
+/// A first start with no bootstrap key creates an admin key and writes it to a file the
+/// service's user alone may read: never to the log, in either format, where a journal and
+/// every log shipper would keep it. The next start creates none.
 #[test]
-fn a_first_start_prints_a_new_admin_key_once() {
+fn a_first_start_writes_a_new_admin_key_to_a_private_file_never_to_the_log() {
     let database = TestDatabase::new("first");
     let server = serve(database.arg(), None);
+    let key = written_key(&server.admin_key_file);
     std::thread::sleep(Duration::from_millis(200));
     let (code, first_logs) = server.terminate();
     assert_eq!(code, Some(0));
     assert_all_json(&first_logs);
-    let printed = printed_keys(&first_logs);
-    assert_eq!(printed.len(), 1, "{first_logs:?}");
-    let key = printed[0].clone();
+    assert_never_logged(&key, &first_logs);
+    assert!(
+        first_logs.iter().any(|line| line.contains("admin-key")),
+        "the log says where the key is: {first_logs:?}"
+    );
 
     let server = serve(database.arg(), None);
     let reply = server.get("/v1/keys", &key);
     assert!(
         reply.starts_with("HTTP/1.1 200"),
-        "the printed key is an admin key: {reply}"
+        "the written key is an admin key: {reply}"
     );
+    assert!(!server.admin_key_file.exists(), "created only once");
+    std::thread::sleep(Duration::from_millis(200));
     let (code, second_logs) = server.terminate();
     assert_eq!(code, Some(0));
-    assert!(printed_keys(&second_logs).is_empty(), "printed only once");
+    assert_never_logged(&key, &second_logs);
+
+    // In the text format too, the first start included.
+    let database = TestDatabase::new("first-text");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("admin-key");
+    let child = petstore(database.arg())
+        .args(["--log-format", "text", "serve", "--workers", "1"])
+        .args(["--bind", "127.0.0.1:0", "--admin-key-file"])
+        .arg(&file)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !file.exists() {
+        assert!(std::time::Instant::now() < deadline, "no key was written");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The key is created before the server listens: let it start, then stop it.
+    std::thread::sleep(Duration::from_millis(300));
+    let pid = child.id().to_string();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let output = child.wait_with_output().unwrap();
+    let logs: Vec<String> = String::from_utf8_lossy(&output.stderr)
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(output.status.code(), Some(0), "{logs:?}");
+    assert!(
+        logs.iter().any(|line| line.contains("petstore listening")),
+        "{logs:?}"
+    );
+    assert_never_logged(&written_key(&file), &logs);
 }
 
 /// Reads from `stream` until `done` holds for what was read, or 10 s pass.
@@ -279,23 +333,25 @@ fn a_start_that_cannot_listen_creates_nothing_and_keeps_the_first_key_for_the_ne
     let database = dir.path().join("unstarted.db");
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let address = taken.local_addr().unwrap().to_string();
+    let key_file = dir.path().join("admin-key");
     let failed = petstore(&database)
-        .args(["serve", "--bind", &address])
+        .args(["serve", "--bind", &address, "--admin-key-file"])
+        .arg(&key_file)
         .output()
         .unwrap();
     assert!(!failed.status.success(), "{failed:?}");
     let stderr = String::from_utf8(failed.stderr).unwrap();
     assert!(stderr.contains(&address), "says which address: {stderr}");
-    let lines: Vec<String> = stderr.lines().map(str::to_owned).collect();
-    assert!(printed_keys(&lines).is_empty(), "no key minted: {stderr}");
+    assert!(!key_file.exists(), "no key minted: {stderr}");
     assert!(!database.exists(), "no database created");
 
-    // The next start that can serve prints the first admin key.
+    // The next start that can serve writes the first admin key.
     let server = serve(&database, None);
+    let key = written_key(&server.admin_key_file);
     std::thread::sleep(Duration::from_millis(200));
     let (code, logs) = server.terminate();
     assert_eq!(code, Some(0));
-    assert_eq!(printed_keys(&logs).len(), 1, "{logs:?}");
+    assert_never_logged(&key, &logs);
 }
 
 #[test]
@@ -767,4 +823,32 @@ fetch("http://127.0.0.1:{api_port}/v1/categories", {{
     let listed = server.get("/v1/categories", key);
     assert!(listed.contains("From the shop"), "{listed}");
     assert!(!listed.contains("From elsewhere"), "never sent: {listed}");
+}
+
+/// `petstore_ready` says the truth on a node nobody probes (nginx checks nothing by itself):
+/// the service checks its own readiness from the start, so a healthy node is 1 without any
+/// call of `/readyz`, and an alert on 0 fires only for a node really not ready.
+#[test]
+fn a_healthy_node_that_nobody_probed_is_ready_in_its_metrics() {
+    let database = TestDatabase::new("ready");
+    let key = "ready-admin-0123456789abcdef0123456789abc";
+    let server = serve(database.arg(), Some(key));
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let metrics = server.get("/metrics", key);
+        if metrics.lines().any(|line| line == "petstore_ready 1") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not ready after 10 s, though nothing is wrong: {metrics}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let (code, logs) = server.terminate();
+    assert_eq!(code, Some(0));
+    assert!(
+        !logs.iter().any(|line| line.contains("/readyz")),
+        "nothing called /readyz: {logs:?}"
+    );
 }

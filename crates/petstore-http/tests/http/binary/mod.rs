@@ -90,6 +90,10 @@ pub(crate) struct Server {
     pub child: Child,
     pub address: String,
     pub stderr: mpsc::Receiver<String>,
+    /// Where a first start writes its admin key (`--admin-key-file`): a folder of the test's
+    /// own, unless the test named a file.
+    pub admin_key_file: std::path::PathBuf,
+    _key_dir: tempfile::TempDir,
 }
 
 pub(crate) fn serve(database: impl AsRef<OsStr>, bootstrap: Option<&str>) -> Server {
@@ -122,6 +126,12 @@ pub(crate) fn serve_command(
         .args(flags)
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
+    let key_dir = tempfile::tempdir().unwrap();
+    let admin_key_file = match flags.iter().position(|flag| *flag == "--admin-key-file") {
+        Some(at) => std::path::PathBuf::from(flags[at + 1]),
+        None => key_dir.path().join("admin-key"),
+    };
+    command.env("PETSTORE_ADMIN_KEY_FILE", &admin_key_file);
     if let Some(key) = bootstrap {
         command.env("PETSTORE_BOOTSTRAP_ADMIN_KEY", key);
     }
@@ -163,6 +173,8 @@ pub(crate) fn serve_command(
         child,
         address,
         stderr: rest,
+        admin_key_file,
+        _key_dir: key_dir,
     }
 }
 
