@@ -196,15 +196,26 @@ fn not_run() -> DomainError {
     DomainError::Storage("a store call returned without running its work".into())
 }
 
+/// A lane's type-erased read: it runs the work it is given once.
+type ErasedRead<'w> = &'w mut dyn FnMut(&mut dyn Snapshot) -> RepoResult<()>;
+
+/// Runs `work` once through `erased` (a lane's read), giving back what it returned.
+fn read_once<T>(
+    work: impl FnOnce(&mut dyn Snapshot) -> RepoResult<T>,
+    erased: impl FnOnce(ErasedRead<'_>) -> RepoResult<()>,
+) -> RepoResult<T> {
+    let (mut work, mut value) = (Some(work), None);
+    erased(&mut |snapshot| {
+        let work = work.take().ok_or_else(not_run)?;
+        value = Some(work(snapshot)?);
+        Ok(())
+    })?;
+    value.ok_or_else(not_run)
+}
+
 impl Store for JobStore<'_> {
     fn read<T>(&self, work: impl FnOnce(&mut dyn Snapshot) -> RepoResult<T>) -> RepoResult<T> {
-        let (mut work, mut value) = (Some(work), None);
-        self.0.run_read(&mut |snapshot| {
-            let work = work.take().ok_or_else(not_run)?;
-            value = Some(work(snapshot)?);
-            Ok(())
-        })?;
-        value.ok_or_else(not_run)
+        read_once(work, |erased| self.0.run_read(erased))
     }
 
     fn write<T>(
@@ -221,13 +232,7 @@ impl Store for JobStore<'_> {
     }
 
     fn read_one<T>(&self, work: impl FnOnce(&mut dyn Snapshot) -> RepoResult<T>) -> RepoResult<T> {
-        let (mut work, mut value) = (Some(work), None);
-        self.0.run_read_one(&mut |snapshot| {
-            let work = work.take().ok_or_else(not_run)?;
-            value = Some(work(snapshot)?);
-            Ok(())
-        })?;
-        value.ok_or_else(not_run)
+        read_once(work, |erased| self.0.run_read_one(erased))
     }
 }
 

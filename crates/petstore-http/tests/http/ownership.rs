@@ -203,6 +203,9 @@ fn every_command_refuses_another_programs_postgres_database_and_leaves_its_table
     );
 }
 
+/// The admin key the tests' services start with.
+const ADMIN: &str = "ownership-admin-0123456789abcdef01234567";
+
 /// A migration this binary does not know, as a newer version would leave it.
 const NEWER: &str = "20991231000099";
 
@@ -253,7 +256,7 @@ fn every_command_refuses_a_postgres_database_a_newer_version_migrated() {
 }
 
 /// An empty SQLite file (made by `touch`, say) and an empty PostgreSQL database are new: the
-/// service migrates them and starts.
+/// service migrates them, starts and serves.
 #[test]
 fn empty_databases_are_taken_as_new() {
     let dir = tempfile::tempdir().unwrap();
@@ -265,8 +268,13 @@ fn empty_databases_are_taken_as_new() {
         databases.push(scratch.url().to_owned());
     }
     for database in databases {
-        let migrated = petstore(&database).arg("migrate").output().unwrap();
-        assert!(migrated.status.success(), "{database}: {migrated:?}");
+        let server = crate::binary::serve(&database, Some(ADMIN));
+        assert!(
+            server.get("/v1/pets", ADMIN).starts_with("HTTP/1.1 200"),
+            "{database} serves"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+        assert_eq!(server.terminate().0, Some(0), "{database}");
         let listed = petstore(&database).args(["keys", "list"]).output().unwrap();
         assert!(listed.status.success(), "{database}: {listed:?}");
     }
