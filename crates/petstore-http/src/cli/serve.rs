@@ -211,7 +211,12 @@ impl PendingKeyFile {
         let mut name = file.as_os_str().to_owned();
         name.push(".new");
         let written = PathBuf::from(name);
-        let mut out = std::fs::OpenOptions::new()
+        // Made first, so that a write that fails half way leaves no file behind.
+        let pending = Self {
+            written: Some(written.clone()),
+            kept: file.to_owned(),
+        };
+        std::fs::OpenOptions::new()
             .write(true)
             .create(true)
             .truncate(true)
@@ -221,8 +226,7 @@ impl PendingKeyFile {
                 // A file left by an earlier start keeps its mode on open: make it private.
                 std::fs::set_permissions(&written, std::fs::Permissions::from_mode(0o600))?;
                 writeln!(out, "{secret}")?;
-                out.sync_all()?;
-                Ok(out)
+                out.sync_all()
             })
             .with_context(|| {
                 format!(
@@ -230,11 +234,7 @@ impl PendingKeyFile {
                     written.display()
                 )
             })?;
-        out.flush()?;
-        Ok(Self {
-            written: Some(written),
-            kept: file.to_owned(),
-        })
+        Ok(pending)
     }
 
     fn keep(mut self) -> anyhow::Result<()> {

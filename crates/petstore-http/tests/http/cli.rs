@@ -852,3 +852,37 @@ fn a_healthy_node_that_nobody_probed_is_ready_in_its_metrics() {
         "nothing called /readyz: {logs:?}"
     );
 }
+
+/// A first start that cannot write its admin key's file stops before it creates the key: the
+/// next start that can write it creates the first and only one.
+#[test]
+fn a_first_start_that_cannot_write_the_key_file_creates_no_key() {
+    let database = TestDatabase::new("unwritable");
+    let dir = tempfile::tempdir().unwrap();
+    let nowhere = dir.path().join("missing-folder").join("admin-key");
+    let failed = petstore(database.arg())
+        .args(["serve", "--bind", "127.0.0.1:0", "--admin-key-file"])
+        .arg(&nowhere)
+        .output()
+        .unwrap();
+    assert!(!failed.status.success(), "{failed:?}");
+    let stderr = String::from_utf8(failed.stderr).unwrap();
+    assert!(
+        stderr.contains("cannot write the first admin key") && stderr.contains("missing-folder"),
+        "{stderr}"
+    );
+
+    let server = serve(database.arg(), None);
+    let key = written_key(&server.admin_key_file);
+    let listed = server.get("/v1/keys", &key);
+    assert!(listed.starts_with("HTTP/1.1 200"), "{listed}");
+    let body = listed.split("\r\n\r\n").nth(1).unwrap();
+    let keys: serde_json::Value = serde_json::from_str(body).unwrap();
+    assert_eq!(
+        keys.as_array().map(Vec::len),
+        Some(1),
+        "the failed start created no key: {keys}"
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(server.terminate().0, Some(0));
+}
