@@ -91,8 +91,11 @@ fn run_writes(store: &PgStore, jobs: Vec<WriteJob>) {
             return;
         }
         store.counts.reruns.fetch_add(1, Ordering::Relaxed);
+        // The burst took time: a job that has now waited the connection time-out in all
+        // answers so rather than wait again.
+        jobs = job::in_time(jobs, store.write_wait());
     }
-    for mut job in job::in_time(jobs, store.write_wait()) {
+    for mut job in jobs {
         job.run(JobStore::over(store));
         job.settle(None);
     }
