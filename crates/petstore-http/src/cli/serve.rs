@@ -10,7 +10,9 @@ use clap::Args;
 use std::num::NonZeroU32;
 
 use anyhow::{Context, anyhow};
-use petstore_core::{Bootstrap, KeySecret, RetryPolicy, Settings, SystemClock};
+use petstore_core::{
+    Bootstrap, Caller, KeyQuery, KeySecret, PageSize, RetryPolicy, Settings, SystemClock,
+};
 use petstore_store::{AnyStore, Database};
 
 use super::DatabaseArgs;
@@ -150,7 +152,7 @@ impl WebhookArgs {
 
 /// A usable service from the first start: `PETSTORE_BOOTSTRAP_ADMIN_KEY` becomes an admin key
 /// while no admin key is active; without it, a database with no key at all gets a new admin
-/// key, printed once on standard error.
+/// key, written to `key_file` (readable by its owner only), never to the log.
 async fn bootstrap_admin_key(state: &AppState, key_file: &Path) -> anyhow::Result<()> {
     if let Ok(text) = std::env::var("PETSTORE_BOOTSTRAP_ADMIN_KEY") {
         let secret = KeySecret::parse(&text)
@@ -164,8 +166,22 @@ async fn bootstrap_admin_key(state: &AppState, key_file: &Path) -> anyhow::Resul
         }
         return Ok(());
     }
+    // Any key at all, and there is nothing to do: a restart writes no file (its folder may
+    // not even be writable), and holds no secret.
+    let query = KeyQuery {
+        after: None,
+        limit: PageSize::new(1)?,
+    };
+    if !state
+        .read(move |shop| shop.keys().list(Caller::Operator, &query))
+        .await?
+        .items
+        .is_empty()
+    {
+        return Ok(());
+    }
     // Written where it goes before the key exists: a start that cannot deliver the key
-    // creates none, and one that creates none (keys exist) leaves no file.
+    // creates none, and one that creates none (another node was first) leaves no file.
     let secret = generate_secret()?;
     let pending = PendingKeyFile::write(key_file, secret.reveal())?;
     let created = state

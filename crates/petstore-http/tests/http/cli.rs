@@ -854,9 +854,10 @@ fn a_healthy_node_that_nobody_probed_is_ready_in_its_metrics() {
 }
 
 /// A first start that cannot write its admin key's file stops before it creates the key: the
-/// next start that can write it creates the first and only one.
+/// next start that can write it creates the first and only one, and the starts after it
+/// write nothing.
 #[test]
-fn a_first_start_that_cannot_write_the_key_file_creates_no_key() {
+fn a_first_start_that_cannot_write_the_key_file_creates_no_key_and_a_restart_writes_none() {
     let database = TestDatabase::new("unwritable");
     let dir = tempfile::tempdir().unwrap();
     let nowhere = dir.path().join("missing-folder").join("admin-key");
@@ -885,4 +886,15 @@ fn a_first_start_that_cannot_write_the_key_file_creates_no_key() {
     );
     std::thread::sleep(Duration::from_millis(200));
     assert_eq!(server.terminate().0, Some(0));
+
+    // Once a key exists, a start writes no file: one whose folder cannot be written starts.
+    let server = binary::serve_with(
+        database.arg(),
+        None,
+        &["--admin-key-file", nowhere.to_str().unwrap()],
+    );
+    assert!(server.get("/v1/keys", &key).starts_with("HTTP/1.1 200"));
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(server.terminate().0, Some(0));
+    assert!(!nowhere.exists());
 }
