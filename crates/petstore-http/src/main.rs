@@ -2,13 +2,19 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-use petstore_http::cli::{self, Cli, Command};
+use petstore_http::cli::{self, Command, Invocation};
 use petstore_http::logging;
 
 #[actix_web::main]
 async fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match cli::parse_command_line(std::env::args_os()) {
+        Ok(Invocation::Run(cli)) => cli,
+        Ok(Invocation::PrintConfig(settings)) => {
+            print!("{settings}");
+            return ExitCode::SUCCESS;
+        }
+        Err(error) => error.exit(),
+    };
     logging::init_logging(cli.log_format);
     let outcome = match cli.command {
         Command::Serve(args) => cli::serve(*args).await,

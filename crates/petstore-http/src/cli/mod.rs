@@ -2,10 +2,12 @@
 //! holds the command, the flags every database command shares ([`DatabaseArgs`]) and the
 //! small commands; each larger subcommand has a module of its own.
 
+mod config;
 mod keys;
 mod serve;
 mod transfer;
 
+pub use config::{CommandLineError, Invocation, parse_command_line};
 pub use keys::{KeysCommand, keys};
 pub use serve::{ServeArgs, WebhookArgs, serve};
 pub use transfer::{BackupArgs, CopyArgs, backup, copy};

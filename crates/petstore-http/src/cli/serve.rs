@@ -29,6 +29,14 @@ pub struct ServeArgs {
     /// The database.
     #[command(flatten)]
     pub database: DatabaseArgs,
+    /// A TOML file of these settings, each under its flag's name without the dashes
+    /// (`db-wait-ms = 2000`); a flag or an environment variable wins over the file.
+    #[arg(long, env = "PETSTORE_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Print the settings in effect (from flags, the environment, the config file and the
+    /// defaults; passwords masked) as TOML, and exit.
+    #[arg(long)]
+    pub print_config: bool,
     /// The address to listen on.
     #[arg(long, env = "PETSTORE_BIND", default_value = "127.0.0.1:8080")]
     pub bind: String,

@@ -10,6 +10,7 @@ mod common;
 mod auth;
 mod cli;
 mod conditional;
+mod config;
 mod events;
 mod house_rules;
 mod moving;
