@@ -31,5 +31,6 @@ pub mod pagination;
 mod rate_limit;
 pub mod routes;
 pub mod state;
+pub mod tls;
 pub mod traces;
 pub mod wire;

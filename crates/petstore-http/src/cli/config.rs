@@ -13,7 +13,7 @@ use clap::parser::ValueSource;
 use clap::{Arg, ArgAction, ArgMatches, CommandFactory, FromArgMatches};
 use toml::de::{DeTable, DeValue};
 
-use super::Cli;
+use super::{Cli, Command};
 
 /// What the command line asks for.
 #[derive(Debug)]
@@ -72,6 +72,16 @@ pub fn parse_command_line(
     }
     let matches = Cli::command().try_get_matches_from(&args)?;
     let cli = Cli::from_arg_matches(&matches)?;
+    // Checked here rather than by clap's `requires`, which would refuse a flag whose partner
+    // the file gives before the file is read.
+    if let Command::Serve(serve) = &cli.command
+        && serve.tls_cert.is_some() != serve.tls_key.is_some()
+    {
+        return Err(CommandLineError::Clap(Cli::command().error(
+            clap::error::ErrorKind::MissingRequiredArgument,
+            "--tls-cert and --tls-key go together: give both, or neither",
+        )));
+    }
     match matches.subcommand() {
         Some(("serve", serve)) if serve.get_flag("print_config") => Ok(Invocation::PrintConfig(
             settings_in_effect(serve, &from_file),

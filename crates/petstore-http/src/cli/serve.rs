@@ -21,6 +21,7 @@ use crate::auth::{RateLimits, generate_secret, random_bytes};
 use crate::cors::CorsOrigins;
 use crate::delivery::DeliverySettings;
 use crate::state::AppState;
+use crate::tls::{ServerCertificate, reload_on_hangup};
 use crate::traces::Traces;
 
 /// `petstore serve`.
@@ -40,6 +41,13 @@ pub struct ServeArgs {
     /// The address to listen on.
     #[arg(long, env = "PETSTORE_BIND", default_value = "127.0.0.1:8080")]
     pub bind: String,
+    /// Serve HTTPS (HTTP/2 or HTTP/1.1, by ALPN) with this PEM certificate chain, the
+    /// server's own certificate first; read again on SIGHUP. Needs --tls-key.
+    #[arg(long, env = "PETSTORE_TLS_CERT")]
+    pub tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert's certificate; read again with it on SIGHUP.
+    #[arg(long, env = "PETSTORE_TLS_KEY")]
+    pub tls_key: Option<PathBuf>,
     /// Where a first start (no key in the database, no PETSTORE_BOOTSTRAP_ADMIN_KEY) writes
     /// the admin key it creates, readable by the service's user only; never to the log.
     /// Default: beside a SQLite database (`petstore.db.admin-key`); on PostgreSQL,
@@ -328,6 +336,10 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     // wrong) must not create a database or mint the one-time admin key it would then lose.
     let listener = std::net::TcpListener::bind(&args.bind)
         .with_context(|| format!("cannot listen on {}", args.bind))?;
+    let certificate = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => Some(ServerCertificate::load(cert, key)?),
+        _ => None,
+    };
     let mut config = args.database.store_config();
     // One bound for every wait a write makes: for the writer connection, and for another
     // process's lock on the file (SQLite's busy timeout), which until now waited 5 s.
@@ -392,12 +404,20 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     server = server
         .workers(workers)
         .max_connections(max_connections.div_ceil(workers).max(1));
-    let server = server
-        .listen(listener)
-        .with_context(|| format!("cannot listen on {}", args.bind))?;
+    let server = match &certificate {
+        Some(certificate) => server.listen_rustls_0_23(listener, certificate.server_config()?),
+        None => server.listen(listener),
+    }
+    .with_context(|| format!("cannot listen on {}", args.bind))?;
     let stop_signal = stop_signal();
+    actix_web::rt::spawn(reload_on_hangup(certificate));
     for address in server.addrs() {
-        tracing::info!(%address, database = %args.database.database, "petstore listening");
+        let scheme = if args.tls_cert.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        tracing::info!(%address, scheme, database = %args.database.database, "petstore listening");
     }
     let server = server.run();
     let handle = server.handle();

@@ -130,6 +130,18 @@ fn a_value_its_flag_would_refuse_is_refused_with_its_line_even_where_a_flag_wins
 }
 
 #[test]
+fn a_setting_that_needs_another_is_refused_without_it() {
+    let error = parse_with_file("tls-cert = \"/etc/petstore/fullchain.pem\"\n", &[]);
+    match error {
+        Err(CommandLineError::Clap(error)) => assert!(error.to_string().contains("--tls-key")),
+        other => panic!("expected the missing --tls-key, got {other:?}"),
+    }
+    let args =
+        serve_args(parse_with_file("tls-cert = \"a.pem\"\n", &["--tls-key", "a.key"]).unwrap());
+    assert_eq!(args.tls_cert.unwrap().to_str(), Some("a.pem"));
+}
+
+#[test]
 fn a_file_that_is_not_toml_or_not_there_is_named() {
     let message = config_error(parse_with_file("bind = \n", &[]));
     assert!(message.contains("petstore.toml"), "{message}");
@@ -232,18 +244,23 @@ fn the_example_file_parses_with_every_setting_it_shows_commented_out_taken_in() 
     let every: String = EXAMPLE
         .lines()
         .filter_map(|line| line.strip_prefix("# "))
-        .filter(|line| line.split(" = ").next().is_some_and(|name| {
-            !name.is_empty() && name.chars().all(|c| c.is_ascii_lowercase() || c == '-')
-        }))
+        .filter(|line| {
+            line.split(" = ").next().is_some_and(|name| {
+                !name.is_empty() && name.chars().all(|c| c.is_ascii_lowercase() || c == '-')
+            })
+        })
         .map(|line| format!("{}\n", line.split("  #").next().unwrap().trim_end()))
         .collect();
     let text = printed(parse_with_file(&every, &["--print-config"]));
     // Every setting of serve is in the example, set or commented out.
     for arg in serve_settings() {
         let name = arg.get_long().unwrap();
-        let set_there = EXAMPLE.lines().any(|line| line.starts_with(&format!("{name} = ")));
+        let set_there = EXAMPLE
+            .lines()
+            .any(|line| line.starts_with(&format!("{name} = ")));
         assert!(
-            set_there || text.contains(&format!("{name} = ")) && every.contains(&format!("{name} = ")),
+            set_there
+                || text.contains(&format!("{name} = ")) && every.contains(&format!("{name} = ")),
             "docs/deploy/petstore.toml does not show `{name}`"
         );
     }
