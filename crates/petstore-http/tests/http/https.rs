@@ -265,14 +265,7 @@ fn a_renewed_certificate_is_served_after_sighup_by_the_same_process_and_open_con
 
     let renewed = certificates.renew();
     assert_ne!(renewed, first);
-    let pid = server.child.id().to_string();
-    assert!(
-        Command::new("kill")
-            .args(["-HUP", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
+    server.signal("HUP");
     // A new connection is shown the renewed certificate once the signal is handled.
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
@@ -293,13 +286,7 @@ fn a_renewed_certificate_is_served_after_sighup_by_the_same_process_and_open_con
 
     // A SIGHUP while the files are broken keeps the certificate in use.
     std::fs::write(certificates.certificate(), "not a certificate").unwrap();
-    assert!(
-        Command::new("kill")
-            .args(["-HUP", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
+    server.signal("HUP");
     let deadline = Instant::now() + Duration::from_secs(10);
     while !server
         .stderr

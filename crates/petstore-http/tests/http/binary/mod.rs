@@ -254,20 +254,22 @@ impl Server {
     }
 
     pub(crate) fn stop(&mut self) -> (Option<i32>, Vec<String>) {
-        let pid = self.child.id().to_string();
-        assert!(
-            Command::new("kill")
-                .args(["-TERM", &pid])
-                .status()
-                .unwrap()
-                .success()
-        );
+        self.signal("TERM");
         let status = self.child.wait().unwrap();
         (status.code(), self.stderr.try_iter().collect())
     }
 }
 
 impl Server {
+    /// Sends the signal `name` (`TERM`, `HUP`) to the process.
+    pub(crate) fn signal(&self, name: &str) {
+        let pid = self.child.id().to_string();
+        let sent = Command::new("kill")
+            .args([&format!("-{name}"), &pid])
+            .status();
+        assert!(sent.unwrap().success(), "kill -{name} {pid}");
+    }
+
     /// SIGKILL: the process gets no chance to finish anything.
     pub(crate) fn kill(mut self) {
         self.child.kill().unwrap();
