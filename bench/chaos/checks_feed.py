@@ -1,0 +1,124 @@
+"""Checks of the feed: ids strictly increasing, no follower skipped an event that later
+appeared below its cursor, and each pet's stock replayed event by event."""
+
+import re
+from collections import Counter, defaultdict
+
+AFTER = re.compile(r"[?&]after=(\d+)")
+
+
+def check_feed_order(final, anomalies):
+    previous = 0
+    for event in final.events:
+        event_id = int(event["id"])
+        if event_id <= previous:
+            anomalies.add("feed-order", f"the final feed has {event_id} after {previous}")
+        previous = event_id
+
+
+def check_readers(history, final, anomalies):
+    """Each follower's pages, in the order it asked: ids strictly increasing past its cursor;
+    every event of the final feed at or below the highest id it saw was on one of its
+    pages; every id it saw is still in the feed (an event that vanished was a change lost)."""
+    feed_ids = {int(event["id"]) for event in final.events}
+    pages = defaultdict(list)
+    for call in history.all_calls:
+        if call["kind"] == "feed" and call.get("status") == 200:
+            pages[call["client"]].append(call)
+    for reader, calls in pages.items():
+        seen, last = set(), 0
+        for call in calls:
+            after = int(AFTER.search(call["path"]).group(1))
+            ids = call["resp"]["ids"] if isinstance(call.get("resp"), dict) else []
+            if after < last:
+                anomalies.add("feed-order", f"{reader} went back from {last} to after={after}")
+            for event_id in ids:
+                if event_id <= max(after, last):
+                    anomalies.add("feed-order", f"{reader} got {event_id} after "
+                                  f"{max(after, last)} (page after={after})",
+                                  sent=call["sent"], node=call["node"])
+                last = max(last, event_id)
+                seen.add(event_id)
+        skipped = sorted(i for i in feed_ids if i <= last and i not in seen)
+        if skipped:
+            anomalies.add("feed-skipped", f"{reader} never saw {len(skipped)} events below "
+                          f"its cursor {last}: {skipped[:20]}", ids=skipped[:200])
+        vanished = sorted(seen - feed_ids)
+        if vanished:
+            anomalies.add("feed-vanished", f"{reader} saw {len(vanished)} events the final "
+                          f"feed does not hold: {vanished[:20]}", ids=vanished[:200])
+
+
+def check_stock(history, final, anomalies):
+    """Replays each pet's stock through the feed: an order takes its units, a cancel puts
+    them back, and the inventory.updated of that change must show exactly that; any other
+    inventory.updated is a stock set, and must be one a client made (matched by pet, level
+    before, level after). The replay must end at the stock the database holds."""
+    stock = defaultdict(int)      # pet -> level as the feed tells it
+    pending = defaultdict(int)    # pet -> change announced by an order event, not yet shown
+    transitions = Counter()       # (pet, before, after) of every stock set in the feed
+    for event in final.events:
+        kind, data = event.get("type"), event.get("data") or {}
+        if kind == "order.placed":
+            pending[data["petId"]] -= data["quantity"]
+        elif kind == "order.cancelled":
+            pending[data["petId"]] += data["quantity"]
+        elif kind == "inventory.updated":
+            pet, level = data["petId"], data["quantity"]
+            if pending[pet]:
+                if stock[pet] + pending[pet] != level:
+                    anomalies.add("stock-arithmetic",
+                                  f"pet {pet}: event {event['id']} sets {level}, the order "
+                                  f"events say {stock[pet]} {pending[pet]:+d}")
+                pending[pet] = 0
+            else:
+                transitions[(pet, stock[pet], level)] += 1
+            if level < 0:
+                anomalies.add("stock-arithmetic", f"pet {pet}: negative stock {level}")
+            stock[pet] = level
+    for pet, change in pending.items():
+        if change:
+            anomalies.add("stock-arithmetic",
+                          f"pet {pet}: order events with no inventory.updated ({change:+d})")
+    for pet, item in final.inventory.items():
+        if item["quantity"] != stock[pet]:
+            anomalies.add("stock-arithmetic", f"pet {pet} holds {item['quantity']}, the feed "
+                          f"replays to {stock[pet]}")
+    _match_sets(history, transitions, anomalies)
+
+
+def _match_sets(history, transitions, anomalies):
+    acknowledged, maybe = Counter(), Counter()
+    for op in history.ops_of("set_stock"):
+        meta = op["meta"]
+        key = (meta["petId"], meta["prior"], meta["value"])
+        result, _ = history.outcome(op)
+        if result == "ok":
+            acknowledged[key] += 1
+        elif result == "unknown":
+            maybe[key] += 1
+    for key in set(acknowledged) | set(maybe) | set(transitions):
+        found = transitions.get(key, 0)
+        pet, before, after = key
+        if found < acknowledged[key]:
+            anomalies.add("acknowledged-write-lost",
+                          f"pet {pet}: {acknowledged[key]} acknowledged sets {before}->{after}, "
+                          f"{found} in the feed")
+        if found > acknowledged[key] + maybe[key]:
+            anomalies.add("answered-failed-happened",
+                          f"pet {pet}: {found} sets {before}->{after} in the feed, only "
+                          f"{acknowledged[key] + maybe[key]} could have happened "
+                          f"(the others were answered as failed, or nobody sent them)")
+
+
+def check_statuses(final, anomalies):
+    """domain.md's invariants where staff never set a status by hand (the soak never does)."""
+    open_orders = Counter(o["petId"] for o in final.orders.values() if not o.get("complete"))
+    for pet, item in final.inventory.items():
+        status, level, opened = item["status"], item["quantity"], open_orders[pet]
+        wrong = ((status == "pending" and (level != 0 or not opened))
+                 or (status == "sold" and (level != 0 or opened))
+                 or (status == "available" and level == 0 and opened))
+        if wrong:
+            anomalies.add("status-invariant", f"pet {pet} is {status} with stock {level} and "
+                          f"{opened} open orders")

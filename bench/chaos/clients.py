@@ -1,0 +1,244 @@
+"""The workload: writer threads with a realistic mix, and one feed follower per node.
+
+Each logical operation gets an op id and an "op" line in the history saying what it meant
+(pet, quantity, idempotency key, the value a stock set wrote and the level it replaced...);
+each HTTP attempt of it is a "call" line. Writes are retried on any answer that is not
+definite (no answer, 5xx, 429, 408, 409 idempotency_key_in_use) until one is, or until the
+op's retry budget runs out; orders and creates retry with the SAME Idempotency-Key and body.
+"""
+
+import datetime
+import random
+import threading
+import time
+
+# Each order's shipDate is unique to its op: an order found in the database or the feed
+# names the op (and so the idempotency key) that made it.
+MARKER_EPOCH = datetime.datetime(2030, 1, 1, tzinfo=datetime.timezone.utc)
+
+
+def ship_date_marker(op_id):
+    moment = MARKER_EPOCH + datetime.timedelta(seconds=op_id)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def op_of_ship_date(text):
+    """The op id a shipDate marker stands for, or None if it is no marker."""
+    if not text:
+        return None
+    try:
+        moment = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return int((moment - MARKER_EPOCH).total_seconds())
+
+
+class Shop:
+    """What the clients know of the shop, shared by all writer threads."""
+
+    def __init__(self, category_id, pets):
+        self.lock = threading.Lock()
+        self.category_id = category_id
+        self.pets = list(pets)
+        self.seeded = 0  # the first pets, stocked at setup: the contended ones
+        self.open_orders = {}  # order id -> (writer index, pet id)
+
+    def pet(self, rng):
+        with self.lock:
+            # Half the time one of the seeded pets: pets created during the run would
+            # otherwise spread the load thin, and races for the last unit need a crowd.
+            if self.seeded and rng.random() < 0.5:
+                return rng.choice(self.pets[:self.seeded])
+            return rng.choice(self.pets)
+
+    def add_pet(self, pet_id):
+        with self.lock:
+            self.pets.append(pet_id)
+
+    def add_order(self, order_id, writer, pet_id):
+        with self.lock:
+            self.open_orders[order_id] = (writer, pet_id)
+
+    def close_order(self, order_id):
+        with self.lock:
+            self.open_orders.pop(order_id, None)
+
+    def some_open_order(self, rng, writer=None):
+        with self.lock:
+            ids = [oid for oid, (owner, _) in self.open_orders.items()
+                   if writer is None or owner == writer]
+            return rng.choice(ids) if ids else None
+
+
+MIX = [  # (operation, weight)
+    ("place_order", 30), ("cancel_order", 8), ("complete_order", 8), ("set_stock", 12),
+    ("create_pet", 3), ("create_category", 1), ("read_point", 20), ("read_page", 18),
+]
+
+
+class Writer(threading.Thread):
+    def __init__(self, index, recorder, history, shop, customer_key, staff_key, run_id,
+                 seed, stop, budget):
+        super().__init__(name=f"w{index}", daemon=True)
+        self.index = index
+        self.rec = recorder
+        self.history = history
+        self.shop = shop
+        self.customer_key = customer_key
+        self.staff_key = staff_key
+        self.run_id = run_id
+        self.rng = random.Random(seed)
+        self.stop = stop
+        self.budget = budget
+        self.nodes = len(recorder.addresses)
+        self.ops = 0
+
+    def run(self):
+        names, weights = zip(*MIX)
+        while not self.stop.is_set():
+            kind = self.rng.choices(names, weights)[0]
+            getattr(self, kind)()
+            self.ops += 1
+            time.sleep(self.rng.uniform(0.01, 0.06))
+
+    def _begin(self, kind, **meta):
+        op = self.history.next_op_id()
+        self.history.write({"t": "op", "op": op, "kind": kind, "client": self.name,
+                            "at": round(time.time(), 4), "meta": meta})
+        return op
+
+    def _until_definite(self, send):
+        """Attempts on random nodes until an answer is definite; None when the budget ran
+        out first (the op's outcome stays unknown)."""
+        deadline = time.monotonic() + self.budget
+        pause = 0.05
+        while True:
+            answer = send(self.rng.randrange(self.nodes))
+            if answer.definite:
+                return answer
+            if time.monotonic() > deadline:
+                return None
+            time.sleep(pause + self.rng.uniform(0, pause))
+            pause = min(pause * 2, 1.0)
+
+    def place_order(self):
+        pet, quantity = self.shop.pet(self.rng), self.rng.randint(1, 3)
+        op = self.history.next_op_id()
+        key = f"{self.run_id}-order-{op}"
+        body = {"petId": pet, "quantity": quantity, "shipDate": ship_date_marker(op)}
+        self.history.write({"t": "op", "op": op, "kind": "place_order", "client": self.name,
+                            "at": round(time.time(), 4),
+                            "meta": {**body, "idempotencyKey": key}})
+        answer = self._until_definite(lambda node: self.rec.call(
+            op, "place_order", self.name, node, "POST", "/v1/store/orders",
+            key=self.customer_key, body=body, headers={"Idempotency-Key": key}))
+        if answer is not None and answer.status == 201:
+            self.shop.add_order(answer.body["id"], self.index, pet)
+
+    def cancel_order(self):
+        order = self.shop.some_open_order(self.rng, writer=self.index)
+        if order is None:
+            return
+        op = self._begin("cancel_order", orderId=order)
+        answer = self._until_definite(lambda node: self.rec.call(
+            op, "cancel_order", self.name, node, "DELETE", f"/v1/store/orders/{order}",
+            key=self.customer_key))
+        if answer is not None:
+            self.shop.close_order(order)
+
+    def complete_order(self):
+        order = self.shop.some_open_order(self.rng)
+        if order is None:
+            return
+        op = self._begin("complete_order", orderId=order)
+        answer = self._until_definite(lambda node: self.rec.call(
+            op, "complete_order", self.name, node, "PATCH", f"/v1/store/orders/{order}",
+            key=self.staff_key, body={"complete": True}))
+        if answer is not None:
+            self.shop.close_order(order)
+
+    def set_stock(self, pet=None, value=None):
+        """GET the level and its ETag, then PATCH a new level with If-Match."""
+        pet = pet if pet is not None else self.shop.pet(self.rng)
+        read_op = self._begin("read_for_set", petId=pet)
+        current = self.rec.call(read_op, "read_for_set", self.name,
+                                self.rng.randrange(self.nodes), "GET", f"/v1/inventory/{pet}",
+                                key=self.staff_key)
+        if current.status != 200 or "etag" not in current.headers:
+            return
+        prior = current.body["quantity"]
+        # Never the level it has: a set that changes nothing records no event, and the
+        # checker matches every set to its event by (pet, level before, level after).
+        if value is None or value == prior:
+            value = self.rng.choice([n for n in range(0, 13) if n != prior])
+        etag = current.headers["etag"]
+        op = self._begin("set_stock", petId=pet, prior=prior, value=value, etag=etag)
+        return self._until_definite(lambda node: self.rec.call(
+            op, "set_stock", self.name, node, "PATCH", f"/v1/inventory/{pet}",
+            key=self.staff_key, body={"quantity": value}, headers={"If-Match": etag}))
+
+    def _create(self, kind, path, body):
+        op = self.history.next_op_id()
+        key = f"{self.run_id}-{kind}-{op}"
+        body = {name: (value.format(op=op) if isinstance(value, str) else value)
+                for name, value in body.items()}
+        self.history.write({"t": "op", "op": op, "kind": kind, "client": self.name,
+                            "at": round(time.time(), 4),
+                            "meta": {**body, "idempotencyKey": key}})
+        return self._until_definite(lambda node: self.rec.call(
+            op, kind, self.name, node, "POST", path, key=self.staff_key, body=body,
+            headers={"Idempotency-Key": key}))
+
+    def create_pet(self):
+        answer = self._create("create_pet", "/v1/pets", {
+            "name": f"{self.run_id}-pet-{{op}}", "categoryId": self.shop.category_id})
+        if answer is not None and answer.status == 201:
+            self.shop.add_pet(answer.body["id"])
+        return answer
+
+    def create_category(self):
+        return self._create("create_category", "/v1/categories",
+                     {"name": f"{self.run_id}-category-{{op}}"})
+
+    def read_point(self):
+        pet = self.shop.pet(self.rng)
+        order = self.shop.some_open_order(self.rng, writer=self.index)
+        path = self.rng.choice(
+            [f"/v1/inventory/{pet}", f"/v1/pets?id={pet}"]
+            + ([f"/v1/store/orders/{order}"] if order else []))
+        op = self._begin("read_point", path=path)
+        self.rec.call(op, "read_point", self.name, self.rng.randrange(self.nodes), "GET",
+                      path, key=self.customer_key)
+
+    def read_page(self):
+        path = self.rng.choice(["/v1/pets?limit=20", "/v1/inventory?limit=50",
+                                "/v1/store/orders?limit=20", "/v1/categories?limit=20"])
+        op = self._begin("read_page", path=path)
+        self.rec.call(op, "read_page", self.name, self.rng.randrange(self.nodes), "GET",
+                      path, key=self.customer_key)
+
+
+class FeedReader(threading.Thread):
+    """Follows the feed on one node with after=<last id seen>, as docs/events.md says a
+    follower does; the checker replays its pages."""
+
+    def __init__(self, node, recorder, history, staff_key, stop):
+        super().__init__(name=f"feed{node}", daemon=True)
+        self.node = node
+        self.rec = recorder
+        self.history = history
+        self.staff_key = staff_key
+        self.stop = stop
+        self.cursor = 0
+
+    def run(self):
+        while not self.stop.is_set():
+            op = self.history.next_op_id()
+            answer = self.rec.call(op, "feed", self.name, self.node, "GET",
+                                   f"/v1/events?after={self.cursor}&limit=100",
+                                   key=self.staff_key)
+            if answer.status == 200 and isinstance(answer.body, list) and answer.body:
+                self.cursor = int(answer.body[-1]["id"])
+                if len(answer.body) == 100:
+                    continue
+            time.sleep(0.2)

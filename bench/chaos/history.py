@@ -1,0 +1,61 @@
+"""The run's history: one JSON object per line, appended by every thread.
+
+Line types (the "t" field):
+  meta   what was run (seed, nodes, times)
+  call   one HTTP attempt: op id, kind, node, sent/answered times, request, status, answer
+  op     one logical operation once its client stopped retrying: kind and what it meant
+         (the pet, the idempotency key, the value set...), so the checker can judge attempts
+  fault  one fault of the nemesis: kind, target, affected nodes, start and end
+The checker reads only this file and the final state; nothing else of a run is trusted.
+"""
+
+import itertools
+import json
+import threading
+import time
+
+
+class History:
+    def __init__(self, path):
+        self._file = open(path, "w", encoding="utf-8")
+        self._lock = threading.Lock()
+        self._op_ids = itertools.count(1)
+        self._last_flush = time.monotonic()
+
+    def next_op_id(self):
+        # itertools.count is atomic under the GIL; a lock would only add contention.
+        return next(self._op_ids)
+
+    def write(self, record):
+        line = json.dumps(record, separators=(",", ":"), sort_keys=True)
+        with self._lock:
+            if self._file.closed:
+                return  # a straggler thread after the run ended: the history is sealed
+            self._file.write(line + "\n")
+            # Flushed about once a second: a run killed hard keeps almost all of its history.
+            now = time.monotonic()
+            if now - self._last_flush > 1.0:
+                self._file.flush()
+                self._last_flush = now
+
+    def close(self):
+        with self._lock:
+            if not self._file.closed:
+                self._file.flush()
+                self._file.close()
+
+
+def read_history(path):
+    """Every record of a history file, in file order."""
+    records = []
+    with open(path, encoding="utf-8") as file:
+        for number, line in enumerate(file, 1):
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError:
+                # A run killed mid-write leaves a torn last line; anything else is a real fault.
+                raise ValueError(f"{path}:{number}: not a JSON line")
+    return records

@@ -1,0 +1,102 @@
+"""The history as the checker sees it: ops with their attempts, and what each op came to.
+
+An attempt is one of:
+  ok        2xx: it happened, as answered
+  refused   a definite 4xx: the service says it did not happen
+  no_effect the attempt itself did nothing: no connection (refused), 503 `unavailable`
+            (docs/api.md: "this did not happen"), 408, 429, 409 `idempotency_key_in_use`
+  unknown   anything else: no answer, a reset, a time-out, 503 `outcome_unknown`, a 500
+An op's outcome is "ok", "failed" or "unknown"; the rules per kind are in `outcome`.
+"""
+
+from collections import defaultdict
+
+NO_EFFECT_CODES = {"unavailable", "idempotency_key_in_use", "rate_limited", "request_timeout"}
+
+
+def attempt_class(call):
+    status = call.get("status")
+    if status is None:
+        return "no_effect" if call.get("error") == "refused" else "unknown"
+    if 200 <= status < 300:
+        return "ok"
+    code = call.get("code")
+    if code in NO_EFFECT_CODES:
+        return "no_effect"
+    if 400 <= status < 500 and status not in (408, 429):
+        return "refused"
+    return "unknown"
+
+
+# A definite refusal that follows an attempt of unknown fate may be that attempt's own
+# doing: a stock set whose first try committed gets 412 on the retry (its If-Match is stale
+# now), a cancel whose first try committed gets 404. Keyed creates have no such case: the
+# retry replays the first answer.
+AMBIGUOUS_AFTER_UNKNOWN = {
+    "set_stock": {412},
+    "cancel_order": {404},
+}
+
+
+def outcome(kind, calls):
+    """("ok" | "failed" | "unknown", the deciding call or None)."""
+    classes = [attempt_class(call) for call in calls]
+    for call, cls in zip(calls, classes):
+        if cls == "ok":
+            return "ok", call
+    if not calls:
+        return "failed", None  # never sent: it cannot have happened
+    if classes[-1] == "refused":
+        earlier_unknown = "unknown" in classes[:-1]
+        if earlier_unknown and calls[-1]["status"] in AMBIGUOUS_AFTER_UNKNOWN.get(kind, ()):
+            return "unknown", calls[-1]
+        return "failed", calls[-1]
+    if "unknown" in classes:
+        return "unknown", None
+    return "failed", calls[-1]
+
+
+class History:
+    """A loaded history: ops by id with their calls in the order sent, faults, meta."""
+
+    def __init__(self, records):
+        self.meta = {}
+        self.ops = {}
+        self.calls = defaultdict(list)
+        self.faults = []
+        self.all_calls = []
+        for record in records:
+            kind = record.get("t")
+            if kind == "call":
+                self.calls[record["op"]].append(record)
+                self.all_calls.append(record)
+            elif kind == "op":
+                self.ops[record["op"]] = record
+            elif kind == "fault":
+                self.faults.append(record)
+            elif kind == "meta":
+                self.meta.update(record)
+        for calls in self.calls.values():
+            calls.sort(key=lambda c: c["sent"])
+        self.all_calls.sort(key=lambda c: c["sent"])
+        self._outcomes = {}
+
+    def ops_of(self, kind):
+        return [op for op in self.ops.values() if op["kind"] == kind]
+
+    def outcome(self, op):
+        op_id = op["op"]
+        if op_id not in self._outcomes:
+            self._outcomes[op_id] = outcome(op["kind"], self.calls.get(op_id, []))
+        return self._outcomes[op_id]
+
+
+class Anomalies:
+    def __init__(self):
+        self.items = []
+
+    def add(self, check, message, **evidence):
+        self.items.append({"check": check, "message": message, "evidence": evidence})
+
+    def __len__(self):
+        return len(self.items)

@@ -1,0 +1,91 @@
+"""The `petstore` processes: started, killed with SIGKILL, restarted on the same port."""
+
+import os
+import socket
+import subprocess
+import threading
+import time
+
+from api import send
+from pg import CLOSING
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Node:
+    def __init__(self, index, binary, database_url, workdir, admin_key):
+        self.index = index
+        self.binary = binary
+        self.database_url = database_url
+        self.port = free_port()
+        self.address = f"127.0.0.1:{self.port}"
+        self.workdir = workdir
+        self.admin_key = admin_key
+        self.log_path = os.path.join(workdir, f"node{index}.log")
+        self.process = None
+        self.starts = 0
+        self._lock = threading.Lock()
+
+    def start(self):
+        with self._lock:
+            if CLOSING.is_set():
+                return
+            log = open(self.log_path, "ab")
+            env = {
+                **os.environ,
+                # Every node bootstraps the same admin key; the first to start creates it
+                # (docs/deployment.md). The key file is ours, never the working directory's.
+                "PETSTORE_BOOTSTRAP_ADMIN_KEY": self.admin_key,
+                "RUST_LOG": os.environ.get("CHAOS_NODE_LOG", "warn"),
+            }
+            self.process = subprocess.Popen(
+                [self.binary, "serve", "--database", self.database_url,
+                 "--bind", self.address,
+                 "--admin-key-file", os.path.join(self.workdir, f"node{self.index}.admin-key"),
+                 # The soak measures faults, not the rate limiter.
+                 "--rate-limit", "1000000",
+                 "--db-connections", "8"],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=self.workdir, env=env,
+                # Its own session: a Ctrl-C on the terminal reaches the runner only, whose
+                # cleanup then ends every node.
+                start_new_session=True)
+            log.close()
+            self.starts += 1
+
+    def kill(self):
+        """kill -9: no drain, no goodbye."""
+        with self._lock:
+            if self.process is not None and self.process.poll() is None:
+                self.process.kill()
+                self.process.wait()
+
+    def alive(self):
+        return self.process is not None and self.process.poll() is None
+
+    def wait_listening(self, timeout=60):
+        """True once /healthz answers; restarts a process that exited (a node refuses to
+        start while no database takes writes, e.g. in the middle of a failover)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and not CLOSING.is_set():
+            if not self.alive():
+                time.sleep(0.5)
+                self.start()
+                continue
+            if send(self.address, "GET", "/healthz", timeout=2).status == 200:
+                return True
+            time.sleep(0.1)
+        return False
+
+    def wait_ready(self, timeout=60):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and not CLOSING.is_set():
+            if not self.alive():
+                self.wait_listening(max(1, deadline - time.monotonic()))
+            if send(self.address, "GET", "/readyz", timeout=2).status == 200:
+                return True
+            time.sleep(0.2)
+        return False

@@ -1,0 +1,216 @@
+"""Throwaway PostgreSQL clusters: a primary and a synchronous standby in a temporary folder.
+
+initdb and postgres refuse to run as root, so when we are root every PostgreSQL program runs
+as the `postgres` OS user (as crates/petstore-http/tests/http/cluster/mod.rs does).
+"""
+
+import glob
+import os
+import shutil
+import signal
+import subprocess
+import threading
+import time
+
+# Set once cleanup begins: a fault still running must not start a server cleanup just ended.
+CLOSING = threading.Event()
+
+
+def pg_bin_dir():
+    """The newest installed PostgreSQL's programs, or None."""
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"),
+                   key=lambda p: int(p.split("/")[4]) if p.split("/")[4].isdigit() else 0)
+    return os.path.dirname(found[-1]) if found else None
+
+
+def as_root():
+    return os.geteuid() == 0
+
+
+def give_to_postgres(path):
+    if as_root():
+        shutil.chown(path, "postgres", "postgres")
+
+
+def process_alive(pid):
+    """True while `pid` runs (a zombie nobody reaped counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("State:"):
+                    return "Z" not in line.split()[1]
+    except OSError:
+        return False
+    return False
+
+
+class Cluster:
+    """One cluster in `root/name`, always served on the same port, whatever its role: the
+    proxies in front of it keep their target across failovers."""
+
+    def __init__(self, name, root, port, bin_dir):
+        self.name = name
+        self.dir = os.path.join(root, name)
+        self.port = port
+        self.bin_dir = bin_dir
+
+    @property
+    def data(self):
+        return os.path.join(self.dir, "data")
+
+    @property
+    def log(self):
+        return os.path.join(self.dir, "server.log")
+
+    def _command(self, program, *args):
+        path = os.path.join(self.bin_dir, program)
+        if as_root():
+            return ["runuser", "-u", "postgres", "--", path, *args]
+        return [path, *args]
+
+    def run(self, program, *args, timeout=120):
+        # The postgres user may not enter our working directory; its own folder it may.
+        cwd = self.dir if os.path.isdir(self.dir) else "/"
+        out = subprocess.run(self._command(program, *args), capture_output=True, text=True,
+                             timeout=timeout, cwd=cwd)
+        if out.returncode != 0:
+            raise RuntimeError(f"{self.name}: {program} failed: {out.stderr.strip()[-800:]}")
+        return out.stdout
+
+    def configure(self, settings):
+        # Later lines of postgresql.conf win, so appending overrides what a copy brought.
+        with open(os.path.join(self.data, "postgresql.conf"), "a") as conf:
+            conf.write(settings)
+
+    def _own_settings(self):
+        return (f"port = {self.port}\n"
+                f"listen_addresses = '127.0.0.1'\n"
+                f"unix_socket_directories = '{self.dir}'\n")
+
+    def init_primary(self):
+        os.makedirs(self.dir, exist_ok=True)
+        give_to_postgres(self.dir)
+        self.run("initdb", "-A", "trust", "-U", "postgres", "--no-sync", "-D", self.data)
+        self.configure(
+            self._own_settings()
+            # A commit is acknowledged only once a standby has it: a killed primary loses
+            # nothing acknowledged. Copied to every standby, so a promoted one waits too.
+            + "synchronous_standby_names = '*'\n"
+            # A crash of a process keeps the page cache; fsync would only load the disk
+            # another engineer's builds share.
+            + "fsync = off\n"
+            + "max_connections = 100\n"
+            + "wal_keep_size = '256MB'\n")
+
+    def make_standby_of(self, primary):
+        """A fresh copy of `primary` (running) that follows it, started: `pg_basebackup -R`."""
+        self.kill()
+        if CLOSING.is_set():
+            raise RuntimeError(f"{self.name}: not rebuilt, the run is ending")
+        if os.path.exists(self.data):
+            shutil.rmtree(self.data)
+        os.makedirs(self.dir, exist_ok=True)
+        give_to_postgres(self.dir)
+        self.run("pg_basebackup", "-h", "127.0.0.1", "-p", str(primary.port), "-U", "postgres",
+                 "-R", "-X", "stream", "--no-sync",
+                 # A spread checkpoint could take minutes; the next failover waits for this.
+                 "--checkpoint=fast", "-D", self.data, timeout=120)
+        self.configure(self._own_settings())
+        self._remove_stale_socket_lock()
+        self.start()
+
+    def _remove_stale_socket_lock(self):
+        """A killed postmaster leaves its socket's lock file naming its pid; until the
+        machine's init reaps it, that pid still answers kill(pid, 0), and a new postmaster
+        on the same port refuses to start. We know it is dead: we killed it."""
+        for name in (f".s.PGSQL.{self.port}.lock", f".s.PGSQL.{self.port}"):
+            path = os.path.join(self.dir, name)
+            if os.path.lexists(path):
+                os.remove(path)
+
+    def start(self):
+        if CLOSING.is_set():
+            raise RuntimeError(f"{self.name}: not started, the run is ending")
+        self.run("pg_ctl", "-w", "-t", "60", "-D", self.data, "-l", self.log, "start",
+                 timeout=90)
+
+    def promote(self):
+        self.run("pg_ctl", "-w", "-t", "60", "-D", self.data, "promote", timeout=90)
+
+    def postmaster_pid(self):
+        try:
+            with open(os.path.join(self.data, "postmaster.pid")) as pid_file:
+                return int(pid_file.readline().strip())
+        except (OSError, ValueError):
+            return None
+
+    def kill(self):
+        """kill -9 of the postmaster, as a crash; waits until it and its backends are gone."""
+        pid = self.postmaster_pid()
+        if pid is None or not process_alive(pid):
+            return
+        os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while process_alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        # Backends notice their postmaster died and exit on their own within moments.
+        self._wait_backends_gone(deadline)
+
+    def _wait_backends_gone(self, deadline):
+        # Every backend runs with the data folder as its working directory.
+        while time.monotonic() < deadline:
+            if not any(self._cwd_is_data(entry) for entry in os.listdir("/proc")
+                       if entry.isdigit()):
+                return
+            time.sleep(0.1)
+
+    def _cwd_is_data(self, pid):
+        try:
+            return os.readlink(f"/proc/{pid}/cwd") == self.data and process_alive(pid)
+        except OSError:
+            return False
+
+    def stop(self):
+        """Ends the server whatever state it is in (cleanup)."""
+        if os.path.exists(self.data):
+            subprocess.run(self._command("pg_ctl", "-w", "-t", "10", "-m", "immediate",
+                                         "-D", self.data, "stop"),
+                           capture_output=True, timeout=30, cwd="/")
+        self.kill()
+
+    def query(self, sql, timeout=5):
+        """One value of `sql`, or None if the server cannot answer now."""
+        try:
+            out = subprocess.run(
+                ["psql", "-X", "-q", "-At", "-h", "127.0.0.1", "-p", str(self.port),
+                 "-U", "postgres", "-d", "postgres", "-c", sql],
+                capture_output=True, text=True, timeout=timeout,
+                env={**os.environ, "PGCONNECT_TIMEOUT": "3"})
+        except subprocess.TimeoutExpired:
+            return None
+        return out.stdout.strip() if out.returncode == 0 else None
+
+    def in_recovery(self):
+        value = self.query("SELECT pg_is_in_recovery()")
+        return None if value is None else value == "t"
+
+    def sync_standbys(self):
+        value = self.query(
+            "SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync'")
+        return int(value) if value and value.isdigit() else 0
+
+    def wait_sync_standby(self, timeout=60):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.sync_standbys() >= 1:
+                return True
+            time.sleep(0.2)
+        return False
+
+
+def url_for(ports):
+    """A libpq multi-host URL over `ports` on 127.0.0.1 that keeps only a server taking
+    writes: how docs/deployment.md tells nodes to follow a promoted standby."""
+    hosts = ",".join(f"127.0.0.1:{port}" for port in ports)
+    return (f"postgres://postgres@{hosts}/postgres"
+            "?target_session_attrs=read-write&sslmode=disable")
