@@ -12,7 +12,7 @@ Two checks of ours; links and #anchors between the docs are lychee's (.ci/docs-c
 Prints each miss and exits 1 if there is one.
 """
 
-import glob
+import fnmatch
 import re
 import subprocess
 import sys
@@ -25,6 +25,10 @@ tracked = subprocess.run(
     ["git", "ls-files"], cwd=ROOT, check=True, capture_output=True, text=True
 ).stdout.split()
 top_level = sorted({path.split("/")[0] for path in tracked})
+# Every tracked file and every folder that holds one.
+tracked_paths = set(tracked) | {
+    "/".join(path.split("/")[:end]) for path in tracked for end in range(1, path.count("/") + 1)
+}
 # The docs also name a crate's files from its folder on: `petstore-http/src/error.rs`.
 crates = sorted({path.split("/")[1] for path in tracked if path.startswith("crates/")})
 # A path word: starts at a top-level entry, runs over the characters a path is made of.
@@ -61,7 +65,9 @@ def exists(word):
         head, rest = pattern.split("{", 1)
         choices, tail = rest.split("}", 1)
         return all(exists(head + choice + tail) for choice in choices.split(","))
-    return bool(glob.glob(str(ROOT / pattern)))
+    # Against what git tracks, not the working tree: a path only a build or an install
+    # makes (node_modules, target/) is not there in a fresh clone.
+    return any(fnmatch.fnmatchcase(path, pattern) for path in tracked_paths)
 
 
 def check_named_paths():
