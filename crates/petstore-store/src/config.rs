@@ -45,7 +45,7 @@ impl fmt::Debug for Database {
 }
 
 /// `scheme://user:secret@host/db?password=secret` with both secrets replaced by `***`.
-pub(crate) fn redact_password(url: &str) -> String {
+pub fn redact_password(url: &str) -> String {
     let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
     let (authority, tail) = match rest.find(['/', '?']) {
         Some(end) => rest.split_at(end),

@@ -48,7 +48,7 @@ pub mod testing;
 mod transfer;
 
 pub use check::check;
-pub use config::{Database, Durability, StoreConfig};
+pub use config::{Database, Durability, StoreConfig, redact_password};
 pub use error::{StoreError, is_storage_fault};
 pub use executor::{Executor, Wake, WakeUp};
 pub use job::JobStore;

@@ -248,7 +248,7 @@ fn settings_in_effect(serve: &ArgMatches, from_file: &[String]) -> String {
             .get_raw(id)
             .map(|values| {
                 values
-                    .map(|value| mask_password(&value.to_string_lossy()))
+                    .map(|value| masked(&value.to_string_lossy()))
                     .collect()
             })
             .unwrap_or_default();
@@ -276,30 +276,14 @@ fn quoted(text: &str) -> String {
     serde_json::Value::from(text).to_string()
 }
 
-/// `text` with the password of a URL (`scheme://user:password@host`, or libpq's
-/// `password=` parameter) replaced by `****`.
-fn mask_password(text: &str) -> String {
-    let mut masked = text.to_owned();
-    if let Some(scheme_end) = masked.find("://") {
-        let authority_start = scheme_end + 3;
-        let authority_end = masked[authority_start..]
-            .find(['/', '?', '#'])
-            .map_or(masked.len(), |end| authority_start + end);
-        if let Some(at) = masked[authority_start..authority_end].rfind('@') {
-            let userinfo = authority_start..authority_start + at;
-            if let Some(colon) = masked[userinfo.clone()].find(':') {
-                masked.replace_range(userinfo.start + colon + 1..userinfo.end, "****");
-            }
-        }
+/// A URL with its password masked (the store's own redaction, as its log lines show it);
+/// any other value as it is.
+fn masked(value: &str) -> String {
+    if value.contains("://") {
+        petstore_store::redact_password(value)
+    } else {
+        value.to_owned()
     }
-    if let Some(start) = masked.find("password=") {
-        let value_start = start + "password=".len();
-        let value_end = masked[value_start..]
-            .find(['&', ' '])
-            .map_or(masked.len(), |end| value_start + end);
-        masked.replace_range(value_start..value_end, "****");
-    }
-    masked
 }
 
 #[cfg(test)]
