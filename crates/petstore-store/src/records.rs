@@ -67,6 +67,43 @@ pub(crate) struct PetRecord {
     pub(crate) status: StatusText,
 }
 
+/// A pet's whole row: the pet, its stock and its open orders, read at once (a use case that
+/// reads the pet decides on the other two next).
+#[derive(Debug, Queryable, Selectable)]
+#[diesel(table_name = pets, check_for_backend(diesel::pg::Pg, diesel::sqlite::Sqlite))]
+pub(crate) struct PetRowRecord {
+    #[diesel(embed)]
+    pub(crate) pet: PetRecord,
+    pub(crate) stock: i64,
+    pub(crate) open_orders: i64,
+}
+
+/// A pet's row as the domain sees it: the pet, its inventory entry, its open orders.
+#[derive(Debug, Clone)]
+pub(crate) struct PetRowValues {
+    pub(crate) pet: Pet,
+    pub(crate) stock: InventoryItem,
+    pub(crate) open_orders: u64,
+}
+
+impl TryFrom<PetRowRecord> for PetRowValues {
+    type Error = StoreError;
+
+    fn try_from(row: PetRowRecord) -> Result<Self, StoreError> {
+        let pet = Pet::try_from(row.pet)?;
+        let stock = InventoryItem::try_from(StockRecord {
+            id: pet.id.get(),
+            status: StatusText::from(pet.status),
+            stock: row.stock,
+        })?;
+        Ok(Self {
+            pet,
+            stock,
+            open_orders: row.open_orders.unsigned_abs(),
+        })
+    }
+}
+
 /// A pet's inventory entry: its id, status and stock.
 #[derive(Debug, Queryable, Selectable)]
 #[diesel(table_name = pets, check_for_backend(diesel::pg::Pg, diesel::sqlite::Sqlite))]

@@ -8,7 +8,7 @@ use crate::conditional::{IfMatch, IfNoneMatch, changed_response, read_response};
 use crate::error::ApiError;
 use crate::extract::{JsonBody, PathId, Traced};
 use crate::pagination::{ListQuery, list_params, page_response};
-use crate::state::AppState;
+use crate::state::{AppState, Row};
 
 list_params! {
     /// The parameters of `listInventory`.
@@ -66,7 +66,9 @@ pub async fn get_inventory_item(
     if_none_match: IfNoneMatch,
     PathId(pet_id): PathId<PetId>,
 ) -> Result<HttpResponse, ApiError> {
-    let item = state.read(move |shop| shop.inventory().get(pet_id)).await?;
+    let item = state
+        .read_row(Row::Pet(pet_id), move |shop| shop.inventory().get(pet_id))
+        .await?;
     Ok(read_response(&item, &if_none_match))
 }
 

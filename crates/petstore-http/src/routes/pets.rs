@@ -14,8 +14,8 @@ use crate::error::{ApiError, ErrorBody, ErrorCode};
 use crate::extract::{JsonBody, PathId, Traced};
 use crate::pagination::{ListQuery, list_params, page_response};
 use crate::routes::create_once;
-use crate::state::AppState;
 use crate::state::PetService;
+use crate::state::{AppState, Row};
 
 list_params! {
     /// The parameters of `listPets`; `PetQuery::new` bounds them.
@@ -165,7 +165,11 @@ pub async fn get_pet(
             ErrorCode::Gone,
             "getPet was retired on 2030-12-05; use GET /v1/pets?id={petId}",
         )),
-        (Ok(_), Ok(PathId(id))) => state.read(move |shop| shop.pets().get(id)).await,
+        (Ok(_), Ok(PathId(id))) => {
+            state
+                .read_row(Row::Pet(id), move |shop| shop.pets().get(id))
+                .await
+        }
     };
     let mut response = match result {
         Ok(pet) => read_response(&pet, &if_none_match),

@@ -8,6 +8,8 @@ use actix_web::ResponseError as _;
 use futures_util::FutureExt as _;
 use futures_util::future::Either;
 use petstore_core::{Clock, DomainError, Failure, Service, Settings};
+/// What a handler names of the rows its read will need ([`AppState::read_row`]).
+pub use petstore_store::Row;
 use petstore_store::{AnyStore, Executor, JobStore, Wake, WakeUp};
 use tokio::sync::oneshot;
 
@@ -167,7 +169,18 @@ impl AppState {
         work: impl for<'s> FnOnce(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
     ) -> impl Future<Output = Result<T, ApiError>> {
         let span = self.store_span("store read");
-        ending(span, self.hand_over_read(work))
+        ending(span, self.hand_over_read(None, work))
+    }
+
+    /// [`Self::read`] of work that reads `row` (the pet a request's path names): a burst of
+    /// reads may fetch the rows they name at once ([`Row`]).
+    pub fn read_row<T: Send + 'static>(
+        &self,
+        row: Row,
+        work: impl for<'s> FnOnce(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
+    ) -> impl Future<Output = Result<T, ApiError>> {
+        let span = self.store_span("store read");
+        ending(span, self.hand_over_read(Some(row), work))
     }
 
     /// Runs a use case that may write, on the store's writer threads: the writes a thread
@@ -199,12 +212,13 @@ impl AppState {
     /// Hands a read to where [`Self::read`] says, and gives back its answer to come.
     fn hand_over_read<T: Send + 'static>(
         &self,
+        row: Option<Row>,
         work: impl for<'s> FnOnce(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
     ) -> impl Future<Output = Result<T, ApiError>> + 'static {
         let service = Arc::clone(&self.service);
         let work = in_span(move |store: JobStore<'_>| work(&service.over(store)));
         let (answer, answered) = oneshot::channel();
-        self.executor.read(work, move |result| {
+        self.executor.read(row, work, move |result| {
             let _ = answer.send(result);
         });
         self.answer_of_executor(false, answered)

@@ -531,3 +531,75 @@ fn with_two_dispatchers_each_event_is_delivered_once_in_order() {
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(*received.lock().unwrap(), expected, "each once, in order");
 }
+
+/// A point read answered after a write was acknowledged on the other node sees that write,
+/// while other clients keep both nodes' readers busy, so that reads share bursts and their
+/// pets are fetched together (`postgres/reads.rs` in the store): what a burst serves is at
+/// least as fresh as its last read's arrival.
+#[test]
+fn a_point_read_on_one_node_sees_a_write_acknowledged_on_the_other() {
+    if !petstore_store::testing::postgres_configured() {
+        return;
+    }
+    let (_database, a, b) = two_nodes(&[]);
+    let nodes = [a.address.clone(), b.address.clone()];
+    let pets: Vec<i64> = (0..12)
+        .map(|n| pet_with_stock(&nodes[0], &format!("Fresh {n}"), 1))
+        .collect();
+    let stop = Arc::new(AtomicBool::new(false));
+    let background: Vec<_> = (0..8)
+        .map(|n| {
+            let (node, pets, stop) = (nodes[n % 2].clone(), pets.clone(), Arc::clone(&stop));
+            std::thread::spawn(move || {
+                let mut reads = 0;
+                while !stop.load(Ordering::Relaxed) {
+                    stock_of(&node, pets[(n + reads) % pets.len()]);
+                    reads += 1;
+                }
+                reads
+            })
+        })
+        .collect();
+    let checkers: Vec<_> = pets[..4]
+        .iter()
+        .enumerate()
+        .map(|(n, &pet)| {
+            let nodes = nodes.clone();
+            std::thread::spawn(move || {
+                let deadline = Instant::now() + Duration::from_secs(6);
+                let mut checked = 0;
+                while Instant::now() < deadline {
+                    let (writer, reader) = (&nodes[checked % 2], &nodes[(checked + 1) % 2]);
+                    let level = 100 * n + checked % 97 + 2;
+                    let (status, body) = call(
+                        writer,
+                        "PATCH",
+                        &format!("/v1/inventory/{pet}"),
+                        ADMIN,
+                        Some(&format!(r#"{{"quantity": {level}}}"#)),
+                    );
+                    assert_eq!(status, 200, "{body}");
+                    let (status, item) =
+                        call(reader, "GET", &format!("/v1/inventory/{pet}"), ADMIN, None);
+                    assert_eq!(status, 200, "{item}");
+                    assert_eq!(
+                        item["quantity"].as_u64(),
+                        Some(level as u64),
+                        "pet {pet}: read on {reader} after a write acknowledged on {writer}"
+                    );
+                    let (status, read) =
+                        call(reader, "GET", &format!("/v1/pets/{pet}"), ADMIN, None);
+                    assert_eq!(status, 200, "{read}");
+                    assert_eq!(read["status"], "available", "{read}");
+                    checked += 1;
+                }
+                checked
+            })
+        })
+        .collect();
+    let checked: usize = checkers.into_iter().map(|c| c.join().unwrap()).sum();
+    stop.store(true, Ordering::Relaxed);
+    let background: usize = background.into_iter().map(|r| r.join().unwrap()).sum();
+    assert!(checked >= 40, "{checked} writes read back");
+    assert!(background >= 200, "{background} reads beside them");
+}

@@ -1,8 +1,8 @@
 //! PostgreSQL's bursts: how the executor's threads (`executor.rs`) run the jobs they take at
 //! once (`docs/storage.md`, "Grouping on PostgreSQL").
 //!
-//! **Reads** run one after another, each on a pooled connection: one wake-up of a thread for
-//! the reads queued at once, where a thread per read costs one each.
+//! **Reads** run one after another on one connection, the pets they name fetched first in
+//! one statement (`reads.rs`): one wake-up and one round trip for the reads queued at once.
 //!
 //! **Writes** share one transaction and one `COMMIT`, most of what an order costs the server.
 //! No write takes a savepoint (a round trip and a subtransaction each), so once a write has
@@ -31,17 +31,18 @@ use petstore_core::{DomainError, Failure, RepoResult, Snapshot, Store, Transacti
 use super::tx::PgTx;
 use super::{PgStore, PrimaryOnly};
 use crate::error::{StoreError, is_cancelled, is_conflict, is_read_only};
-use crate::job::{self, Bursts, JobStore, Lane, ReadJob, ThreadSpec, WriteJob};
+use crate::job::{self, Bursts, JobStore, Lane, ThreadSpec, WriteJob};
 
 /// Begins a burst's transaction with its lock waits bounded.
 const BEGIN: &str = "BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = '2ms'";
 
-/// Reader threads: enough reads in flight to keep a server's cores busy, few enough that a
-/// thread wakes for several (bench/orders-postgres measured 2, 4, 8 and 16). Each takes 4
-/// reads at once at most: more stretch the slowest answers (a p99 of 18 to 30 ms with 16
-/// against 4.5 to 7 ms with 4, for the same throughput).
-const READERS: usize = 4;
-const READ_BURST: usize = 4;
+/// Reader threads, and the most reads each takes at once: a burst's pets are fetched in one
+/// statement (`reads.rs`), so a burst costs about one round trip however many it holds.
+/// Measured with bench/orders-postgres (32 clients): 1 to 4 threads, bursts of 4 to 32; 2
+/// or 3 threads taking 8 or 12 each served most reads, at a p99 of 2 to 5 ms. More threads
+/// only switch between each other on a busy core; longer bursts make reads wait for others.
+const READERS: usize = 3;
+const READ_BURST: usize = 8;
 
 /// Writes one writer takes at once, in one transaction: a commit saved per write after the
 /// first, against a row lock held a little longer (bench/orders-postgres: four orders to a
@@ -58,11 +59,7 @@ impl PgStore {
             readers: ThreadSpec {
                 count: READERS,
                 burst: READ_BURST,
-                run: Arc::new(move |jobs: Vec<ReadJob>| {
-                    for job in jobs {
-                        job(JobStore::over(&reading));
-                    }
-                }),
+                run: Arc::new(move |jobs| super::reads::run_reads(&reading, jobs)),
             },
             writers: ThreadSpec {
                 count: (self.connections() / WRITE_BURST).max(1),

@@ -35,6 +35,7 @@ mod burst;
 mod connection;
 pub(crate) mod feed;
 mod prepared;
+mod reads;
 mod tx;
 
 pub use connection::connect_postgres;
@@ -246,19 +247,7 @@ impl Store for PgStore {
     /// far are stamped, in the same round trip ([`feed::STAMP_THEN_BEGIN_READ`]).
     fn read<T>(&self, work: impl FnOnce(&mut dyn Snapshot) -> RepoResult<T>) -> RepoResult<T> {
         let mut conn = self.pool.get().map_err(StoreError::from)?;
-        let conn = &mut conn.conn;
-        Manager::begin_transaction_sql(conn, feed::STAMP_THEN_BEGIN_READ)
-            .map_err(StoreError::from)?;
-        match work(&mut PgTx::new(&mut *conn, false)) {
-            Ok(value) => {
-                Manager::commit_transaction(conn).map_err(StoreError::from)?;
-                Ok(value)
-            }
-            Err(error) => {
-                let _ = Manager::rollback_transaction(conn);
-                Err(error)
-            }
-        }
+        read_in(&mut conn.conn, work)
     }
 
     /// In autocommit: the one statement is its own transaction, and sees one snapshot.
@@ -310,6 +299,24 @@ impl Store for PgStore {
 }
 
 crate::job::store_lane!(PgStore);
+
+/// [`PgStore::read`] on `conn`.
+fn read_in<T>(
+    conn: &mut PgConnection,
+    work: impl FnOnce(&mut dyn Snapshot) -> RepoResult<T>,
+) -> RepoResult<T> {
+    Manager::begin_transaction_sql(conn, feed::STAMP_THEN_BEGIN_READ).map_err(StoreError::from)?;
+    match work(&mut PgTx::new(&mut *conn, false)) {
+        Ok(value) => {
+            Manager::commit_transaction(conn).map_err(StoreError::from)?;
+            Ok(value)
+        }
+        Err(error) => {
+            let _ = Manager::rollback_transaction(conn);
+            Err(error)
+        }
+    }
+}
 
 impl PgStore {
     /// One transaction of `work`. Before its `COMMIT` it learns its transaction id (from the

@@ -15,10 +15,12 @@ use diesel::prelude::*;
 use diesel::query_dsl::LoadQuery;
 use diesel::query_dsl::methods::LimitDsl;
 use diesel::sql_types::{Integer, Text};
-use petstore_core::RepoResult;
+use petstore_core::{PetId, RepoResult};
 
 use crate::error::QueryResultExt;
+use crate::fetched::Fetched;
 use crate::postgres::prepared::SetStock;
+use crate::records::PetRowValues;
 
 // Compiled once for each backend, for its `Tx`: the statements are written once.
 #[allow(clippy::duplicate_mod, reason = "compiled once per backend")]
@@ -38,6 +40,8 @@ pub(crate) struct PgTx<'c> {
     pet_row: PetRow,
     /// This transaction's id, once a statement returned it (appending events does).
     pub(crate) xid: Option<i64>,
+    /// Rows the burst this read is part of fetched for it (`reads.rs`).
+    fetched: Option<&'c Fetched>,
 }
 
 impl<'c> PgTx<'c> {
@@ -50,6 +54,7 @@ impl<'c> PgTx<'c> {
             alone: false,
             pet_row: PetRow::default(),
             xid: None,
+            fetched: None,
         }
     }
 
@@ -64,6 +69,20 @@ impl<'c> PgTx<'c> {
             alone: true,
             ..Self::new(conn, false)
         }
+    }
+
+    /// [`alone`](Self::alone), answering a read of a row in `fetched` from there: what a
+    /// burst fetched after the read was asked for is as fresh as a statement of its own.
+    pub(crate) fn alone_with(conn: &'c mut PgConnection, fetched: &'c Fetched) -> Self {
+        Self {
+            fetched: Some(fetched),
+            ..Self::alone(conn)
+        }
+    }
+
+    /// A pet's row the burst fetched for this read, if it did.
+    pub(crate) fn fetched_pet(&self, id: PetId) -> Option<Option<&PetRowValues>> {
+        self.fetched.and_then(|fetched| fetched.pet(id))
     }
 }
 

@@ -2,14 +2,13 @@
 
 use diesel::prelude::*;
 use petstore_core::{
-    CatalogueReader, CatalogueWriter, Category, CategoryId, CategoryQuery, DomainError,
-    InventoryItem, Name, NewCategory, NewPet, Pet, PetId, PetQuery, PetStatus, RepoResult,
-    fold_case,
+    CatalogueReader, CatalogueWriter, Category, CategoryId, CategoryQuery, DomainError, Name,
+    NewCategory, NewPet, Pet, PetId, PetQuery, PetStatus, RepoResult, fold_case,
 };
 
 use super::{PetRow, Tx, row_for_no_key_update, row_for_update};
 use crate::error::{QueryResultExt, Rule, StoreError, Violation};
-use crate::records::{CategoryRecord, PetRecord, StatusText, StockRecord};
+use crate::records::{CategoryRecord, PetRecord, PetRowRecord, PetRowValues};
 use crate::schema::{categories, pets};
 use crate::statements::{
     convert, convert_one, exactly_one, name_taken, probe, refuse, unknown_category,
@@ -60,30 +59,23 @@ impl CatalogueReader for Tx<'_> {
     }
 
     fn pet(&mut self, id: PetId) -> RepoResult<Option<Pet>> {
-        let row: Option<(PetRecord, i64, i64)> = row_for_update!(
+        if let Some(fetched) = self.fetched_pet(id) {
+            return Ok(fetched.map(|row| row.pet.clone()));
+        }
+        let row = row_for_update!(
             self,
-            pets::table.find(id.get()).select((
-                PetRecord::as_select(),
-                pets::stock,
-                pets::open_orders
-            ))
+            pets::table.find(id.get()).select(PetRowRecord::as_select())
         )
         .or_storage()?;
-        let Some((pet, stock, open_orders)) = row else {
+        let Some(row) = convert_one::<_, PetRowValues>(row)? else {
             return Ok(None);
         };
-        let pet = Pet::try_from(pet)?;
-        let stock = StockRecord {
-            id: id.get(),
-            status: StatusText::from(pet.status),
-            stock,
-        };
         self.pet_row = PetRow {
-            pet_id: Some(pet.id),
-            stock: Some(InventoryItem::try_from(stock)?),
-            open_orders: Some(open_orders.unsigned_abs()),
+            pet_id: Some(row.pet.id),
+            stock: Some(row.stock),
+            open_orders: Some(row.open_orders),
         };
-        Ok(Some(pet))
+        Ok(Some(row.pet))
     }
 
     fn pets(&mut self, query: &PetQuery) -> RepoResult<Vec<Pet>> {

@@ -18,6 +18,9 @@ impl InventoryReader for Tx<'_> {
         if let Some(item) = self.remembered_stock(pet_id) {
             return Ok(Some(item));
         }
+        if let Some(fetched) = self.fetched_pet(pet_id) {
+            return Ok(fetched.map(|row| row.stock));
+        }
         // In a write transaction the pet's row is locked until it ends: its status, stock and
         // open orders are what the stock rules decide on, so two orders for the same pet take
         // turns, and neither sells a unit the other took.

@@ -54,7 +54,7 @@ impl SqliteStore {
 fn run_reads(store: &SqliteStore, jobs: Vec<ReadJob>) {
     let burst = ReadBurst::new(store);
     for job in jobs {
-        job(JobStore::over(&burst));
+        job.run(JobStore::over(&burst));
     }
 }
 

@@ -6,10 +6,11 @@ use diesel::prelude::*;
 use diesel::query_dsl::LoadQuery;
 use diesel::sqlite::SqliteConnection;
 use petstore_core::{
-    DomainEvent, Event, EventId, EventReader, EventWriter, RepoResult, TraceParent,
+    DomainEvent, Event, EventId, EventReader, EventWriter, PetId, RepoResult, TraceParent,
 };
 
 use crate::error::QueryResultExt;
+use crate::records::PetRowValues;
 use crate::schema::events;
 use crate::schema::sql_types::{Json, Time};
 use crate::sqlite::limit::{DefaultPage, Limited, limited};
@@ -36,6 +37,14 @@ impl<'c> SqliteTx<'c> {
             conn,
             pet_row: PetRow::default(),
         }
+    }
+}
+
+impl SqliteTx<'_> {
+    /// A pet's row a burst fetched for this read: none here (SQLite's reads are served from
+    /// its own pages, one statement each costing no round trip).
+    pub(crate) fn fetched_pet(&self, _: PetId) -> Option<Option<&PetRowValues>> {
+        None
     }
 }
 

@@ -261,6 +261,7 @@ fn reads_sharing_a_burst_see_one_snapshot_and_a_failure_or_the_next_burst_a_new_
     let executor = common::HeldExecutor::start(&sqlite);
     let (answer, answered) = mpsc::channel();
     executor.executor.read(
+        None,
         move |store: JobStore<'_>| {
             let stock = || {
                 let item = store.read(|s| s.inventory_item(rex.id)).unwrap();
@@ -464,6 +465,7 @@ fn a_read_no_thread_took_by_the_deadline_answers_unavailable_without_running() {
         let ran = std::sync::Arc::clone(&ran);
         let answer = answer.clone();
         executor.executor.read(
+            None,
             move |store: JobStore<'_>| {
                 ran.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 store.read(|s| s.categories(&petstore_core::CategoryQuery::default()))
