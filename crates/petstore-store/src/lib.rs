@@ -37,6 +37,8 @@ mod executor;
 mod fetched;
 mod job;
 mod ownership;
+#[cfg(feature = "plant-answer-before-commit")]
+mod plant;
 mod postgres;
 mod records;
 mod schema;

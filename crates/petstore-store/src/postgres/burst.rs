@@ -140,13 +140,15 @@ impl<'s> PgWriteBurst<'s> {
     }
 
     /// Runs each job on the burst, then commits: the commit's outcome, or [`GaveUp`].
-    fn run(self, jobs: &mut [WriteJob]) -> Result<RepoResult<()>, GaveUp> {
-        for job in jobs {
+    fn run(self, jobs: &mut Vec<WriteJob>) -> Result<RepoResult<()>, GaveUp> {
+        for job in jobs.iter_mut() {
             job.run(JobStore::over(&self));
             if self.state.get() == State::GaveUp {
                 return Err(GaveUp);
             }
         }
+        #[cfg(feature = "plant-answer-before-commit")]
+        crate::plant::answer_before_commit(jobs);
         Ok(self.commit())
     }
 
