@@ -4,7 +4,8 @@ report, and exits 1 if there is any anomaly (0 otherwise, 2 if it could not chec
     python3 bench/chaos/checker.py RUN_DIR [--deadline 10]
 
 RUN_DIR holds history.jsonl and final.json, as bench/chaos/run.py leaves them; the report
-is written to RUN_DIR/report.json.
+is written to RUN_DIR/report.json. Each shop (PostgreSQL, SQLite) is checked alone: its
+own lines of the history against its own final state.
 """
 
 import argparse
@@ -14,6 +15,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import checks_events  # noqa: E402
 import checks_feed  # noqa: E402
 import checks_writes  # noqa: E402
 import history as history_file  # noqa: E402
@@ -84,6 +86,8 @@ def check(records, final, deadline, settings=None):
     checks_feed.check_readers(history, state, anomalies)
     checks_feed.check_stock(history, state, anomalies)
     checks_feed.check_statuses(state, anomalies)
+    checks_events.check_webhooks(history, state, anomalies)
+    checks_events.check_sse(history, state, anomalies)
     for node in final.get("not_ready", []):
         anomalies.add("never-healed", f"node{node} was not ready a minute after the faults "
                       "ended")
@@ -93,14 +97,50 @@ def check(records, final, deadline, settings=None):
                       f"{integrity.get('output', '').strip()[:2000]}")
     healed = reporting.healing_times(history, anomalies)
     merged = {**history.meta.get("settings", {}), **(settings or {}), "deadline": deadline}
+    if history.meta.get("sqlite_skipped"):
+        merged["sqlite_skipped"] = history.meta["sqlite_skipped"]
     return reporting.build(history, anomalies, healed, merged)
+
+
+def split_by_shop(records, final):
+    """{shop: (its records, its final state)}; a run saved before there were shops is one
+    shop, "pg"."""
+    finals = final.get("shops") if "shops" in final else {"pg": final}
+    split = {shop: [] for shop in finals}
+    for record in records:
+        if record.get("t") == "meta":
+            for lines in split.values():
+                lines.append(record)
+        else:
+            split.setdefault(record.get("shop", "pg"), []).append(record)
+    return {shop: (lines, finals.get(shop)) for shop, lines in split.items()}
+
+
+def check_all(records, final, deadline):
+    """Every shop's report, and their anomalies together (each names its shop)."""
+    reports = {}
+    for shop, (lines, shop_final) in split_by_shop(records, final).items():
+        if shop_final is None:
+            reports[shop] = check(lines, {}, deadline)
+            reports[shop]["anomalies"].insert(0, {
+                "check": "final-state", "message": "no final state was read", "evidence": {}})
+            reports[shop]["anomaly_count"] += 1
+        else:
+            reports[shop] = check(lines, shop_final, deadline)
+        for anomaly in reports[shop]["anomalies"]:
+            anomaly["shop"] = shop
+    anomalies = [a for report in reports.values() for a in report["anomalies"]]
+    first = next(iter(reports.values()))
+    return {"settings": first["settings"], "shops": reports, "anomalies": anomalies,
+            "anomaly_count": len(anomalies),
+            "requests": {"total": sum(r["requests"]["total"] for r in reports.values())}}
 
 
 def check_run_dir(run_dir, deadline):
     records = history_file.read_history(os.path.join(run_dir, "history.jsonl"))
     with open(os.path.join(run_dir, "final.json"), encoding="utf-8") as file:
         final = json.load(file)
-    result = check(records, final, deadline)
+    result = check_all(records, final, deadline)
     with open(os.path.join(run_dir, "report.json"), "w", encoding="utf-8") as file:
         json.dump(result, file, indent=2)
     return result
@@ -117,7 +157,7 @@ def main(argv=None):
     except (OSError, ValueError, KeyError) as err:
         print(f"checker: cannot check {args.run_dir}: {err}", file=sys.stderr)
         return 2
-    print(reporting.render(result))
+    print(reporting.render_all(result))
     print(f"result: {result['anomaly_count']} anomalies "
           f"(checker over {result['requests']['total']} requests)")
     return 1 if result["anomaly_count"] else 0

@@ -78,8 +78,9 @@ MIX = [  # (operation, weight)
 
 class Writer(threading.Thread):
     def __init__(self, index, recorder, history, shop, customer_key, staff_key, run_id,
-                 seed, stop, budget):
-        super().__init__(name=f"w{index}", daemon=True)
+                 seed, stop, budget, prefix="w", plant=None):
+        super().__init__(name=f"{prefix}{index}", daemon=True)
+        self.plant = plant
         self.index = index
         self.rec = recorder
         self.history = history
@@ -129,9 +130,16 @@ class Writer(threading.Thread):
         self.history.write({"t": "op", "op": op, "kind": "place_order", "client": self.name,
                             "at": round(time.time(), 4),
                             "meta": {**body, "idempotencyKey": key}})
-        answer = self._until_definite(lambda node: self.rec.call(
-            op, "place_order", self.name, node, "POST", "/v1/store/orders",
-            key=self.customer_key, body=body, headers={"Idempotency-Key": key}))
+        attempts = []
+
+        def attempt(node):
+            # The retry-drops-key plant: every retry goes without the key.
+            drop = self.plant == "retry-drops-key" and attempts
+            attempts.append(node)
+            return self.rec.call(op, "place_order", self.name, node, "POST",
+                                 "/v1/store/orders", key=self.customer_key, body=body,
+                                 headers=None if drop else {"Idempotency-Key": key})
+        answer = self._until_definite(attempt)
         if answer is not None and answer.status == 201:
             self.shop.add_order(answer.body["id"], self.index, pet)
 
@@ -222,8 +230,8 @@ class FeedReader(threading.Thread):
     """Follows the feed on one node with after=<last id seen>, as docs/events.md says a
     follower does; the checker replays its pages."""
 
-    def __init__(self, node, recorder, history, staff_key, stop):
-        super().__init__(name=f"feed{node}", daemon=True)
+    def __init__(self, node, recorder, history, staff_key, stop, prefix="feed"):
+        super().__init__(name=f"{prefix}{node}", daemon=True)
         self.node = node
         self.rec = recorder
         self.history = history

@@ -6,6 +6,12 @@ Line types (the "t" field):
   op     one logical operation once its client stopped retrying: kind and what it meant
          (the pet, the idempotency key, the value set...), so the checker can judge attempts
   fault  one fault of the nemesis: kind, target, affected nodes, start and end
+  webhook a subscription (its id, types, secret, deliveredThrough when made)
+  delivery one webhook delivery the receiver got: headers, raw body, the answer it gave
+  sse    ids one SSE listener received on one connection, and the Last-Event-ID it sent
+  sse_end a listener's connection ended (why)
+Every line but meta carries its shop ("pg" or "sqlite"; "pg" when absent): each shop is
+checked alone against its own final state.
 The checker reads only this file and the final state; nothing else of a run is trusted.
 """
 
@@ -43,6 +49,20 @@ class History:
             if not self._file.closed:
                 self._file.flush()
                 self._file.close()
+
+
+class ShopHistory:
+    """One shop's side of the run's history: every line it writes carries the shop."""
+
+    def __init__(self, history, shop):
+        self.history = history
+        self.shop = shop
+
+    def next_op_id(self):
+        return self.history.next_op_id()
+
+    def write(self, record):
+        self.history.write({**record, "shop": self.shop})
 
 
 def read_history(path):

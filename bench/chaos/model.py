@@ -65,6 +65,9 @@ class History:
         self.calls = defaultdict(list)
         self.faults = []
         self.all_calls = []
+        self.webhooks = []     # subscriptions
+        self.deliveries = []   # what the receiver got, in the order it got it
+        self.sse = []          # stretches of SSE listeners' connections, in order
         for record in records:
             kind = record.get("t")
             if kind == "call":
@@ -76,6 +79,12 @@ class History:
                 self.faults.append(record)
             elif kind == "meta":
                 self.meta.update(record)
+            elif kind == "webhook":
+                self.webhooks.append(record)
+            elif kind == "delivery":
+                self.deliveries.append(record)
+            elif kind == "sse":
+                self.sse.append(record)
         for calls in self.calls.values():
             calls.sort(key=lambda c: c["sent"])
         self.all_calls.sort(key=lambda c: c["sent"])

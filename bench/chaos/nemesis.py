@@ -12,29 +12,42 @@ import traceback
 
 
 class Database:
-    """The primary/standby pair and which is which."""
+    """The primary/standby pair and which is which; `links` are the replication links'
+    proxies by the name of the cluster they lead to (a standby streams through them)."""
 
-    def __init__(self, primary, standby):
+    def __init__(self, primary, standby, links, synchronous=True):
         self.lock = threading.Lock()
         self.primary = primary
         self.standby = standby
+        self.links = links
+        self.synchronous = synchronous
 
     def failover(self, rng, log):
         """kill -9 the primary, promote the standby, make the old primary a fresh standby
         of the new one (pg_basebackup), and wait until it is synchronous again, so that the
-        next failover can come."""
+        next failover can come. With an asynchronous standby (a plant), the replication
+        link first goes silent for a moment, so that the primary dies ahead of its standby."""
         old, new = self.primary, self.standby
+        lagged = None
+        if not self.synchronous:
+            lagged = rng.uniform(1.0, 3.0)
+            for link in self.links.values():
+                link.set_mode("blackhole")
+            time.sleep(lagged)
         old.kill()
         time.sleep(rng.uniform(0.5, 2.0))
         new.promote()
+        for link in self.links.values():
+            link.set_mode("pass")
         with self.lock:
             self.primary, self.standby = new, old
         # The promoted standby keeps synchronous_standby_names: its commits wait until the
         # rebuilt standby is streaming. That is the price of losing nothing acknowledged.
-        old.make_standby_of(new)
-        if not new.wait_sync_standby(timeout=120):
-            log(f"failover: {old.name} did not become a synchronous standby of {new.name}")
-        return f"{old.name} killed, {new.name} promoted, {old.name} rebuilt as its standby"
+        old.make_standby_of(new, via_port=self.links[new.name].port)
+        if not new.wait_sync_standby(timeout=120, synchronous=self.synchronous):
+            log(f"failover: {old.name} did not become a standby of {new.name}")
+        return (f"{old.name} killed{f' {lagged:.1f} s into a silent link' if lagged else ''}, "
+                f"{new.name} promoted, {old.name} rebuilt as its standby")
 
 
 class Nemesis(threading.Thread):
@@ -74,8 +87,8 @@ class Nemesis(threading.Thread):
             thread.join(max(0.1, deadline - time.monotonic()))
         return not any(thread.is_alive() for thread in self.threads)
 
-    def _choose(self):
-        """A fault whose target is free, or None."""
+    def _options(self):
+        """[(kind, target, nodes, action, weight)] of the faults this nemesis may inject."""
         options = []
         for node in self.nodes:
             i = node.index
@@ -84,10 +97,18 @@ class Nemesis(threading.Thread):
                 ("proxy_reset", f"proxy{i}", [i], self._reset(i), 3),
                 ("proxy_stall", f"proxy{i}", [i], self._mode(i, "stall"), 2),
                 ("proxy_blackhole", f"proxy{i}", [i], self._mode(i, "blackhole"), 2),
+                ("commit_cut", f"proxy{i}", [i], self._commit_cut(i), 3),
             ]
+        everyone = [n.index for n in self.nodes]
+        options.append(("replication_stall", "replication", everyone,
+                        self._replication_stall, 2))
         if time.monotonic() - self.last_failover > self.failover_every:
-            options.append(("failover", "database", [n.index for n in self.nodes],
-                            self._failover, 4))
+            options.append(("failover", "database", everyone, self._failover, 4))
+        return options
+
+    def _choose(self):
+        """A fault whose target is free, or None."""
+        options = self._options()
         with self.busy_lock:
             options = [o for o in options if o[1] not in self.busy]
             if not options:
@@ -144,6 +165,30 @@ class Nemesis(threading.Thread):
                 proxy.set_mode("pass")
             return f"{seconds:.1f} s"
         return hold
+
+    def _commit_cut(self, i):
+        def cut():
+            seconds = self.rng.uniform(2.0, 8.0)
+            before = [proxy.set_cutting(True) for proxy in self.proxies_by_node[i]]
+            time.sleep(seconds)
+            after = [proxy.set_cutting(False) for proxy in self.proxies_by_node[i]]
+            made = {v: sum(a[v] - b[v] for a, b in zip(after, before))
+                    for v in ("before", "after")}
+            return (f"{seconds:.1f} s: {made['before']} cut before a COMMIT, "
+                    f"{made['after']} after")
+        return cut
+
+    def _replication_stall(self):
+        """The standby's link to the primary holds every byte for a few seconds: commits
+        wait for the synchronous standby, then go on. Nothing is lost."""
+        seconds = self.rng.uniform(1.0, 6.0)
+        links = list(self.database.links.values())
+        for link in links:
+            link.set_mode("stall")
+        time.sleep(seconds)
+        for link in links:
+            link.set_mode("pass")
+        return f"{seconds:.1f} s"
 
     def _failover(self):
         return self.database.failover(self.rng, self.log)

@@ -16,16 +16,27 @@ def free_port():
         return sock.getsockname()[1]
 
 
+# Webhooks reach the tool's receiver on 127.0.0.1, which a node refuses unless the operator
+# allows private targets; retries come back fast (5 s doubling to an hour by default), and a
+# killed node's subscriptions wait out a short lease, so the backlog drains in the quiet time.
+WEBHOOK_FLAGS = ["--webhook-allow-private-targets", "--webhook-first-retry-ms", "200",
+                 "--webhook-max-retry-delay-ms", "2000", "--webhook-timeout-ms", "3000",
+                 "--webhook-lease-ms", "5000", "--webhook-poll-ms", "200"]
+
+
 class Node:
-    def __init__(self, index, binary, database_url, workdir, admin_key):
+    def __init__(self, index, binary, database_url, workdir, admin_key, name=None,
+                 env=None):
         self.index = index
+        self.name = name or f"node{index}"
         self.binary = binary
         self.database_url = database_url
         self.port = free_port()
         self.address = f"127.0.0.1:{self.port}"
         self.workdir = workdir
         self.admin_key = admin_key
-        self.log_path = os.path.join(workdir, f"node{index}.log")
+        self.extra_env = env or {}
+        self.log_path = os.path.join(workdir, f"{self.name}.log")
         self.process = None
         self.starts = 0
         self._lock = threading.Lock()
@@ -41,14 +52,15 @@ class Node:
                 # (docs/deployment.md). The key file is ours, never the working directory's.
                 "PETSTORE_BOOTSTRAP_ADMIN_KEY": self.admin_key,
                 "RUST_LOG": os.environ.get("CHAOS_NODE_LOG", "warn"),
+                **self.extra_env,
             }
             self.process = subprocess.Popen(
                 [self.binary, "serve", "--database", self.database_url,
                  "--bind", self.address,
-                 "--admin-key-file", os.path.join(self.workdir, f"node{self.index}.admin-key"),
+                 "--admin-key-file", os.path.join(self.workdir, f"{self.name}.admin-key"),
                  # The soak measures faults, not the rate limiter.
                  "--rate-limit", "1000000",
-                 "--db-connections", "8"],
+                 "--db-connections", "8", *WEBHOOK_FLAGS],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=self.workdir, env=env,
                 # Its own session: a Ctrl-C on the terminal reaches the runner only, whose
                 # cleanup then ends every node.

@@ -87,7 +87,7 @@ class Cluster:
                 f"listen_addresses = '127.0.0.1'\n"
                 f"unix_socket_directories = '{self.dir}'\n")
 
-    def init_primary(self):
+    def init_primary(self, synchronous=True):
         os.makedirs(self.dir, exist_ok=True)
         give_to_postgres(self.dir)
         self.run("initdb", "-A", "trust", "-U", "postgres", "--no-sync", "-D", self.data)
@@ -95,15 +95,18 @@ class Cluster:
             self._own_settings()
             # A commit is acknowledged only once a standby has it: a killed primary loses
             # nothing acknowledged. Copied to every standby, so a promoted one waits too.
-            + "synchronous_standby_names = '*'\n"
+            # (The async-standby plant sets it empty: the standby then trails behind.)
+            + f"synchronous_standby_names = '{'*' if synchronous else ''}'\n"
             # A crash of a process keeps the page cache; fsync would only load the disk
             # another engineer's builds share.
             + "fsync = off\n"
             + "max_connections = 100\n"
             + "wal_keep_size = '256MB'\n")
 
-    def make_standby_of(self, primary):
-        """A fresh copy of `primary` (running) that follows it, started: `pg_basebackup -R`."""
+    def make_standby_of(self, primary, via_port=None):
+        """A fresh copy of `primary` (running) that follows it, started: `pg_basebackup -R`.
+        Through `via_port` (the replication link's proxy) when given: `-R` writes the port
+        it copied through into `primary_conninfo`, so the standby streams through it too."""
         self.kill()
         if CLOSING.is_set():
             raise RuntimeError(f"{self.name}: not rebuilt, the run is ending")
@@ -111,7 +114,8 @@ class Cluster:
             shutil.rmtree(self.data)
         os.makedirs(self.dir, exist_ok=True)
         give_to_postgres(self.dir)
-        self.run("pg_basebackup", "-h", "127.0.0.1", "-p", str(primary.port), "-U", "postgres",
+        port = via_port or primary.port
+        self.run("pg_basebackup", "-h", "127.0.0.1", "-p", str(port), "-U", "postgres",
                  "-R", "-X", "stream", "--no-sync",
                  # A spread checkpoint could take minutes; the next failover waits for this.
                  "--checkpoint=fast", "-D", self.data, timeout=120)
@@ -194,15 +198,17 @@ class Cluster:
         value = self.query("SELECT pg_is_in_recovery()")
         return None if value is None else value == "t"
 
-    def sync_standbys(self):
+    def sync_standbys(self, synchronous=True):
         value = self.query(
-            "SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync'")
+            "SELECT count(*) FROM pg_stat_replication WHERE "
+            + ("sync_state = 'sync'" if synchronous else "state = 'streaming'"))
         return int(value) if value and value.isdigit() else 0
 
-    def wait_sync_standby(self, timeout=60):
+    def wait_sync_standby(self, timeout=60, synchronous=True):
+        """Until a standby is synchronous (streaming, for an asynchronous pair)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self.sync_standbys() >= 1:
+            if self.sync_standbys(synchronous) >= 1:
                 return True
             time.sleep(0.2)
         return False

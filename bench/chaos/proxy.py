@@ -7,12 +7,20 @@ Modes of a proxy:
   blackhole   take bytes and drop them; when the mode ends, every connection that lost bytes
               is reset (it is broken beyond repair): a silent route that a TCP timeout ends
   reset       (an action, not a mode) close every connection now with a TCP RST
+
+A proxy that watches commits (the nodes' proxies) reads the frontend's PostgreSQL stream
+message by message (pgwire.py); while `cutting`, it cuts a connection at a simple query
+that is a COMMIT, at random just before forwarding it or just after, before the server's
+answer is relayed (the client never learns what became of its transaction).
 """
 
 import asyncio
+import random
 import socket
 import struct
 import threading
+
+from pgwire import FrontendStream
 
 
 def _abort(writer):
@@ -31,6 +39,8 @@ class _Connection:
         self.client_writer = client_writer
         self.server_writer = None
         self.lost_bytes = False
+        self.cut_on_reply = False  # a COMMIT went through: cut at the server's answer
+        self.stream = FrontendStream()
 
     def abort(self):
         _abort(self.client_writer)
@@ -39,10 +49,14 @@ class _Connection:
 
 
 class Proxy:
-    def __init__(self, hub, name, target_port):
+    def __init__(self, hub, name, target_port, watch_commits=False, seed=0):
         self.hub = hub
         self.name = name
         self.target_port = target_port
+        self.watch_commits = watch_commits
+        self.rng = random.Random(seed)
+        self.cutting = False
+        self.cuts = {"before": 0, "after": 0}
         self.port = None
         self.mode = "pass"
         self.connections = set()
@@ -65,6 +79,11 @@ class Proxy:
             for conn in list(self.connections):
                 if conn.lost_bytes:
                     conn.abort()
+
+    def set_cutting(self, on):
+        """Starts or stops cutting at COMMITs; returns the cuts made so far."""
+        self.cutting = on
+        return dict(self.cuts)
 
     async def _reset(self):
         for conn in list(self.connections):
@@ -94,7 +113,8 @@ class Proxy:
                 _abort(client_writer)
                 return
             conn.server_writer = server_writer
-            await asyncio.gather(self._pump(client_reader, server_writer, conn),
+            frontend = self._pump_frontend if self.watch_commits else self._pump
+            await asyncio.gather(frontend(client_reader, server_writer, conn),
                                  self._pump(server_reader, client_writer, conn))
         finally:
             self.connections.discard(conn)
@@ -107,6 +127,8 @@ class Proxy:
                 if not data:
                     break
                 await self._flowing.wait()
+                if conn.cut_on_reply:
+                    break  # the server answered a COMMIT the client must never hear of
                 if self.mode == "blackhole" or writer is None:
                     conn.lost_bytes = True
                     continue
@@ -114,13 +136,54 @@ class Proxy:
                     continue
                 writer.write(data)
                 await writer.drain()
-            if writer is not None and not conn.lost_bytes:
+            if writer is not None and not conn.lost_bytes and not conn.cut_on_reply:
                 writer.write_eof()
         except (OSError, RuntimeError):
             pass
         finally:
             # One side ended: end the other, as a real connection would.
             conn.abort()
+
+    async def _pump_frontend(self, reader, writer, conn):
+        """Client to server, whole messages at a time, cutting at a COMMIT while asked."""
+        try:
+            while True:
+                data = await reader.read(65536)
+                if not data:
+                    break
+                await self._flowing.wait()
+                if self.mode == "blackhole":
+                    conn.lost_bytes = True
+                    continue
+                if conn.lost_bytes or conn.cut_on_reply:
+                    continue
+                out = bytearray()
+                for message, is_commit in conn.stream.feed(data):
+                    if is_commit and self.cutting and self.rng.random() < 0.5:
+                        variant = self.rng.choice(["before", "after"])
+                        self.cuts[variant] += 1
+                        if variant == "after":
+                            out += message
+                            conn.cut_on_reply = True
+                            # The answer may never come (a stalled server): cut anyway.
+                            asyncio.get_running_loop().call_later(3, conn.abort)
+                        writer.write(bytes(out))
+                        await writer.drain()
+                        if variant == "before":
+                            return
+                        out = None
+                        break
+                    out += message
+                if out:
+                    writer.write(bytes(out))
+                    await writer.drain()
+            if not conn.lost_bytes and not conn.cut_on_reply:
+                writer.write_eof()
+        except (OSError, RuntimeError):
+            pass
+        finally:
+            if not conn.cut_on_reply:
+                conn.abort()
 
 
 class ProxyHub:
@@ -137,8 +200,8 @@ class ProxyHub:
         future = asyncio.run_coroutine_threadsafe(coroutine_function(*args), self.loop)
         return future.result(timeout)
 
-    def add(self, name, target_port):
-        proxy = Proxy(self, name, target_port)
+    def add(self, name, target_port, watch_commits=False, seed=0):
+        proxy = Proxy(self, name, target_port, watch_commits, seed)
         self.call(proxy._start)
         self.proxies.append(proxy)
         return proxy
@@ -147,7 +210,14 @@ class ProxyHub:
         async def shut():
             for proxy in self.proxies:
                 proxy._server.close()
+                proxy.mode = "pass"
+                proxy._flowing.set()  # a stalled pump wakes up and finds its socket gone
                 await proxy._reset()
+            # Connections still pumping end by themselves now, not as warnings when the
+            # loop is dropped.
+            others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            if others:
+                await asyncio.wait(others, timeout=2)
         try:
             self.call(shut, timeout=5)
         except Exception:

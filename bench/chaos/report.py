@@ -141,3 +141,16 @@ def render(report):
     if report["anomaly_count"] > 100:
         lines.append(f"  ... {report['anomaly_count'] - 100} more in the JSON report")
     return "\n".join(lines)
+
+
+def render_all(result):
+    """Every shop's report, one after the other."""
+    parts = []
+    for shop, report in result["shops"].items():
+        parts.append(f"=== shop {shop} ===")
+        parts.append(render(report))
+    skipped = result["settings"].get("sqlite_skipped")
+    if skipped:
+        parts.append(f"not tested on the SQLite shop: {'; '.join(skipped)}")
+    parts.append(f"anomalies in all: {result['anomaly_count']}")
+    return "\n".join(parts)

@@ -2,10 +2,13 @@
 the checker over the recorded history (docs/reliability.md).
 
     python3 bench/chaos/run.py [--minutes 3] [--seed N] [--nodes 2] [--writers 6]
+    python3 bench/chaos/run.py --plant NAME      (a negative control: the check must fail)
 
-Builds nothing: it runs target/release/petstore. Everything it starts (nodes, clusters,
-proxies) ends when it exits, Ctrl-C included. The run's files (history, final state,
-report, logs) stay in target/chaos/<time>-seed<N>/.
+Two shops run at once: PostgreSQL (the nodes on a primary and its synchronous standby) and
+SQLite (one node on a file of its own), each with its clients and faults, each checked
+alone. Builds nothing: it runs target/release/petstore. Everything it starts (nodes,
+clusters, proxies, the receiver, the SQLite disk) ends when it exits, Ctrl-C included. The
+run's files (history, final state, report, logs) stay in target/chaos/<time>-seed<N>/.
 """
 
 import argparse
@@ -22,12 +25,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import checker  # noqa: E402
-import dump  # noqa: E402
+import plants  # noqa: E402
 import report as reporting  # noqa: E402
-from api import Recorder, send  # noqa: E402
-from clients import FeedReader, Shop, Writer  # noqa: E402
-from history import History, read_history  # noqa: E402
+from history import History, ShopHistory, read_history  # noqa: E402
 from nemesis import Nemesis  # noqa: E402
+from shops import ShopClients  # noqa: E402
+from sqlite_shop import SqliteNemesis, SqliteShop  # noqa: E402
+from webhooks import Receiver  # noqa: E402
 from world import World  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -45,6 +49,8 @@ def parse_args(argv):
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--nodes", type=int, default=2)
     parser.add_argument("--writers", type=int, default=6)
+    parser.add_argument("--sqlite-writers", type=int, default=3,
+                        help="writers of the SQLite shop (0: no SQLite shop)")
     parser.add_argument("--pets", type=int, default=8)
     parser.add_argument("--deadline", type=float, default=10.0,
                         help="seconds within which every request must be answered")
@@ -52,112 +58,147 @@ def parse_args(argv):
                         help="seconds a client retries one write before leaving it unknown")
     parser.add_argument("--quiet", type=float, default=15.0,
                         help="seconds of load without faults at the end, to measure healing")
-    parser.add_argument("--failover-every", type=float, default=40.0,
-                        help="seconds at least between two failovers (the first included)")
+    parser.add_argument("--drain", type=float, default=60.0,
+                        help="after the load, webhooks are waited for until they caught up "
+                        "or made no progress for this many seconds")
+    parser.add_argument("--failover-every", type=float, default=None,
+                        help="seconds at least between two failovers (40; 12 under "
+                        "--plant async-standby)")
     parser.add_argument("--no-faults", action="store_true", help="the same run, no nemesis")
+    parser.add_argument("--plant", choices=sorted(plants.PLANTS), default=None,
+                        help="a planted bug the checker must catch (a negative control)")
     parser.add_argument("--out", default=None, help="the run's folder")
-    return parser.parse_args(argv)
+    parser.add_argument("--binary", default=BINARY,
+                        help="the petstore binary (default target/release/petstore)")
+    args = parser.parse_args(argv)
+    args.binary = os.path.abspath(args.binary)
+    if args.failover_every is None:
+        args.failover_every = 12.0 if args.plant == "async-standby" else 40.0
+    return args
 
 
 def on_signal(signum, _frame):
     raise KeyboardInterrupt(f"signal {signum}")
 
 
-def create_key(address, admin_key, role, name):
-    answer = send(address, "POST", "/v1/keys", key=admin_key, body={"name": name, "role": role})
-    if answer.status != 201:
-        raise RuntimeError(f"creating a {role} key: {answer.status} {answer.error} "
-                           f"{answer.body}")
-    return answer.body["key"]
+class Run:
+    """Everything one run starts, so that cleanup finds it whatever point it reached."""
 
+    def __init__(self, args, world, history, run_id):
+        self.args, self.world, self.history, self.run_id = args, world, history, run_id
+        self.sqlite = None
+        self.receiver = None
+        self.shops = []
 
-def seed_shop(world, recorder, history, args, run_id, rng, stop):
-    """Keys, a category, pets with stock: through the recorder, so the checker sees them."""
-    address = world.nodes[0].address
-    staff = create_key(address, world.admin_key, "staff", "chaos staff")
-    customers = [create_key(address, world.admin_key, "customer", f"chaos customer {i}")
-                 for i in range(args.writers)]
-    shop = Shop(None, [])
-    setup = Writer(0, recorder, history, shop, customers[0], staff, run_id, rng.random(),
-                   stop, args.retry_budget)
-    setup.name = "setup"
-    answer = setup.create_category()
-    if answer is None or answer.status != 201:
-        raise RuntimeError(f"creating the category: {answer and answer.body}")
-    shop.category_id = answer.body["id"]
-    for _ in range(args.pets):
-        answer = setup.create_pet()
-        if answer is None or answer.status != 201:
-            raise RuntimeError(f"creating a pet: {answer and answer.body}")
-        answer = setup.set_stock(answer.body["id"], rng.randint(5, 12))
-        if answer is None or answer.status != 200:
-            raise RuntimeError(f"setting a pet's stock: {answer and answer.body}")
-    shop.seeded = len(shop.pets)
-    return shop, staff, customers
+    def soak(self):
+        """The clients and the nemeses for the run's minutes; then the final states."""
+        args, world = self.args, self.world
+        rng = random.Random(args.seed)
+        world.start()
+        if args.plant == "feed-unlocked":
+            plants.plant_feed_unlocked(world.database.primary)
+            log("planted: stamp_events() without its lock")
+        stop_clients, stop_nemesis = threading.Event(), threading.Event()
+        histories = {"pg": ShopHistory(self.history, "pg")}
+        if args.sqlite_writers > 0:
+            self.sqlite = SqliteShop(args.binary, world.out_dir, world.admin_key, log=log)
+            self.sqlite.start()
+            histories["sqlite"] = ShopHistory(self.history, "sqlite")
+            self.history.write({"t": "meta", "sqlite_skipped": self.sqlite.skipped})
+        self.receiver = Receiver(histories, rng.random())
+        self.receiver.start()
+        self.receiver.subscribe("pg", world.nodes[0].address, world.admin_key)
+        pg = ShopClients("pg", world.nodes, histories["pg"], world.admin_key, args,
+                         args.writers, self.run_id, rng, stop_clients, args.plant)
+        self.shops = [pg]
+        nemeses = [Nemesis(world.nodes, world.proxies_by_node, world.database,
+                           histories["pg"], rng.random(), stop_nemesis,
+                           failover_every=args.failover_every, log=log)]
+        if self.sqlite:
+            self.receiver.subscribe("sqlite", self.sqlite.node.address, world.admin_key)
+            self.shops.append(ShopClients("sqlite", [self.sqlite.node], histories["sqlite"],
+                                          world.admin_key, args, args.sqlite_writers,
+                                          self.run_id, rng, stop_clients, args.plant))
+            nemeses.append(SqliteNemesis(self.sqlite, histories["sqlite"], rng.random(),
+                                         stop_nemesis, log=log))
+        for shop in self.shops:
+            shop.seed()
+        total = args.minutes * 60
+        quiet = min(args.quiet, total / 3)
+        started = time.monotonic()
+        for shop in self.shops:
+            shop.start(sse_nodes=[0])
+        if not args.no_faults:
+            for nemesis in nemeses:
+                nemesis.start()
+        log(f"soaking for {args.minutes} min: shops {[s.name for s in self.shops]}, "
+            f"nemesis {'off' if args.no_faults else 'on'}"
+            f"{', plant ' + args.plant if args.plant else ''}")
+        while time.monotonic() - started < total - quiet:
+            time.sleep(min(10, max(0.1, total - quiet - (time.monotonic() - started))))
+            log(f"  {time.monotonic() - started:5.0f} s: "
+                + ", ".join(f"{s.name} {s.ops} ops" for s in self.shops)
+                + f"; faults {[n.counts for n in nemeses]}")
+        stop_nemesis.set()
+        if not args.no_faults:
+            for nemesis in nemeses:
+                nemesis.join(timeout=10)
+                if not nemesis.wait_faults_over(timeout=300):
+                    raise RuntimeError("a fault did not end within 300 s")
+        log(f"faults over; {quiet:.0f} s of load without faults")
+        time.sleep(max(quiet, total - (time.monotonic() - started)))
+        stop_clients.set()
+        for shop in self.shops:
+            if not shop.join(args.retry_budget + 30):
+                raise RuntimeError(f"a client of {shop.name} did not stop")
+        return self.final_states()
 
+    def final_states(self):
+        finals = {}
+        urls = {"pg": self.world.direct_url()}
+        if self.sqlite:
+            urls["sqlite"] = self.sqlite.database
+        for shop in self.shops:
+            final = shop.final_state(urls[shop.name], self.args.binary
+                                     if shop.name == "sqlite" else self.world.binary, log)
+            # Deliveries catch up after the load: one event at a time per subscription,
+            # retries back off to 2 s at most, a killed node's subscriptions wait out a 5 s
+            # lease.
+            self.receiver.wait_drained(shop.name, final["events"], self.args.drain, log)
+            finals[shop.name] = final
+        for shop in self.shops:
+            shop.end_listeners()
+        if self.args.plant == "feed-unlocked":
+            planted = plants.feed_unlocked_still_planted(self.world.database.primary)
+            log(f"the planted stamp_events() is {'still' if planted else 'NOT'} on the "
+                "primary of the end")
+            finals["pg"]["plant_survived"] = planted
+        return {"shops": finals}
 
-def soak(args, world, history, run_id):
-    """The clients and the nemesis for the run's minutes; then the final state."""
-    rng = random.Random(args.seed)
-    recorder = Recorder(world.addresses(), history, timeout=args.deadline + 5)
-    stop_clients, stop_nemesis = threading.Event(), threading.Event()
-    shop, staff, customers = seed_shop(world, recorder, history, args, run_id, rng,
-                                       stop_clients)
-    writers = [Writer(i, recorder, history, shop, customers[i], staff, run_id, rng.random(),
-                      stop_clients, args.retry_budget) for i in range(args.writers)]
-    readers = [FeedReader(i, recorder, history, staff, stop_clients)
-               for i in range(len(world.nodes))]
-    nemesis = Nemesis(world.nodes, world.proxies_by_node, world.database, history,
-                      rng.random(), stop_nemesis, failover_every=args.failover_every,
-                      log=log)
-    total = args.minutes * 60
-    quiet = min(args.quiet, total / 3)
-    started = time.monotonic()
-    for thread in writers + readers:
-        thread.start()
-    if not args.no_faults:
-        nemesis.start()
-    log(f"soaking for {args.minutes} min: {args.writers} writers, {len(readers)} feed "
-        f"readers, nemesis {'off' if args.no_faults else 'on'}")
-    while time.monotonic() - started < total - quiet:
-        time.sleep(min(10, max(0.1, total - quiet - (time.monotonic() - started))))
-        done = sum(w.ops for w in writers)
-        log(f"  {time.monotonic() - started:5.0f} s: {done} ops, faults {nemesis.counts}")
-    stop_nemesis.set()
-    if not args.no_faults:
-        nemesis.join(timeout=10)
-        if not nemesis.wait_faults_over(timeout=300):
-            raise RuntimeError("a fault did not end within 300 s")
-    log(f"faults over; {quiet:.0f} s of load without faults")
-    time.sleep(max(quiet, total - (time.monotonic() - started)))
-    stop_clients.set()
-    for thread in writers + readers:
-        thread.join(timeout=args.retry_budget + 30)
-    if any(thread.is_alive() for thread in writers + readers):
-        raise RuntimeError("a client did not stop")
-    # A node not ready a minute after the faults ended is a finding, not a reason to skip
-    # the check: the state is read through a node that is.
-    ready = [node for node in world.nodes if node.wait_ready(timeout=60)]
-    if not ready:
-        raise RuntimeError("no node is ready at the end: the final state cannot be read")
-    log(f"reading the final state through node{ready[0].index}")
-    final = dump.read_final_state(ready[0].address, world.admin_key)
-    final["not_ready"] = [node.index for node in world.nodes if node not in ready]
-    final["check"] = dump.petstore_check(world.binary, world.direct_url())
-    return final
+    def stop(self):
+        if self.receiver is not None:
+            self.receiver.stop()
+        self.world.stop()
+        if self.sqlite is not None:
+            self.sqlite.stop()
 
 
 def main(argv=None):
     args = parse_args(argv)
-    if not os.access(BINARY, os.X_OK):
-        print(f"{BINARY} is missing: run `cargo build --release -p petstore-http --bin "
+    if not os.access(args.binary, os.X_OK):
+        print(f"{args.binary} is missing: run `cargo build --release -p petstore-http --bin "
               "petstore` first", file=sys.stderr)
-        return 1
+        return 2
+    binary = plants.binary_for(args.plant, REPO, args.binary)
+    if binary is None:
+        print(f"--plant {args.plant} needs {plants.PLANT_BINARY}, which is missing: build it "
+              f"with `{plants.PLANT_BUILD}`", file=sys.stderr)
+        return 2
     if args.seed is None:
         args.seed = secrets.randbelow(1_000_000)
     out_dir = args.out or os.path.join(
         REPO, "target", "chaos", time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-        + f"-seed{args.seed}")
+        + f"-seed{args.seed}" + (f"-{args.plant}" if args.plant else ""))
     os.makedirs(out_dir, exist_ok=True)
     # SIGINT too: a shell that starts us in the background has it ignored, and Ctrl-C
     # (or `kill -INT`) must still end the run with its cleanup.
@@ -166,17 +207,18 @@ def main(argv=None):
     signal.signal(signal.SIGHUP, on_signal)
     run_id = f"s{args.seed}"
     settings = {"seed": args.seed, "minutes": args.minutes, "nodes": args.nodes,
-                "writers": args.writers, "faults": not args.no_faults}
+                "writers": args.writers, "sqlite_writers": args.sqlite_writers,
+                "faults": not args.no_faults, "plant": args.plant}
     log(f"run {run_id} in {out_dir}")
-    world = World(BINARY, out_dir, args.nodes, f"chaos-admin-{secrets.token_hex(16)}",
-                  log=log)
+    world = World(binary, out_dir, args.nodes, f"chaos-admin-{secrets.token_hex(16)}",
+                  log=log, synchronous=args.plant != "async-standby", seed=args.seed)
     history = History(os.path.join(out_dir, "history.jsonl"))
     history.write({"t": "meta", "run_id": run_id, "settings": settings,
                    "started": time.time()})
+    run = Run(args, world, history, run_id)
     final = None
     try:
-        world.start()
-        final = soak(args, world, history, run_id)
+        final = run.soak()
     except KeyboardInterrupt:
         log("interrupted: cleaning up, no check")
         return 130
@@ -187,18 +229,19 @@ def main(argv=None):
         history.close()
         # Cleanup must finish even if a second Ctrl-C comes while it runs.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        world.stop()
+        run.stop()
         signal.signal(signal.SIGINT, on_signal)
     with open(os.path.join(out_dir, "final.json"), "w", encoding="utf-8") as file:
         json.dump(final, file)
-    result = checker.check(read_history(os.path.join(out_dir, "history.jsonl")), final,
-                           args.deadline)
+    result = checker.check_all(read_history(os.path.join(out_dir, "history.jsonl")), final,
+                               args.deadline)
     with open(os.path.join(out_dir, "report.json"), "w", encoding="utf-8") as file:
         json.dump(result, file, indent=2)
-    print(reporting.render(result))
+    print(reporting.render_all(result))
     print(f"report: {os.path.join(out_dir, 'report.json')}")
     print(f"result: {result['anomaly_count']} anomalies (seed {args.seed}, "
-          f"{args.minutes} min, {result['requests']['total']} requests checked)")
+          f"{args.minutes} min, {result['requests']['total']} requests checked"
+          f"{', plant ' + args.plant if args.plant else ''})")
     return 1 if result["anomaly_count"] else 0
 
 

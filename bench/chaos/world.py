@@ -1,6 +1,7 @@
 """The setup under test, and its teardown: two PostgreSQL clusters (a primary and its
-synchronous standby), a proxy per node per cluster, and the `petstore` nodes, each reaching
-the database through its own proxies with a multi-host URL."""
+synchronous standby, which streams through a proxy of its own: the replication link), a
+proxy per node per cluster, and the `petstore` nodes, each reaching the database through its
+own proxies with a multi-host URL."""
 
 import os
 import shutil
@@ -14,8 +15,11 @@ from proxy import ProxyHub
 
 
 class World:
-    def __init__(self, binary, out_dir, node_count, admin_key, log=print):
+    def __init__(self, binary, out_dir, node_count, admin_key, log=print, synchronous=True,
+                 seed=0):
         self.binary = binary
+        self.synchronous = synchronous
+        self.seed = seed
         self.out_dir = out_dir
         self.node_count = node_count
         self.admin_key = admin_key
@@ -38,17 +42,20 @@ class World:
         self.clusters = [primary, standby]
         self.log(f"clusters: primary {primary.name} on {primary.port}, "
                  f"standby {standby.name} on {standby.port} (in {self.root})")
-        primary.init_primary()
-        primary.start()
-        standby.make_standby_of(primary)
-        if not primary.wait_sync_standby(timeout=60):
-            raise RuntimeError("the standby never became synchronous")
-        self.database = Database(primary, standby)
-
         self.hub = ProxyHub()
+        links = {c.name: self.hub.add(f"replication-{c.name}", c.port) for c in self.clusters}
+        primary.init_primary(synchronous=self.synchronous)
+        primary.start()
+        standby.make_standby_of(primary, via_port=links[primary.name].port)
+        if not primary.wait_sync_standby(timeout=60, synchronous=self.synchronous):
+            raise RuntimeError("the standby never became synchronous")
+        self.database = Database(primary, standby, links, synchronous=self.synchronous)
+
         for i in range(self.node_count):
-            self.proxies_by_node[i] = [self.hub.add(f"node{i}-{c.name}", c.port)
-                                       for c in self.clusters]
+            self.proxies_by_node[i] = [
+                self.hub.add(f"node{i}-{c.name}", c.port, watch_commits=True,
+                             seed=self.seed * 100 + i * 10 + k)
+                for k, c in enumerate(self.clusters)]
         for i in range(self.node_count):
             url = url_for([proxy.port for proxy in self.proxies_by_node[i]])
             node = Node(i, self.binary, url, self.out_dir, self.admin_key)

@@ -1,0 +1,87 @@
+"""Negative controls: planted bugs (`--plant NAME`), each of which must make the checker
+fail. They show that the checks catch what they claim to; docs/reliability.md lists what
+each run reported."""
+
+import os
+import subprocess
+
+PLANTS = {
+    "async-standby": "the standby is asynchronous (synchronous_standby_names = ''); "
+                     "failovers come every 12 s at least, each after a few seconds of a "
+                     "silent replication link",
+    "retry-drops-key": "clients retry an order without its Idempotency-Key",
+    "feed-unlocked": "stamp_events() gives ids from a sequence, without the advisory lock "
+                     "(skipping rows another stamper holds), and sleeps a moment before its "
+                     "transaction commits",
+    "answer-before-commit": "PostgreSQL nodes run target/chaos-plant/petstore, which answers "
+                            "a write burst's jobs before its COMMIT",
+}
+
+PLANT_BINARY = os.path.join("target", "chaos-plant", "petstore")
+PLANT_BUILD = ("cargo build --profile chaos-plant -p petstore-http --bin petstore "
+               "--features petstore-http/plant-answer-before-commit")
+
+# The feed stamped without its lock: the real stamp_events() is in
+# migrations/postgres/2026-11-25-000004_feed_in_commit_order/up.sql. Here ids come from a
+# sequence as each stamper runs, not from event_feed.last_id under the advisory lock, so two
+# stampers overlap and the later one may commit first: ids then follow stamp order, not
+# commit order, and a follower that read the larger ids first never sees the smaller ones.
+# Without the lock, a stamper would still wait on the rows another one is moving (and so
+# commit after it); SKIP LOCKED lets it move what is left instead, as a stamper written
+# without the lock in mind would.
+# The function is in the catalogue, so the standby has it and it survives a failover.
+FEED_UNLOCKED_SQL = """
+CREATE SEQUENCE IF NOT EXISTS chaos_plant_feed_ids;
+SELECT setval('chaos_plant_feed_ids',
+              GREATEST((SELECT last_id FROM event_feed),
+                       COALESCE((SELECT MAX(id) FROM events), 0)) + 1, false);
+CREATE OR REPLACE FUNCTION stamp_events() RETURNS bigint
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    stamped bigint;
+BEGIN
+    IF current_setting('transaction_read_only') = 'on'
+       OR current_setting('transaction_isolation') <> 'read committed'
+       OR NOT EXISTS (SELECT FROM pending_events) THEN
+        RETURN 0;
+    END IF;
+    WITH moved AS (
+        DELETE FROM pending_events
+        WHERE seq IN (SELECT seq FROM pending_events FOR UPDATE SKIP LOCKED)
+        RETURNING seq, time, type, subject, data, traceparent
+    )
+    INSERT INTO events (id, time, type, subject, data, traceparent)
+    SELECT nextval('chaos_plant_feed_ids'), time, type, subject, data, traceparent
+    FROM (SELECT * FROM moved ORDER BY seq) AS ordered;
+    GET DIAGNOSTICS stamped = ROW_COUNT;
+    PERFORM pg_sleep(random() * 0.1);
+    RETURN stamped;
+END;
+$$;
+"""
+
+PLANTED_CHECK = ("SELECT count(*) FROM pg_proc WHERE proname = 'stamp_events' "
+                 "AND prosrc LIKE '%chaos_plant_feed_ids%'")
+
+
+def binary_for(plant, repo, release_binary):
+    """The node binary a plant runs; None when it is missing."""
+    if plant == "answer-before-commit":
+        path = os.path.join(repo, PLANT_BINARY)
+        return path if os.access(path, os.X_OK) else None
+    return release_binary
+
+
+def plant_feed_unlocked(cluster):
+    """Replaces stamp_events() on the primary (after the nodes migrated it)."""
+    out = subprocess.run(
+        ["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p",
+         str(cluster.port), "-U", "postgres", "-d", "postgres"],
+        input=FEED_UNLOCKED_SQL, capture_output=True, text=True, timeout=30)
+    if out.returncode != 0:
+        raise RuntimeError(f"planting stamp_events(): {out.stderr.strip()[-500:]}")
+
+
+def feed_unlocked_still_planted(cluster):
+    """True when the primary of the end still runs the planted stamp_events()."""
+    return cluster.query(PLANTED_CHECK) == "1"

@@ -1,0 +1,108 @@
+"""One shop's clients (the PostgreSQL shop's nodes, or the SQLite shop's node): keys, the
+seeded catalogue, writers, a feed reader per node, an SSE listener; and its final state."""
+
+import dump
+from api import Recorder, send
+from clients import FeedReader, Shop, Writer
+from sse import SseListener
+
+
+def create_key(address, admin_key, role, name):
+    answer = send(address, "POST", "/v1/keys", key=admin_key, body={"name": name, "role": role})
+    if answer.status != 201:
+        raise RuntimeError(f"creating a {role} key: {answer.status} {answer.error} "
+                           f"{answer.body}")
+    return answer.body["key"]
+
+
+class ShopClients:
+    def __init__(self, name, nodes, history, admin_key, args, writers, run_id, rng, stop,
+                 plant=None):
+        self.name = name
+        self.nodes = nodes
+        self.history = history
+        self.admin_key = admin_key
+        self.args = args
+        self.writer_count = writers
+        self.run_id = run_id
+        self.rng = rng
+        self.stop = stop
+        self.plant = plant
+        self.recorder = Recorder([node.address for node in nodes], history,
+                                 timeout=args.deadline + 5)
+        self.threads = []
+        self.writers = []
+        self.listeners = []
+        # Thread names stay unique over both shops: the SQLite shop's start with "lite-".
+        self.prefix = "" if name == "pg" else "lite-"
+
+    def seed(self):
+        """Keys, a category, pets with stock: through the recorder, so the checker sees
+        them."""
+        address = self.nodes[0].address
+        self.staff = create_key(address, self.admin_key, "staff", f"chaos {self.name} staff")
+        self.customers = [create_key(address, self.admin_key, "customer",
+                                     f"chaos {self.name} customer {i}")
+                          for i in range(self.writer_count)]
+        self.shop = Shop(None, [])
+        setup = self._writer(0, "setup")
+        answer = setup.create_category()
+        if answer is None or answer.status != 201:
+            raise RuntimeError(f"{self.name}: creating the category: {answer and answer.body}")
+        self.shop.category_id = answer.body["id"]
+        for _ in range(self.args.pets):
+            answer = setup.create_pet()
+            if answer is None or answer.status != 201:
+                raise RuntimeError(f"{self.name}: creating a pet: {answer and answer.body}")
+            answer = setup.set_stock(answer.body["id"], self.rng.randint(5, 12))
+            if answer is None or answer.status != 200:
+                raise RuntimeError(f"{self.name}: setting a pet's stock: "
+                                   f"{answer and answer.body}")
+        self.shop.seeded = len(self.shop.pets)
+
+    def _writer(self, i, name=None):
+        writer = Writer(i, self.recorder, self.history, self.shop, self.customers[i],
+                        self.staff, self.run_id, self.rng.random(), self.stop,
+                        self.args.retry_budget, prefix=f"{self.prefix}w", plant=self.plant)
+        if name:
+            writer.name = f"{self.prefix}{name}"
+        return writer
+
+    def start(self, sse_nodes):
+        self.writers = [self._writer(i) for i in range(self.writer_count)]
+        readers = [FeedReader(i, self.recorder, self.history, self.staff, self.stop,
+                              prefix=f"{self.prefix}feed") for i in range(len(self.nodes))]
+        self.listeners = [SseListener(f"{self.prefix}sse{i}", self.nodes[i].address, i,
+                                      self.history, self.staff, self.stop)
+                          for i in sse_nodes]
+        self.threads = self.writers + readers
+        for thread in self.threads + self.listeners:
+            thread.start()
+
+    @property
+    def ops(self):
+        return sum(writer.ops for writer in self.writers)
+
+    def join(self, timeout):
+        """Writers and readers (set `stop` first); True when all ended."""
+        for thread in self.threads:
+            thread.join(timeout=timeout)
+        return not any(thread.is_alive() for thread in self.threads)
+
+    def end_listeners(self):
+        for listener in self.listeners:
+            listener.close()
+        for listener in self.listeners:
+            listener.join(timeout=30)
+
+    def final_state(self, database_url, binary, log):
+        """The final state through a node that is ready, and `petstore check`."""
+        ready = [node for node in self.nodes if node.wait_ready(timeout=60)]
+        if not ready:
+            raise RuntimeError(f"{self.name}: no node is ready at the end: the final state "
+                               "cannot be read")
+        log(f"{self.name}: reading the final state through {ready[0].name}")
+        final = dump.read_final_state(ready[0].address, self.admin_key)
+        final["not_ready"] = [node.index for node in self.nodes if node not in ready]
+        final["check"] = dump.petstore_check(binary, database_url)
+        return final

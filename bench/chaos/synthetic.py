@@ -1,0 +1,126 @@
+"""Synthetic histories for the checker's unit tests: a tiny model of the service that
+writes a history, a feed and a final state the way a correct service would; tests then
+break one of them."""
+
+from checker import check
+from clients import ship_date_marker
+
+
+class Shop:
+    """A tiny model of the service that writes a history, a feed and a final state the way
+    a correct service would; tests then break one of them."""
+
+    def __init__(self):
+        self.records = [{"t": "meta", "run_id": "s1", "settings": {"seed": 1}}]
+        self.events, self.orders, self.stock, self.pets = [], {}, {}, []
+        self.clock, self.next_op, self.next_order = 1000.0, 0, 0
+
+    def event(self, kind, data):
+        self.events.append({"id": str(len(self.events) + 1), "type": kind, "data": data})
+
+    def op(self, kind, **meta):
+        self.next_op += 1
+        self.records.append({"t": "op", "op": self.next_op, "kind": kind, "client": "w0",
+                             "meta": meta})
+        return self.next_op
+
+    def call(self, op, kind, status, resp=None, code=None, error=None, node=0, took=0.01,
+             path="/v1/x"):
+        self.clock += 0.1
+        self.records.append({"t": "call", "op": op, "kind": kind, "client": "w0", "node": node,
+                             "sent": self.clock, "answered": self.clock + took,
+                             "method": "POST", "path": path, "status": status, "code": code,
+                             "error": error, "resp": resp})
+
+    def pet(self, stock):
+        op = self.op("create_pet", name=f"s1-pet-{self.next_op + 1}", categoryId=1)
+        pet_id = len(self.pets) + 1
+        pet = {"id": pet_id, "name": f"s1-pet-{op}", "categoryId": 1, "status": "available"}
+        self.pets.append(pet)
+        self.event("pet.created", pet)
+        self.call(op, "create_pet", 201, pet)
+        self.stock[pet_id] = 0
+        self.set_stock(pet_id, stock)
+        return pet_id
+
+    def set_stock(self, pet, value, answers=((200, None),), commit=True):
+        op = self.op("set_stock", petId=pet, prior=self.stock[pet], value=value, etag='"e"')
+        if commit:
+            self.stock[pet] = value
+            self.event("inventory.updated", {"petId": pet, "quantity": value})
+        for status, code in answers:
+            self.call(op, "set_stock", status, {"petId": pet, "quantity": value}, code=code)
+
+    def place(self, pet, quantity, answers=((201, None),), commit=True):
+        op = self.op("place_order", petId=pet, quantity=quantity,
+                     shipDate=ship_date_marker(self.next_op + 1), idempotencyKey="k")
+        order = None
+        if commit:
+            self.next_order += 1
+            order = {"id": self.next_order, "petId": pet, "quantity": quantity,
+                     "shipDate": ship_date_marker(op), "complete": False}
+            self.orders[order["id"]] = order
+            self.event("order.placed", dict(order))
+            self.stock[pet] -= quantity
+            self.event("inventory.updated", {"petId": pet, "quantity": self.stock[pet]})
+        for status, code in answers:
+            self.call(op, "place_order", status, order if status == 201 else {"code": code},
+                      code=code)
+        return order
+
+    def cancel(self, order, answers=((204, None),)):
+        op = self.op("cancel_order", orderId=order["id"])
+        del self.orders[order["id"]]
+        self.event("order.cancelled", dict(order))
+        self.stock[order["petId"]] += order["quantity"]
+        self.event("inventory.updated", {"petId": order["petId"],
+                                         "quantity": self.stock[order["petId"]]})
+        for status, code in answers:
+            self.call(op, "cancel_order", status, None, code=code)
+
+    def complete(self, order, answers=((200, None),), commit=True):
+        op = self.op("complete_order", orderId=order["id"])
+        if commit:
+            self.orders[order["id"]]["complete"] = True
+            self.event("order.completed", dict(self.orders[order["id"]]))
+        for status, code in answers:
+            self.call(op, "complete_order", status, None, code=code)
+
+    def feed_page(self, reader, after, ids, node=0):
+        self.call(None, "feed", 200, {"ids": ids}, node=node,
+                  path=f"/v1/events?after={after}&limit=100")
+        self.records[-1]["client"] = reader
+
+    def final(self):
+        inventory = []
+        for pet, level in self.stock.items():
+            open_orders = any(o["petId"] == pet and not o["complete"]
+                              for o in self.orders.values())
+            status = "available" if level or not open_orders else "pending"
+            inventory.append({"petId": pet, "quantity": level, "status": status})
+        return {"events": self.events, "orders": list(self.orders.values()),
+                "inventory": inventory, "pets": self.pets, "categories": [],
+                "check": {"rc": 0, "output": ""}}
+
+    def check(self):
+        return check(self.records, self.final(), deadline=10)
+
+
+def anomalies(report):
+    return sorted({a["check"] for a in report["anomalies"]})
+
+
+def clean_shop():
+    shop = Shop()
+    pet = shop.pet(stock=10)
+    shop.place(pet, 2)
+    # A retry after an outcome_unknown replays the same order.
+    shop.place(pet, 1, answers=((503, "outcome_unknown"), (201, None)))
+    # Refused for good, and never made.
+    shop.place(pet, 50, answers=((409, "insufficient_stock"),), commit=False)
+    order = shop.place(pet, 3)
+    shop.cancel(order)
+    shop.set_stock(pet, 4, answers=((None, None), (412, "precondition_failed")))
+    shop.feed_page("feed0", 0, [int(e["id"]) for e in shop.events[:5]])
+    shop.feed_page("feed0", 5, [int(e["id"]) for e in shop.events[5:]])
+    return shop

@@ -1,0 +1,159 @@
+"""The webhook receiver: a threaded HTTP server on 127.0.0.1 that subscriptions point at.
+
+Each subscription POSTs to /hook/<shop>/<name>. Every delivery is written to the history
+(a "delivery" line: headers, raw body, the answer given), and the subscription itself (its
+secret included: the clusters are throwaway) as a "webhook" line, so the checker verifies
+every signature again from the history alone. The receiver answers 503 to a few valid
+deliveries at random (the service must retry the same event) and 400 to one whose
+signature does not verify.
+"""
+
+import base64
+import hashlib
+import hmac
+import http.server
+import json
+import random
+import threading
+import time
+
+from api import send
+
+# Two subscriptions per shop: every type the soak makes, and orders only (the dispatcher
+# must skip the other types without losing its place).
+SUBSCRIPTIONS = {
+    "all": ["order.placed", "order.cancelled", "order.completed", "inventory.updated",
+            "pet.created", "category.created", "pet.status_changed"],
+    "orders": ["order.placed", "order.cancelled", "order.completed"],
+}
+
+
+def signature_valid(secret, webhook_id, timestamp, body, signature_header):
+    """Standard Webhooks, as docs/events.md says: v1 and the base64 HMAC-SHA256 of
+    `{id}.{timestamp}.{body}` keyed with the secret's bytes (base64 after `whsec_`)."""
+    try:
+        key = base64.b64decode(secret.removeprefix("whsec_"))
+    except ValueError:
+        return False
+    mac = hmac.new(key, f"{webhook_id}.{timestamp}.".encode() + body, hashlib.sha256)
+    expected = base64.b64encode(mac.digest()).decode()
+    for entry in (signature_header or "").split(" "):
+        version, _, given = entry.partition(",")
+        if version == "v1" and hmac.compare_digest(given, expected):
+            return True
+    return False
+
+
+class Receiver:
+    def __init__(self, history_for_shop, seed, refuse_rate=0.03):
+        self.history_for_shop = history_for_shop  # shop -> the history it writes to
+        self.rng = random.Random(seed)
+        self.refuse_rate = refuse_rate
+        self.lock = threading.Lock()
+        self.secrets = {}      # (shop, name) -> secret
+        self.delivered = {}    # (shop, name) -> highest event id answered 2xx
+        self.through = {}      # (shop, name) -> deliveredThrough when it was created
+        receiver = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("content-length") or 0))
+                status = receiver.receive(self.path, self.headers, body)
+                self.send_response(status)
+                self.send_header("content-length", "0")
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, name="receiver",
+                                       daemon=True)
+
+    def start(self):
+        self.thread.start()
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+    def subscribe(self, shop, address, admin_key):
+        """The subscriptions of one shop, written to its history."""
+        for name, events in SUBSCRIPTIONS.items():
+            url = f"http://127.0.0.1:{self.port}/hook/{shop}/{name}"
+            answer = send(address, "POST", "/v1/webhooks", key=admin_key,
+                          body={"url": url, "events": events})
+            if answer.status != 201:
+                raise RuntimeError(f"subscribing {url}: {answer.status} {answer.body}")
+            with self.lock:
+                self.secrets[(shop, name)] = answer.body["secret"]
+                self.through[(shop, name)] = answer.body["delivery"]["deliveredThrough"]
+            self.history_for_shop[shop].write({
+                "t": "webhook", "sub": name, "id": answer.body["id"], "events": events,
+                "secret": answer.body["secret"],
+                "through": answer.body["delivery"]["deliveredThrough"]})
+
+    def receive(self, path, headers, body):
+        parts = path.strip("/").split("/")
+        if len(parts) != 3 or parts[0] != "hook":
+            return 404
+        shop, name = parts[1], parts[2]
+        with self.lock:
+            secret = self.secrets.get((shop, name))
+        webhook_id = headers.get("webhook-id")
+        timestamp = headers.get("webhook-timestamp")
+        valid = secret is not None and signature_valid(
+            secret, webhook_id, timestamp, body, headers.get("webhook-signature"))
+        with self.lock:
+            status = 400 if not valid else (503 if self.rng.random() < self.refuse_rate
+                                            else 204)
+            if status == 204 and webhook_id and webhook_id.isdigit():
+                key = (shop, name)
+                self.delivered[key] = max(self.delivered.get(key, 0), int(webhook_id))
+        history = self.history_for_shop.get(shop)
+        if history is not None:
+            history.write({"t": "delivery", "sub": name, "at": round(time.time(), 4),
+                           "webhook_id": webhook_id, "timestamp": timestamp,
+                           "signature": headers.get("webhook-signature"),
+                           "body": body.decode("utf-8", "replace"), "status": status})
+        return status
+
+    def wait_drained(self, shop, events, stuck_after, log):
+        """Until each subscription of `shop` has taken the last event of its types in
+        `events` (the final feed); gives up when no subscription moved for `stuck_after`
+        seconds (a subscription is sent one event at a time, so a long run's backlog takes a
+        while, but it moves). True when drained."""
+        wanted = {}
+        for name, types in SUBSCRIPTIONS.items():
+            through = self.through.get((shop, name), 0)
+            ids = [int(e["id"]) for e in events
+                   if e.get("type") in types and int(e["id"]) > through]
+            wanted[(shop, name)] = max(ids, default=0)
+        started = moved = time.monotonic()
+        last = None
+        while True:
+            with self.lock:
+                now = {k: self.delivered.get(k, 0) for k in wanted}
+            behind = {k: (now[k], w) for k, w in wanted.items() if now[k] < w}
+            if not behind:
+                log(f"webhooks of {shop}: caught up {time.monotonic() - started:.0f} s "
+                    "after the load")
+                return True
+            if now != last:
+                last, moved = now, time.monotonic()
+            elif time.monotonic() - moved > stuck_after:
+                log(f"webhooks of {shop} still behind, no progress for {stuck_after:.0f} s: "
+                    f"{behind}")
+                return False
+            time.sleep(0.2)
+
+
+def parse_delivery(record):
+    """The CloudEvent a delivery carried, or None if its body is no JSON object."""
+    try:
+        event = json.loads(record["body"])
+    except ValueError:
+        return None
+    return event if isinstance(event, dict) else None
