@@ -127,12 +127,16 @@ impl Executor {
     /// `work` may be run again before it is answered (its writes undone in between), so it
     /// must have no effect outside the store: on PostgreSQL a burst whose shared transaction
     /// gives up runs each of its jobs again in a transaction of its own.
+    ///
+    /// `row` names the row the work will change, if the caller knows it: a burst may lock
+    /// and read the rows of all its writes at once ([`Row`]).
     pub fn write<T: Send + 'static>(
         &self,
+        row: Option<Row>,
         work: impl for<'b> FnMut(JobStore<'b>) -> RepoResult<T> + Send + 'static,
         answer: impl FnOnce(RepoResult<T>) + Send + 'static,
     ) {
-        self.writes.queue(WriteJob::new(work, answer));
+        self.writes.queue(WriteJob::new(row, work, answer));
     }
 }
 

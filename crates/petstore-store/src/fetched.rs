@@ -7,31 +7,66 @@ use petstore_core::PetId;
 
 use crate::records::{PetRowRecord, PetRowValues};
 
-/// The pets a burst asked for, each as found: `None` for one that does not exist.
+/// The pets a burst fetched, each as found (`None`: asked for, and it does not exist).
 #[derive(Debug, Default)]
 pub(crate) struct Fetched {
     pets: HashMap<i64, Option<PetRowValues>>,
+    /// Whether each row is served once, to the first read of it (a write burst: the job that
+    /// read it may change it, and it is forgotten then anyway).
+    once: bool,
 }
 
 impl Fetched {
-    /// What one statement found for the pets `asked`. A row that is not a valid pet is left
-    /// out, so the job that named it reads it itself and reports it as it would have.
+    /// What one statement of a read burst found for the pets `asked`, served to every read.
+    /// A row that is not a valid pet is left out, so the job that named it reads it itself
+    /// and reports it as it would have.
     pub(crate) fn pets(asked: &[i64], found: Vec<PetRowRecord>) -> Self {
-        let mut pets: HashMap<i64, Option<PetRowValues>> =
-            asked.iter().map(|&id| (id, None)).collect();
+        let mut fetched = Self {
+            pets: asked.iter().map(|&id| (id, None)).collect(),
+            once: false,
+        };
+        fetched.add(found);
+        fetched
+    }
+
+    /// The rows a write burst locked, each served once. A pet not found may exist, locked by
+    /// another transaction: its job reads it itself.
+    pub(crate) fn locked(found: Vec<PetRowRecord>) -> Self {
+        let mut fetched = Self {
+            pets: HashMap::new(),
+            once: true,
+        };
+        fetched.add(found);
+        fetched
+    }
+
+    fn add(&mut self, found: Vec<PetRowRecord>) {
         for row in found {
             let id = row.pet.id;
             match PetRowValues::try_from(row) {
-                Ok(values) => pets.insert(id, Some(values)),
-                Err(_) => pets.remove(&id),
+                Ok(values) => self.pets.insert(id, Some(values)),
+                Err(_) => self.pets.remove(&id),
             };
         }
-        Self { pets }
     }
 
-    /// What was fetched of pet `id`: `None` if it was not asked for (or is not valid), and
-    /// `Some(None)` if it was and does not exist.
-    pub(crate) fn pet(&self, id: PetId) -> Option<Option<&PetRowValues>> {
-        self.pets.get(&id.get()).map(Option::as_ref)
+    /// What was fetched of pet `id`: `None` if nothing is known of it here, and `Some(None)`
+    /// if it was asked for and does not exist.
+    pub(crate) fn pet(&mut self, id: PetId) -> Option<Option<PetRowValues>> {
+        if self.once {
+            self.pets.remove(&id.get())
+        } else {
+            self.pets.get(&id.get()).cloned()
+        }
+    }
+
+    /// Forgets pet `pet`'s row, or every row (`None`): a write is about to change it.
+    pub(crate) fn forget(&mut self, pet: Option<PetId>) {
+        match pet {
+            Some(id) => {
+                self.pets.remove(&id.get());
+            }
+            None => self.pets.clear(),
+        }
     }
 }

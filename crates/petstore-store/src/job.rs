@@ -45,11 +45,10 @@ impl ReadJob {
     }
 }
 
-/// The pets `jobs` name, each once, in id order.
-pub(crate) fn named_pets(jobs: &[ReadJob]) -> Vec<i64> {
-    let mut pets: Vec<i64> = jobs
-        .iter()
-        .filter_map(|job| match job.row? {
+/// The pets `rows` name, each once, in id order.
+pub(crate) fn named_pets(rows: impl Iterator<Item = Option<Row>>) -> Vec<i64> {
+    let mut pets: Vec<i64> = rows
+        .filter_map(|row| match row? {
             Row::Pet(id) => Some(id.get()),
         })
         .collect();
@@ -62,6 +61,8 @@ pub(crate) fn named_pets(jobs: &[ReadJob]) -> Vec<i64> {
 /// connection time-out from then, whatever was queued before it.
 pub(crate) struct WriteJob {
     queued: Instant,
+    /// The row the work said it will write, if it named one.
+    pub(crate) row: Option<Row>,
     write: Box<dyn QueuedWrite>,
 }
 
@@ -113,11 +114,13 @@ where
 
 impl WriteJob {
     pub(crate) fn new<T: Send + 'static>(
+        row: Option<Row>,
         work: impl for<'b> FnMut(JobStore<'b>) -> RepoResult<T> + Send + 'static,
         answer: impl FnOnce(RepoResult<T>) + Send + 'static,
     ) -> Self {
         Self {
             queued: Instant::now(),
+            row,
             write: Box::new(Write {
                 work,
                 answer,

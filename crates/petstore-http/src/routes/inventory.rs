@@ -92,7 +92,7 @@ pub async fn update_inventory(
     JsonBody(update): JsonBody<InventoryUpdate>,
 ) -> Result<HttpResponse, ApiError> {
     let item = state
-        .write(move |shop| {
+        .write_row(Some(Row::Pet(pet_id)), move |shop| {
             let condition = |now: &InventoryItem| if_match.allows(now);
             shop.caused_by(trace.0.clone()).inventory().set_stock(
                 caller.0,

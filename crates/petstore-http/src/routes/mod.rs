@@ -18,7 +18,7 @@ use serde::Serialize;
 use crate::conditional::{IdempotencyHeader, record_created};
 use crate::endpoint::Endpoint;
 use crate::error::ApiError;
-use crate::state::{AppState, PetService};
+use crate::state::{AppState, PetService, Row};
 
 pub use crate::endpoint::BASE;
 
@@ -109,6 +109,7 @@ fn created(location: String, body: &impl serde::Serialize) -> HttpResponse {
 /// (answer it with `conditional::created_response`).
 async fn create_once<T: Serialize + Send + 'static>(
     state: &AppState,
+    row: Option<Row>,
     key: Option<IdempotencyKey>,
     location: fn(&T) -> String,
     mut create: impl for<'s, 'k> FnMut(
@@ -119,7 +120,7 @@ async fn create_once<T: Serialize + Send + 'static>(
     + 'static,
 ) -> Result<Outcome<T>, ApiError> {
     state
-        .write(move |shop| {
+        .write_row(row, move |shop| {
             let record = |made: &T| record_created(location(made), made);
             create(
                 shop,

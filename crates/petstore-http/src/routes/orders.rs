@@ -15,8 +15,8 @@ use crate::error::{ApiError, ErrorBody};
 use crate::extract::{JsonBody, PathId, Traced};
 use crate::pagination::{ListQuery, list_params, page_response};
 use crate::routes::create_once;
-use crate::state::AppState;
 use crate::state::PetService;
+use crate::state::{AppState, Row};
 
 list_params! {
     /// The parameters of `listOrders`.
@@ -92,12 +92,13 @@ pub async fn place_order(
     JsonBody(new): JsonBody<NewOrder>,
 ) -> Result<HttpResponse, ApiError> {
     let key = idempotency.key("/v1/store/orders", &new)?;
+    let pet = Row::Pet(new.pet_id);
     let place = move |shop: &PetService<'_>, once: Option<Idempotent<'_, Order>>| {
         shop.caused_by(trace.0.clone())
             .orders()
             .place(caller.0, new.clone(), once)
     };
-    let outcome = create_once(&state, key, location, place).await?;
+    let outcome = create_once(&state, Some(pet), key, location, place).await?;
     if matches!(outcome, Outcome::Done(_)) {
         state.metrics().order_placed();
     }

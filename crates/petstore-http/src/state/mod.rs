@@ -195,8 +195,18 @@ impl AppState {
         &self,
         work: impl for<'s> FnMut(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
     ) -> impl Future<Output = Result<T, ApiError>> {
+        self.write_row(None, work)
+    }
+
+    /// [`Self::write`] of work that changes `row`, where the request names it (the pet an
+    /// order is for): a burst of writes may lock and read the rows they name at once.
+    pub fn write_row<T: Send + 'static>(
+        &self,
+        row: Option<Row>,
+        work: impl for<'s> FnMut(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
+    ) -> impl Future<Output = Result<T, ApiError>> {
         let span = self.store_span("store write");
-        ending(span, self.hand_over_write(work))
+        ending(span, self.hand_over_write(row, work))
     }
 
     /// A span for a store call, when traces are on and the call is made for a traced request.
@@ -227,6 +237,7 @@ impl AppState {
     /// Hands a write to where [`Self::write`] says, and gives back its answer to come.
     fn hand_over_write<T: Send + 'static>(
         &self,
+        row: Option<Row>,
         mut work: impl for<'s> FnMut(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
     ) -> impl Future<Output = Result<T, ApiError>> + 'static {
         let service = Arc::clone(&self.service);
@@ -236,7 +247,7 @@ impl AppState {
             work(&service.over(store))
         };
         let (answer, answered) = oneshot::channel();
-        self.executor.write(work, move |result| {
+        self.executor.write(row, work, move |result| {
             let _ = answer.send(result);
         });
         self.answer_of_executor(true, answered)

@@ -1,23 +1,18 @@
 //! PostgreSQL's bursts: how the executor's threads (`executor.rs`) run the jobs they take at
 //! once (`docs/storage.md`, "Grouping on PostgreSQL").
 //!
-//! **Reads** run one after another on one connection, the pets they name fetched first in
-//! one statement (`reads.rs`): one wake-up and one round trip for the reads queued at once.
-//!
-//! **Writes** share one transaction and one `COMMIT`, most of what an order costs the server.
+//! Reads are `reads.rs`'s. **Writes** share one transaction and one `COMMIT`, most of what an
+//! order costs the server; it begins by locking the pets its jobs name, in one statement.
 //! No write takes a savepoint (a round trip and a subtransaction each), so once a write has
 //! kept its changes, a later one that fails cannot be undone alone. The burst then *gives
 //! up*: it rolls back, and each job runs again in a transaction of its own (`PgStore`'s
-//! `write`, which waits for its locks as long as it must). Only a job's last run is
-//! answered, after the commit of its writes. A burst gives up when a write fails or is
-//! refused after a kept one, meets another transaction's lock, or its connection fails, and
-//! when a job reads after a kept write (the read must see it). A write refused while alone
-//! in the transaction is undone with it, and the burst goes on.
-//!
-//! Lock waits are bounded (2 ms, `lock_timeout`): two bursts that took two rows in opposite
-//! orders would otherwise wait for the server's `deadlock_timeout` (1 s by default), and a
-//! burst waiting on a popular row would hold its earlier writes' rows all that time (orders
-//! over 20 pets: 32 a second unbounded, 2,587 at 2 ms; `docs/performance.md`).
+//! `write`, which waits for its locks as long as it must), answered after its commit. It
+//! gives up when a write fails or is refused after a kept one, meets another transaction's
+//! lock, or its connection fails, and when a job reads after a kept write (the read must see
+//! it). A write refused while alone in the transaction is undone with it. Lock waits are
+//! bounded (2 ms): bursts that took two rows in opposite orders would otherwise wait for the
+//! server's `deadlock_timeout` (1 s), and one waiting on a popular row would hold its earlier
+//! writes' rows all that time (orders over 20 pets: 32 a second unbounded, 2,587 at 2 ms).
 
 use std::cell::{Cell, RefCell};
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
@@ -28,39 +23,28 @@ use diesel::connection::SimpleConnection;
 use diesel::r2d2::PooledConnection;
 use petstore_core::{DomainError, Failure, RepoResult, Snapshot, Store, Transaction};
 
+use super::fetch::lock_pets;
 use super::tx::PgTx;
 use super::{PgStore, PrimaryOnly};
 use crate::error::{StoreError, is_cancelled, is_conflict, is_read_only};
+use crate::fetched::Fetched;
 use crate::job::{self, Bursts, JobStore, Lane, ThreadSpec, WriteJob};
 
 /// Begins a burst's transaction with its lock waits bounded.
 const BEGIN: &str = "BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = '2ms'";
 
-/// Reader threads, and the most reads each takes at once: a burst's pets are fetched in one
-/// statement (`reads.rs`), so a burst costs about one round trip however many it holds.
-/// Measured with bench/orders-postgres (32 clients): 1 to 4 threads, bursts of 4 to 32; 2
-/// or 3 threads taking 8 or 12 each served most reads, at a p99 of 2 to 5 ms. More threads
-/// only switch between each other on a busy core; longer bursts make reads wait for others.
-const READERS: usize = 3;
-const READ_BURST: usize = 8;
-
-/// Writes one writer takes at once, in one transaction: a commit saved per write after the
-/// first, against a row lock held a little longer (bench/orders-postgres: four orders to a
-/// transaction cost the server about two thirds of four; bursts of eight met each other's
-/// locks far more often). One writer for every `WRITE_BURST` of the pool's connections.
+/// Writes one writer takes at once, in one transaction (four orders to one cost the server two
+/// thirds of four; bursts of eight met each other's locks far more often); one writer for
+/// every `WRITE_BURST` of the pool's connections.
 const WRITE_BURST: usize = 4;
 
 impl PgStore {
-    /// [`READERS`] readers, and writers for the pool's connections; answered by the
+    /// Readers (`reads.rs`), and writers for the pool's connections; answered by the
     /// database deadline, since a server gone silent would hold a call for minutes.
     pub(crate) fn bursts(&self) -> Bursts {
-        let (reading, writing) = (self.clone(), self.clone());
+        let writing = self.clone();
         Bursts {
-            readers: ThreadSpec {
-                count: READERS,
-                burst: READ_BURST,
-                run: Arc::new(move |jobs| super::reads::run_reads(&reading, jobs)),
-            },
+            readers: super::reads::readers(self),
             writers: ThreadSpec {
                 count: (self.connections() / WRITE_BURST).max(1),
                 burst: WRITE_BURST,
@@ -74,10 +58,10 @@ impl PgStore {
 /// Runs the writes a writer took at once in one transaction, answering each after its
 /// `COMMIT`; a lone job, or each job of a burst that gave up, in a transaction of its own. A
 /// job that waited the connection time-out, or finds no connection, answers so unrun.
-fn run_writes(store: &PgStore, jobs: Vec<WriteJob>) {
+pub(super) fn run_writes(store: &PgStore, jobs: Vec<WriteJob>) {
     let mut jobs = job::in_time(jobs, store.write_wait());
     if jobs.len() > 1 {
-        let burst = match PgWriteBurst::start(store) {
+        let burst = match PgWriteBurst::start(store, &jobs) {
             Ok(burst) => burst,
             Err(refused) => return job::refuse(jobs, &refused),
         };
@@ -88,8 +72,7 @@ fn run_writes(store: &PgStore, jobs: Vec<WriteJob>) {
             return;
         }
         store.counts.reruns.fetch_add(1, Ordering::Relaxed);
-        // The burst took time: a job that has now waited the connection time-out in all
-        // answers so rather than wait again.
+        // A job that has now waited the connection time-out in all answers so.
         jobs = job::in_time(jobs, store.write_wait());
     }
     for mut job in jobs {
@@ -111,8 +94,7 @@ enum State {
     Idle,
     /// The transaction is open, and no write has kept its changes in it.
     Begun,
-    /// A write kept its changes: the transaction holds locks, and commits at the end (`xid`
-    /// once a write's events gave it).
+    /// A write kept its changes; it commits at the end (`xid` once a write's events gave it).
     Written { xid: Option<i64> },
     /// Rolled back: nothing the burst did stays.
     GaveUp,
@@ -122,21 +104,38 @@ enum State {
 struct PgWriteBurst<'s> {
     store: &'s PgStore,
     conn: RefCell<PooledConnection<PrimaryOnly>>,
+    /// The pets its jobs name, locked as it begins; a row is forgotten once a write changes
+    /// it, and all of them when the transaction rolls back (its locks go with it).
+    fetched: RefCell<Fetched>,
     state: Cell<State>,
     /// Writes that kept their changes, counted once the burst commits.
     writes: Cell<u64>,
 }
 
 impl<'s> PgWriteBurst<'s> {
-    /// Takes the burst's connection; its transaction begins with its first write.
-    fn start(store: &'s PgStore) -> RepoResult<Self> {
+    /// Takes the burst's connection. If its jobs name pets, begins its transaction by locking
+    /// them in one statement ([`lock_pets`]), so that each job reads its pet's row from
+    /// memory; otherwise, or if that fails, the transaction begins with the first write.
+    fn start(store: &'s PgStore, jobs: &[WriteJob]) -> RepoResult<Self> {
         let conn = store.pool.get().map_err(StoreError::from)?;
-        Ok(Self {
+        let burst = Self {
             store,
             conn: RefCell::new(conn),
+            fetched: RefCell::default(),
             state: Cell::new(State::Idle),
             writes: Cell::new(0),
-        })
+        };
+        let pets = job::named_pets(jobs.iter().map(|job| job.row));
+        let mut conn = burst.conn.borrow_mut();
+        if !pets.is_empty() && conn.batch_execute(BEGIN).is_ok() {
+            burst.state.set(State::Begun);
+            match lock_pets(&mut conn.conn, &pets) {
+                Ok(fetched) => *burst.fetched.borrow_mut() = fetched,
+                Err(_) => burst.roll_back(&mut conn, true),
+            }
+        }
+        drop(conn);
+        Ok(burst)
     }
 
     /// Runs each job on the burst, then commits: the commit's outcome, or [`GaveUp`].
@@ -172,9 +171,11 @@ impl<'s> PgWriteBurst<'s> {
             State::Begun => None,
             State::Written { xid } => Some(xid),
         };
-        let mut tx = PgTx::new(&mut conn.conn, true);
-        let outcome = catch_unwind(AssertUnwindSafe(|| work(&mut tx)));
-        let xid = tx.xid;
+        let (outcome, xid) = {
+            let mut fetched = self.fetched.borrow_mut();
+            let mut tx = PgTx::writing_with(&mut conn.conn, &mut fetched);
+            (catch_unwind(AssertUnwindSafe(|| work(&mut tx))), tx.xid)
+        };
         let kept_before = xid_before.is_some();
         match outcome {
             Ok(Ok(value)) => {
@@ -200,8 +201,7 @@ impl<'s> PgWriteBurst<'s> {
     }
 
     /// A read made by a job, in a snapshot of its own on another connection. After a kept
-    /// write only a commit would show it that write, so the burst gives up instead. A read
-    /// from inside a write sees nothing of the burst, as beside a write's own transaction.
+    /// write only a commit would show it that write, so the burst gives up instead.
     fn read<T>(&self, read: impl FnOnce(&PgStore) -> RepoResult<T>) -> RepoResult<T> {
         if let Ok(mut conn) = self.conn.try_borrow_mut() {
             match self.state.get() {
@@ -221,6 +221,7 @@ impl<'s> PgWriteBurst<'s> {
     /// is dropped by the pool (`has_broken`), its transaction with it.
     fn roll_back(&self, conn: &mut PooledConnection<PrimaryOnly>, alone: bool) {
         let rolled_back = conn.batch_execute("ROLLBACK").is_ok();
+        self.fetched.borrow_mut().forget(None);
         self.state.set(if alone && rolled_back {
             State::Idle
         } else {
@@ -231,18 +232,21 @@ impl<'s> PgWriteBurst<'s> {
     /// Commits what the burst's writes kept, counting them.
     fn commit(&self) -> RepoResult<()> {
         let mut conn = self.conn.borrow_mut();
-        let State::Written { xid } = self.state.replace(State::Idle) else {
-            return Ok(());
+        let xid = match self.state.replace(State::Idle) {
+            State::Written { xid } => xid,
+            // Rows locked, nothing written: their locks go.
+            State::Begun => {
+                let _ = conn.batch_execute("ROLLBACK");
+                return Ok(());
+            }
+            State::Idle | State::GaveUp => return Ok(()),
         };
-        let xid = match xid {
-            Some(xid) => Some(xid),
-            None => match PgStore::transaction_id(&mut conn.conn) {
-                Ok(xid) => xid,
-                Err(error) => {
-                    let _ = conn.batch_execute("ROLLBACK");
-                    return Err(error);
-                }
-            },
+        let xid = match PgStore::transaction_id(&mut conn.conn, xid) {
+            Ok(xid) => xid,
+            Err(error) => {
+                let _ = conn.batch_execute("ROLLBACK");
+                return Err(error);
+            }
         };
         let timeline = conn.timeline;
         let committed = self.store.commit(&mut conn.conn, xid, timeline);
@@ -285,8 +289,7 @@ impl Lane for PgWriteBurst<'_> {
     }
 }
 
-/// A burst that ends without committing (its thread panicked) leaves nothing open on the
-/// connection it gives back to the pool.
+/// A burst that ends without committing (its thread panicked) leaves nothing open.
 impl Drop for PgWriteBurst<'_> {
     fn drop(&mut self) {
         if matches!(self.state.get(), State::Begun | State::Written { .. }) {

@@ -34,6 +34,7 @@ use tx::PgTx;
 mod burst;
 mod connection;
 pub(crate) mod feed;
+mod fetch;
 mod prepared;
 mod reads;
 mod tx;
@@ -260,7 +261,7 @@ impl Store for PgStore {
         {
             diesel::Connection::set_instrumentation(
                 &mut conn.conn,
-                None::<Box<dyn diesel::connection::Instrumentation>>,
+                diesel::connection::get_default_instrumentation(),
             );
             let ran = statements.load(Ordering::Relaxed);
             assert!(
@@ -335,13 +336,7 @@ impl PgStore {
             .map_err(StoreError::from)?;
         let done = {
             let mut tx = PgTx::new(&mut *conn, true);
-            work(&mut tx).and_then(|value| {
-                let xid = match tx.xid {
-                    Some(xid) => Some(xid),
-                    None => Self::transaction_id(tx.conn)?,
-                };
-                Ok((value, xid))
-            })
+            work(&mut tx).and_then(|value| Ok((value, Self::transaction_id(tx.conn, tx.xid)?)))
         };
         let (value, xid) = match done {
             Ok(done) => done,
@@ -383,8 +378,12 @@ impl PgStore {
         }
     }
 
-    /// The id of the transaction open on `conn`, if it has written anything.
-    fn transaction_id(conn: &mut PgConnection) -> RepoResult<Option<i64>> {
+    /// The id of the transaction open on `conn`, if it has written anything: `known`, where
+    /// a statement returned it, or asked of the server.
+    fn transaction_id(conn: &mut PgConnection, known: Option<i64>) -> RepoResult<Option<i64>> {
+        if known.is_some() {
+            return Ok(known);
+        }
         Ok(diesel::select(sql::<Nullable<BigInt>>(
             "pg_current_xact_id_if_assigned()::text::bigint",
         ))

@@ -40,8 +40,8 @@ pub(crate) struct PgTx<'c> {
     pet_row: PetRow,
     /// This transaction's id, once a statement returned it (appending events does).
     pub(crate) xid: Option<i64>,
-    /// Rows the burst this read is part of fetched for it (`reads.rs`).
-    fetched: Option<&'c Fetched>,
+    /// Rows the burst this work is part of fetched for it (`reads.rs`, `burst.rs`).
+    fetched: Option<&'c mut Fetched>,
 }
 
 impl<'c> PgTx<'c> {
@@ -73,16 +73,32 @@ impl<'c> PgTx<'c> {
 
     /// [`alone`](Self::alone), answering a read of a row in `fetched` from there: what a
     /// burst fetched after the read was asked for is as fresh as a statement of its own.
-    pub(crate) fn alone_with(conn: &'c mut PgConnection, fetched: &'c Fetched) -> Self {
+    pub(crate) fn alone_with(conn: &'c mut PgConnection, fetched: &'c mut Fetched) -> Self {
         Self {
             fetched: Some(fetched),
             ..Self::alone(conn)
         }
     }
 
-    /// A pet's row the burst fetched for this read, if it did.
-    pub(crate) fn fetched_pet(&self, id: PetId) -> Option<Option<&PetRowValues>> {
-        self.fetched.and_then(|fetched| fetched.pet(id))
+    /// A view of a write burst's transaction through `conn`, answering a read of a row in
+    /// `fetched` (locked by this transaction) from there.
+    pub(crate) fn writing_with(conn: &'c mut PgConnection, fetched: &'c mut Fetched) -> Self {
+        Self {
+            fetched: Some(fetched),
+            ..Self::new(conn, true)
+        }
+    }
+
+    /// A pet's row the burst fetched for this work, if it did.
+    pub(crate) fn fetched_pet(&mut self, id: PetId) -> Option<Option<PetRowValues>> {
+        self.fetched.as_mut().and_then(|fetched| fetched.pet(id))
+    }
+
+    /// Forgets what the burst fetched of pet `pet` (of every pet: `None`).
+    pub(crate) fn forget_fetched(&mut self, pet: Option<PetId>) {
+        if let Some(fetched) = self.fetched.as_mut() {
+            fetched.forget(pet);
+        }
     }
 }
 

@@ -59,15 +59,17 @@ impl CatalogueReader for Tx<'_> {
     }
 
     fn pet(&mut self, id: PetId) -> RepoResult<Option<Pet>> {
-        if let Some(fetched) = self.fetched_pet(id) {
-            return Ok(fetched.map(|row| row.pet.clone()));
-        }
-        let row = row_for_update!(
-            self,
-            pets::table.find(id.get()).select(PetRowRecord::as_select())
-        )
-        .or_storage()?;
-        let Some(row) = convert_one::<_, PetRowValues>(row)? else {
+        let row = match self.fetched_pet(id) {
+            Some(fetched) => fetched,
+            None => convert_one::<_, PetRowValues>(
+                row_for_update!(
+                    self,
+                    pets::table.find(id.get()).select(PetRowRecord::as_select())
+                )
+                .or_storage()?,
+            )?,
+        };
+        let Some(row) = row else {
             return Ok(None);
         };
         self.pet_row = PetRow {
@@ -131,7 +133,7 @@ impl CatalogueWriter for Tx<'_> {
     }
 
     fn update_pet(&mut self, pet: &Pet) -> RepoResult<()> {
-        self.forget_pet_row();
+        self.forget_pet_row(Some(pet.id));
         let affected = diesel::update(pets::table.find(pet.id.get()))
             .set(pet_columns(&pet.name, pet.category_id, pet.status))
             .execute(self.conn)
@@ -140,7 +142,7 @@ impl CatalogueWriter for Tx<'_> {
     }
 
     fn delete_pet(&mut self, id: PetId) -> RepoResult<()> {
-        self.forget_pet_row();
+        self.forget_pet_row(Some(id));
         let affected = diesel::delete(pets::table.find(id.get()))
             .execute(self.conn)
             .map_err(|e| {

@@ -48,7 +48,7 @@ impl InventoryReader for Tx<'_> {
 
 impl InventoryWriter for Tx<'_> {
     fn set_stock(&mut self, pet_id: PetId, stock: Stock) -> RepoResult<()> {
-        self.forget_pet_row();
+        self.forget_pet_row(Some(pet_id));
         let affected = self
             .set_stock_row(pet_id.get(), i64::from(stock.get()))
             .or_storage()?;

@@ -41,9 +41,11 @@ pub(crate) struct PetRow {
 }
 
 impl Tx<'_> {
-    /// Forgets what the last read of a pet's row found: a write is about to change it.
-    pub(crate) fn forget_pet_row(&mut self) {
+    /// Forgets what the last read of a pet's row found, and what a burst fetched of pet
+    /// `pet` (of every pet: `None`): a write is about to change it.
+    pub(crate) fn forget_pet_row(&mut self, pet: Option<PetId>) {
         self.pet_row = PetRow::default();
+        self.forget_fetched(pet);
     }
 
     /// The inventory entry of `pet_id` the last read of its row found, once.

@@ -64,7 +64,7 @@ impl OrderReader for Tx<'_> {
 
 impl OrderWriter for Tx<'_> {
     fn insert_order(&mut self, new: &NewOrder, owner: Option<OwnerId>) -> RepoResult<Order> {
-        self.forget_pet_row();
+        self.forget_pet_row(Some(new.pet_id));
         let id: i64 = diesel::insert_into(orders::table)
             .values((
                 orders::pet_id.eq(new.pet_id.get()),
@@ -86,7 +86,7 @@ impl OrderWriter for Tx<'_> {
     }
 
     fn update_order(&mut self, order: &Order) -> RepoResult<()> {
-        self.forget_pet_row();
+        self.forget_pet_row(Some(order.pet_id));
         let affected = diesel::update(orders::table.find(order.id.get()))
             .set((
                 orders::ship_date.eq(order.ship_date.map(Time)),
@@ -106,7 +106,8 @@ impl OrderWriter for Tx<'_> {
     }
 
     fn delete_order(&mut self, id: OrderId) -> RepoResult<()> {
-        self.forget_pet_row();
+        // The order's pet is not known here: every fetched row goes.
+        self.forget_pet_row(None);
         let affected = diesel::delete(orders::table.find(id.get()))
             .execute(self.conn)
             .map_err(|e| {

@@ -289,6 +289,7 @@ mod tests {
         let (answer, answered) = mpsc::channel();
         let first = answer.clone();
         executor.write(
+            None,
             |store: crate::JobStore<'_>| {
                 let new = NewCategory::new(Name::parse("Dogs").unwrap());
                 store.write(|tx| tx.insert_category(&new)).map(drop)
@@ -297,6 +298,7 @@ mod tests {
         );
         // A pet whose category does not exist, its check deferred to the commit.
         executor.write(
+            None,
             |store: crate::JobStore<'_>| {
                 store.write_sql(
                     "PRAGMA defer_foreign_keys = ON; \

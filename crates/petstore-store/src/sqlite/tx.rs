@@ -41,11 +41,14 @@ impl<'c> SqliteTx<'c> {
 }
 
 impl SqliteTx<'_> {
-    /// A pet's row a burst fetched for this read: none here (SQLite's reads are served from
+    /// A pet's row a burst fetched for this work: none here (SQLite's reads are served from
     /// its own pages, one statement each costing no round trip).
-    pub(crate) fn fetched_pet(&self, _: PetId) -> Option<Option<&PetRowValues>> {
+    pub(crate) fn fetched_pet(&mut self, _: PetId) -> Option<Option<PetRowValues>> {
         None
     }
+
+    /// Nothing was fetched here to forget.
+    pub(crate) fn forget_fetched(&mut self, _: Option<PetId>) {}
 }
 
 /// The transaction type the shared statements are compiled for here.

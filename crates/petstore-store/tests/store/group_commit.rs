@@ -180,6 +180,7 @@ fn queue_create(
     let (answer, answered) = mpsc::channel();
     let counted = store.clone();
     executor.executor.write(
+        None,
         move |store: JobStore<'_>| {
             store
                 .write(|tx| tx.insert_category(&NewCategory::new(name(text))))
@@ -196,7 +197,7 @@ fn queue_write<T: Send + 'static>(
     work: impl for<'s> FnMut(JobStore<'s>) -> petstore_core::RepoResult<T> + Send + 'static,
 ) -> mpsc::Receiver<petstore_core::RepoResult<T>> {
     let (answer, answered) = mpsc::channel();
-    executor.executor.write(work, move |result| {
+    executor.executor.write(None, work, move |result| {
         let _ = answer.send(result);
     });
     answered
@@ -367,6 +368,7 @@ fn a_write_behind_another_process_lock_waits_no_longer_than_the_time_out_in_all(
         let (answer, answered) = mpsc::channel();
         let queued = Instant::now();
         executor.write(
+            None,
             move |store: JobStore<'_>| {
                 store
                     .write(|tx| tx.insert_category(&NewCategory::new(name(text))))

@@ -48,6 +48,7 @@ fn add_categories(
     for &name in names {
         let answer = answer.clone();
         executor.write(
+            None,
             move |store: JobStore<'_>| {
                 store.write(|tx| {
                     let made = add_category(tx, name)?;
@@ -149,6 +150,7 @@ fn a_burst_that_meets_a_held_lock_runs_again_and_every_write_lands() {
     for (job, id, name) in [("first", y, "Y1"), ("second", x, "X1")] {
         let answer = answer.clone();
         executor.write(
+            None,
             move |store: JobStore<'_>| store.write(|tx| rename_category(tx, id, name)),
             move |result| answer.send((job, result)).unwrap(),
         );
@@ -240,6 +242,7 @@ fn a_job_that_reads_after_writing_sees_its_write() {
     let (answer, answered) = mpsc::channel();
     let first = answer.clone();
     executor.write(
+        None,
         move |store: JobStore<'_>| {
             store.write(|tx| add_category(tx, "Dogs"))?;
             let seen = store.read(|s| s.categories(&CategoryQuery::default()))?;
@@ -248,6 +251,7 @@ fn a_job_that_reads_after_writing_sees_its_write() {
         move |result| first.send(("reader", result)).unwrap(),
     );
     executor.write(
+        None,
         move |store: JobStore<'_>| store.write(|tx| add_category(tx, "Cats")).map(|_| 1),
         move |result| answer.send(("writer", result)).unwrap(),
     );
@@ -300,6 +304,7 @@ fn bursts_that_wait_on_each_other_give_up_the_wait_and_run_the_write_again() {
         let mut first_run = true;
         let answer_first = answer.clone();
         executor.write(
+            None,
             move |store: JobStore<'_>| {
                 let renamed = store.write(|tx| rename_category(tx, first, &format!("{burst}1")));
                 if std::mem::take(&mut first_run) {
@@ -311,6 +316,7 @@ fn bursts_that_wait_on_each_other_give_up_the_wait_and_run_the_write_again() {
         );
         let answer_second = answer.clone();
         executor.write(
+            None,
             move |store: JobStore<'_>| {
                 store.write(|tx| rename_category(tx, second, &format!("{burst}2")))
             },
@@ -356,6 +362,7 @@ fn a_write_that_panics_is_undone_alone_and_the_burst_commits_the_rest() {
     let (answer, answered) = mpsc::channel();
     let panicking = answer.clone();
     executor.write(
+        None,
         move |store: JobStore<'_>| {
             store.write(|tx| {
                 add_category(tx, "Dogs")?;
@@ -365,6 +372,7 @@ fn a_write_that_panics_is_undone_alone_and_the_burst_commits_the_rest() {
         move |result: RepoResult<CategoryId>| panicking.send(("panicked", result)).unwrap(),
     );
     executor.write(
+        None,
         move |store: JobStore<'_>| store.write(|tx| add_category(tx, "Cats")),
         move |result| answer.send(("wrote", result)).unwrap(),
     );
