@@ -18,6 +18,7 @@ final feed.
 import bisect
 from collections import defaultdict
 
+from checks_feed import check_followed
 from webhooks import parse_delivery, signature_valid
 
 
@@ -97,11 +98,4 @@ def check_sse(history, final, anomalies):
                                   f"{record['last_event_id']})", record=record["conn"])
                 last = max(last, event_id)
                 seen.add(event_id)
-        skipped = sorted(i for i in feed_ids if i <= last and i not in seen)
-        if skipped:
-            anomalies.add("sse-skipped", f"{listener} never got {len(skipped)} events below "
-                          f"its last id {last}: {skipped[:20]}", ids=skipped[:200])
-        vanished = sorted(seen - feed_ids)
-        if vanished:
-            anomalies.add("sse-vanished", f"{listener} got {len(vanished)} events the final "
-                          f"feed does not hold: {vanished[:20]}", ids=vanished[:200])
+        check_followed("sse", listener, seen, last, feed_ids, anomalies)

@@ -39,14 +39,20 @@ def check_readers(history, final, anomalies):
                                   sent=call["sent"], node=call["node"])
                 last = max(last, event_id)
                 seen.add(event_id)
-        skipped = sorted(i for i in feed_ids if i <= last and i not in seen)
-        if skipped:
-            anomalies.add("feed-skipped", f"{reader} never saw {len(skipped)} events below "
-                          f"its cursor {last}: {skipped[:20]}", ids=skipped[:200])
-        vanished = sorted(seen - feed_ids)
-        if vanished:
-            anomalies.add("feed-vanished", f"{reader} saw {len(vanished)} events the final "
-                          f"feed does not hold: {vanished[:20]}", ids=vanished[:200])
+        check_followed("feed", reader, seen, last, feed_ids, anomalies)
+
+
+def check_followed(kind, follower, seen, last, feed_ids, anomalies):
+    """What a follower of the feed (`kind`: feed, sse) got: nothing skipped below the last id
+    it reached that the final feed holds, nothing the final feed does not hold."""
+    skipped = sorted(i for i in feed_ids if i <= last and i not in seen)
+    if skipped:
+        anomalies.add(f"{kind}-skipped", f"{follower} never got {len(skipped)} events below "
+                      f"its last id {last}: {skipped[:20]}", ids=skipped[:200])
+    vanished = sorted(seen - feed_ids)
+    if vanished:
+        anomalies.add(f"{kind}-vanished", f"{follower} got {len(vanished)} events the final "
+                      f"feed does not hold: {vanished[:20]}", ids=vanished[:200])
 
 
 def check_stock(history, final, anomalies):
