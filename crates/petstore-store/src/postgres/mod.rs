@@ -306,7 +306,13 @@ fn read_in<T>(
     conn: &mut PgConnection,
     work: impl FnOnce(&mut dyn Snapshot) -> RepoResult<T>,
 ) -> RepoResult<T> {
-    Manager::begin_transaction_sql(conn, feed::STAMP_THEN_BEGIN_READ).map_err(StoreError::from)?;
+    if let Err(error) = Manager::begin_transaction_sql(conn, feed::STAMP_THEN_BEGIN_READ) {
+        // The statements before the one that failed ran: a stamp cancelled (its lock held by
+        // a commit waiting for the standby) leaves the transaction it began open and aborted,
+        // unknown to Diesel, and every later use of the connection would fail with it.
+        let _ = conn.batch_execute("ROLLBACK");
+        return Err(StoreError::from(error).into());
+    }
     match work(&mut PgTx::new(&mut *conn, false)) {
         Ok(value) => {
             Manager::commit_transaction(conn).map_err(StoreError::from)?;

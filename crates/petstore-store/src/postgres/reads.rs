@@ -16,7 +16,7 @@
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use diesel::r2d2::PooledConnection;
+use diesel::r2d2::{PooledConnection, R2D2Connection};
 use petstore_core::{RepoResult, Snapshot, Store, Transaction};
 
 use super::connection::PrimaryOnly;
@@ -68,7 +68,12 @@ fn run_reads(store: &PgStore, jobs: Vec<ReadJob>) {
         fetched: RefCell::new(fetched),
     };
     for job in jobs {
-        job.run(JobStore::over(&burst));
+        // A connection that broke under one read is not the next one's: it takes its own.
+        if R2D2Connection::is_broken(&mut burst.conn.borrow_mut().conn) {
+            job.run(JobStore::over(store));
+        } else {
+            job.run(JobStore::over(&burst));
+        }
     }
 }
 

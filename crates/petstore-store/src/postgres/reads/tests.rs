@@ -2,6 +2,9 @@ use std::sync::mpsc;
 
 use petstore_core::{PetId, Stock};
 
+use diesel::Connection;
+use diesel::connection::SimpleConnection;
+
 use super::*;
 use crate::Row;
 use crate::postgres::tests::{statements, store_with_pets};
@@ -79,4 +82,54 @@ fn a_read_of_several_statements_uses_nothing_fetched() {
     ];
     run_reads(&store, jobs);
     assert_eq!(answered.try_recv().unwrap(), 40);
+}
+
+/// A read whose stamp of the feed is cancelled (another stamper holds the feed's lock past
+/// the statement time-out, as a commit waiting for a stalled standby does) fails alone: the
+/// transaction its batch began is rolled back, and the next read of the burst, on the same
+/// connection, is answered. The soak found connections left in an aborted transaction.
+#[test]
+fn a_read_whose_stamp_is_cancelled_leaves_its_connection_usable() {
+    let Some(database) = crate::testing::ScratchPostgres::create() else {
+        return;
+    };
+    let mut config = database.config();
+    config.statement_timeout = std::time::Duration::from_millis(300);
+    let store = PgStore::open(&config).unwrap();
+    let mut stamper = diesel::PgConnection::establish(database.url()).unwrap();
+    stamper
+        .batch_execute(
+            "INSERT INTO pending_events (time, type, subject, data) \
+             VALUES (now(), 'category.created', 'categories/1', '{}')",
+        )
+        .unwrap();
+    stamper
+        .batch_execute("BEGIN; SELECT pg_advisory_xact_lock(8099007543883687268)")
+        .unwrap();
+    let (answer, answered) = mpsc::channel();
+    let (first, second) = (answer.clone(), answer);
+    let jobs = vec![
+        ReadJob::new(None, move |store| {
+            first
+                .send(store.read(|s| s.last_event_id()).is_ok())
+                .unwrap();
+        }),
+        ReadJob::new(None, move |store| {
+            second
+                .send(
+                    store
+                        .read_one(|s| s.categories(&Default::default()))
+                        .is_ok(),
+                )
+                .unwrap();
+        }),
+    ];
+    run_reads(&store, jobs);
+    stamper.batch_execute("COMMIT").unwrap();
+    let answers: Vec<bool> = answered.try_iter().collect();
+    assert_eq!(
+        answers,
+        [false, true],
+        "the stamp timed out; the next read was answered"
+    );
 }
