@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use petstore_core::PetId;
+use petstore_core::{InventoryItem, PetId};
 
 use crate::records::{PetRowRecord, PetRowValues};
 
@@ -57,6 +57,20 @@ impl Fetched {
             self.pets.remove(&id.get())
         } else {
             self.pets.get(&id.get()).cloned()
+        }
+    }
+
+    /// The inventory entry of what was fetched of pet `id`, as [`pet`](Self::pet) answers,
+    /// without copying the rest of the row (a point read of stock needs no more).
+    pub(crate) fn stock(&mut self, id: PetId) -> Option<Option<InventoryItem>> {
+        if self.once {
+            self.pets
+                .remove(&id.get())
+                .map(|row| row.map(|row| row.stock))
+        } else {
+            self.pets
+                .get(&id.get())
+                .map(|row| row.as_ref().map(|row| row.stock))
         }
     }
 

@@ -43,7 +43,7 @@ impl EventReader for PgTx<'_> {
         )
         .bind::<BigInt, _>(after.map_or(0, EventId::get))
         .bind::<Integer, _>(i32::try_from(limit).unwrap_or(i32::MAX))
-        .load(self.conn)
+        .load(self.conn())
         .or_storage()?;
         convert(rows)
     }
@@ -53,7 +53,7 @@ impl EventReader for PgTx<'_> {
             return self.stored_last_event_id();
         }
         let last: Option<i64> = diesel::select(sql::<Nullable<BigInt>>("feed_last()"))
-            .get_result(self.conn)
+            .get_result(self.conn())
             .or_storage()?;
         repositories::events::event_id(last)
     }
@@ -75,6 +75,10 @@ impl EventWriter for PgTx<'_> {
         if events.is_empty() {
             return Ok(());
         }
+        if let Some(deferred) = self.deferred() {
+            deferred.append_events(time, cause, events);
+            return Ok(());
+        }
         let append = AppendEvents {
             time,
             traceparent: cause.map(|trace| trace.as_str().to_owned()),
@@ -85,7 +89,7 @@ impl EventWriter for PgTx<'_> {
             subjects: events.iter().map(DomainEvent::subject).collect(),
             data: events.iter().map(DomainEvent::data).collect(),
         };
-        let xids: Vec<i64> = append.get_results(self.conn).or_storage()?;
+        let xids: Vec<i64> = append.get_results(self.conn()).or_storage()?;
         self.xid = xids.first().copied();
         Ok(())
     }

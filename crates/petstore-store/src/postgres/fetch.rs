@@ -5,6 +5,7 @@ use diesel::QueryResult;
 use diesel::pg::PgConnection;
 use diesel::prelude::*;
 
+use super::prepared::NextOrderId;
 use crate::fetched::Fetched;
 use crate::records::PetRowRecord;
 use crate::schema::pets;
@@ -20,18 +21,20 @@ pub(super) fn read_pets(conn: &mut PgConnection, ids: &[i64]) -> QueryResult<Fet
 }
 
 /// The rows of `pets` (ids, in order) locked for a burst of writes, in its transaction, in id
-/// order (`FOR UPDATE`, as a job's own read of its pet locks it). A row another transaction
-/// holds is skipped rather than waited for: the job naming it locks it itself, with the
-/// burst's bounded wait, as without this statement.
-pub(super) fn lock_pets(conn: &mut PgConnection, ids: &[i64]) -> QueryResult<Fetched> {
-    let found = pets::table
+/// order (`FOR UPDATE`, as a job's own read of its pet locks it), and an order id from the
+/// sequence for each row locked, for the orders the burst holds back (`deferred.rs`). A row
+/// another transaction holds is skipped rather than waited for: the job naming it locks it
+/// itself, with the burst's bounded wait, as without this statement.
+pub(super) fn lock_pets(conn: &mut PgConnection, ids: &[i64]) -> QueryResult<(Fetched, Vec<i64>)> {
+    let found: Vec<(PetRowRecord, i64)> = pets::table
         .filter(pets::id.eq_any(ids))
         .order(pets::id)
-        .select(PetRowRecord::as_select())
+        .select((PetRowRecord::as_select(), NextOrderId))
         .for_update()
         .skip_locked()
         .load(conn)?;
-    Ok(Fetched::locked(found))
+    let (rows, order_ids) = found.into_iter().unzip();
+    Ok((Fetched::locked(rows), order_ids))
 }
 
 #[cfg(test)]

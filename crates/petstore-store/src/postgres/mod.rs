@@ -33,6 +33,7 @@ use tx::PgTx;
 
 mod burst;
 mod connection;
+mod deferred;
 pub(crate) mod feed;
 mod fetch;
 mod prepared;
@@ -342,7 +343,10 @@ impl PgStore {
             .map_err(StoreError::from)?;
         let done = {
             let mut tx = PgTx::new(&mut *conn, true);
-            work(&mut tx).and_then(|value| Ok((value, Self::transaction_id(tx.conn, tx.xid)?)))
+            work(&mut tx).and_then(|value| {
+                let known = tx.xid;
+                Ok((value, Self::transaction_id(tx.conn(), known)?))
+            })
         };
         let (value, xid) = match done {
             Ok(done) => done,

@@ -15,10 +15,11 @@ use diesel::prelude::*;
 use diesel::query_dsl::LoadQuery;
 use diesel::query_dsl::methods::LimitDsl;
 use diesel::sql_types::{Integer, Text};
-use petstore_core::{PetId, RepoResult};
+use petstore_core::{InventoryItem, NewOrder, OwnerId, PetId, RepoResult};
 
 use crate::error::QueryResultExt;
 use crate::fetched::Fetched;
+use crate::postgres::deferred::Deferred;
 use crate::postgres::prepared::SetStock;
 use crate::records::PetRowValues;
 
@@ -31,7 +32,8 @@ use repositories::{LockSpace, PetRow};
 
 /// One transaction's view of the database. `PgStore` opens the transaction around it.
 pub(crate) struct PgTx<'c> {
-    pub(crate) conn: &'c mut PgConnection,
+    /// Reached through [`conn`](PgTx::conn), which sends held-back writes first.
+    connection: &'c mut PgConnection,
     /// Whether this is a write transaction: reads that a rule depends on then lock their rows.
     pub(crate) writing: bool,
     /// Whether it is one statement on its own (`read_one`), outside any transaction.
@@ -42,6 +44,8 @@ pub(crate) struct PgTx<'c> {
     pub(crate) xid: Option<i64>,
     /// Rows the burst this work is part of fetched for it (`reads.rs`, `burst.rs`).
     fetched: Option<&'c mut Fetched>,
+    /// The writes a write burst holds back until its end (`deferred.rs`).
+    deferred: Option<&'c mut Deferred>,
 }
 
 impl<'c> PgTx<'c> {
@@ -49,12 +53,13 @@ impl<'c> PgTx<'c> {
     /// if `writing`).
     pub(crate) fn new(conn: &'c mut PgConnection, writing: bool) -> Self {
         Self {
-            conn,
+            connection: conn,
             writing,
             alone: false,
             pet_row: PetRow::default(),
             xid: None,
             fetched: None,
+            deferred: None,
         }
     }
 
@@ -81,17 +86,45 @@ impl<'c> PgTx<'c> {
     }
 
     /// A view of a write burst's transaction through `conn`, answering a read of a row in
-    /// `fetched` (locked by this transaction) from there.
-    pub(crate) fn writing_with(conn: &'c mut PgConnection, fetched: &'c mut Fetched) -> Self {
+    /// `fetched` (locked by this transaction) from there, and holding back in `deferred` the
+    /// writes the burst sends together.
+    pub(crate) fn writing_with(
+        conn: &'c mut PgConnection,
+        fetched: &'c mut Fetched,
+        deferred: &'c mut Deferred,
+    ) -> Self {
         Self {
             fetched: Some(fetched),
+            deferred: Some(deferred),
             ..Self::new(conn, true)
         }
+    }
+
+    /// The connection, for a statement: in a write burst, once the writes held back are
+    /// sent, so that the statement sees them. A failed send is remembered by the burst,
+    /// which then gives up; the statement meets the aborted transaction it left.
+    pub(crate) fn conn(&mut self) -> &mut PgConnection {
+        if let Some(deferred) = self.deferred.as_deref_mut()
+            && let Some(xid) = deferred.send(self.connection)
+        {
+            self.xid.get_or_insert(xid);
+        }
+        self.connection
+    }
+
+    /// What this write burst holds back, if the view is one's.
+    pub(crate) fn deferred(&mut self) -> Option<&mut Deferred> {
+        self.deferred.as_deref_mut()
     }
 
     /// A pet's row the burst fetched for this work, if it did.
     pub(crate) fn fetched_pet(&mut self, id: PetId) -> Option<Option<PetRowValues>> {
         self.fetched.as_mut().and_then(|fetched| fetched.pet(id))
+    }
+
+    /// The inventory entry of a pet's row the burst fetched for this work, if it did.
+    pub(crate) fn fetched_stock(&mut self, id: PetId) -> Option<Option<InventoryItem>> {
+        self.fetched.as_mut().and_then(|fetched| fetched.stock(id))
     }
 
     /// Forgets what the burst fetched of pet `pet` (of every pet: `None`).
@@ -111,9 +144,9 @@ macro_rules! row_for_update {
     ($tx:expr, $query:expr $(,)?) => {{
         let query = $query;
         if $tx.writing {
-            query.for_update().get_result($tx.conn).optional()
+            query.for_update().get_result($tx.conn()).optional()
         } else {
-            query.get_result($tx.conn).optional()
+            query.get_result($tx.conn()).optional()
         }
     }};
 }
@@ -125,9 +158,9 @@ macro_rules! row_for_no_key_update {
     ($tx:expr, $query:expr $(,)?) => {{
         let query = $query;
         if $tx.writing {
-            query.for_no_key_update().get_result($tx.conn).optional()
+            query.for_no_key_update().get_result($tx.conn()).optional()
         } else {
-            query.get_result($tx.conn).optional()
+            query.get_result($tx.conn()).optional()
         }
     }};
 }
@@ -140,12 +173,22 @@ impl PgTx<'_> {
         Q: LimitDsl,
         Limit<Q>: LoadQuery<'q, PgConnection, U>,
     {
-        query.limit(rows).load(self.conn)
+        query.limit(rows).load(self.conn())
     }
 
-    /// Sets a pet's stock.
+    /// Sets a pet's stock; in a write burst, held back until its end (the pet's row is
+    /// locked by the job, so it is there then: `deferred.rs` checks).
     pub(crate) fn set_stock_row(&mut self, pet_id: i64, stock: i64) -> QueryResult<usize> {
-        SetStock { pet_id, stock }.execute(self.conn)
+        if let Some(deferred) = self.deferred() {
+            deferred.set_stock(pet_id, stock);
+            return Ok(1);
+        }
+        SetStock { pet_id, stock }.execute(self.conn())
+    }
+
+    /// Holds back placing `new` in a write burst, where an order id is in hand: its id.
+    pub(crate) fn defer_order(&mut self, new: &NewOrder, owner: Option<OwnerId>) -> Option<i64> {
+        self.deferred()?.place_order(new, owner)
     }
 
     /// In a write transaction, takes the lock `(space, key)`, held until the transaction ends:
@@ -175,7 +218,7 @@ impl PgTx<'_> {
         diesel::sql_query("SELECT pg_advisory_xact_lock($1, $2)")
             .bind::<Integer, _>(space as i32)
             .bind::<Integer, _>(key)
-            .execute(self.conn)
+            .execute(self.conn())
             .or_storage()?;
         Ok(())
     }
@@ -187,7 +230,7 @@ impl PgTx<'_> {
         diesel::sql_query("SELECT pg_advisory_xact_lock($1, hashtext($2))")
             .bind::<Integer, _>(space as i32)
             .bind::<Text, _>(name)
-            .execute(self.conn)
+            .execute(self.conn())
             .or_storage()?;
         Ok(())
     }

@@ -25,7 +25,7 @@ impl IdempotencyReader for Tx<'_> {
         let row = idempotency_records::table
             .find((owner.get(), key))
             .select(IdempotencyRow::as_select())
-            .get_result(self.conn)
+            .get_result(self.conn())
             .optional()
             .or_storage()?;
         convert_one(row)
@@ -47,7 +47,7 @@ impl IdempotencyWriter for Tx<'_> {
                 idempotency_records::response.eq(record.response.as_slice()),
                 idempotency_records::recorded_at.eq(Time(record.recorded_at)),
             ))
-            .execute(self.conn)
+            .execute(self.conn())
             .or_storage()?;
         Ok(())
     }
@@ -56,7 +56,7 @@ impl IdempotencyWriter for Tx<'_> {
         diesel::delete(
             idempotency_records::table.filter(idempotency_records::recorded_at.lt(Time(before))),
         )
-        .execute(self.conn)
+        .execute(self.conn())
         .or_storage()?;
         Ok(())
     }

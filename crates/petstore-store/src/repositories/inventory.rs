@@ -18,8 +18,8 @@ impl InventoryReader for Tx<'_> {
         if let Some(item) = self.remembered_stock(pet_id) {
             return Ok(Some(item));
         }
-        if let Some(fetched) = self.fetched_pet(pet_id) {
-            return Ok(fetched.map(|row| row.stock));
+        if let Some(fetched) = self.fetched_stock(pet_id) {
+            return Ok(fetched);
         }
         // In a write transaction the pet's row is locked until it ends: its status, stock and
         // open orders are what the stock rules decide on, so two orders for the same pet take

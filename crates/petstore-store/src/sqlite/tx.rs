@@ -6,7 +6,8 @@ use diesel::prelude::*;
 use diesel::query_dsl::LoadQuery;
 use diesel::sqlite::SqliteConnection;
 use petstore_core::{
-    DomainEvent, Event, EventId, EventReader, EventWriter, PetId, RepoResult, TraceParent,
+    DomainEvent, Event, EventId, EventReader, EventWriter, InventoryItem, NewOrder, OwnerId, PetId,
+    RepoResult, TraceParent,
 };
 
 use crate::error::QueryResultExt;
@@ -41,9 +42,24 @@ impl<'c> SqliteTx<'c> {
 }
 
 impl SqliteTx<'_> {
+    /// The connection, for a statement (PostgreSQL's sends held-back writes first).
+    pub(crate) fn conn(&mut self) -> &mut SqliteConnection {
+        self.conn
+    }
+
+    /// Never held back here: SQLite's one writer has no round trips to save.
+    pub(crate) fn defer_order(&mut self, _: &NewOrder, _: Option<OwnerId>) -> Option<i64> {
+        None
+    }
+
     /// A pet's row a burst fetched for this work: none here (SQLite's reads are served from
     /// its own pages, one statement each costing no round trip).
     pub(crate) fn fetched_pet(&mut self, _: PetId) -> Option<Option<PetRowValues>> {
+        None
+    }
+
+    /// Nor its inventory entry.
+    pub(crate) fn fetched_stock(&mut self, _: PetId) -> Option<Option<InventoryItem>> {
         None
     }
 

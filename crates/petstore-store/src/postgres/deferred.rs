@@ -1,0 +1,142 @@
+//! The writes of a PostgreSQL write burst that are held back and sent together just before
+//! its `COMMIT`: the stock its jobs set, the orders they place and the events they append,
+//! in two statements for the whole burst where each job would send three of its own
+//! (`docs/storage.md`, "Grouping on PostgreSQL").
+//!
+//! Held back, a write cannot be seen by a statement, so any other statement on the burst's
+//! connection sends what is held first ([`PgTx::conn`](super::tx::PgTx::conn)): every
+//! statement sees the writes made before it, as if each had been sent at once. An order
+//! learns its id before it is sent: the statement that locks the burst's pets takes an id
+//! from the orders' sequence for each pet it locks. An order with no id left, like any write
+//! outside a burst, is sent at once.
+//!
+//! A held-back write can fail only when it is sent, where no single job can be blamed: a
+//! failed send makes the burst give up, and its jobs run again, each alone (`burst.rs`).
+
+use chrono::{DateTime, Utc};
+use diesel::RunQueryDsl;
+use diesel::pg::PgConnection;
+use petstore_core::{DomainEvent, NewOrder, OwnerId, TraceParent};
+
+use super::prepared::{PlaceOrdersAndAppendEvents, SetStocks};
+
+/// What a write burst holds back, and the order ids it has in hand.
+#[derive(Debug, Default)]
+pub(crate) struct Deferred {
+    /// Ids taken from the orders' sequence and not yet given to an order, the lowest last
+    /// (orders get them in the order they are placed). Kept through a rollback: the sequence
+    /// gives no id twice.
+    order_ids: Vec<i64>,
+    /// Each pet's stock as last set, in the order first set.
+    stock: Vec<(i64, i64)>,
+    /// The orders and events held back, as the statement binds them.
+    rows: PlaceOrdersAndAppendEvents,
+    /// A send failed: the transaction lacks writes its jobs were told were made.
+    failed: bool,
+}
+
+impl Deferred {
+    /// Gives `ids`, fresh from the orders' sequence, to the burst's orders.
+    pub(crate) fn add_order_ids(&mut self, ids: impl IntoIterator<Item = i64>) {
+        self.order_ids.extend(ids);
+        self.order_ids.sort_unstable_by(|a, b| b.cmp(a));
+    }
+
+    /// Holds back an order, if an id is in hand for it: its id, or `None` (then it is sent
+    /// at once by its caller).
+    pub(crate) fn place_order(&mut self, new: &NewOrder, owner: Option<OwnerId>) -> Option<i64> {
+        let id = self.order_ids.pop()?;
+        let rows = &mut self.rows;
+        rows.order_ids.push(id);
+        rows.pet_ids.push(new.pet_id.get());
+        rows.quantities.push(i64::from(new.quantity.get()));
+        rows.ship_dates.push(new.ship_date);
+        rows.owner_ids.push(owner.map(OwnerId::get));
+        Some(id)
+    }
+
+    /// Holds back setting `pet_id`'s stock to `stock`, in place of any level held back for
+    /// it before.
+    pub(crate) fn set_stock(&mut self, pet_id: i64, stock: i64) {
+        match self.stock.iter_mut().find(|(pet, _)| *pet == pet_id) {
+            Some(held) => held.1 = stock,
+            None => self.stock.push((pet_id, stock)),
+        }
+    }
+
+    /// Holds back appending `events`, after those held back before.
+    pub(crate) fn append_events(
+        &mut self,
+        time: DateTime<Utc>,
+        cause: Option<&TraceParent>,
+        events: &[DomainEvent],
+    ) {
+        let rows = &mut self.rows;
+        for event in events {
+            rows.times.push(time);
+            rows.traceparents
+                .push(cause.map(|trace| trace.as_str().to_owned()));
+            rows.types.push(event.event_type().as_str().to_owned());
+            rows.subjects.push(event.subject());
+            rows.data.push(event.data());
+        }
+    }
+
+    /// Whether a send failed since the burst began: it must not commit.
+    pub(crate) fn failed(&self) -> bool {
+        self.failed
+    }
+
+    /// Forgets what is held back (the transaction it was for rolled back), and any failure
+    /// to send it. The ids in hand stay usable.
+    pub(crate) fn discard(&mut self) {
+        let order_ids = std::mem::take(&mut self.order_ids);
+        *self = Self {
+            order_ids,
+            ..Self::default()
+        };
+    }
+
+    /// Sends what is held back on `conn`, inside the burst's transaction: the transaction's
+    /// id, when the statement appending events returned it. A failure is remembered
+    /// ([`failed`](Self::failed)), and what was held back is dropped with the transaction.
+    pub(crate) fn send(&mut self, conn: &mut PgConnection) -> Option<i64> {
+        if self.stock.is_empty() && self.rows.order_ids.is_empty() && self.rows.types.is_empty() {
+            return None;
+        }
+        let stock = std::mem::take(&mut self.stock);
+        let rows = std::mem::take(&mut self.rows);
+        match send(conn, stock, rows) {
+            Ok(xid) => xid,
+            Err(()) => {
+                self.failed = true;
+                None
+            }
+        }
+    }
+}
+
+fn send(
+    conn: &mut PgConnection,
+    stock: Vec<(i64, i64)>,
+    rows: PlaceOrdersAndAppendEvents,
+) -> Result<Option<i64>, ()> {
+    if !stock.is_empty() {
+        let (pet_ids, stocks): (Vec<i64>, Vec<i64>) = stock.into_iter().unzip();
+        let pets = pet_ids.len();
+        let set = SetStocks { pet_ids, stocks }.execute(conn).map_err(drop)?;
+        // Each pet was read, and locked, by the job that set its stock: one missing now is
+        // an error that job would have met alone.
+        if set != pets {
+            return Err(());
+        }
+    }
+    if rows.order_ids.is_empty() && rows.types.is_empty() {
+        return Ok(None);
+    }
+    let xids: Vec<i64> = rows.get_results(conn).map_err(drop)?;
+    Ok(xids.first().copied())
+}
+
+#[cfg(test)]
+mod tests;
