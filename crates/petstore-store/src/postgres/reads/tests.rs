@@ -133,3 +133,35 @@ fn a_read_whose_stamp_is_cancelled_leaves_its_connection_usable() {
         "the stamp timed out; the next read was answered"
     );
 }
+
+/// A point read of a fetched pet is answered before a read of several statements queued ahead
+/// of it in the same burst: it does not wait behind that read's round trips.
+#[test]
+fn a_point_read_is_answered_before_a_read_of_several_statements_ahead_of_it() {
+    let Some((_database, store, pets)) = store_with_pets(1) else {
+        return;
+    };
+    let pet = pets[0];
+    let (order, answered) = mpsc::channel();
+    let slow = {
+        let order = order.clone();
+        ReadJob::new(None, move |store| {
+            store
+                .read(|s| {
+                    s.inventory_item(pet)?;
+                    s.inventory_item(pet)
+                })
+                .unwrap();
+            order.send("several statements").unwrap();
+        })
+    };
+    let point = ReadJob::new(Some(Row::Pet(pet)), move |store| {
+        store.read_one(|s| s.inventory_item(pet)).unwrap();
+        order.send("point read").unwrap();
+    });
+    run_reads(&store, vec![slow, point]);
+    assert_eq!(
+        answered.try_iter().collect::<Vec<_>>(),
+        ["point read", "several statements"]
+    );
+}
