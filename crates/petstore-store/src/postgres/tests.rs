@@ -98,3 +98,27 @@ pub(crate) fn store_with_pets(
         .unwrap();
     Some((database, store, pets))
 }
+
+/// A write job naming `pet`, whose work runs `work` in a transaction and answers on `answer`.
+pub(crate) fn pet_write<T: Send + 'static>(
+    pet: petstore_core::PetId,
+    answer: &std::sync::mpsc::Sender<RepoResult<T>>,
+    mut work: impl FnMut(&mut dyn Transaction) -> RepoResult<T> + Send + 'static,
+) -> crate::job::WriteJob {
+    let answer = answer.clone();
+    crate::job::WriteJob::new(
+        Some(crate::Row::Pet(pet)),
+        move |store: crate::job::JobStore<'_>| store.write(&mut work),
+        move |result| answer.send(result).unwrap(),
+    )
+}
+
+/// The stock of each of `pets`, read anew.
+pub(crate) fn stock_of(store: &PgStore, pets: &[petstore_core::PetId]) -> Vec<u32> {
+    pets.iter()
+        .map(|&pet| {
+            let item = store.read(|s| s.inventory_item(pet)).unwrap().unwrap();
+            item.quantity.get()
+        })
+        .collect()
+}

@@ -11,25 +11,18 @@ use crate::Row;
 use crate::job::{JobStore, WriteJob};
 use crate::postgres::PgStore;
 use crate::postgres::burst::run_writes;
-use crate::postgres::tests::{statements, store_with_pets};
+use crate::postgres::tests::{pet_write, statements, stock_of, store_with_pets};
 
 /// A write job that places a one-unit order for `pet` as the use case does (the pet's stock
 /// read, the order inserted, the stock set, the event appended), answering with the order.
 fn place_one(pet: PetId, answer: &mpsc::Sender<RepoResult<Order>>) -> WriteJob {
-    let answer = answer.clone();
-    WriteJob::new(
-        Some(Row::Pet(pet)),
-        move |store: JobStore<'_>| {
-            store.write(|tx| {
-                let left = tx.inventory_item(pet)?.unwrap().quantity.get() - 1;
-                let order = tx.insert_order(&NewOrder::new(pet, Quantity::ONE), None)?;
-                tx.set_stock(pet, Stock::from_level(left))?;
-                tx.append_events(Utc::now(), None, &[DomainEvent::OrderPlaced(order.clone())])?;
-                Ok(order)
-            })
-        },
-        move |result| answer.send(result).unwrap(),
-    )
+    pet_write(pet, answer, move |tx| {
+        let left = tx.inventory_item(pet)?.unwrap().quantity.get() - 1;
+        let order = tx.insert_order(&NewOrder::new(pet, Quantity::ONE), None)?;
+        tx.set_stock(pet, Stock::from_level(left))?;
+        tx.append_events(Utc::now(), None, &[DomainEvent::OrderPlaced(order.clone())])?;
+        Ok(order)
+    })
 }
 
 /// `(id, pet_id)` of every order, and the subjects of the events (stamped, then pending), read
@@ -66,11 +59,6 @@ struct OrderRow {
 struct EventRow {
     #[diesel(sql_type = diesel::sql_types::Text)]
     subject: String,
-}
-
-fn stock_of(store: &PgStore, pet: PetId) -> u32 {
-    let item = store.read(|s| s.inventory_item(pet)).unwrap().unwrap();
-    item.quantity.get()
 }
 
 /// Four orders for four pets send their writes in two statements, not three each; each
@@ -123,9 +111,7 @@ fn a_burst_of_orders_sends_its_writes_in_two_statements() {
         events, expected,
         "the events, in the order they were appended"
     );
-    for (n, &pet) in pets.iter().enumerate() {
-        assert_eq!(stock_of(&store, pet), u32::try_from(n).unwrap());
-    }
+    assert_eq!(stock_of(&store, &pets), [0, 1, 2, 3]);
 }
 
 /// A statement made after a held-back write sees it: a job that reads the orders after an
@@ -188,8 +174,5 @@ fn a_held_back_write_that_fails_when_sent_runs_each_job_again_alone() {
         2,
         "each order's event stored once: {events:?}"
     );
-    assert_eq!(
-        [stock_of(&store, pets[0]), stock_of(&store, pets[1])],
-        [0, 1]
-    );
+    assert_eq!(stock_of(&store, &pets), [0, 1]);
 }

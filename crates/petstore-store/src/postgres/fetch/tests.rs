@@ -9,35 +9,17 @@ use petstore_core::{PetId, RepoResult, Stock, Store};
 
 use crate::Row;
 use crate::job::{JobStore, WriteJob};
-use crate::postgres::PgStore;
 use crate::postgres::burst::run_writes;
-use crate::postgres::tests::{statements, store_with_pets};
+use crate::postgres::tests::{pet_write, statements, stock_of, store_with_pets};
 
 /// A write job naming `pet` that takes one unit of its stock, as an order does (the pet's row
 /// read, locked, then written); it answers with the level it left.
 fn take_one(pet: PetId, answer: &mpsc::Sender<RepoResult<u32>>) -> WriteJob {
-    let answer = answer.clone();
-    WriteJob::new(
-        Some(Row::Pet(pet)),
-        move |store: JobStore<'_>| {
-            store.write(|tx| {
-                let left = tx.inventory_item(pet)?.unwrap().quantity.get() - 1;
-                tx.set_stock(pet, Stock::from_level(left))?;
-                Ok(left)
-            })
-        },
-        move |result| answer.send(result).unwrap(),
-    )
-}
-
-/// The stock of each of `pets`, read anew.
-fn stock_of(store: &PgStore, pets: &[PetId]) -> Vec<u32> {
-    pets.iter()
-        .map(|&pet| {
-            let item = store.read(|s| s.inventory_item(pet)).unwrap().unwrap();
-            item.quantity.get()
-        })
-        .collect()
+    pet_write(pet, answer, move |tx| {
+        let left = tx.inventory_item(pet)?.unwrap().quantity.get() - 1;
+        tx.set_stock(pet, Stock::from_level(left))?;
+        Ok(left)
+    })
 }
 
 /// The statements in `sent` that read pets' rows.
