@@ -101,7 +101,7 @@ impl Deferred {
     /// id, when the statement appending events returned it. A failure is remembered
     /// ([`failed`](Self::failed)), and what was held back is dropped with the transaction.
     pub(crate) fn send(&mut self, conn: &mut PgConnection) -> Option<i64> {
-        if self.stock.is_empty() && self.rows.order_ids.is_empty() && self.rows.types.is_empty() {
+        if self.stock.is_empty() && self.rows.is_empty() {
             return None;
         }
         let stock = std::mem::take(&mut self.stock);
@@ -131,7 +131,7 @@ fn send(
             return Err(());
         }
     }
-    if rows.order_ids.is_empty() && rows.types.is_empty() {
+    if rows.is_empty() {
         return Ok(None);
     }
     let xids: Vec<i64> = rows.get_results(conn).map_err(drop)?;

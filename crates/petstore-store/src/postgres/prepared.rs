@@ -132,6 +132,13 @@ pub(crate) struct PlaceOrdersAndAppendEvents {
     pub(crate) data: Vec<serde_json::Value>,
 }
 
+impl PlaceOrdersAndAppendEvents {
+    /// Whether it holds neither an order nor an event: then it is not sent.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.order_ids.is_empty() && self.types.is_empty()
+    }
+}
+
 impl QueryFragment<Pg> for PlaceOrdersAndAppendEvents {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
         out.push_sql(
