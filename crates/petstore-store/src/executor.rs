@@ -13,6 +13,9 @@
 //! backend's ([`AnyStore::bursts`]; `sqlite/burst.rs`, `postgres/burst.rs`): a write is
 //! answered only after the commit its writes went into, never before.
 //!
+//! A backend may also ask for a chore done every so often ([`Chore`]): it gets a thread of its
+//! own, which stops with the others.
+//!
 //! When to wake a thread is the caller's choice ([`Wake`]): an async server can wake it after
 //! the other tasks its worker has ready, so that the work those queue joins the same burst
 //! instead of each waking a thread.
@@ -24,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use petstore_core::{DomainError, Failure, RepoResult};
 
-use crate::job::{JobStore, ReadJob, Row, ThreadSpec, WriteJob};
+use crate::job::{Chore, JobStore, ReadJob, Row, ThreadSpec, WriteJob};
 use crate::store::AnyStore;
 
 /// How the executor's threads are woken. The executor hands the hook each wake-up it needs
@@ -58,6 +61,8 @@ pub struct Executor {
     reads: Threads<ReadJob>,
     writes: Threads<WriteJob>,
     deadline: Option<Duration>,
+    /// Stops the backend's chore thread, if it has one, when the last clone goes.
+    _chore: Option<Arc<StopOnDrop>>,
 }
 
 impl std::fmt::Debug for Executor {
@@ -77,6 +82,7 @@ impl Executor {
             reads: Threads::start("petstore-reader", bursts.readers, Arc::clone(&wake))?,
             writes: Threads::start("petstore-writer", bursts.writers, wake)?,
             deadline: bursts.deadline,
+            _chore: bursts.chore.map(start_chore).transpose()?.map(Arc::new),
         })
     }
 
@@ -253,6 +259,42 @@ impl<J> Queue<J> {
     }
 }
 
+/// Tells a chore's thread to stop, when dropped.
+struct StopOnDrop(Arc<(Mutex<bool>, Condvar)>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        let (stopped, changed) = &*self.0;
+        *lock(stopped) = true;
+        changed.notify_all();
+    }
+}
+
+/// Runs `chore` every `chore.every` on a thread of its own, until the handle returned goes.
+fn start_chore(mut chore: Chore) -> std::io::Result<StopOnDrop> {
+    let stop = Arc::new((Mutex::new(false), Condvar::new()));
+    let stopping = Arc::clone(&stop);
+    std::thread::Builder::new()
+        .name("petstore-chore".to_owned())
+        .spawn(move || {
+            let (stopped, changed) = &*stopping;
+            loop {
+                let (guard, _) = changed
+                    .wait_timeout_while(lock(stopped), chore.every, |stopped| !*stopped)
+                    .unwrap_or_else(PoisonError::into_inner);
+                if *guard {
+                    return;
+                }
+                drop(guard);
+                // A chore that panics is not run again; the service goes on without it.
+                if catch_unwind(AssertUnwindSafe(&mut chore.run)).is_err() {
+                    return;
+                }
+            }
+        })?;
+    Ok(StopOnDrop(stop))
+}
+
 fn serve<J>(shared: &Shared<J>, max_burst: usize, run: &dyn Fn(Vec<J>)) {
     let mut queue = lock(&shared.queue);
     loop {
@@ -279,3 +321,6 @@ fn serve<J>(shared: &Shared<J>, max_burst: usize, run: &dyn Fn(Vec<J>)) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -176,13 +176,22 @@ pub(crate) fn in_time(jobs: Vec<WriteJob>, wait: Duration) -> Vec<WriteJob> {
 pub(crate) type Runner<J> = Arc<dyn Fn(Vec<J>) + Send + Sync>;
 
 /// What a backend's threads are: how many, how many jobs each takes at once, what runs the
-/// jobs it took, and by when its calls must be answered.
+/// jobs it took, by when its calls must be answered, and the chore it wants done now and then.
 pub(crate) struct Bursts {
     pub(crate) readers: ThreadSpec<ReadJob>,
     pub(crate) writers: ThreadSpec<WriteJob>,
     /// How long a caller waits for an answer in all, where the backend's waits are not
     /// bounded by this process (the network to a server): `None` on SQLite.
     pub(crate) deadline: Option<Duration>,
+    /// Upkeep on a thread of its own, off every caller's path: `None` on SQLite.
+    pub(crate) chore: Option<Chore>,
+}
+
+/// Upkeep a backend wants done every so often (PostgreSQL vacuums its feed's queue,
+/// `postgres/feed.rs`). It handles its own failures: the next run tries again.
+pub(crate) struct Chore {
+    pub(crate) every: Duration,
+    pub(crate) run: Box<dyn FnMut() + Send>,
 }
 
 /// One kind of thread: how many, the most jobs each takes at once, and what runs them.

@@ -53,6 +53,7 @@ impl PgStore {
                 run: Arc::new(move |jobs| run_writes(&writing, jobs)),
             },
             deadline: Some(self.deadline()),
+            chore: Some(super::feed::queue_vacuum(self)),
         }
     }
 }

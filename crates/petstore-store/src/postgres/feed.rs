@@ -6,7 +6,10 @@
 //! has committed into `events`, giving ids in the order stampers commit, before the feed is
 //! read. So a reader sees every event up to some id, and never one below an id it has seen.
 
+use std::time::Duration;
+
 use chrono::{DateTime, Utc};
+use diesel::connection::SimpleConnection;
 use diesel::dsl::sql;
 use diesel::pg::PgConnection;
 use diesel::prelude::*;
@@ -15,9 +18,11 @@ use petstore_core::{
     DomainEvent, Event, EventId, EventReader, EventWriter, RepoResult, TraceParent,
 };
 
+use super::PgStore;
 use super::prepared::AppendEvents;
 use super::tx::{PgTx, repositories};
 use crate::error::{QueryResultExt, StoreError};
+use crate::job::Chore;
 use crate::records::EventRecord;
 use crate::statements::convert;
 
@@ -95,6 +100,42 @@ impl EventWriter for PgTx<'_> {
     }
 }
 
+/// How often a node vacuums the queue of pending events, when the feed has moved since.
+pub(crate) const VACUUM_QUEUE_EVERY: Duration = Duration::from_secs(1);
+
+/// Vacuums `pending_events` every [`VACUUM_QUEUE_EVERY`] once the feed has moved since the
+/// last time. Each stamp deletes the rows it moved, and until a vacuum removes them every
+/// later stamp reads through them, twice (the check for rows to move, and the `DELETE`):
+/// autovacuum comes at most once a minute, by when a busy node has left hundreds of thousands
+/// (a stamp then took 11 ms every 200 ms, and reads after heavy writes cost the server three
+/// times as much; `docs/performance.md`). A second of dead rows takes the vacuum a few ms.
+/// `SKIP_LOCKED`: a node finding another's vacuum running leaves it to that one. `TRUNCATE
+/// false`: giving the empty pages back needs the table's exclusive lock, which under load
+/// took up to 0.7 s of waiting and would stall the writes appending behind it; the pages are
+/// reused instead, and autovacuum gives them back. A failure (a server away, a role that may
+/// not vacuum, which only draws a warning) waits for the next time.
+pub(super) fn queue_vacuum(store: &PgStore) -> Chore {
+    let pool = store.pool.clone();
+    let mut vacuumed_at = None;
+    Chore {
+        every: VACUUM_QUEUE_EVERY,
+        run: Box::new(move || {
+            let Ok(mut conn) = pool.get() else { return };
+            let Ok(position) = event_id_position(&mut conn.conn) else {
+                return;
+            };
+            if vacuumed_at != Some(position)
+                && conn
+                    .conn
+                    .batch_execute("VACUUM (SKIP_LOCKED, TRUNCATE false) pending_events")
+                    .is_ok()
+            {
+                vacuumed_at = Some(position);
+            }
+        }),
+    }
+}
+
 /// The last id the feed gave (its stamper continues above it): at or above every event's.
 pub(crate) fn event_id_position(conn: &mut PgConnection) -> Result<i64, StoreError> {
     Ok(diesel::select(sql::<BigInt>("(SELECT last_id FROM event_feed)")).get_result(conn)?)
@@ -110,3 +151,6 @@ pub(crate) fn move_event_ids_past(
         .execute(conn)?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;

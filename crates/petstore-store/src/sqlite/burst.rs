@@ -46,6 +46,7 @@ impl SqliteStore {
                 run: Arc::new(move |jobs| run_writes(&writing, jobs)),
             },
             deadline: None,
+            chore: None,
         }
     }
 }
