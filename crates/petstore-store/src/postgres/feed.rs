@@ -101,7 +101,7 @@ impl EventWriter for PgTx<'_> {
 }
 
 /// How often a node vacuums the queue of pending events, when the feed has moved since.
-pub(crate) const VACUUM_QUEUE_EVERY: Duration = Duration::from_secs(1);
+const VACUUM_QUEUE_EVERY: Duration = Duration::from_secs(1);
 
 /// Vacuums `pending_events` every [`VACUUM_QUEUE_EVERY`] once the feed has moved since the
 /// last time. Each stamp deletes the rows it moved, and until a vacuum removes them every
