@@ -164,7 +164,9 @@ pub trait EventWriter: EventReader {
 
 /// Reads what idempotency keys were answered.
 pub trait IdempotencyReader {
-    /// What was recorded for the idempotency key `key` of `owner`.
+    /// What was recorded for the idempotency key `key` of `owner`, expired or not (the
+    /// caller judges by its `recorded_at`). Two creates with the same key may both find
+    /// nothing; only one of them can record it ([`IdempotencyWriter::insert_idempotency_record`]).
     fn idempotency_record(
         &mut self,
         owner: OwnerId,
@@ -174,14 +176,19 @@ pub trait IdempotencyReader {
 
 /// Records and forgets what idempotency keys were answered.
 pub trait IdempotencyWriter: IdempotencyReader {
-    /// Records the response to the idempotency key `key` of `owner`.
+    /// Records the response to the idempotency key `key` of `owner`, in place of a record of
+    /// that key that had expired ([`RECORD_LIFETIME`](crate::RECORD_LIFETIME) older than
+    /// `record`). A store that finds a record of the key still fresh (another transaction
+    /// recorded it since this one looked) fails, so that the write does not happen: run
+    /// again, the create finds that record and replays it.
     fn insert_idempotency_record(
         &mut self,
         owner: OwnerId,
         key: &str,
         record: &IdempotencyRecord,
     ) -> RepoResult<()>;
-    /// Forgets the records made before `before`.
+    /// Forgets the records made before `before`. A create never needs it (an expired record
+    /// counts as absent): it is the store's upkeep, off the request path.
     fn purge_idempotency_records(&mut self, before: DateTime<Utc>) -> RepoResult<()>;
 }
 

@@ -84,6 +84,11 @@ pub enum StoreError {
         /// This version's migrations it has not had.
         pending: Vec<String>,
     },
+    /// Another transaction recorded an idempotency key that this one recorded too, after this
+    /// one looked the key up and found nothing fresh: run again, the write finds that record
+    /// and replays it.
+    #[error("the idempotency key was recorded by another transaction meanwhile")]
+    KeyRecorded,
     /// A stored value breaks the domain's rules (written by something other than this store).
     #[error("stored data is invalid: {0}")]
     Corrupt(String),
@@ -127,7 +132,8 @@ fn is_busy(error: &StoreError) -> bool {
         | StoreError::Unreachable { .. }
         | StoreError::FileGone(_)
         | StoreError::NoRoom(_)
-        | StoreError::WritesStopped(_) => true,
+        | StoreError::WritesStopped(_)
+        | StoreError::KeyRecorded => true,
         StoreError::Query(error) => is_transient(error) || is_diesel_conflict(error),
         _ => false,
     }
@@ -245,40 +251,29 @@ fn unavailable_cause(error: &DomainError) -> Option<&StoreError> {
     std::error::Error::source(failure)?.downcast_ref::<StoreError>()
 }
 
+/// A serialization failure, by the kind Diesel gives it, or a deadlock. Diesel 2.3 gives a
+/// deadlock (SQLSTATE 40P01) no kind of its own and shows no SQLSTATE, so a deadlock is
+/// known by the server's English text only: on a server whose `lc_messages` is another
+/// language it is answered as a storage failure instead of run again. No write of this
+/// service's waits on locks in a cycle (each locks its pet's or order's row first), and a
+/// burst, whose writes may, bounds its waits and runs its jobs alone on any failure that is
+/// not a refusal (`postgres/burst.rs`), reading no message.
 fn is_diesel_conflict(error: &DieselError) -> bool {
     match error {
         DieselError::DatabaseError(DatabaseErrorKind::SerializationFailure, _) => true,
-        DieselError::DatabaseError(_, info) => {
-            let message = info.message();
-            // A lock wait cut short by `lock_timeout`, which only a burst of writes sets
-            // while it holds the locks of writes before (`postgres/burst.rs`).
-            message.contains("deadlock detected") || message.contains("due to lock timeout")
-        }
+        DieselError::DatabaseError(_, info) => info.message().contains("deadlock detected"),
         _ => false,
     }
 }
 
 /// Whether a write failed only because it met a concurrent one (a serialization failure, a
-/// deadlock, or a lock wait a burst bounds on PostgreSQL): run again, it will likely succeed.
+/// deadlock, an idempotency key recorded meanwhile): run again, it will likely succeed.
 pub(crate) fn is_conflict(error: &DomainError) -> bool {
-    matches!(
-        unavailable_cause(error),
-        Some(StoreError::Query(e)) if is_diesel_conflict(e)
-    )
-}
-
-/// Whether the server cancelled a statement "due to user request". This service sends no
-/// cancel requests; with a short `lock_timeout`, PostgreSQL reports a lock timeout this way
-/// when the timer fires just as one lock wait ends and another begins (waiting for a row
-/// takes two: its tuple lock, then the transaction that holds it), since starting the
-/// second wait's timer clears the first one's indicator. A burst of writes that bounds its
-/// waits treats it as a lock timeout (`postgres/burst.rs`).
-pub(crate) fn is_cancelled(error: &DomainError) -> bool {
-    matches!(
-        unavailable_cause(error),
-        Some(StoreError::Query(DieselError::DatabaseError(_, info)))
-            if info.message().contains("canceling statement due to user request")
-    )
+    match unavailable_cause(error) {
+        Some(StoreError::Query(e)) => is_diesel_conflict(e),
+        Some(StoreError::KeyRecorded) => true,
+        _ => false,
+    }
 }
 
 /// Whether a write failed because its server takes no writes (read-only, or a standby): the

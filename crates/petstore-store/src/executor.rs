@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use petstore_core::{DomainError, Failure, RepoResult};
 
-use crate::job::{Chore, JobStore, ReadJob, Row, ThreadSpec, WriteJob};
+use crate::job::{Chore, JobStore, ReadJob, Row, ThreadSpec, WriteJob, WriteNames};
 use crate::store::AnyStore;
 
 /// How the executor's threads are woken. The executor hands the hook each wake-up it needs
@@ -134,15 +134,18 @@ impl Executor {
     /// must have no effect outside the store: on PostgreSQL a burst whose shared transaction
     /// gives up runs each of its jobs again in a transaction of its own.
     ///
-    /// `row` names the row the work will change, if the caller knows it: a burst may lock
-    /// and read the rows of all its writes at once ([`Row`]).
+    /// `names` names the row the work will change and the idempotency key it will look up,
+    /// where the caller knows them: a burst may lock and read the rows of all its writes,
+    /// and look up their keys, at once ([`WriteNames`]).
     pub fn write<T: Send + 'static>(
         &self,
-        row: Option<Row>,
+        names: impl Into<WriteNames>,
         work: impl for<'b> FnMut(JobStore<'b>) -> RepoResult<T> + Send + 'static,
         answer: impl FnOnce(RepoResult<T>) + Send + 'static,
     ) {
-        self.writes.queue(WriteJob::new(row, work, answer));
+        let WriteNames { row, key } = names.into();
+        self.writes
+            .queue(WriteJob::new(row, work, answer).naming_key(key));
     }
 }
 

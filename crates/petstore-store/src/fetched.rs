@@ -3,14 +3,16 @@
 
 use std::collections::HashMap;
 
-use petstore_core::{InventoryItem, PetId};
+use petstore_core::{IdempotencyRecord, InventoryItem, OwnerId, PetId};
 
 use crate::records::{PetRowRecord, PetRowValues};
 
-/// The pets a burst fetched, each as found (`None`: asked for, and it does not exist).
+/// The pets a burst fetched, each as found (`None`: asked for, and it does not exist), and the
+/// idempotency records a write burst looked up for the keys its jobs named.
 #[derive(Debug, Default)]
 pub(crate) struct Fetched {
     pets: HashMap<i64, Option<PetRowValues>>,
+    records: HashMap<(i64, String), Option<IdempotencyRecord>>,
     /// Whether each row is served once, to the first read of it (a write burst: the job that
     /// read it may change it, and it is forgotten then anyway).
     once: bool,
@@ -23,6 +25,7 @@ impl Fetched {
     pub(crate) fn pets(asked: &[i64], found: Vec<PetRowRecord>) -> Self {
         let mut fetched = Self {
             pets: asked.iter().map(|&id| (id, None)).collect(),
+            records: HashMap::new(),
             once: false,
         };
         fetched.add(found);
@@ -34,6 +37,7 @@ impl Fetched {
     pub(crate) fn locked(found: Vec<PetRowRecord>) -> Self {
         let mut fetched = Self {
             pets: HashMap::new(),
+            records: HashMap::new(),
             once: true,
         };
         fetched.add(found);
@@ -74,13 +78,43 @@ impl Fetched {
         }
     }
 
+    /// Keeps what a lookup found of the records of `asked` (owner, key): each found in `found`,
+    /// or known to be absent.
+    pub(crate) fn add_records(
+        &mut self,
+        asked: Vec<(i64, String)>,
+        found: Vec<(i64, String, IdempotencyRecord)>,
+    ) {
+        self.records
+            .extend(asked.into_iter().map(|name| (name, None)));
+        for (owner, key, record) in found {
+            if let Some(slot) = self.records.get_mut(&(owner, key)) {
+                *slot = Some(record);
+            }
+        }
+    }
+
+    /// What the lookup found of `owner`'s key `key`: `None` if it was not looked up, and
+    /// `Some(None)` if it had no record. Served once: the job that asked records the key
+    /// itself (held back) if it runs.
+    pub(crate) fn record(
+        &mut self,
+        owner: OwnerId,
+        key: &str,
+    ) -> Option<Option<IdempotencyRecord>> {
+        self.records.remove(&(owner.get(), key.to_owned()))
+    }
+
     /// Forgets pet `pet`'s row, or every row (`None`): a write is about to change it.
     pub(crate) fn forget(&mut self, pet: Option<PetId>) {
         match pet {
             Some(id) => {
                 self.pets.remove(&id.get());
             }
-            None => self.pets.clear(),
+            None => {
+                self.pets.clear();
+                self.records.clear();
+            }
         }
     }
 }

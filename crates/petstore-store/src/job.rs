@@ -9,7 +9,9 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use petstore_core::{DomainError, Failure, PetId, RepoResult, Snapshot, Store, Transaction};
+use petstore_core::{
+    DomainError, Failure, OwnerId, PetId, RepoResult, Snapshot, Store, Transaction,
+};
 
 /// A row a piece of work says it will read, named before it runs (a pet id from a request's
 /// path): a burst can fetch the rows its jobs name in one statement instead of one each.
@@ -19,6 +21,33 @@ use petstore_core::{DomainError, Failure, PetId, RepoResult, Snapshot, Store, Tr
 pub enum Row {
     /// A pet's row: the pet, its stock and its open orders.
     Pet(PetId),
+}
+
+/// The idempotency key a create will look up, named before it runs (the request's
+/// `Idempotency-Key`, and the owner it is scoped to): a burst of writes looks up the records
+/// of every key its jobs name in one statement. A hint too, as [`Row`] is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyName {
+    /// The key's owner (the caller's key id).
+    pub owner: OwnerId,
+    /// The client's key.
+    pub key: String,
+}
+
+/// What a write names before it runs: the row it will change and the idempotency key it
+/// will look up, each if its caller knows it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WriteNames {
+    /// The row the work will change.
+    pub row: Option<Row>,
+    /// The idempotency key the work will look up.
+    pub key: Option<KeyName>,
+}
+
+impl From<Option<Row>> for WriteNames {
+    fn from(row: Option<Row>) -> Self {
+        Self { row, key: None }
+    }
 }
 
 /// A queued read: runs its work on the burst's store and answers at once.
@@ -57,12 +86,26 @@ pub(crate) fn named_pets(rows: impl Iterator<Item = Option<Row>>) -> Vec<i64> {
     pets
 }
 
+/// The idempotency keys `jobs` name, each once.
+pub(crate) fn named_keys(jobs: &[WriteJob]) -> Vec<(i64, String)> {
+    let mut keys: Vec<(i64, String)> = jobs
+        .iter()
+        .filter_map(|job| job.key.as_ref())
+        .map(|name| (name.owner.get(), name.key.clone()))
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    keys
+}
+
 /// A queued write, and when it was queued: a write waits for a writer at most the store's
 /// connection time-out from then, whatever was queued before it.
 pub(crate) struct WriteJob {
     queued: Instant,
     /// The row the work said it will write, if it named one.
     pub(crate) row: Option<Row>,
+    /// The idempotency key the work said it will look up, if it named one.
+    pub(crate) key: Option<KeyName>,
     write: Box<dyn QueuedWrite>,
 }
 
@@ -121,12 +164,18 @@ impl WriteJob {
         Self {
             queued: Instant::now(),
             row,
+            key: None,
             write: Box::new(Write {
                 work,
                 answer,
                 result: None,
             }),
         }
+    }
+
+    /// The job, naming the idempotency key its work will look up.
+    pub(crate) fn naming_key(self, key: Option<KeyName>) -> Self {
+        Self { key, ..self }
     }
 
     /// When the job was queued.
@@ -183,15 +232,45 @@ pub(crate) struct Bursts {
     /// How long a caller waits for an answer in all, where the backend's waits are not
     /// bounded by this process (the network to a server): `None` on SQLite.
     pub(crate) deadline: Option<Duration>,
-    /// Upkeep on a thread of its own, off every caller's path: `None` on SQLite.
+    /// Upkeep on a thread of its own, off every caller's path.
     pub(crate) chore: Option<Chore>,
 }
 
 /// Upkeep a backend wants done every so often (PostgreSQL vacuums its feed's queue,
-/// `postgres/feed.rs`). It handles its own failures: the next run tries again.
+/// `postgres/feed.rs`; both forget expired idempotency records, `upkeep.rs`). It handles its
+/// own failures: the next run tries again.
 pub(crate) struct Chore {
     pub(crate) every: Duration,
     pub(crate) run: Box<dyn FnMut() + Send>,
+}
+
+impl Chore {
+    /// One chore doing each of `chores` at its own pace, on one thread: it wakes as often as
+    /// the most frequent of them, and runs each whose time has come.
+    pub(crate) fn together(chores: Vec<Chore>) -> Chore {
+        let every = chores
+            .iter()
+            .map(|chore| chore.every)
+            .min()
+            .unwrap_or(Duration::from_secs(1));
+        let mut due: Vec<(Instant, Chore)> = chores
+            .into_iter()
+            .map(|chore| (Instant::now() + chore.every, chore))
+            .collect();
+        Chore {
+            every,
+            run: Box::new(move || {
+                let now = Instant::now();
+                for (at, chore) in &mut due {
+                    // A waking a little early (the thread's own period) still counts as due.
+                    if *at <= now + every / 2 {
+                        (chore.run)();
+                        *at = now + chore.every;
+                    }
+                }
+            }),
+        }
+    }
 }
 
 /// One kind of thread: how many, the most jobs each takes at once, and what runs them.

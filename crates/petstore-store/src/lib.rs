@@ -49,12 +49,13 @@ mod store;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 mod transfer;
+mod upkeep;
 
 pub use check::check;
 pub use config::{Database, Durability, StoreConfig, redact_password};
 pub use error::{StoreError, is_storage_fault};
 pub use executor::{Executor, Wake, WakeUp};
-pub use job::{JobStore, Row};
+pub use job::{JobStore, KeyName, Row, WriteNames};
 pub use ownership::Found;
 pub use postgres::{PG_MIGRATIONS, PgStore, connect_postgres, migrate_postgres};
 pub use sqlite::{MIGRATIONS, MIN_FREE_BYTES, SqliteStore, connect, migrate_sqlite};

@@ -3,7 +3,8 @@
 use std::borrow::Borrow;
 
 use super::{Catalogue, View};
-use crate::idempotency::IdempotencyRecord;
+use crate::error::DomainError;
+use crate::idempotency::{IdempotencyRecord, RECORD_LIFETIME};
 use crate::ids::OwnerId;
 use crate::repository::{IdempotencyReader, IdempotencyWriter, RepoResult};
 use chrono::{DateTime, Utc};
@@ -30,9 +31,16 @@ impl IdempotencyWriter for View<'_, Catalogue> {
         key: &str,
         record: &IdempotencyRecord,
     ) -> RepoResult<()> {
-        self.catalogue
-            .idempotency
-            .insert((owner, key.to_owned()), record.clone());
+        let records = &mut self.catalogue.idempotency;
+        let expired_before = record.recorded_at - RECORD_LIFETIME;
+        if let Some(held) = records.get(&(owner, key.to_owned()))
+            && held.recorded_at >= expired_before
+        {
+            return Err(DomainError::Storage(
+                "the idempotency key has a fresh record already".into(),
+            ));
+        }
+        records.insert((owner, key.to_owned()), record.clone());
         Ok(())
     }
 

@@ -69,7 +69,7 @@ pub async fn create_category(
             .categories()
             .create(caller.0, new.clone(), once)
     };
-    let outcome = create_once(&state, None, key, location, create).await?;
+    let outcome = create_once(&state, caller.0, None, key, location, create).await?;
     created_response(outcome, location)
 }
 

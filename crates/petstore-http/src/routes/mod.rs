@@ -12,13 +12,13 @@ pub mod webhooks;
 use actix_web::HttpResponse;
 use actix_web::http::header;
 
-use petstore_core::{DomainError, IdempotencyKey, Idempotent, Outcome};
+use petstore_core::{Caller, DomainError, IdempotencyKey, Idempotent, Outcome};
 use serde::Serialize;
 
 use crate::conditional::{IdempotencyHeader, record_created};
 use crate::endpoint::Endpoint;
 use crate::error::ApiError;
-use crate::state::{AppState, PetService, Row};
+use crate::state::{AppState, KeyName, PetService, Row, WriteNames};
 
 pub use crate::endpoint::BASE;
 
@@ -109,6 +109,7 @@ fn created(location: String, body: &impl serde::Serialize) -> HttpResponse {
 /// (answer it with `conditional::created_response`).
 async fn create_once<T: Serialize + Send + 'static>(
     state: &AppState,
+    caller: Caller,
     row: Option<Row>,
     key: Option<IdempotencyKey>,
     location: fn(&T) -> String,
@@ -119,8 +120,19 @@ async fn create_once<T: Serialize + Send + 'static>(
     + Send
     + 'static,
 ) -> Result<Outcome<T>, ApiError> {
+    // The key is named with the write, so a burst looks up every key it holds at once.
+    let names = WriteNames {
+        row,
+        key: key
+            .as_ref()
+            .zip(caller.owner())
+            .map(|(key, owner)| KeyName {
+                owner,
+                key: key.key.clone(),
+            }),
+    };
     state
-        .write_row(row, move |shop| {
+        .write_row(names, move |shop| {
             let record = |made: &T| record_created(location(made), made);
             create(
                 shop,

@@ -98,7 +98,7 @@ pub async fn place_order(
             .orders()
             .place(caller.0, new.clone(), once)
     };
-    let outcome = create_once(&state, Some(pet), key, location, place).await?;
+    let outcome = create_once(&state, caller.0, Some(pet), key, location, place).await?;
     if matches!(outcome, Outcome::Done(_)) {
         state.metrics().order_placed();
     }

@@ -8,9 +8,9 @@ use actix_web::ResponseError as _;
 use futures_util::FutureExt as _;
 use futures_util::future::Either;
 use petstore_core::{Clock, DomainError, Failure, Service, Settings};
-/// What a handler names of the rows its read will need ([`AppState::read_row`]).
-pub use petstore_store::Row;
 use petstore_store::{AnyStore, Executor, JobStore, Wake, WakeUp};
+/// What a handler names of the rows its read will need ([`AppState::read_row`]).
+pub use petstore_store::{KeyName, Row, WriteNames};
 use tokio::sync::oneshot;
 
 use crate::error::ApiError;
@@ -198,15 +198,17 @@ impl AppState {
         self.write_row(None, work)
     }
 
-    /// [`Self::write`] of work that changes `row`, where the request names it (the pet an
-    /// order is for): a burst of writes may lock and read the rows they name at once.
+    /// [`Self::write`] of work that changes the row and looks up the idempotency key that
+    /// `names` names, where the request names them (the pet an order is for, its
+    /// `Idempotency-Key`): a burst of writes may lock and read the rows, and look up the
+    /// keys, they name at once.
     pub fn write_row<T: Send + 'static>(
         &self,
-        row: Option<Row>,
+        names: impl Into<WriteNames>,
         work: impl for<'s> FnMut(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
     ) -> impl Future<Output = Result<T, ApiError>> {
         let span = self.store_span("store write");
-        ending(span, self.hand_over_write(row, work))
+        ending(span, self.hand_over_write(names.into(), work))
     }
 
     /// A span for a store call, when traces are on and the call is made for a traced request.
@@ -237,7 +239,7 @@ impl AppState {
     /// Hands a write to where [`Self::write`] says, and gives back its answer to come.
     fn hand_over_write<T: Send + 'static>(
         &self,
-        row: Option<Row>,
+        names: WriteNames,
         mut work: impl for<'s> FnMut(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
     ) -> impl Future<Output = Result<T, ApiError>> + 'static {
         let service = Arc::clone(&self.service);
@@ -247,7 +249,7 @@ impl AppState {
             work(&service.over(store))
         };
         let (answer, answered) = oneshot::channel();
-        self.executor.write(row, work, move |result| {
+        self.executor.write(names, work, move |result| {
             let _ = answer.send(result);
         });
         self.answer_of_executor(true, answered)

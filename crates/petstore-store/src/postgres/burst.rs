@@ -24,12 +24,13 @@ use diesel::r2d2::PooledConnection;
 use petstore_core::{DomainError, Failure, RepoResult, Snapshot, Store, Transaction};
 
 use super::deferred::Deferred;
-use super::fetch::lock_pets;
+use super::fetch::{lock_pets, look_up_records};
 use super::tx::PgTx;
 use super::{PgStore, PrimaryOnly};
-use crate::error::{StoreError, is_cancelled, is_conflict, is_read_only};
+use crate::error::{StoreError, is_read_only};
 use crate::fetched::Fetched;
-use crate::job::{self, Bursts, JobStore, Lane, ThreadSpec, WriteJob};
+use crate::job::{self, Bursts, Chore, JobStore, Lane, ThreadSpec, WriteJob};
+use crate::upkeep::forget_expired_records;
 
 /// Begins a burst's transaction with its lock waits bounded.
 const BEGIN: &str = "BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = '2ms'";
@@ -53,7 +54,10 @@ impl PgStore {
                 run: Arc::new(move |jobs| run_writes(&writing, jobs)),
             },
             deadline: Some(self.deadline()),
-            chore: Some(super::feed::queue_vacuum(self)),
+            chore: Some(Chore::together(vec![
+                super::feed::queue_vacuum(self),
+                forget_expired_records(self.clone(), || true),
+            ])),
         }
     }
 }
@@ -82,6 +86,25 @@ pub(super) fn run_writes(store: &PgStore, jobs: Vec<WriteJob>) {
         job.run(JobStore::over(store));
         job.settle(None);
     }
+}
+
+/// What a burst's jobs name, read in its transaction as it begins: the pets `pets` locked,
+/// with an order id for each, and the records of the idempotency keys `keys`.
+fn fetch_named(
+    conn: &mut diesel::PgConnection,
+    pets: &[i64],
+    keys: Vec<(i64, String)>,
+) -> diesel::QueryResult<(Fetched, Vec<i64>)> {
+    let (mut fetched, order_ids) = if pets.is_empty() {
+        (Fetched::locked(Vec::new()), Vec::new())
+    } else {
+        lock_pets(conn, pets)?
+    };
+    if !keys.is_empty() {
+        let found = look_up_records(conn, &keys)?;
+        fetched.add_records(keys, found);
+    }
+    Ok((fetched, order_ids))
 }
 
 /// A burst that rolled back: its jobs run again, each alone. No client sees it; a job's
@@ -132,10 +155,11 @@ impl<'s> PgWriteBurst<'s> {
             writes: Cell::new(0),
         };
         let pets = job::named_pets(jobs.iter().map(|job| job.row));
+        let keys = job::named_keys(jobs);
         let mut conn = burst.conn.borrow_mut();
-        if !pets.is_empty() && conn.batch_execute(BEGIN).is_ok() {
+        if !(pets.is_empty() && keys.is_empty()) && conn.batch_execute(BEGIN).is_ok() {
             burst.state.set(State::Begun);
-            match lock_pets(&mut conn.conn, &pets) {
+            match fetch_named(&mut conn.conn, &pets, keys) {
                 Ok((fetched, order_ids)) => {
                     *burst.fetched.borrow_mut() = fetched;
                     burst.deferred.borrow_mut().add_order_ids(order_ids);
@@ -198,10 +222,12 @@ impl<'s> PgWriteBurst<'s> {
                 // A server that refused a write as read-only is of no use to writes until the
                 // connection reaches another: dropped when it goes back to the pool.
                 conn.refused_writes |= is_read_only(&error);
-                let met_another = is_conflict(&error) || is_cancelled(&error);
-                // A failed send of held-back writes is no job's own failure to answer.
+                // Only a refusal by the rules is the job's own answer, and only while no
+                // other write has kept its changes. Anything else (a lock waited for past
+                // the burst's bound, a failed send of held-back writes, a lost connection)
+                // is judged by no message text: the jobs run again, each alone.
                 let sent = !self.deferred.borrow().failed();
-                let alone = sent && !(kept_before || met_another || conn.refused_writes);
+                let alone = sent && !kept_before && !error.is_infrastructure();
                 self.roll_back(&mut conn, alone);
                 Err(error)
             }

@@ -1,7 +1,7 @@
 //! The writes of a PostgreSQL write burst that are held back and sent together just before
-//! its `COMMIT`: the stock its jobs set, the orders they place and the events they append,
-//! in two statements for the whole burst where each job would send three of its own
-//! (`docs/storage.md`, "Grouping on PostgreSQL").
+//! its `COMMIT`: the stock its jobs set, the orders they place, the idempotency records their
+//! creates make and the events they append, in two statements for the whole burst where each
+//! job would send four of its own (`docs/storage.md`, "Grouping on PostgreSQL").
 //!
 //! Held back, a write cannot be seen by a statement, so any other statement on the burst's
 //! connection sends what is held first ([`PgTx::conn`](super::tx::PgTx::conn)): every
@@ -16,9 +16,10 @@
 use chrono::{DateTime, Utc};
 use diesel::RunQueryDsl;
 use diesel::pg::PgConnection;
-use petstore_core::{DomainEvent, NewOrder, OwnerId, TraceParent};
+use petstore_core::{DomainError, DomainEvent, IdempotencyRecord, NewOrder, OwnerId, TraceParent};
 
-use super::prepared::{PlaceOrdersAndAppendEvents, SetStocks};
+use super::prepared::{SendHeldBack, SetStocks};
+use crate::error::StoreError;
 
 /// What a write burst holds back, and the order ids it has in hand.
 #[derive(Debug, Default)]
@@ -29,10 +30,10 @@ pub(crate) struct Deferred {
     order_ids: Vec<i64>,
     /// Each pet's stock as last set, in the order first set.
     stock: Vec<(i64, i64)>,
-    /// The orders and events held back, as the statement binds them.
-    rows: PlaceOrdersAndAppendEvents,
+    /// The orders, records and events held back, as the statement binds them.
+    rows: SendHeldBack,
     /// A send failed: the transaction lacks writes its jobs were told were made.
-    failed: bool,
+    failed: Option<StoreError>,
 }
 
 impl Deferred {
@@ -64,6 +65,30 @@ impl Deferred {
         }
     }
 
+    /// Holds back recording the answer to `owner`'s idempotency key `key`.
+    pub(crate) fn record(&mut self, owner: OwnerId, key: &str, record: &IdempotencyRecord) {
+        let rows = &mut self.rows;
+        rows.record_owners.push(owner.get());
+        rows.record_keys.push(key.to_owned());
+        rows.record_fingerprints.push(record.fingerprint.to_vec());
+        rows.record_responses.push(record.response.clone());
+        rows.record_times.push(record.recorded_at);
+    }
+
+    /// The record held back for `owner`'s key `key`, if one is: a later create with that key
+    /// in the same transaction replays it.
+    pub(crate) fn held_record(&self, owner: OwnerId, key: &str) -> Option<IdempotencyRecord> {
+        let rows = &self.rows;
+        let at = (0..rows.record_keys.len())
+            .rev()
+            .find(|&i| rows.record_owners[i] == owner.get() && rows.record_keys[i] == key)?;
+        Some(IdempotencyRecord {
+            fingerprint: rows.record_fingerprints[at].as_slice().try_into().ok()?,
+            response: rows.record_responses[at].clone(),
+            recorded_at: rows.record_times[at],
+        })
+    }
+
     /// Holds back appending `events`, after those held back before.
     pub(crate) fn append_events(
         &mut self,
@@ -84,7 +109,12 @@ impl Deferred {
 
     /// Whether a send failed since the burst began: it must not commit.
     pub(crate) fn failed(&self) -> bool {
-        self.failed
+        self.failed.is_some()
+    }
+
+    /// Why the last send failed, if one did, forgetting it.
+    pub(crate) fn take_failure(&mut self) -> Option<StoreError> {
+        self.failed.take()
     }
 
     /// Forgets what is held back (the transaction it was for rolled back), and any failure
@@ -108,8 +138,8 @@ impl Deferred {
         let rows = std::mem::take(&mut self.rows);
         match send(conn, stock, rows) {
             Ok(xid) => xid,
-            Err(()) => {
-                self.failed = true;
+            Err(failed) => {
+                self.failed = Some(failed);
                 None
             }
         }
@@ -119,23 +149,27 @@ impl Deferred {
 fn send(
     conn: &mut PgConnection,
     stock: Vec<(i64, i64)>,
-    rows: PlaceOrdersAndAppendEvents,
-) -> Result<Option<i64>, ()> {
+    rows: SendHeldBack,
+) -> Result<Option<i64>, StoreError> {
     if !stock.is_empty() {
         let (pet_ids, stocks): (Vec<i64>, Vec<i64>) = stock.into_iter().unzip();
         let pets = pet_ids.len();
-        let set = SetStocks { pet_ids, stocks }.execute(conn).map_err(drop)?;
+        let set = SetStocks { pet_ids, stocks }.execute(conn)?;
         // Each pet was read, and locked, by the job that set its stock: one missing now is
         // an error that job would have met alone.
         if set != pets {
-            return Err(());
+            return Err(DomainError::storage("a pet whose stock was set is gone").into());
         }
     }
     if rows.is_empty() {
         return Ok(None);
     }
-    let xids: Vec<i64> = rows.get_results(conn).map_err(drop)?;
-    Ok(xids.first().copied())
+    let records = rows.record_keys.len();
+    let (xid, recorded): (i64, i64) = rows.get_result(conn)?;
+    if usize::try_from(recorded).ok() != Some(records) {
+        return Err(StoreError::KeyRecorded);
+    }
+    Ok(Some(xid))
 }
 
 #[cfg(test)]

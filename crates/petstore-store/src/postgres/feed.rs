@@ -19,7 +19,6 @@ use petstore_core::{
 };
 
 use super::PgStore;
-use super::prepared::AppendEvents;
 use super::tx::{PgTx, repositories};
 use crate::error::{QueryResultExt, StoreError};
 use crate::job::Chore;
@@ -65,7 +64,8 @@ impl EventReader for PgTx<'_> {
 }
 
 impl EventWriter for PgTx<'_> {
-    /// Appends to `pending_events`, taking no lock: the stamper gives the events their ids
+    /// Appends to `pending_events` (held back with the write's other rows, `deferred.rs`),
+    /// taking no lock: the stamper gives the events their ids
     /// once they have committed. Ids from a sequence at the append would follow the order
     /// transactions ask, not the order they commit, and a follower could read event 43
     /// before 42 commits, move past 42 and never see it; taking turns on one lock until the
@@ -80,22 +80,9 @@ impl EventWriter for PgTx<'_> {
         if events.is_empty() {
             return Ok(());
         }
-        if let Some(deferred) = self.deferred() {
-            deferred.append_events(time, cause, events);
-            return Ok(());
-        }
-        let append = AppendEvents {
-            time,
-            traceparent: cause.map(|trace| trace.as_str().to_owned()),
-            types: events
-                .iter()
-                .map(|event| event.event_type().as_str().to_owned())
-                .collect(),
-            subjects: events.iter().map(DomainEvent::subject).collect(),
-            data: events.iter().map(DomainEvent::data).collect(),
-        };
-        let xids: Vec<i64> = append.get_results(self.conn()).or_storage()?;
-        self.xid = xids.first().copied();
+        self.held_back()
+            .or_storage()?
+            .append_events(time, cause, events);
         Ok(())
     }
 }

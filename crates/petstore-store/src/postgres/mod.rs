@@ -27,8 +27,10 @@ use petstore_core::{DomainError, Failure, RepoResult, Snapshot, Store, Transacti
 
 use crate::config::{Database, StoreConfig};
 use crate::error::{StoreError, is_conflict, is_connection_lost, is_read_only};
+use crate::fetched::Fetched;
 use crate::ownership::{self, Found};
 use crate::stats::{PoolState, WriterStats};
+use deferred::Deferred;
 use tx::PgTx;
 
 mod burst;
@@ -341,12 +343,24 @@ impl PgStore {
         let conn = &mut conn.conn;
         Manager::begin_transaction_sql(conn, "BEGIN ISOLATION LEVEL READ COMMITTED")
             .map_err(StoreError::from)?;
-        let done = {
-            let mut tx = PgTx::new(&mut *conn, true);
-            work(&mut tx).and_then(|value| {
-                let known = tx.xid;
-                Ok((value, Self::transaction_id(tx.conn(), known)?))
-            })
+        let mut fetched = Fetched::default();
+        let mut held_back = Deferred::default();
+        let (worked, known) = {
+            let mut tx = PgTx::writing_with(&mut *conn, &mut fetched, &mut held_back);
+            let worked = work(&mut tx);
+            (worked, tx.xid)
+        };
+        // What the work held back goes out now, before the commit. A statement of the work
+        // that met the transaction a failed send aborted is answered with the send's failure.
+        let done = match worked {
+            Ok(value) => {
+                let sent = held_back.send(conn);
+                match held_back.take_failure() {
+                    Some(failed) => Err(failed.into()),
+                    None => Self::transaction_id(conn, known.or(sent)).map(|xid| (value, xid)),
+                }
+            }
+            Err(error) => Err(held_back.take_failure().map_or(error, DomainError::from)),
         };
         let (value, xid) = match done {
             Ok(done) => done,

@@ -3,72 +3,14 @@
 //! from its query builder, a batch `INSERT` and any SQL literal are not. Uncached, the server
 //! parses and plans them on every order (see `sqlite/prepared.rs` for the same on SQLite).
 //! A write burst's held-back writes ([`Deferred`](super::deferred::Deferred)) go out in
-//! [`SetStocks`] and [`PlaceOrdersAndAppendEvents`].
+//! [`SetStocks`] and [`SendHeldBack`].
 
 use diesel::expression::{AppearsOnTable, Expression, SelectableExpression, ValidGrouping};
 use diesel::pg::{Pg, PgConnection};
 use diesel::query_builder::{AstPass, QueryFragment, QueryId};
-use diesel::sql_types::{Array, BigInt, Jsonb, Nullable, Text, Timestamptz};
+use diesel::sql_types::{Array, BigInt, Bytea, Interval, Jsonb, Nullable, Text, Timestamptz};
 use diesel::{QueryResult, RunQueryDsl};
-
-/// `UPDATE pets SET stock = $1 WHERE id = $2`: every order changes a pet's stock.
-#[derive(Debug, Clone, Copy, QueryId)]
-pub(crate) struct SetStock {
-    pub(crate) pet_id: i64,
-    pub(crate) stock: i64,
-}
-
-impl QueryFragment<Pg> for SetStock {
-    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
-        out.push_sql("UPDATE pets SET stock = ");
-        out.push_bind_param::<BigInt, _>(&self.stock)?;
-        out.push_sql(" WHERE id = ");
-        out.push_bind_param::<BigInt, _>(&self.pet_id)?;
-        Ok(())
-    }
-}
-
-impl RunQueryDsl<PgConnection> for SetStock {}
-
-/// Appends events to `pending_events`, each its columns in parallel arrays, in their order
-/// (the stamper gives them their place in the feed; see the migration `feed_in_commit_order`).
-/// One text for any number of events, so it is prepared once; it returns the transaction's
-/// id, which a write needs before its `COMMIT` (`PgStore::write_once`) and would otherwise
-/// ask for in a round trip of its own.
-#[derive(Debug, QueryId)]
-pub(crate) struct AppendEvents {
-    pub(crate) time: chrono::DateTime<chrono::Utc>,
-    pub(crate) traceparent: Option<String>,
-    pub(crate) types: Vec<String>,
-    pub(crate) subjects: Vec<String>,
-    pub(crate) data: Vec<serde_json::Value>,
-}
-
-impl QueryFragment<Pg> for AppendEvents {
-    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
-        out.push_sql("INSERT INTO pending_events (time, type, subject, data, traceparent) SELECT ");
-        out.push_bind_param::<Timestamptz, _>(&self.time)?;
-        out.push_sql(", e.type, e.subject, e.data, ");
-        out.push_bind_param::<Nullable<Text>, _>(&self.traceparent)?;
-        out.push_sql(" FROM unnest(");
-        out.push_bind_param::<Array<Text>, _>(&self.types)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Text>, _>(&self.subjects)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Jsonb>, _>(&self.data)?;
-        out.push_sql(
-            ") WITH ORDINALITY AS e(type, subject, data, place) ORDER BY e.place \
-             RETURNING pg_current_xact_id()::text::bigint",
-        );
-        Ok(())
-    }
-}
-
-impl RunQueryDsl<PgConnection> for AppendEvents {}
-
-impl diesel::query_builder::Query for AppendEvents {
-    type SqlType = BigInt;
-}
+use petstore_core::RECORD_LIFETIME;
 
 /// `nextval('orders_id_seq')`, as a column of the statement that locks a write burst's pets:
 /// an order id for each pet locked, so that the burst's orders know their ids before they are
@@ -112,19 +54,26 @@ impl QueryFragment<Pg> for SetStocks {
 
 impl RunQueryDsl<PgConnection> for SetStocks {}
 
-/// The orders a write burst placed (their ids taken from the sequence beforehand) and the
-/// events its writes appended, in one statement, events in the order they were appended. It
-/// returns the transaction's id once per event, as [`AppendEvents`] does.
+/// What a write burst held back, in one statement: the orders it placed (their ids taken from
+/// the sequence beforehand), the idempotency records its creates made, and the events its
+/// writes appended, in the order they were appended. It returns the transaction's id and how
+/// many records were written: a record whose key another transaction recorded since it was
+/// looked up, and has not let expire, is not written, and the burst must not commit then.
 ///
 /// Not one statement with [`SetStocks`]: the trigger on `orders` updates the same pets' rows,
 /// and PostgreSQL applies only one of two changes to a row made in one statement.
 #[derive(Debug, Default, QueryId)]
-pub(crate) struct PlaceOrdersAndAppendEvents {
+pub(crate) struct SendHeldBack {
     pub(crate) order_ids: Vec<i64>,
     pub(crate) pet_ids: Vec<i64>,
     pub(crate) quantities: Vec<i64>,
     pub(crate) ship_dates: Vec<Option<chrono::DateTime<chrono::Utc>>>,
     pub(crate) owner_ids: Vec<Option<i64>>,
+    pub(crate) record_owners: Vec<i64>,
+    pub(crate) record_keys: Vec<String>,
+    pub(crate) record_fingerprints: Vec<Vec<u8>>,
+    pub(crate) record_responses: Vec<Vec<u8>>,
+    pub(crate) record_times: Vec<chrono::DateTime<chrono::Utc>>,
     pub(crate) times: Vec<chrono::DateTime<chrono::Utc>>,
     pub(crate) traceparents: Vec<Option<String>>,
     pub(crate) types: Vec<String>,
@@ -132,14 +81,14 @@ pub(crate) struct PlaceOrdersAndAppendEvents {
     pub(crate) data: Vec<serde_json::Value>,
 }
 
-impl PlaceOrdersAndAppendEvents {
-    /// Whether it holds neither an order nor an event: then it is not sent.
+impl SendHeldBack {
+    /// Whether it holds no order, record or event: then it is not sent.
     pub(crate) fn is_empty(&self) -> bool {
-        self.order_ids.is_empty() && self.types.is_empty()
+        self.order_ids.is_empty() && self.record_keys.is_empty() && self.types.is_empty()
     }
 }
 
-impl QueryFragment<Pg> for PlaceOrdersAndAppendEvents {
+impl QueryFragment<Pg> for SendHeldBack {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
         out.push_sql(
             "WITH placed AS (INSERT INTO orders (id, pet_id, quantity, ship_date, complete, \
@@ -155,9 +104,32 @@ impl QueryFragment<Pg> for PlaceOrdersAndAppendEvents {
         out.push_bind_param::<Array<Nullable<Timestamptz>>, _>(&self.ship_dates)?;
         out.push_sql(", ");
         out.push_bind_param::<Array<Nullable<BigInt>>, _>(&self.owner_ids)?;
+        // An expired record of the same key is written over (the lookup took it for absent);
+        // a fresh one is left, and not counted.
         out.push_sql(
-            ") AS o(id, pet_id, quantity, ship_date, owner_id) ORDER BY o.id) \
-             INSERT INTO pending_events (time, type, subject, data, traceparent) \
+            ") AS o(id, pet_id, quantity, ship_date, owner_id) ORDER BY o.id), \
+             recorded AS (INSERT INTO idempotency_records (owner_id, idempotency_key, \
+             fingerprint, response, recorded_at) SELECT * FROM unnest(",
+        );
+        out.push_bind_param::<Array<BigInt>, _>(&self.record_owners)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Text>, _>(&self.record_keys)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Bytea>, _>(&self.record_fingerprints)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Bytea>, _>(&self.record_responses)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Timestamptz>, _>(&self.record_times)?;
+        out.push_sql(
+            ") ON CONFLICT (owner_id, idempotency_key) DO UPDATE SET \
+             fingerprint = excluded.fingerprint, response = excluded.response, \
+             recorded_at = excluded.recorded_at \
+             WHERE idempotency_records.recorded_at < excluded.recorded_at - ",
+        );
+        out.push_bind_param::<Interval, _>(&RECORD_LIFETIME)?;
+        out.push_sql(
+            " RETURNING 1), \
+             appended AS (INSERT INTO pending_events (time, type, subject, data, traceparent) \
              SELECT e.time, e.type, e.subject, e.data, e.traceparent FROM unnest(",
         );
         out.push_bind_param::<Array<Timestamptz>, _>(&self.times)?;
@@ -171,14 +143,15 @@ impl QueryFragment<Pg> for PlaceOrdersAndAppendEvents {
         out.push_bind_param::<Array<Nullable<Text>>, _>(&self.traceparents)?;
         out.push_sql(
             ") WITH ORDINALITY AS e(time, type, subject, data, traceparent, place) \
-             ORDER BY e.place RETURNING pg_current_xact_id()::text::bigint",
+             ORDER BY e.place RETURNING 1) \
+             SELECT pg_current_xact_id()::text::bigint, (SELECT count(*) FROM recorded)",
         );
         Ok(())
     }
 }
 
-impl RunQueryDsl<PgConnection> for PlaceOrdersAndAppendEvents {}
+impl RunQueryDsl<PgConnection> for SendHeldBack {}
 
-impl diesel::query_builder::Query for PlaceOrdersAndAppendEvents {
-    type SqlType = BigInt;
+impl diesel::query_builder::Query for SendHeldBack {
+    type SqlType = (BigInt, BigInt);
 }

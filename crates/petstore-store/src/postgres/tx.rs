@@ -4,23 +4,28 @@
 //! Concurrent writers are the normal case here, unlike on SQLite's single writer. Write
 //! transactions run at READ COMMITTED and lock what their rule depends on before reading it
 //! (`SELECT … FOR UPDATE` on the pet whose stock an order takes, the order being changed, the
-//! key being revoked, the subscription being moved on; an advisory lock for an idempotency
-//! key), so a rule checked inside a transaction still holds when it commits.
+//! key being revoked, the subscription being moved on), so a rule checked inside a
+//! transaction still holds when it commits. A create looking up its idempotency key alone
+//! takes the key's advisory lock; a burst looks its jobs' keys up at once without one, and
+//! the record's primary key lets only one create of a key commit (`deferred.rs`).
 //!
 //! The feed (`EventReader`, `EventWriter`) is `feed.rs`'s.
 
+use chrono::{DateTime, Utc};
 use diesel::dsl::Limit;
 use diesel::pg::PgConnection;
 use diesel::prelude::*;
 use diesel::query_dsl::LoadQuery;
 use diesel::query_dsl::methods::LimitDsl;
 use diesel::sql_types::{Integer, Text};
-use petstore_core::{InventoryItem, NewOrder, OwnerId, PetId, RepoResult};
+use petstore_core::{
+    IdempotencyReader, IdempotencyRecord, IdempotencyWriter, InventoryItem, NewOrder, OwnerId,
+    PetId, RepoResult,
+};
 
 use crate::error::QueryResultExt;
 use crate::fetched::Fetched;
 use crate::postgres::deferred::Deferred;
-use crate::postgres::prepared::SetStock;
 use crate::records::PetRowValues;
 
 // Compiled once for each backend, for its `Tx`: the statements are written once.
@@ -176,14 +181,18 @@ impl PgTx<'_> {
         query.limit(rows).load(self.conn())
     }
 
-    /// Sets a pet's stock; in a write burst, held back until its end (the pet's row is
-    /// locked by the job, so it is there then: `deferred.rs` checks).
+    /// Sets a pet's stock, held back until the write's end (the pet's row is locked by the
+    /// job, so it is there then: `deferred.rs` checks).
     pub(crate) fn set_stock_row(&mut self, pet_id: i64, stock: i64) -> QueryResult<usize> {
-        if let Some(deferred) = self.deferred() {
-            deferred.set_stock(pet_id, stock);
-            return Ok(1);
-        }
-        SetStock { pet_id, stock }.execute(self.conn())
+        self.held_back()?.set_stock(pet_id, stock);
+        Ok(1)
+    }
+
+    /// What this write holds back: every write transaction has it; a read has none.
+    pub(super) fn held_back(&mut self) -> QueryResult<&mut Deferred> {
+        self.deferred.as_deref_mut().ok_or_else(|| {
+            diesel::result::Error::QueryBuilderError("a write outside a write transaction".into())
+        })
     }
 
     /// Holds back placing `new` in a write burst, where an order id is in hand: its id.
@@ -200,15 +209,15 @@ impl PgTx<'_> {
         Ok(())
     }
 
-    /// [`take_turns`](Self::take_turns) for the lock of a name (`name()`).
-    pub(crate) fn take_turns_named(
-        &mut self,
-        space: LockSpace,
-        name: impl FnOnce() -> String,
-    ) -> RepoResult<()> {
-        if self.writing {
-            self.lock_name(space, &name())?;
-        }
+    /// Takes the transaction-scoped advisory lock of `(space, name)`, by the name's hash
+    /// (PostgreSQL's `hashtext`, the same on every node). Two names may share a lock; that
+    /// only makes them wait for each other.
+    fn lock_name(&mut self, space: LockSpace, name: &str) -> RepoResult<()> {
+        diesel::sql_query("SELECT pg_advisory_xact_lock($1, hashtext($2))")
+            .bind::<Integer, _>(space as i32)
+            .bind::<Text, _>(name)
+            .execute(self.conn())
+            .or_storage()?;
         Ok(())
     }
 
@@ -222,16 +231,47 @@ impl PgTx<'_> {
             .or_storage()?;
         Ok(())
     }
+}
 
-    /// Takes the transaction-scoped advisory lock of `(space, name)`, by the name's hash
-    /// (PostgreSQL's `hashtext`, the same on every node). Two names may share a lock; that
-    /// only makes them wait for each other.
-    fn lock_name(&mut self, space: LockSpace, name: &str) -> RepoResult<()> {
-        diesel::sql_query("SELECT pg_advisory_xact_lock($1, hashtext($2))")
-            .bind::<Integer, _>(space as i32)
-            .bind::<Text, _>(name)
-            .execute(self.conn())
-            .or_storage()?;
+/// A record is looked up where the write put it first: held back by an earlier create of the
+/// same transaction, then what the burst looked up for the keys its jobs named, then the table.
+impl IdempotencyReader for PgTx<'_> {
+    fn idempotency_record(
+        &mut self,
+        owner: OwnerId,
+        key: &str,
+    ) -> RepoResult<Option<IdempotencyRecord>> {
+        if let Some(held) = self
+            .deferred
+            .as_deref()
+            .and_then(|d| d.held_record(owner, key))
+        {
+            return Ok(Some(held));
+        }
+        if let Some(found) = self.fetched.as_mut().and_then(|f| f.record(owner, key)) {
+            return Ok(found);
+        }
+        if self.writing {
+            self.lock_name(LockSpace::IdempotencyKey, &format!("{}:{key}", owner.get()))?;
+        }
+        self.stored_idempotency_record(owner, key)
+    }
+}
+
+/// A record is held back with the write's other rows and sent with them (`deferred.rs`),
+/// where one whose key another transaction recorded meanwhile fails the write.
+impl IdempotencyWriter for PgTx<'_> {
+    fn insert_idempotency_record(
+        &mut self,
+        owner: OwnerId,
+        key: &str,
+        record: &IdempotencyRecord,
+    ) -> RepoResult<()> {
+        self.held_back().or_storage()?.record(owner, key, record);
         Ok(())
+    }
+
+    fn purge_idempotency_records(&mut self, before: DateTime<Utc>) -> RepoResult<()> {
+        self.delete_idempotency_records_before(before)
     }
 }

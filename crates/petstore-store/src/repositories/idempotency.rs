@@ -1,27 +1,26 @@
-//! What idempotency keys were answered, in the `idempotency_records` table.
+//! What idempotency keys were answered, in the `idempotency_records` table: the statements
+//! both backends read and forget records with. How a record is written is each backend's own
+//! (`sqlite/tx.rs`; PostgreSQL holds it back with a write's other rows, `postgres/tx.rs`).
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use petstore_core::{IdempotencyReader, IdempotencyRecord, IdempotencyWriter, OwnerId, RepoResult};
+use petstore_core::{IdempotencyRecord, OwnerId, RepoResult};
 
-use super::{LockSpace, Tx};
+use super::Tx;
 use crate::error::QueryResultExt;
 use crate::records::IdempotencyRow;
 use crate::schema::idempotency_records;
 use crate::schema::sql_types::Time;
 use crate::statements::convert_one;
 
-impl IdempotencyReader for Tx<'_> {
-    fn idempotency_record(
+impl Tx<'_> {
+    /// The record of `owner`'s key `key` as stored, expired or not. No lock: two creates with
+    /// one key may both find nothing, and the primary key lets only one of them record it.
+    pub(crate) fn stored_idempotency_record(
         &mut self,
         owner: OwnerId,
         key: &str,
     ) -> RepoResult<Option<IdempotencyRecord>> {
-        // A create under this key asks first: two requests with the same key, on any
-        // connections or nodes, take turns, and the second finds the first's record.
-        self.take_turns_named(LockSpace::IdempotencyKey, || {
-            format!("{}:{key}", owner.get())
-        })?;
         let row = idempotency_records::table
             .find((owner.get(), key))
             .select(IdempotencyRow::as_select())
@@ -30,29 +29,12 @@ impl IdempotencyReader for Tx<'_> {
             .or_storage()?;
         convert_one(row)
     }
-}
 
-impl IdempotencyWriter for Tx<'_> {
-    fn insert_idempotency_record(
+    /// Deletes the records made before `before`: the store's upkeep, never a request's.
+    pub(crate) fn delete_idempotency_records_before(
         &mut self,
-        owner: OwnerId,
-        key: &str,
-        record: &IdempotencyRecord,
+        before: DateTime<Utc>,
     ) -> RepoResult<()> {
-        diesel::insert_into(idempotency_records::table)
-            .values((
-                idempotency_records::owner_id.eq(owner.get()),
-                idempotency_records::idempotency_key.eq(key),
-                idempotency_records::fingerprint.eq(record.fingerprint.as_slice()),
-                idempotency_records::response.eq(record.response.as_slice()),
-                idempotency_records::recorded_at.eq(Time(record.recorded_at)),
-            ))
-            .execute(self.conn())
-            .or_storage()?;
-        Ok(())
-    }
-
-    fn purge_idempotency_records(&mut self, before: DateTime<Utc>) -> RepoResult<()> {
         diesel::delete(
             idempotency_records::table.filter(idempotency_records::recorded_at.lt(Time(before))),
         )

@@ -7,7 +7,7 @@
 //! - `row_for_update!` and `row_for_no_key_update!` (macros: Diesel's lock modes cannot be named
 //!   in a generic bound): a read a rule depends on locks its row in a PostgreSQL write
 //!   transaction; SQLite's one writer holds the whole database already;
-//! - `take_turns` and `take_turns_named`: an advisory lock on PostgreSQL, nothing on SQLite;
+//! - `take_turns`: an advisory lock on PostgreSQL, nothing on SQLite;
 //! - `set_stock_row`: a prepared statement on SQLite, the hottest write there;
 //! - the outbox and the feed (`EventWriter`, `EventReader`), each backend's own: how an
 //!   event's id comes to follow the order of commits differs (`events.rs` reads the table).
@@ -68,7 +68,13 @@ impl Tx<'_> {
 #[derive(Debug, Clone, Copy)]
 #[repr(i32)]
 pub(crate) enum LockSpace {
-    /// One lock per idempotency key (its hash), held by the request using it.
+    /// One lock per idempotency key (its hash), taken by a create that looks its key up on
+    /// its own (not in a burst that looked it up with others): creates with one key take
+    /// turns, and the second finds the first's record.
+    #[allow(
+        dead_code,
+        reason = "PostgreSQL's only; this module is compiled for SQLite too"
+    )]
     IdempotencyKey = 0x7065_7402,
     /// One lock for bootstrapping the first admin key.
     Bootstrap = 0x7065_7403,

@@ -21,6 +21,7 @@ use super::tx::SqliteTx;
 use super::writer::Turn;
 use crate::error::StoreError;
 use crate::job::{self, Bursts, JobStore, Lane, ReadJob, ThreadSpec, WriteJob};
+use crate::upkeep::forget_expired_records;
 
 /// Reads one thread takes from the queue at once, at most: more would make the last of them
 /// wait longer for the others, for little more saved.
@@ -34,6 +35,7 @@ impl SqliteStore {
     pub(crate) fn bursts(&self) -> Bursts {
         let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
         let (reading, writing) = (self.clone(), self.clone());
+        let writer = Arc::clone(&self.writer);
         Bursts {
             readers: ThreadSpec {
                 count: cores.min(4),
@@ -46,7 +48,9 @@ impl SqliteStore {
                 run: Arc::new(move |jobs| run_writes(&writing, jobs)),
             },
             deadline: None,
-            chore: None,
+            chore: Some(forget_expired_records(self.clone(), move || {
+                writer.is_idle()
+            })),
         }
     }
 }

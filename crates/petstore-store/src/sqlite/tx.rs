@@ -6,14 +6,15 @@ use diesel::prelude::*;
 use diesel::query_dsl::LoadQuery;
 use diesel::sqlite::SqliteConnection;
 use petstore_core::{
-    DomainEvent, Event, EventId, EventReader, EventWriter, InventoryItem, NewOrder, OwnerId, PetId,
-    RepoResult, TraceParent,
+    DomainEvent, Event, EventId, EventReader, EventWriter, IdempotencyReader, IdempotencyRecord,
+    IdempotencyWriter, InventoryItem, NewOrder, OwnerId, PetId, RECORD_LIFETIME, RepoResult,
+    TraceParent,
 };
 
-use crate::error::QueryResultExt;
+use crate::error::{QueryResultExt, StoreError};
 use crate::records::PetRowValues;
-use crate::schema::events;
 use crate::schema::sql_types::{Json, Time};
+use crate::schema::{events, idempotency_records};
 use crate::sqlite::limit::{DefaultPage, Limited, limited};
 use crate::sqlite::prepared::SetStock;
 
@@ -96,15 +97,6 @@ impl SqliteTx<'_> {
         Ok(())
     }
 
-    /// Nothing to take, as for [`take_turns`](Self::take_turns); `name` is never made.
-    pub(crate) fn take_turns_named(
-        &mut self,
-        _space: LockSpace,
-        _name: impl FnOnce() -> String,
-    ) -> RepoResult<()> {
-        Ok(())
-    }
-
     /// Sets a pet's stock with a statement prepared once: every order changes one.
     pub(crate) fn set_stock_row(&mut self, pet_id: i64, stock: i64) -> QueryResult<usize> {
         SetStock { pet_id, stock }.execute(self.conn)
@@ -147,5 +139,56 @@ impl EventWriter for SqliteTx<'_> {
                 .or_storage()?;
         }
         Ok(())
+    }
+}
+
+impl IdempotencyReader for SqliteTx<'_> {
+    fn idempotency_record(
+        &mut self,
+        owner: OwnerId,
+        key: &str,
+    ) -> RepoResult<Option<IdempotencyRecord>> {
+        self.stored_idempotency_record(owner, key)
+    }
+}
+
+impl IdempotencyWriter for SqliteTx<'_> {
+    /// Written over an expired record of the key; a fresh one is left, and the write fails
+    /// (only a writer that did not look first could meet one: SQLite's writers take turns).
+    fn insert_idempotency_record(
+        &mut self,
+        owner: OwnerId,
+        key: &str,
+        record: &IdempotencyRecord,
+    ) -> RepoResult<()> {
+        use diesel::query_dsl::methods::FilterDsl;
+        use idempotency_records::dsl::{
+            fingerprint, idempotency_key, owner_id, recorded_at, response,
+        };
+        let written = diesel::insert_into(idempotency_records::table)
+            .values((
+                owner_id.eq(owner.get()),
+                idempotency_key.eq(key),
+                fingerprint.eq(record.fingerprint.as_slice()),
+                response.eq(record.response.as_slice()),
+                recorded_at.eq(Time(record.recorded_at)),
+            ))
+            .on_conflict((owner_id, idempotency_key))
+            .do_update()
+            .set((
+                fingerprint.eq(record.fingerprint.as_slice()),
+                response.eq(record.response.as_slice()),
+                recorded_at.eq(Time(record.recorded_at)),
+            ))
+            .filter(recorded_at.lt(Time(record.recorded_at - RECORD_LIFETIME)));
+        let written = written.execute(self.conn).or_storage()?;
+        if written == 0 {
+            return Err(StoreError::KeyRecorded.into());
+        }
+        Ok(())
+    }
+
+    fn purge_idempotency_records(&mut self, before: DateTime<Utc>) -> RepoResult<()> {
+        self.delete_idempotency_records_before(before)
     }
 }

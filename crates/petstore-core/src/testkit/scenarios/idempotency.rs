@@ -6,8 +6,8 @@ use std::sync::{Barrier, Mutex};
 use super::{Fixture, OPERATOR, code, customer, qty};
 use crate::testkit::{Made, Must};
 use crate::{
-    Always, Caller, DomainError, IdempotencyKey, Idempotent, NewOrder, Order, OrderQuery, Outcome,
-    PetStatus, RECORD_LIFETIME, Stock, Store,
+    Always, Caller, Clock, DomainError, IdempotencyKey, Idempotent, NewOrder, Order, OrderQuery,
+    Outcome, PetStatus, RECORD_LIFETIME, Stock, Store,
 };
 
 /// An idempotency key for placing an order with `body`.
@@ -120,6 +120,40 @@ pub fn idempotent_creates_replay_and_change_nothing<S: Store>(store: S) {
         .advance(RECORD_LIFETIME + chrono::Duration::seconds(1));
     let fresh = place_once(&f, alice, new, &key, &recorder).made("after the lifetime");
     assert_ne!(answer(&fresh), recorded[0], "a forgotten key starts afresh");
+
+    // Nothing purged the expired record of "order-2" (five units): it counts as absent all
+    // the same, so another request may take the key, and that one's answer replays now.
+    let two = NewOrder::new(rex.id, qty(2));
+    let other_request = idempotency_key("order-2", "two units");
+    let taken = place_once(&f, alice, two.clone(), &other_request, &recorder)
+        .made("another request once the record expired");
+    let replayed = place_once(&f, alice, two, &other_request, &recorder);
+    assert_eq!(
+        replayed.must("its retry"),
+        Outcome::Replayed(answer(&taken)),
+        "the key's new record replays"
+    );
+
+    // The store's upkeep forgets what expired and keeps what is fresh.
+    f.clock
+        .advance(RECORD_LIFETIME - chrono::Duration::seconds(1));
+    let now = f.clock.now();
+    f.shop
+        .store()
+        .write(|tx| tx.purge_idempotency_records(now - RECORD_LIFETIME))
+        .must("a purge");
+    let kept = place_once(
+        &f,
+        alice,
+        NewOrder::new(rex.id, qty(2)),
+        &other_request,
+        &recorder,
+    );
+    assert_eq!(
+        kept.must("a retry after the purge"),
+        Outcome::Replayed(answer(&taken)),
+        "a purge keeps a record within its lifetime"
+    );
 }
 
 /// 50 threads send one order with the same idempotency key at once: one order is placed and

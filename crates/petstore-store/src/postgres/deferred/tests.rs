@@ -5,13 +5,16 @@ use std::sync::mpsc;
 use chrono::Utc;
 use diesel::prelude::*;
 use diesel::sql_types::BigInt;
-use petstore_core::{DomainEvent, NewOrder, Order, PetId, Quantity, RepoResult, Stock, Store};
+use petstore_core::{
+    Caller, DomainEvent, IdempotencyKey, Idempotent, KeyId, NewOrder, Order, Outcome, PetId,
+    Quantity, RepoResult, Role, Service, Stock, Store,
+};
 
-use crate::Row;
 use crate::job::{JobStore, WriteJob};
 use crate::postgres::PgStore;
 use crate::postgres::burst::run_writes;
 use crate::postgres::tests::{pet_write, statements, stock_of, store_with_pets};
+use crate::{KeyName, Row};
 
 /// A write job that places a one-unit order for `pet` as the use case does (the pet's stock
 /// read, the order inserted, the stock set, the event appended), answering with the order.
@@ -175,4 +178,171 @@ fn a_held_back_write_that_fails_when_sent_runs_each_job_again_alone() {
         "each order's event stored once: {events:?}"
     );
     assert_eq!(stock_of(&store, &pets), [0, 1]);
+}
+
+/// A job placing a one-unit order for `pet` through the use case, once per idempotency key
+/// `key` of key holder 1, naming both; it answers what the use case did.
+fn place_keyed(
+    pet: PetId,
+    key: &str,
+    answer: &mpsc::Sender<RepoResult<Outcome<Order>>>,
+) -> WriteJob {
+    let answer = answer.clone();
+    let idempotency =
+        IdempotencyKey::new(key, "POST", "/v1/store/orders", pet.to_string().as_bytes()).unwrap();
+    let caller = Caller::Key {
+        id: KeyId::new(1).unwrap(),
+        role: Role::Customer,
+    };
+    let name = KeyName {
+        owner: caller.owner().unwrap(),
+        key: key.to_owned(),
+    };
+    WriteJob::new(
+        Some(Row::Pet(pet)),
+        move |store: JobStore<'_>| {
+            let record = |order: &Order| order.id.to_string().into_bytes();
+            let once = Idempotent {
+                key: idempotency.clone(),
+                record: &record,
+            };
+            Service::new(store).orders().place(
+                caller,
+                NewOrder::new(pet, Quantity::ONE),
+                Some(once),
+            )
+        },
+        move |result| answer.send(result).unwrap(),
+    )
+    .naming_key(Some(name))
+}
+
+/// The statements a burst of keyed orders for `pets` sends, and what each job answered.
+fn keyed_burst(
+    store: &PgStore,
+    pets: &[PetId],
+    keys: &[String],
+) -> (Vec<String>, Vec<Outcome<Order>>) {
+    let (answer, answered) = mpsc::channel();
+    let jobs = pets
+        .iter()
+        .zip(keys)
+        .map(|(&pet, key)| place_keyed(pet, key, &answer))
+        .collect();
+    statements::sent();
+    run_writes(store, jobs);
+    let sent = statements::sent();
+    (sent, answered.try_iter().map(Result::unwrap).collect())
+}
+
+/// A burst of keyed orders looks its keys up in one statement and writes their records with
+/// its orders and events: six statements (`BEGIN`, the pets locked, the keys looked up, the
+/// stock, the orders, records and events, `COMMIT`) for two orders or eight. Sent again, the
+/// same keys replay every answer and write nothing.
+#[test]
+fn a_burst_of_keyed_orders_sends_as_many_statements_for_eight_as_for_two() {
+    let Some((_database, store, pets)) = store_with_pets(11) else {
+        return;
+    };
+    // Pets with a unit left over, so that no order changes a pet's status.
+    let pets = &pets[1..];
+    let keys: Vec<String> = (0..10).map(|n| format!("order-{n}")).collect();
+    let (two, placed_two) = keyed_burst(&store, &pets[..2], &keys[..2]);
+    let (eight, placed_eight) = keyed_burst(&store, &pets[2..], &keys[2..]);
+    assert_eq!(two.len(), 6, "{two:?}");
+    assert_eq!(eight.len(), two.len(), "{eight:?}");
+    assert!(
+        eight.iter().all(|sql| !sql.contains("pg_advisory")),
+        "no lock per key: {eight:?}"
+    );
+    let placed: Vec<&Outcome<Order>> = placed_two.iter().chain(&placed_eight).collect();
+    assert!(
+        placed.iter().all(|o| matches!(o, Outcome::Done(_))),
+        "{placed:?}"
+    );
+    let (orders, _) = orders_and_events(&store);
+    assert_eq!(orders.len(), 10);
+
+    let (again, replayed) = keyed_burst(&store, &pets[2..], &keys[2..]);
+    let answers: Vec<Vec<u8>> = placed_eight
+        .iter()
+        .map(|o| match o {
+            Outcome::Done(order) => order.id.to_string().into_bytes(),
+            Outcome::Replayed(bytes) => bytes.clone(),
+        })
+        .collect();
+    assert_eq!(
+        replayed,
+        answers
+            .into_iter()
+            .map(Outcome::Replayed)
+            .collect::<Vec<_>>(),
+        "every answer replayed, in order"
+    );
+    assert!(
+        again
+            .iter()
+            .all(|sql| !sql.contains("INSERT") && !sql.starts_with("UPDATE")),
+        "a replay writes nothing: {again:?}"
+    );
+    assert_eq!(
+        orders_and_events(&store).0.len(),
+        10,
+        "no order placed again"
+    );
+}
+
+/// Two jobs of one burst with the same key (a client's retry that overtook its first try):
+/// one order, and the second answered with the first's record.
+#[test]
+fn a_key_sent_twice_in_one_burst_places_one_order() {
+    let Some((_database, store, pets)) = store_with_pets(2) else {
+        return;
+    };
+    let key = "twice".to_owned();
+    let (_, outcomes) = keyed_burst(&store, &[pets[0], pets[0]], &[key.clone(), key]);
+    let Outcome::Done(order) = &outcomes[0] else {
+        panic!("the first placed the order: {outcomes:?}");
+    };
+    assert_eq!(
+        outcomes[1],
+        Outcome::Replayed(order.id.to_string().into_bytes())
+    );
+    assert_eq!(orders_and_events(&store).0.len(), 1);
+}
+
+/// A key recorded by another transaction after the burst looked it up (committed while the
+/// burst ran): the burst cannot write its record, gives up, and its jobs run alone, where the
+/// create finds the record and replays it. No second order.
+#[test]
+fn a_key_recorded_meanwhile_by_another_transaction_replays_it() {
+    let Some((_database, store, pets)) = store_with_pets(3) else {
+        return;
+    };
+    let (answer, answered) = mpsc::channel();
+    let elsewhere = store.clone();
+    let pet = pets[2];
+    // The first job of the burst places the same order with the same key on another
+    // connection, and commits, once the burst has looked the key up.
+    let racer = WriteJob::new(
+        Some(Row::Pet(pets[0])),
+        move |_store: JobStore<'_>| {
+            let (inner, placed) = mpsc::channel();
+            run_writes(&elsewhere, vec![place_keyed(pet, "raced", &inner)]);
+            Ok(placed.recv().unwrap().map(|_| ()))
+        },
+        |_: RepoResult<RepoResult<()>>| {},
+    );
+    // Its pet not named, so not locked by the burst before the racer orders it.
+    let mut second = place_keyed(pet, "raced", &answer);
+    second.row = None;
+    run_writes(&store, vec![racer, second]);
+    assert_eq!(store.writer_stats().reruns, 1, "the burst gave up once");
+    let outcomes: Vec<Outcome<Order>> = answered.try_iter().map(Result::unwrap).collect();
+    let (orders, _) = orders_and_events(&store);
+    assert_eq!(orders.len(), 1, "one order for the key: {orders:?}");
+    assert!(
+        outcomes.iter().any(|o| matches!(o, Outcome::Replayed(_))),
+        "the burst's create replayed the other's record: {outcomes:?}"
+    );
 }
