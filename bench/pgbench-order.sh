@@ -18,11 +18,28 @@ COMMIT;
 SQL
 }
 
+# pgbench_keyed_order_script PETS: the same order sent with an Idempotency-Key, as clients are
+# told to send every order (docs/api.md): the statements above and the key's record, written
+# as the service writes it (over an expired record of the key, never over a fresh one). Each
+# transaction's key is drawn at random from 2^62, so two never share one.
+pgbench_keyed_order_script() {
+  pgbench_order_script "$1" | sed -e '/^COMMIT;$/d'
+  cat <<SQL
+\set key random(1, 4611686018427387904)
+INSERT INTO idempotency_records (owner_id, idempotency_key, fingerprint, response, recorded_at) VALUES (1, 'key-' || :key, :fingerprint::bytea, :response::bytea, now()) ON CONFLICT (owner_id, idempotency_key) DO UPDATE SET fingerprint = excluded.fingerprint, response = excluded.response, recorded_at = excluded.recorded_at WHERE idempotency_records.recorded_at < excluded.recorded_at - interval '24 hours';
+COMMIT;
+SQL
+}
+
 # shellcheck disable=SC2034 # used by the scripts that source this file
 pgbench_order_events=(
   -D 'types={order.placed,inventory.updated}'
   -D 'subjects={store/orders/1,inventory/1}'
   -D 'data={"{\"id\": 1, \"petId\": 1, \"complete\": false, \"quantity\": 1}","{\"petId\": 1, \"status\": \"available\", \"quantity\": 999999}"}'
+  # A key's record as the service keeps it: the request's SHA-256, and the answer it got
+  # (status, Location, ETag and body; about 200 bytes).
+  -D "fingerprint=\\x$(printf '%064d' 0)"
+  -D "response=\\x$(printf '%0400d' 0)"
 )
 
 # pgbench_batched_order_script PETS ORDERS: ORDERS of those orders in one transaction, the

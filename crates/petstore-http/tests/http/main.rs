@@ -13,6 +13,7 @@ mod conditional;
 mod config;
 mod events;
 mod house_rules;
+mod locale;
 mod https;
 mod moving;
 mod nodes;
