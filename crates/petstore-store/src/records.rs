@@ -10,9 +10,9 @@ use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use petstore_core::{
     ApiKey, Category, CategoryId, DeliveryAttempt, DeliveryId, DeliveryOutcome, DeliveryState,
-    Description, Event, EventId, EventType, EventTypes, IdempotencyRecord, InventoryItem, KeyId,
-    Name, Order, OrderId, OwnerId, Pet, PetId, PetStatus, Quantity, Role, Stock, StoredKey,
-    TraceParent, ValidationError, Webhook, WebhookId, WebhookUrl,
+    Description, DomainEvent, Event, EventId, EventType, EventTypes, IdempotencyRecord,
+    InventoryItem, KeyId, Name, Order, OrderId, OwnerId, Pet, PetId, PetStatus, Quantity, Role,
+    Stock, StoredKey, TraceParent, ValidationError, Webhook, WebhookId, WebhookUrl,
 };
 
 use crate::error::StoreError;
@@ -198,6 +198,25 @@ impl TryFrom<OrderRecord> for Order {
             complete: row.complete,
             owner: row.owner_id.map(OwnerId::new).transpose().map_err(&bad)?,
         })
+    }
+}
+
+/// What each backend stores of an event beside its time and cause: the one mapping from a
+/// domain event to its columns, so that a new column is written in one place.
+#[derive(Debug)]
+pub(crate) struct EventColumns {
+    pub(crate) event_type: &'static str,
+    pub(crate) subject: String,
+    pub(crate) data: serde_json::Value,
+}
+
+impl EventColumns {
+    pub(crate) fn of(event: &DomainEvent) -> Self {
+        Self {
+            event_type: event.event_type().as_str(),
+            subject: event.subject(),
+            data: event.data(),
+        }
     }
 }
 

@@ -25,10 +25,11 @@ const ORDERS: usize = 16;
 /// Whether this machine has `locale` (as `locale -a` lists it, e.g. `de_DE.utf8`). CI makes
 /// the German one (`.ci/run`); elsewhere a missing one skips the test, saying so.
 fn has_locale(locale: &str) -> bool {
-    Command::new("locale")
-        .arg("-a")
-        .output()
-        .is_ok_and(|out| String::from_utf8_lossy(&out.stdout).lines().any(|l| l == locale))
+    Command::new("locale").arg("-a").output().is_ok_and(|out| {
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .any(|l| l == locale)
+    })
 }
 
 /// A started cluster whose server speaks `lc_messages`; `None` where it cannot be had here.
@@ -110,7 +111,10 @@ fn every_order_waits_for_a_held_row(lc_messages: &str, listed_as: &str, expected
         holder.batch_execute("COMMIT").unwrap();
         orders.into_iter().map(|o| o.join().unwrap()).collect()
     });
-    assert_eq!(statuses, [201; ORDERS], "every order placed once the row was let go");
+    assert_eq!(
+        statuses, [201; ORDERS],
+        "every order placed once the row was let go"
+    );
     let metrics = server.get("/metrics", ADMIN);
     let reruns: f64 = metrics
         .lines()
@@ -118,7 +122,10 @@ fn every_order_waits_for_a_held_row(lc_messages: &str, listed_as: &str, expected
         .and_then(|line| line.split_whitespace().last())
         .and_then(|value| value.parse().ok())
         .unwrap_or_else(|| panic!("no burst reruns in {metrics}"));
-    assert!(reruns >= 1.0, "a burst met the held row and gave up: {reruns}");
+    assert!(
+        reruns >= 1.0,
+        "a burst met the held row and gave up: {reruns}"
+    );
     let stock = server.get("/v1/inventory/1", ADMIN);
     assert!(
         stock.contains(&format!(r#""quantity":{}"#, 100 - ORDERS)),

@@ -20,6 +20,7 @@ use petstore_core::{DomainError, DomainEvent, IdempotencyRecord, NewOrder, Owner
 
 use super::prepared::{SendHeldBack, SetStocks};
 use crate::error::StoreError;
+use crate::records::EventColumns;
 
 /// What a write burst holds back, and the order ids it has in hand.
 #[derive(Debug, Default)]
@@ -43,15 +44,21 @@ impl Deferred {
         self.order_ids.sort_unstable_by(|a, b| b.cmp(a));
     }
 
-    /// Holds back an order, if an id is in hand for it: its id, or `None` (then it is sent
-    /// at once by its caller).
+    /// Holds back an order, if an id is in hand for it: its id, or `None` (then its caller
+    /// takes one).
     pub(crate) fn place_order(&mut self, new: &NewOrder, owner: Option<OwnerId>) -> Option<i64> {
         let id = self.order_ids.pop()?;
+        // Destructured: a field added to orders is a compile error here until it is sent.
+        let NewOrder {
+            pet_id,
+            quantity,
+            ship_date,
+        } = *new;
         let rows = &mut self.rows;
         rows.order_ids.push(id);
-        rows.pet_ids.push(new.pet_id.get());
-        rows.quantities.push(i64::from(new.quantity.get()));
-        rows.ship_dates.push(new.ship_date);
+        rows.pet_ids.push(pet_id.get());
+        rows.quantities.push(i64::from(quantity.get()));
+        rows.ship_dates.push(ship_date);
         rows.owner_ids.push(owner.map(OwnerId::get));
         Some(id)
     }
@@ -67,12 +74,17 @@ impl Deferred {
 
     /// Holds back recording the answer to `owner`'s idempotency key `key`.
     pub(crate) fn record(&mut self, owner: OwnerId, key: &str, record: &IdempotencyRecord) {
+        let IdempotencyRecord {
+            fingerprint,
+            response,
+            recorded_at,
+        } = record;
         let rows = &mut self.rows;
         rows.record_owners.push(owner.get());
         rows.record_keys.push(key.to_owned());
-        rows.record_fingerprints.push(record.fingerprint.to_vec());
-        rows.record_responses.push(record.response.clone());
-        rows.record_times.push(record.recorded_at);
+        rows.record_fingerprints.push(fingerprint.to_vec());
+        rows.record_responses.push(response.clone());
+        rows.record_times.push(*recorded_at);
     }
 
     /// The record held back for `owner`'s key `key`, if one is: a later create with that key
@@ -98,12 +110,17 @@ impl Deferred {
     ) {
         let rows = &mut self.rows;
         for event in events {
+            let EventColumns {
+                event_type,
+                subject,
+                data,
+            } = EventColumns::of(event);
             rows.times.push(time);
             rows.traceparents
                 .push(cause.map(|trace| trace.as_str().to_owned()));
-            rows.types.push(event.event_type().as_str().to_owned());
-            rows.subjects.push(event.subject());
-            rows.data.push(event.data());
+            rows.types.push(event_type.to_owned());
+            rows.subjects.push(subject);
+            rows.data.push(data);
         }
     }
 

@@ -47,7 +47,7 @@ impl EventReader for PgTx<'_> {
         )
         .bind::<BigInt, _>(after.map_or(0, EventId::get))
         .bind::<Integer, _>(i32::try_from(limit).unwrap_or(i32::MAX))
-        .load(self.conn())
+        .load(self.flushed())
         .or_storage()?;
         convert(rows)
     }
@@ -57,7 +57,7 @@ impl EventReader for PgTx<'_> {
             return self.stored_last_event_id();
         }
         let last: Option<i64> = diesel::select(sql::<Nullable<BigInt>>("feed_last()"))
-            .get_result(self.conn())
+            .get_result(self.flushed())
             .or_storage()?;
         repositories::events::event_id(last)
     }

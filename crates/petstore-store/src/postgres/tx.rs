@@ -19,13 +19,14 @@ use diesel::query_dsl::LoadQuery;
 use diesel::query_dsl::methods::LimitDsl;
 use diesel::sql_types::{Integer, Text};
 use petstore_core::{
-    IdempotencyReader, IdempotencyRecord, IdempotencyWriter, InventoryItem, NewOrder, OwnerId,
-    PetId, RepoResult,
+    DomainError, IdempotencyReader, IdempotencyRecord, IdempotencyWriter, InventoryItem, NewOrder,
+    OwnerId, PetId, RepoResult,
 };
 
 use crate::error::QueryResultExt;
 use crate::fetched::Fetched;
 use crate::postgres::deferred::Deferred;
+use crate::postgres::prepared::NextOrderId;
 use crate::records::PetRowValues;
 
 // Compiled once for each backend, for its `Tx`: the statements are written once.
@@ -105,21 +106,16 @@ impl<'c> PgTx<'c> {
         }
     }
 
-    /// The connection, for a statement: in a write burst, once the writes held back are
-    /// sent, so that the statement sees them. A failed send is remembered by the burst,
-    /// which then gives up; the statement meets the aborted transaction it left.
-    pub(crate) fn conn(&mut self) -> &mut PgConnection {
+    /// Sends what the write holds back, then gives the connection for a statement, which
+    /// so sees every write made before it. A failed send is remembered (the burst gives up,
+    /// a lone write answers with it); the statement meets the aborted transaction it left.
+    pub(crate) fn flushed(&mut self) -> &mut PgConnection {
         if let Some(deferred) = self.deferred.as_deref_mut()
             && let Some(xid) = deferred.send(self.connection)
         {
             self.xid.get_or_insert(xid);
         }
         self.connection
-    }
-
-    /// What this write burst holds back, if the view is one's.
-    pub(crate) fn deferred(&mut self) -> Option<&mut Deferred> {
-        self.deferred.as_deref_mut()
     }
 
     /// A pet's row the burst fetched for this work, if it did.
@@ -149,9 +145,9 @@ macro_rules! row_for_update {
     ($tx:expr, $query:expr $(,)?) => {{
         let query = $query;
         if $tx.writing {
-            query.for_update().get_result($tx.conn()).optional()
+            query.for_update().get_result($tx.flushed()).optional()
         } else {
-            query.get_result($tx.conn()).optional()
+            query.get_result($tx.flushed()).optional()
         }
     }};
 }
@@ -163,9 +159,12 @@ macro_rules! row_for_no_key_update {
     ($tx:expr, $query:expr $(,)?) => {{
         let query = $query;
         if $tx.writing {
-            query.for_no_key_update().get_result($tx.conn()).optional()
+            query
+                .for_no_key_update()
+                .get_result($tx.flushed())
+                .optional()
         } else {
-            query.get_result($tx.conn()).optional()
+            query.get_result($tx.flushed()).optional()
         }
     }};
 }
@@ -178,7 +177,7 @@ impl PgTx<'_> {
         Q: LimitDsl,
         Limit<Q>: LoadQuery<'q, PgConnection, U>,
     {
-        query.limit(rows).load(self.conn())
+        query.limit(rows).load(self.flushed())
     }
 
     /// Sets a pet's stock, held back until the write's end (the pet's row is locked by the
@@ -195,9 +194,25 @@ impl PgTx<'_> {
         })
     }
 
-    /// Holds back placing `new` in a write burst, where an order id is in hand: its id.
-    pub(crate) fn defer_order(&mut self, new: &NewOrder, owner: Option<OwnerId>) -> Option<i64> {
-        self.deferred()?.place_order(new, owner)
+    /// Holds back placing `new`: its id, in hand from the statement that locked a burst's
+    /// pets, or else taken from the sequence now (one round trip, as an insert of its own was).
+    pub(crate) fn place_order_row(
+        &mut self,
+        new: &NewOrder,
+        owner: Option<OwnerId>,
+    ) -> RepoResult<i64> {
+        if let Some(id) = self.held_back().or_storage()?.place_order(new, owner) {
+            return Ok(id);
+        }
+        // A new id reads nothing held back: the connection as it is.
+        let id: i64 = diesel::select(NextOrderId)
+            .get_result(self.connection)
+            .or_storage()?;
+        let held_back = self.held_back().or_storage()?;
+        held_back.add_order_ids([id]);
+        held_back
+            .place_order(new, owner)
+            .ok_or_else(|| DomainError::storage("an order id taken was not in hand"))
     }
 
     /// In a write transaction, takes the lock `(space, key)`, held until the transaction ends:
@@ -216,7 +231,7 @@ impl PgTx<'_> {
         diesel::sql_query("SELECT pg_advisory_xact_lock($1, hashtext($2))")
             .bind::<Integer, _>(space as i32)
             .bind::<Text, _>(name)
-            .execute(self.conn())
+            .execute(self.flushed())
             .or_storage()?;
         Ok(())
     }
@@ -227,7 +242,7 @@ impl PgTx<'_> {
         diesel::sql_query("SELECT pg_advisory_xact_lock($1, $2)")
             .bind::<Integer, _>(space as i32)
             .bind::<Integer, _>(key)
-            .execute(self.conn())
+            .execute(self.flushed())
             .or_storage()?;
         Ok(())
     }

@@ -31,7 +31,7 @@ impl CatalogueReader for Tx<'_> {
         let row = categories::table
             .filter(categories::name_key.eq(fold_case(name.as_str())))
             .select(CategoryRecord::as_select())
-            .get_result(self.conn())
+            .get_result(self.flushed())
             .optional()
             .or_storage()?;
         convert_one(row)
@@ -54,7 +54,7 @@ impl CatalogueReader for Tx<'_> {
         diesel::select(diesel::dsl::exists(
             pets::table.filter(pets::category_id.eq(id.get())),
         ))
-        .get_result(self.conn())
+        .get_result(self.flushed())
         .or_storage()
     }
 
@@ -91,7 +91,7 @@ impl CatalogueWriter for Tx<'_> {
         let id: i64 = diesel::insert_into(categories::table)
             .values(category_columns(&new.name, new.description.as_ref()))
             .returning(categories::id)
-            .get_result(self.conn())
+            .get_result(self.flushed())
             .map_err(|e| refuse(e, |v| name_taken(v, &new.name)))?;
         Ok(Category {
             id: CategoryId::new(id).map_err(|e| StoreError::Corrupt(e.to_string()))?,
@@ -106,14 +106,14 @@ impl CatalogueWriter for Tx<'_> {
                 &category.name,
                 category.description.as_ref(),
             ))
-            .execute(self.conn())
+            .execute(self.flushed())
             .map_err(|e| refuse(e, |v| name_taken(v, &category.name)))?;
         exactly_one(affected, "category", category.id.get())
     }
 
     fn delete_category(&mut self, id: CategoryId) -> RepoResult<()> {
         let affected = diesel::delete(categories::table.find(id.get()))
-            .execute(self.conn())
+            .execute(self.flushed())
             .map_err(|e| {
                 refuse(e, |v| {
                     (v == Violation::ForeignKey).then_some(DomainError::CategoryInUse { id })
@@ -126,7 +126,7 @@ impl CatalogueWriter for Tx<'_> {
         let id: i64 = diesel::insert_into(pets::table)
             .values(pet_columns(&new.name, new.category_id, new.status))
             .returning(pets::id)
-            .get_result(self.conn())
+            .get_result(self.flushed())
             .map_err(|e| refuse(e, |v| unknown_category(v, new.category_id)))?;
         let id = PetId::new(id).map_err(|e| StoreError::Corrupt(e.to_string()))?;
         Ok(new.clone().into_pet(id))
@@ -136,7 +136,7 @@ impl CatalogueWriter for Tx<'_> {
         self.forget_pet_row(Some(pet.id));
         let affected = diesel::update(pets::table.find(pet.id.get()))
             .set(pet_columns(&pet.name, pet.category_id, pet.status))
-            .execute(self.conn())
+            .execute(self.flushed())
             .map_err(|e| refuse(e, |v| unknown_category(v, pet.category_id)))?;
         exactly_one(affected, "pet", pet.id.get())
     }
@@ -144,7 +144,7 @@ impl CatalogueWriter for Tx<'_> {
     fn delete_pet(&mut self, id: PetId) -> RepoResult<()> {
         self.forget_pet_row(Some(id));
         let affected = diesel::delete(pets::table.find(id.get()))
-            .execute(self.conn())
+            .execute(self.flushed())
             .map_err(|e| {
                 refuse(e, |v| {
                     (v == Violation::Rule(Rule::PetHasOpenOrders))

@@ -34,7 +34,7 @@ impl Tx<'_> {
     pub(crate) fn stored_last_event_id(&mut self) -> RepoResult<Option<EventId>> {
         let last: Option<i64> = events::table
             .select(diesel::dsl::max(events::id))
-            .get_result(self.conn())
+            .get_result(self.flushed())
             .or_storage()?;
         event_id(last)
     }

@@ -24,7 +24,7 @@ impl Tx<'_> {
         let row = idempotency_records::table
             .find((owner.get(), key))
             .select(IdempotencyRow::as_select())
-            .get_result(self.conn())
+            .get_result(self.flushed())
             .optional()
             .or_storage()?;
         convert_one(row)
@@ -38,7 +38,7 @@ impl Tx<'_> {
         diesel::delete(
             idempotency_records::table.filter(idempotency_records::recorded_at.lt(Time(before))),
         )
-        .execute(self.conn())
+        .execute(self.flushed())
         .or_storage()?;
         Ok(())
     }

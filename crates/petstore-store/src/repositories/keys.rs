@@ -44,7 +44,7 @@ impl KeyReader for Tx<'_> {
         let rows = api_keys::table
             .filter(api_keys::prefix.eq(prefix))
             .select(KeyRecord::as_select())
-            .load(self.conn())
+            .load(self.flushed())
             .or_storage()?;
         convert(rows)
     }
@@ -60,7 +60,7 @@ impl KeyReader for Tx<'_> {
             active = active.filter(api_keys::role.eq(role.as_str()));
         }
         diesel::select(diesel::dsl::exists(active))
-            .get_result(self.conn())
+            .get_result(self.flushed())
             .or_storage()
     }
 
@@ -68,7 +68,7 @@ impl KeyReader for Tx<'_> {
         let revoked: i64 = api_keys::table
             .filter(api_keys::revoked_at.is_not_null())
             .count()
-            .get_result(self.conn())
+            .get_result(self.flushed())
             .or_storage()?;
         Ok(revoked.unsigned_abs())
     }
@@ -91,7 +91,7 @@ impl KeyWriter for Tx<'_> {
                 api_keys::created_at.eq(Time(created_at)),
             ))
             .returning(api_keys::id)
-            .get_result(self.conn())
+            .get_result(self.flushed())
             .map_err(|e| {
                 refuse(e, |v| {
                     (v == Violation::Unique).then(|| {
@@ -112,7 +112,7 @@ impl KeyWriter for Tx<'_> {
     fn revoke_key(&mut self, id: KeyId, at: DateTime<Utc>) -> RepoResult<()> {
         let affected = diesel::update(api_keys::table.find(id.get()))
             .set(api_keys::revoked_at.eq(Some(Time(at))))
-            .execute(self.conn())
+            .execute(self.flushed())
             .or_storage()?;
         exactly_one(affected, "key", id.get())
     }

@@ -55,7 +55,7 @@ impl OrderReader for Tx<'_> {
         let count: Option<i64> = pets::table
             .find(pet_id.get())
             .select(pets::open_orders)
-            .get_result(self.conn())
+            .get_result(self.flushed())
             .optional()
             .or_storage()?;
         Ok(count.unwrap_or(0).unsigned_abs())
@@ -65,27 +65,9 @@ impl OrderReader for Tx<'_> {
 impl OrderWriter for Tx<'_> {
     fn insert_order(&mut self, new: &NewOrder, owner: Option<OwnerId>) -> RepoResult<Order> {
         self.forget_pet_row(Some(new.pet_id));
-        // Held back by a PostgreSQL write burst, its id taken beforehand (`deferred.rs`).
-        if let Some(id) = self.defer_order(new, owner) {
-            let id = OrderId::new(id).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-            return Ok(new.clone().into_order(id, owner));
-        }
-        let id: i64 = diesel::insert_into(orders::table)
-            .values((
-                orders::pet_id.eq(new.pet_id.get()),
-                orders::quantity.eq(i64::from(new.quantity.get())),
-                orders::ship_date.eq(new.ship_date.map(Time)),
-                orders::complete.eq(false),
-                orders::owner_id.eq(owner.map(OwnerId::get)),
-            ))
-            .returning(orders::id)
-            .get_result(self.conn())
-            .map_err(|e| {
-                refuse(e, |v| {
-                    (v == Violation::Rule(Rule::UnknownPet))
-                        .then_some(DomainError::UnknownPet { id: new.pet_id })
-                })
-            })?;
+        // Each backend's own: SQLite inserts it at once, PostgreSQL holds it back with the
+        // write's other rows, its id taken beforehand (`deferred.rs`).
+        let id = self.place_order_row(new, owner)?;
         let id = OrderId::new(id).map_err(|e| StoreError::Corrupt(e.to_string()))?;
         Ok(new.clone().into_order(id, owner))
     }
@@ -97,7 +79,7 @@ impl OrderWriter for Tx<'_> {
                 orders::ship_date.eq(order.ship_date.map(Time)),
                 orders::complete.eq(order.complete),
             ))
-            .execute(self.conn())
+            .execute(self.flushed())
             .map_err(|e| {
                 refuse(e, |v| {
                     (v == Violation::Rule(Rule::InvalidTransition)).then_some(
@@ -114,7 +96,7 @@ impl OrderWriter for Tx<'_> {
         // The order's pet is not known here: every fetched row goes.
         self.forget_pet_row(None);
         let affected = diesel::delete(orders::table.find(id.get()))
-            .execute(self.conn())
+            .execute(self.flushed())
             .map_err(|e| {
                 refuse(e, |v| {
                     (v == Violation::Rule(Rule::OrderNotCancellable))

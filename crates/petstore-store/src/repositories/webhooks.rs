@@ -45,7 +45,7 @@ impl WebhookReader for Tx<'_> {
         let text: Option<String> = webhooks::table
             .find(id.get())
             .select(webhooks::secret)
-            .get_result(self.conn())
+            .get_result(self.flushed())
             .optional()
             .or_storage()?;
         text.map(|text| WebhookSecret::parse(&text).map_err(corrupt("webhooks", id.get())))
@@ -62,7 +62,7 @@ impl WebhookReader for Tx<'_> {
             )
             .order(webhooks::id.asc())
             .select(WebhookRecord::as_select())
-            .load(self.conn())
+            .load(self.flushed())
             .or_storage()?;
         convert(rows)
     }
@@ -105,7 +105,7 @@ impl WebhookWriter for Tx<'_> {
                 webhooks::next_attempt_at.eq(state.next_attempt_at.map(Time)),
             ))
             .returning(webhooks::id)
-            .get_result(self.conn())
+            .get_result(self.flushed())
             .or_storage()?;
         Ok(Webhook {
             id: WebhookId::new(id).map_err(corrupt("webhooks", id))?,
@@ -119,7 +119,7 @@ impl WebhookWriter for Tx<'_> {
     fn delete_webhook(&mut self, id: WebhookId) -> RepoResult<()> {
         // The attempts go with it (ON DELETE CASCADE).
         diesel::delete(webhooks::table.find(id.get()))
-            .execute(self.conn())
+            .execute(self.flushed())
             .or_storage()?;
         Ok(())
     }
@@ -131,7 +131,7 @@ impl WebhookWriter for Tx<'_> {
                 webhooks::failed_attempts.eq(i64::from(state.failed_attempts)),
                 webhooks::next_attempt_at.eq(state.next_attempt_at.map(Time)),
             ))
-            .execute(self.conn())
+            .execute(self.flushed())
             .or_storage()?;
         exactly_one(affected, "webhook", id.get())
     }
@@ -150,7 +150,7 @@ impl WebhookWriter for Tx<'_> {
                 webhook_deliveries::next_attempt_at.eq(new.next_attempt_at.map(Time)),
             ))
             .returning(webhook_deliveries::id)
-            .get_result(self.conn())
+            .get_result(self.flushed())
             .or_storage()?;
         let id = DeliveryId::new(id).map_err(corrupt("webhook_deliveries", id))?;
         Ok(new.recorded(id))
@@ -163,7 +163,7 @@ impl WebhookWriter for Tx<'_> {
             .order(webhook_deliveries::id.desc())
             .offset(i64::from(keep))
             .select(webhook_deliveries::id)
-            .first(self.conn())
+            .first(self.flushed())
             .optional()
             .or_storage()?;
         if let Some(boundary) = boundary {
@@ -172,7 +172,7 @@ impl WebhookWriter for Tx<'_> {
                     .filter(webhook_deliveries::webhook_id.eq(webhook.get()))
                     .filter(webhook_deliveries::id.le(boundary)),
             )
-            .execute(self.conn())
+            .execute(self.flushed())
             .or_storage()?;
         }
         Ok(())
@@ -196,7 +196,7 @@ impl WebhookWriter for Tx<'_> {
                 webhooks::leased_by.eq(holder),
                 webhooks::leased_until.eq(Time(until)),
             ))
-            .execute(self.conn())
+            .execute(self.flushed())
             .or_storage()?;
         Ok(claimed == 1)
     }
@@ -211,7 +211,7 @@ impl WebhookWriter for Tx<'_> {
             webhooks::leased_by.eq(None::<String>),
             webhooks::leased_until.eq(None::<Time>),
         ))
-        .execute(self.conn())
+        .execute(self.flushed())
         .or_storage()?;
         Ok(())
     }

@@ -6,17 +6,18 @@ use diesel::prelude::*;
 use diesel::query_dsl::LoadQuery;
 use diesel::sqlite::SqliteConnection;
 use petstore_core::{
-    DomainEvent, Event, EventId, EventReader, EventWriter, IdempotencyReader, IdempotencyRecord,
-    IdempotencyWriter, InventoryItem, NewOrder, OwnerId, PetId, RECORD_LIFETIME, RepoResult,
-    TraceParent,
+    DomainError, DomainEvent, Event, EventId, EventReader, EventWriter, IdempotencyReader,
+    IdempotencyRecord, IdempotencyWriter, InventoryItem, NewOrder, OwnerId, PetId, RECORD_LIFETIME,
+    RepoResult, TraceParent,
 };
 
-use crate::error::{QueryResultExt, StoreError};
-use crate::records::PetRowValues;
+use crate::error::{QueryResultExt, Rule, StoreError, Violation};
+use crate::records::{EventColumns, PetRowValues};
 use crate::schema::sql_types::{Json, Time};
-use crate::schema::{events, idempotency_records};
+use crate::schema::{events, idempotency_records, orders};
 use crate::sqlite::limit::{DefaultPage, Limited, limited};
 use crate::sqlite::prepared::SetStock;
+use crate::statements::refuse;
 
 // Compiled once for each backend, for its `Tx`: the statements are written once.
 #[allow(clippy::duplicate_mod, reason = "compiled once per backend")]
@@ -43,14 +44,10 @@ impl<'c> SqliteTx<'c> {
 }
 
 impl SqliteTx<'_> {
-    /// The connection, for a statement (PostgreSQL's sends held-back writes first).
-    pub(crate) fn conn(&mut self) -> &mut SqliteConnection {
+    /// The connection, for a statement. Named as PostgreSQL's, which sends what its write
+    /// holds back first; nothing is held back here.
+    pub(crate) fn flushed(&mut self) -> &mut SqliteConnection {
         self.conn
-    }
-
-    /// Never held back here: SQLite's one writer has no round trips to save.
-    pub(crate) fn defer_order(&mut self, _: &NewOrder, _: Option<OwnerId>) -> Option<i64> {
-        None
     }
 
     /// A pet's row a burst fetched for this work: none here (SQLite's reads are served from
@@ -97,6 +94,35 @@ impl SqliteTx<'_> {
         Ok(())
     }
 
+    /// Inserts an order, at once (SQLite's one writer has no round trips to save): its id.
+    pub(crate) fn place_order_row(
+        &mut self,
+        new: &NewOrder,
+        owner: Option<OwnerId>,
+    ) -> RepoResult<i64> {
+        let NewOrder {
+            pet_id,
+            quantity,
+            ship_date,
+        } = *new;
+        diesel::insert_into(orders::table)
+            .values((
+                orders::pet_id.eq(pet_id.get()),
+                orders::quantity.eq(i64::from(quantity.get())),
+                orders::ship_date.eq(ship_date.map(Time)),
+                orders::complete.eq(false),
+                orders::owner_id.eq(owner.map(OwnerId::get)),
+            ))
+            .returning(orders::id)
+            .get_result(self.conn)
+            .map_err(|e| {
+                refuse(e, |v| {
+                    (v == Violation::Rule(Rule::UnknownPet))
+                        .then_some(DomainError::UnknownPet { id: pet_id })
+                })
+            })
+    }
+
     /// Sets a pet's stock with a statement prepared once: every order changes one.
     pub(crate) fn set_stock_row(&mut self, pet_id: i64, stock: i64) -> QueryResult<usize> {
         SetStock { pet_id, stock }.execute(self.conn)
@@ -127,12 +153,17 @@ impl EventWriter for SqliteTx<'_> {
         // where a batch is built, parsed and wrapped in a savepoint of its own every time.
         // A missing trace binds NULL, so the statement's text is the same for every row.
         for event in events {
+            let EventColumns {
+                event_type,
+                subject,
+                data,
+            } = EventColumns::of(event);
             diesel::insert_into(events::table)
                 .values((
                     events::time.eq(Time(time)),
-                    events::event_type.eq(event.event_type().as_str()),
-                    events::subject.eq(event.subject()),
-                    events::data.eq(Json(event.data())),
+                    events::event_type.eq(event_type),
+                    events::subject.eq(subject),
+                    events::data.eq(Json(data)),
                     events::traceparent.eq(cause.map(TraceParent::as_str)),
                 ))
                 .execute(self.conn)
@@ -162,25 +193,27 @@ impl IdempotencyWriter for SqliteTx<'_> {
         record: &IdempotencyRecord,
     ) -> RepoResult<()> {
         use diesel::query_dsl::methods::FilterDsl;
-        use idempotency_records::dsl::{
-            fingerprint, idempotency_key, owner_id, recorded_at, response,
-        };
+        use idempotency_records::dsl as column;
+        let IdempotencyRecord {
+            fingerprint,
+            response,
+            recorded_at,
+        } = record;
+        let values = (
+            column::fingerprint.eq(fingerprint.as_slice()),
+            column::response.eq(response.as_slice()),
+            column::recorded_at.eq(Time(*recorded_at)),
+        );
         let written = diesel::insert_into(idempotency_records::table)
             .values((
-                owner_id.eq(owner.get()),
-                idempotency_key.eq(key),
-                fingerprint.eq(record.fingerprint.as_slice()),
-                response.eq(record.response.as_slice()),
-                recorded_at.eq(Time(record.recorded_at)),
+                column::owner_id.eq(owner.get()),
+                column::idempotency_key.eq(key),
+                values,
             ))
-            .on_conflict((owner_id, idempotency_key))
+            .on_conflict((column::owner_id, column::idempotency_key))
             .do_update()
-            .set((
-                fingerprint.eq(record.fingerprint.as_slice()),
-                response.eq(record.response.as_slice()),
-                recorded_at.eq(Time(record.recorded_at)),
-            ))
-            .filter(recorded_at.lt(Time(record.recorded_at - RECORD_LIFETIME)));
+            .set(values)
+            .filter(column::recorded_at.lt(Time(*recorded_at - RECORD_LIFETIME)));
         let written = written.execute(self.conn).or_storage()?;
         if written == 0 {
             return Err(StoreError::KeyRecorded.into());
