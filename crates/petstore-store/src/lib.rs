@@ -34,8 +34,8 @@ mod check;
 mod config;
 mod error;
 mod executor;
-mod fetched;
 mod job;
+mod known_rows;
 mod ownership;
 #[cfg(feature = "plant-answer-before-commit")]
 mod plant;

@@ -28,8 +28,8 @@ use super::fetch::{lock_pets, look_up_records};
 use super::tx::PgTx;
 use super::{PgStore, PrimaryOnly};
 use crate::error::{StoreError, is_read_only};
-use crate::fetched::Fetched;
 use crate::job::{self, Bursts, Chore, JobStore, Lane, ThreadSpec, WriteJob};
+use crate::known_rows::KnownRows;
 use crate::upkeep::forget_expired_records;
 
 /// Begins a burst's transaction with its lock waits bounded.
@@ -94,9 +94,9 @@ fn fetch_named(
     conn: &mut diesel::PgConnection,
     pets: &[i64],
     keys: Vec<(i64, String)>,
-) -> diesel::QueryResult<(Fetched, Vec<i64>)> {
+) -> diesel::QueryResult<(KnownRows, Vec<i64>)> {
     let (mut fetched, order_ids) = if pets.is_empty() {
-        (Fetched::locked(Vec::new()), Vec::new())
+        (KnownRows::locked(Vec::new()), Vec::new())
     } else {
         lock_pets(conn, pets)?
     };
@@ -132,7 +132,7 @@ struct PgWriteBurst<'s> {
     conn: RefCell<PooledConnection<PrimaryOnly>>,
     /// The pets its jobs name, locked as it begins; a row is forgotten once a write changes
     /// it, and all of them when the transaction rolls back (its locks go with it).
-    fetched: RefCell<Fetched>,
+    fetched: RefCell<KnownRows>,
     /// The writes held back until the commit (`deferred.rs`), and the order ids in hand.
     deferred: RefCell<Deferred>,
     state: Cell<State>,
@@ -149,7 +149,7 @@ impl<'s> PgWriteBurst<'s> {
         let burst = Self {
             store,
             conn: RefCell::new(conn),
-            fetched: RefCell::default(),
+            fetched: RefCell::new(KnownRows::served_once()),
             deferred: RefCell::default(),
             state: Cell::new(State::Idle),
             writes: Cell::new(0),
@@ -207,7 +207,7 @@ impl<'s> PgWriteBurst<'s> {
         let (outcome, xid) = {
             let mut fetched = self.fetched.borrow_mut();
             let mut deferred = self.deferred.borrow_mut();
-            let mut tx = PgTx::writing_with(&mut conn.conn, &mut fetched, &mut deferred);
+            let mut tx = PgTx::writing(&mut conn.conn, &mut fetched, &mut deferred);
             (catch_unwind(AssertUnwindSafe(|| work(&mut tx))), tx.xid)
         };
         let kept_before = xid_before.is_some();

@@ -8,18 +8,18 @@ use diesel::prelude::*;
 use petstore_core::IdempotencyRecord;
 
 use super::prepared::NextOrderId;
-use crate::fetched::Fetched;
+use crate::known_rows::KnownRows;
 use crate::records::{IdempotencyRow, PetRowRecord};
 use crate::schema::{idempotency_records, pets};
 
 /// The rows of `pets` (ids, in order) for a burst of reads, in autocommit: one snapshot,
 /// taken after every read of the burst was asked for.
-pub(super) fn read_pets(conn: &mut PgConnection, ids: &[i64]) -> QueryResult<Fetched> {
+pub(super) fn read_pets(conn: &mut PgConnection, ids: &[i64]) -> QueryResult<KnownRows> {
     let found = pets::table
         .filter(pets::id.eq_any(ids))
         .select(PetRowRecord::as_select())
         .load(conn)?;
-    Ok(Fetched::pets(ids, found))
+    Ok(KnownRows::read_for_all(ids, found))
 }
 
 /// The rows of `pets` (ids, in order) locked for a burst of writes, in its transaction, in id
@@ -27,7 +27,10 @@ pub(super) fn read_pets(conn: &mut PgConnection, ids: &[i64]) -> QueryResult<Fet
 /// sequence for each row locked, for the orders the burst holds back (`deferred.rs`). A row
 /// another transaction holds is skipped rather than waited for: the job naming it locks it
 /// itself, with the burst's bounded wait, as without this statement.
-pub(super) fn lock_pets(conn: &mut PgConnection, ids: &[i64]) -> QueryResult<(Fetched, Vec<i64>)> {
+pub(super) fn lock_pets(
+    conn: &mut PgConnection,
+    ids: &[i64],
+) -> QueryResult<(KnownRows, Vec<i64>)> {
     let found: Vec<(PetRowRecord, i64)> = pets::table
         .filter(pets::id.eq_any(ids))
         .order(pets::id)
@@ -36,7 +39,7 @@ pub(super) fn lock_pets(conn: &mut PgConnection, ids: &[i64]) -> QueryResult<(Fe
         .skip_locked()
         .load(conn)?;
     let (rows, order_ids) = found.into_iter().unzip();
-    Ok((Fetched::locked(rows), order_ids))
+    Ok((KnownRows::locked(rows), order_ids))
 }
 
 /// The idempotency records of `keys` (owner, key), in a write burst's transaction, without a

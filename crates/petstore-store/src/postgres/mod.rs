@@ -27,7 +27,7 @@ use petstore_core::{DomainError, Failure, RepoResult, Snapshot, Store, Transacti
 
 use crate::config::{Database, StoreConfig};
 use crate::error::{StoreError, is_conflict, is_connection_lost, is_read_only};
-use crate::fetched::Fetched;
+use crate::known_rows::KnownRows;
 use crate::ownership::{self, Found};
 use crate::stats::{PoolState, WriterStats};
 use deferred::Deferred;
@@ -259,7 +259,7 @@ impl Store for PgStore {
         let mut conn = self.pool.get().map_err(StoreError::from)?;
         #[cfg(debug_assertions)]
         let statements = count_statements(&mut conn);
-        let read = work(&mut PgTx::alone(&mut conn));
+        let read = work(&mut PgTx::alone(&mut conn, &mut KnownRows::served_once()));
         #[cfg(debug_assertions)]
         {
             diesel::Connection::set_instrumentation(
@@ -316,7 +316,10 @@ fn read_in<T>(
         let _ = conn.batch_execute("ROLLBACK");
         return Err(StoreError::from(error).into());
     }
-    match work(&mut PgTx::new(&mut *conn, false)) {
+    match work(&mut PgTx::reading(
+        &mut *conn,
+        &mut KnownRows::served_once(),
+    )) {
         Ok(value) => {
             Manager::commit_transaction(conn).map_err(StoreError::from)?;
             Ok(value)
@@ -343,10 +346,10 @@ impl PgStore {
         let conn = &mut conn.conn;
         Manager::begin_transaction_sql(conn, "BEGIN ISOLATION LEVEL READ COMMITTED")
             .map_err(StoreError::from)?;
-        let mut fetched = Fetched::default();
+        let mut known_rows = KnownRows::served_once();
         let mut held_back = Deferred::default();
         let (worked, known) = {
-            let mut tx = PgTx::writing_with(&mut *conn, &mut fetched, &mut held_back);
+            let mut tx = PgTx::writing(&mut *conn, &mut known_rows, &mut held_back);
             let worked = work(&mut tx);
             (worked, tx.xid)
         };

@@ -23,8 +23,8 @@ use super::connection::PrimaryOnly;
 use super::fetch::read_pets;
 use super::tx::PgTx;
 use super::{PgStore, read_in};
-use crate::fetched::Fetched;
 use crate::job::{self, JobStore, Lane, ReadJob, ThreadSpec};
+use crate::known_rows::KnownRows;
 
 /// Reader threads, and the most reads each takes at once: a burst costs about one round trip
 /// however many it holds. Measured with bench/orders-postgres (32 clients, point reads, one
@@ -57,11 +57,11 @@ fn run_reads(store: &PgStore, jobs: Vec<ReadJob>) {
     };
     let pets = job::named_pets(jobs.iter().map(|job| job.row));
     let fetched = if pets.is_empty() {
-        Fetched::default()
+        KnownRows::served_once()
     } else {
         // A failed fetch serves nothing: each read then reads its row, and meets the
         // failure (a broken connection, a cancelled statement) itself.
-        read_pets(&mut conn.conn, &pets).unwrap_or_default()
+        read_pets(&mut conn.conn, &pets).unwrap_or_else(|_| KnownRows::served_once())
     };
     let burst = PgReadBurst {
         store,
@@ -86,7 +86,7 @@ fn run_reads(store: &PgStore, jobs: Vec<ReadJob>) {
 struct PgReadBurst<'s> {
     store: &'s PgStore,
     conn: RefCell<PooledConnection<PrimaryOnly>>,
-    fetched: RefCell<Fetched>,
+    fetched: RefCell<KnownRows>,
 }
 
 impl Lane for PgReadBurst<'_> {
@@ -106,9 +106,7 @@ impl Lane for PgReadBurst<'_> {
         work: &mut dyn FnMut(&mut dyn Snapshot) -> RepoResult<()>,
     ) -> RepoResult<()> {
         match (self.conn.try_borrow_mut(), self.fetched.try_borrow_mut()) {
-            (Ok(mut conn), Ok(mut fetched)) => {
-                work(&mut PgTx::alone_with(&mut conn.conn, &mut fetched))
-            }
+            (Ok(mut conn), Ok(mut fetched)) => work(&mut PgTx::alone(&mut conn.conn, &mut fetched)),
             _ => Store::read_one(self.store, work),
         }
     }

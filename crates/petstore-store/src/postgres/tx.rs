@@ -19,52 +19,49 @@ use diesel::query_dsl::LoadQuery;
 use diesel::query_dsl::methods::LimitDsl;
 use diesel::sql_types::{Integer, Text};
 use petstore_core::{
-    DomainError, IdempotencyReader, IdempotencyRecord, IdempotencyWriter, InventoryItem, NewOrder,
-    OwnerId, PetId, RepoResult,
+    DomainError, IdempotencyReader, IdempotencyRecord, IdempotencyWriter, NewOrder, OwnerId,
+    RepoResult,
 };
 
 use crate::error::QueryResultExt;
-use crate::fetched::Fetched;
+use crate::known_rows::KnownRows;
 use crate::postgres::deferred::Deferred;
 use crate::postgres::prepared::NextOrderId;
-use crate::records::PetRowValues;
 
 // Compiled once for each backend, for its `Tx`: the statements are written once.
 #[allow(clippy::duplicate_mod, reason = "compiled once per backend")]
 #[path = "../repositories/mod.rs"]
 pub(super) mod repositories;
 
-use repositories::{LockSpace, PetRow};
+use repositories::LockSpace;
 
 /// One transaction's view of the database. `PgStore` opens the transaction around it.
 pub(crate) struct PgTx<'c> {
-    /// Reached through [`conn`](PgTx::conn), which sends held-back writes first.
+    /// Reached through [`flushed`](PgTx::flushed), which sends held-back writes first.
     connection: &'c mut PgConnection,
     /// Whether this is a write transaction: reads that a rule depends on then lock their rows.
     pub(crate) writing: bool,
     /// Whether it is one statement on its own (`read_one`), outside any transaction.
     alone: bool,
-    /// What the last read of a pet's row found beside the pet.
-    pet_row: PetRow,
-    /// This transaction's id, once a statement returned it (appending events does).
+    /// This transaction's id, once a statement returned it (sending held-back events does).
     pub(crate) xid: Option<i64>,
-    /// Rows the burst this work is part of fetched for it (`reads.rs`, `burst.rs`).
-    fetched: Option<&'c mut Fetched>,
-    /// The writes a write burst holds back until its end (`deferred.rs`).
+    /// The rows known without a statement: the burst's, where the work is part of one
+    /// (`reads.rs`, `burst.rs`), else the transaction's own.
+    known: &'c mut KnownRows,
+    /// The writes held back until a statement or the commit needs them (`deferred.rs`):
+    /// every write transaction has them, a read none.
     deferred: Option<&'c mut Deferred>,
 }
 
 impl<'c> PgTx<'c> {
-    /// A view through `conn`, inside the transaction the caller opened (a write transaction
-    /// if `writing`).
-    pub(crate) fn new(conn: &'c mut PgConnection, writing: bool) -> Self {
+    /// A read transaction's view through `conn`, inside the transaction the caller opened.
+    pub(crate) fn reading(conn: &'c mut PgConnection, known: &'c mut KnownRows) -> Self {
         Self {
             connection: conn,
-            writing,
+            writing: false,
             alone: false,
-            pet_row: PetRow::default(),
             xid: None,
-            fetched: None,
+            known,
             deferred: None,
         }
     }
@@ -74,35 +71,28 @@ impl<'c> PgTx<'c> {
         self.alone || self.writing
     }
 
-    /// A view through `conn` for a single statement, outside any transaction.
-    pub(crate) fn alone(conn: &'c mut PgConnection) -> Self {
+    /// A view through `conn` for a single statement, outside any transaction, answering a
+    /// read of a row in `known` from there: what a burst fetched after the read was asked
+    /// for is as fresh as a statement of its own.
+    pub(crate) fn alone(conn: &'c mut PgConnection, known: &'c mut KnownRows) -> Self {
         Self {
             alone: true,
-            ..Self::new(conn, false)
+            ..Self::reading(conn, known)
         }
     }
 
-    /// [`alone`](Self::alone), answering a read of a row in `fetched` from there: what a
-    /// burst fetched after the read was asked for is as fresh as a statement of its own.
-    pub(crate) fn alone_with(conn: &'c mut PgConnection, fetched: &'c mut Fetched) -> Self {
-        Self {
-            fetched: Some(fetched),
-            ..Self::alone(conn)
-        }
-    }
-
-    /// A view of a write burst's transaction through `conn`, answering a read of a row in
-    /// `fetched` (locked by this transaction) from there, and holding back in `deferred` the
-    /// writes the burst sends together.
-    pub(crate) fn writing_with(
+    /// A write transaction's view through `conn`, answering a read of a row in `known`
+    /// (locked by this transaction) from there, and holding back in `deferred` the writes
+    /// it sends together.
+    pub(crate) fn writing(
         conn: &'c mut PgConnection,
-        fetched: &'c mut Fetched,
+        known: &'c mut KnownRows,
         deferred: &'c mut Deferred,
     ) -> Self {
         Self {
-            fetched: Some(fetched),
+            writing: true,
             deferred: Some(deferred),
-            ..Self::new(conn, true)
+            ..Self::reading(conn, known)
         }
     }
 
@@ -118,21 +108,9 @@ impl<'c> PgTx<'c> {
         self.connection
     }
 
-    /// A pet's row the burst fetched for this work, if it did.
-    pub(crate) fn fetched_pet(&mut self, id: PetId) -> Option<Option<PetRowValues>> {
-        self.fetched.as_mut().and_then(|fetched| fetched.pet(id))
-    }
-
-    /// The inventory entry of a pet's row the burst fetched for this work, if it did.
-    pub(crate) fn fetched_stock(&mut self, id: PetId) -> Option<Option<InventoryItem>> {
-        self.fetched.as_mut().and_then(|fetched| fetched.stock(id))
-    }
-
-    /// Forgets what the burst fetched of pet `pet` (of every pet: `None`).
-    pub(crate) fn forget_fetched(&mut self, pet: Option<PetId>) {
-        if let Some(fetched) = self.fetched.as_mut() {
-            fetched.forget(pet);
-        }
+    /// The rows known without a statement.
+    pub(crate) fn known(&mut self) -> &mut KnownRows {
+        self.known
     }
 }
 
@@ -263,7 +241,7 @@ impl IdempotencyReader for PgTx<'_> {
         {
             return Ok(Some(held));
         }
-        if let Some(found) = self.fetched.as_mut().and_then(|f| f.record(owner, key)) {
+        if let Some(found) = self.known.record(owner, key) {
             return Ok(found);
         }
         if self.writing {

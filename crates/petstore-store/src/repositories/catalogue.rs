@@ -6,7 +6,7 @@ use petstore_core::{
     NewCategory, NewPet, Pet, PetId, PetQuery, PetStatus, RepoResult, fold_case,
 };
 
-use super::{PetRow, Tx, row_for_no_key_update, row_for_update};
+use super::{Tx, row_for_no_key_update, row_for_update};
 use crate::error::{QueryResultExt, Rule, StoreError, Violation};
 use crate::records::{CategoryRecord, PetRecord, PetRowRecord, PetRowValues};
 use crate::schema::{categories, pets};
@@ -59,25 +59,25 @@ impl CatalogueReader for Tx<'_> {
     }
 
     fn pet(&mut self, id: PetId) -> RepoResult<Option<Pet>> {
-        let row = match self.fetched_pet(id) {
-            Some(fetched) => fetched,
-            None => convert_one::<_, PetRowValues>(
-                row_for_update!(
-                    self,
-                    pets::table.find(id.get()).select(PetRowRecord::as_select())
-                )
-                .or_storage()?,
-            )?,
-        };
+        if let Some(known) = self.known().pet(id) {
+            return Ok(known);
+        }
+        let row = convert_one::<_, PetRowValues>(
+            row_for_update!(
+                self,
+                pets::table.find(id.get()).select(PetRowRecord::as_select())
+            )
+            .or_storage()?,
+        )?;
         let Some(row) = row else {
             return Ok(None);
         };
-        self.pet_row = PetRow {
-            pet_id: Some(row.pet.id),
-            stock: Some(row.stock),
-            open_orders: Some(row.open_orders),
-        };
-        Ok(Some(row.pet))
+        // Its stock and open orders, which the rules read next, are known now.
+        let pet = row.pet.clone();
+        let known = self.known();
+        known.remember(row);
+        known.pet(id);
+        Ok(Some(pet))
     }
 
     fn pets(&mut self, query: &PetQuery) -> RepoResult<Vec<Pet>> {

@@ -15,11 +15,8 @@ use crate::statements::{convert, convert_one, exactly_one};
 
 impl InventoryReader for Tx<'_> {
     fn inventory_item(&mut self, pet_id: PetId) -> RepoResult<Option<InventoryItem>> {
-        if let Some(item) = self.remembered_stock(pet_id) {
-            return Ok(Some(item));
-        }
-        if let Some(fetched) = self.fetched_stock(pet_id) {
-            return Ok(fetched);
+        if let Some(known) = self.known().stock(pet_id) {
+            return Ok(known);
         }
         // In a write transaction the pet's row is locked until it ends: its status, stock and
         // open orders are what the stock rules decide on, so two orders for the same pet take

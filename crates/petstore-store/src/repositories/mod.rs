@@ -20,46 +20,15 @@ mod keys;
 mod orders;
 mod webhooks;
 
-use petstore_core::{InventoryItem, PetId};
+use petstore_core::PetId;
 
 use super::{Tx, row_for_no_key_update, row_for_update};
 
-/// What a read of one pet's row found beside the pet: its inventory entry and its count of
-/// open orders, which the stock rules read right after the pet (placing, completing,
-/// cancelling an order). The row is read whole once and each of these served from here once,
-/// which saves two statements per order: two round trips on PostgreSQL.
-///
-/// It stays true until the transaction writes: in a write transaction the row is locked
-/// (PostgreSQL) or the database is (SQLite's one writer), and a read transaction sees one
-/// snapshot. Every writer of pets, stock or orders forgets it first ([`Tx::forget_pet_row`]),
-/// since the triggers of `orders` change the count.
-#[derive(Debug, Default)]
-pub(crate) struct PetRow {
-    pet_id: Option<PetId>,
-    stock: Option<InventoryItem>,
-    open_orders: Option<u64>,
-}
-
 impl Tx<'_> {
-    /// Forgets what the last read of a pet's row found, and what a burst fetched of pet
-    /// `pet` (of every pet: `None`): a write is about to change it.
+    /// Forgets what is known of pet `pet`'s row (of every pet: `None`): a write is about to
+    /// change it ([`KnownRows`](crate::known_rows::KnownRows)).
     pub(crate) fn forget_pet_row(&mut self, pet: Option<PetId>) {
-        self.pet_row = PetRow::default();
-        self.forget_fetched(pet);
-    }
-
-    /// The inventory entry of `pet_id` the last read of its row found, once.
-    fn remembered_stock(&mut self, pet_id: PetId) -> Option<InventoryItem> {
-        (self.pet_row.pet_id == Some(pet_id))
-            .then(|| self.pet_row.stock.take())
-            .flatten()
-    }
-
-    /// The open orders of `pet_id` the last read of its row found, once.
-    fn remembered_open_orders(&mut self, pet_id: PetId) -> Option<u64> {
-        (self.pet_row.pet_id == Some(pet_id))
-            .then(|| self.pet_row.open_orders.take())
-            .flatten()
+        self.known().forget(pet);
     }
 }
 

@@ -48,7 +48,7 @@ impl OrderReader for Tx<'_> {
     }
 
     fn open_order_count(&mut self, pet_id: PetId) -> RepoResult<u64> {
-        if let Some(count) = self.remembered_open_orders(pet_id) {
+        if let Some(count) = self.known().open_orders(pet_id) {
             return Ok(count);
         }
         // A counter kept by triggers (see the migration): O(1) however many orders exist.

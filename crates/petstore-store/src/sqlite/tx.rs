@@ -7,12 +7,13 @@ use diesel::query_dsl::LoadQuery;
 use diesel::sqlite::SqliteConnection;
 use petstore_core::{
     DomainError, DomainEvent, Event, EventId, EventReader, EventWriter, IdempotencyReader,
-    IdempotencyRecord, IdempotencyWriter, InventoryItem, NewOrder, OwnerId, PetId, RECORD_LIFETIME,
-    RepoResult, TraceParent,
+    IdempotencyRecord, IdempotencyWriter, NewOrder, OwnerId, RECORD_LIFETIME, RepoResult,
+    TraceParent,
 };
 
 use crate::error::{QueryResultExt, Rule, StoreError, Violation};
-use crate::records::{EventColumns, PetRowValues};
+use crate::known_rows::KnownRows;
+use crate::records::EventColumns;
 use crate::schema::sql_types::{Json, Time};
 use crate::schema::{events, idempotency_records, orders};
 use crate::sqlite::limit::{DefaultPage, Limited, limited};
@@ -24,13 +25,13 @@ use crate::statements::refuse;
 #[path = "../repositories/mod.rs"]
 mod repositories;
 
-use repositories::{LockSpace, PetRow};
+use repositories::LockSpace;
 
 /// One transaction's view of the database. `SqliteStore` opens the transaction around it.
 pub(crate) struct SqliteTx<'c> {
     pub(crate) conn: &'c mut SqliteConnection,
-    /// What the last read of a pet's row found beside the pet.
-    pet_row: PetRow,
+    /// The rows this transaction read and may serve again without a statement.
+    known: KnownRows,
 }
 
 impl<'c> SqliteTx<'c> {
@@ -38,7 +39,7 @@ impl<'c> SqliteTx<'c> {
     pub(crate) fn new(conn: &'c mut SqliteConnection) -> Self {
         Self {
             conn,
-            pet_row: PetRow::default(),
+            known: KnownRows::served_once(),
         }
     }
 }
@@ -50,19 +51,10 @@ impl SqliteTx<'_> {
         self.conn
     }
 
-    /// A pet's row a burst fetched for this work: none here (SQLite's reads are served from
-    /// its own pages, one statement each costing no round trip).
-    pub(crate) fn fetched_pet(&mut self, _: PetId) -> Option<Option<PetRowValues>> {
-        None
+    /// The rows known without a statement.
+    pub(crate) fn known(&mut self) -> &mut KnownRows {
+        &mut self.known
     }
-
-    /// Nor its inventory entry.
-    pub(crate) fn fetched_stock(&mut self, _: PetId) -> Option<Option<InventoryItem>> {
-        None
-    }
-
-    /// Nothing was fetched here to forget.
-    pub(crate) fn forget_fetched(&mut self, _: Option<PetId>) {}
 }
 
 /// The transaction type the shared statements are compiled for here.

@@ -1,0 +1,172 @@
+//! The one cache of pets' rows a transaction reads without a statement of its own, and of the
+//! idempotency records a write burst looked up ([`KnownRows`]).
+//!
+//! A pet's row holds what the stock rules read right after the pet: its inventory entry and
+//! its count of open orders. Read once, each part is served from here: an order reads its pet's
+//! row once where it would send three statements. A burst fills it for the rows its jobs
+//! named ([`Row`](crate::Row)), in one statement for all of them (`postgres/fetch.rs`); a read
+//! of one row by a statement of its own adds that row.
+//!
+//! What is known stays true until a write: in a write transaction the row is locked
+//! (PostgreSQL) or the database is (SQLite's one writer), and a read sees one snapshot or was
+//! asked for before the rows were read. Every writer of pets, stock or orders forgets the row
+//! it changes first (`Tx::forget_pet_row`), since the triggers of `orders` change the count.
+
+use std::collections::HashMap;
+
+use petstore_core::{IdempotencyRecord, InventoryItem, OwnerId, Pet, PetId};
+
+use crate::records::{PetRowRecord, PetRowValues};
+
+/// Pets' rows and idempotency records known without a statement. Each part of a row is
+/// served once where a job may change it (a write, or a transaction's own cache), and to
+/// every read in a burst of reads.
+#[derive(Debug)]
+pub(crate) struct KnownRows {
+    /// Each pet asked for: `None` if it does not exist, else the parts not yet served.
+    pets: HashMap<i64, Option<RowParts>>,
+    /// Each idempotency key looked up: its record, or `None` if it had none.
+    records: HashMap<(i64, String), Option<IdempotencyRecord>>,
+    /// Whether each part is served once (taken) or to every read (cloned).
+    once: bool,
+}
+
+/// The parts of a pet's row not yet served.
+#[derive(Debug, Clone)]
+struct RowParts {
+    pet: Option<Pet>,
+    stock: Option<InventoryItem>,
+    open_orders: Option<u64>,
+}
+
+impl KnownRows {
+    /// Nothing known yet, each part to be served once: one job's transaction, or a burst of
+    /// writes.
+    pub(crate) fn served_once() -> Self {
+        Self {
+            pets: HashMap::new(),
+            records: HashMap::new(),
+            once: true,
+        }
+    }
+
+    /// What one statement of a burst of reads found for the pets `asked`, served to every
+    /// read. A row that is not a valid pet is left out, so the job that named it reads it
+    /// itself and reports it as it would have.
+    pub(crate) fn read_for_all(asked: &[i64], found: Vec<PetRowRecord>) -> Self {
+        let mut known = Self {
+            pets: asked.iter().map(|&id| (id, None)).collect(),
+            records: HashMap::new(),
+            once: false,
+        };
+        known.add(found);
+        known
+    }
+
+    /// The rows a burst of writes locked, each part served once. A pet not found may exist,
+    /// locked by another transaction: its job reads it itself.
+    pub(crate) fn locked(found: Vec<PetRowRecord>) -> Self {
+        let mut known = Self::served_once();
+        known.add(found);
+        known
+    }
+
+    fn add(&mut self, found: Vec<PetRowRecord>) {
+        for row in found {
+            let id = row.pet.id;
+            match PetRowValues::try_from(row) {
+                Ok(values) => self.remember(values),
+                Err(_) => {
+                    self.pets.remove(&id);
+                }
+            }
+        }
+    }
+
+    /// Keeps a pet's row as read.
+    pub(crate) fn remember(&mut self, row: PetRowValues) {
+        let PetRowValues {
+            pet,
+            stock,
+            open_orders,
+        } = row;
+        let parts = RowParts {
+            pet: Some(pet.clone()),
+            stock: Some(stock),
+            open_orders: Some(open_orders),
+        };
+        self.pets.insert(pet.id.get(), Some(parts));
+    }
+
+    /// Pet `id`: `None` if nothing is known of it here, `Some(None)` if it does not exist.
+    pub(crate) fn pet(&mut self, id: PetId) -> Option<Option<Pet>> {
+        self.part(id, |parts| &mut parts.pet)
+    }
+
+    /// Pet `id`'s inventory entry, as [`pet`](Self::pet) answers.
+    pub(crate) fn stock(&mut self, id: PetId) -> Option<Option<InventoryItem>> {
+        self.part(id, |parts| &mut parts.stock)
+    }
+
+    /// Pet `id`'s count of open orders, where its row is known.
+    pub(crate) fn open_orders(&mut self, id: PetId) -> Option<u64> {
+        self.part(id, |parts| &mut parts.open_orders).flatten()
+    }
+
+    fn part<T: Clone>(
+        &mut self,
+        id: PetId,
+        part: impl FnOnce(&mut RowParts) -> &mut Option<T>,
+    ) -> Option<Option<T>> {
+        let once = self.once;
+        match self.pets.get_mut(&id.get())? {
+            None => Some(None),
+            Some(parts) => {
+                let slot = part(parts);
+                let value = if once { slot.take() } else { slot.clone() };
+                value.map(Some)
+            }
+        }
+    }
+
+    /// Keeps what a lookup found of the records of `asked` (owner, key): each found in `found`,
+    /// or known to be absent.
+    pub(crate) fn add_records(
+        &mut self,
+        asked: Vec<(i64, String)>,
+        found: Vec<(i64, String, IdempotencyRecord)>,
+    ) {
+        self.records
+            .extend(asked.into_iter().map(|name| (name, None)));
+        for (owner, key, record) in found {
+            if let Some(slot) = self.records.get_mut(&(owner, key)) {
+                *slot = Some(record);
+            }
+        }
+    }
+
+    /// What the lookup found of `owner`'s key `key`: `None` if it was not looked up, and
+    /// `Some(None)` if it had no record. Served once: the job that asked records the key
+    /// itself (held back) if it runs.
+    pub(crate) fn record(
+        &mut self,
+        owner: OwnerId,
+        key: &str,
+    ) -> Option<Option<IdempotencyRecord>> {
+        self.records.remove(&(owner.get(), key.to_owned()))
+    }
+
+    /// Forgets pet `pet`'s row, or every row and record (`None`): a write is about to change
+    /// it.
+    pub(crate) fn forget(&mut self, pet: Option<PetId>) {
+        match pet {
+            Some(id) => {
+                self.pets.remove(&id.get());
+            }
+            None => {
+                self.pets.clear();
+                self.records.clear();
+            }
+        }
+    }
+}
