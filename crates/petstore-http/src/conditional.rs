@@ -7,6 +7,7 @@
 //! state cannot both win.
 
 use std::future::{Ready, ready};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use actix_web::dev::Payload;
 use actix_web::http::StatusCode;
@@ -236,8 +237,8 @@ impl IdempotencyHeader {
 
 /// A create's answer as it is kept for replays: the domain stores these bytes without reading
 /// them (migration 000005 converted older records to this form).
-#[derive(Serialize, Deserialize)]
-struct RecordedAnswer {
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct RecordedAnswer {
     status: u16,
     headers: Vec<(String, String)>,
     /// The JSON body, as text.
@@ -298,21 +299,39 @@ fn json_bytes(value: &impl WriteJson) -> Vec<u8> {
     json
 }
 
-/// The bytes a create records for its idempotency key: its `201 Created` answer.
-pub fn record_created(location: String, value: &impl Serialize) -> Vec<u8> {
-    json_text(&RecordedAnswer::created(location, value)).into_bytes()
+/// Keeps the answer a create recorded, so that its `201` is sent as recorded rather than
+/// made again (the body serialised and its `ETag` hashed twice). The work may run more than
+/// once before it is answered: the last run's answer is kept, and it is the one recorded.
+#[derive(Debug, Clone, Default)]
+pub struct KeptAnswer(Arc<Mutex<Option<RecordedAnswer>>>);
+
+impl KeptAnswer {
+    /// Records the answer to a create of `value` at `location`, keeping it too.
+    pub fn record(&self, location: String, value: &impl Serialize) -> Vec<u8> {
+        let answer = RecordedAnswer::created(location, value);
+        let bytes = json_text(&answer).into_bytes();
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(answer);
+        bytes
+    }
+
+    fn take(&self) -> Option<RecordedAnswer> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).take()
+    }
 }
 
 /// The answer to a create: `201 Created` with `Location`, `ETag` and the resource when it was
-/// made now, or the recorded answer, byte for byte, when it is a replay.
+/// made now (as `kept`, where the create recorded its answer), or the recorded answer, byte for
+/// byte, when it is a replay.
 pub fn created_response<T: Serialize>(
     outcome: Outcome<T>,
     location: impl Fn(&T) -> String,
+    kept: &KeptAnswer,
 ) -> Result<HttpResponse, ApiError> {
     match outcome {
-        Outcome::Done(value) => {
-            Ok(RecordedAnswer::created(location(&value), &value).into_response())
-        }
+        Outcome::Done(value) => Ok(kept
+            .take()
+            .unwrap_or_else(|| RecordedAnswer::created(location(&value), &value))
+            .into_response()),
         Outcome::Replayed(bytes) => match serde_json::from_slice::<RecordedAnswer>(&bytes) {
             Ok(answer) => Ok(answer.into_response()),
             Err(error) => {

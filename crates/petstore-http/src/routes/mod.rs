@@ -15,7 +15,7 @@ use actix_web::http::header;
 use petstore_core::{Caller, DomainError, IdempotencyKey, Idempotent, Outcome};
 use serde::Serialize;
 
-use crate::conditional::{IdempotencyHeader, record_created};
+use crate::conditional::{IdempotencyHeader, KeptAnswer};
 use crate::endpoint::Endpoint;
 use crate::error::ApiError;
 use crate::state::{AppState, KeyName, PetService, Row, WriteNames};
@@ -106,12 +106,13 @@ fn created(location: String, body: &impl serde::Serialize) -> HttpResponse {
 /// Runs a create that keeps the client's `Idempotency-Key` (`key`): `create` gets the promise
 /// to record its answer, made from what it creates and `location(created)`. The outcome is
 /// what was made now, or the answer recorded for an earlier request with the same key
-/// (answer it with `conditional::created_response`).
+/// (answer it with `conditional::created_response`, with `kept`: the answer as recorded).
 async fn create_once<T: Serialize + Send + 'static>(
     state: &AppState,
     caller: Caller,
     row: Option<Row>,
     key: Option<IdempotencyKey>,
+    kept: KeptAnswer,
     location: fn(&T) -> String,
     mut create: impl for<'s, 'k> FnMut(
         &PetService<'s>,
@@ -133,7 +134,7 @@ async fn create_once<T: Serialize + Send + 'static>(
     };
     state
         .write_row(names, move |shop| {
-            let record = |made: &T| record_created(location(made), made);
+            let record = |made: &T| kept.record(location(made), made);
             create(
                 shop,
                 key.clone().map(|key| Idempotent {

@@ -9,7 +9,8 @@ use petstore_core::{Idempotent, NewOrder, Order, OrderId, OrderPatch, OrderQuery
 
 use crate::auth::{AnyKey, Auth, StaffOnly};
 use crate::conditional::{
-    IdempotencyHeader, IfMatch, IfNoneMatch, changed_response, created_response, read_response,
+    IdempotencyHeader, IfMatch, IfNoneMatch, KeptAnswer, changed_response, created_response,
+    read_response,
 };
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{JsonBody, PathId, Traced};
@@ -98,11 +99,21 @@ pub async fn place_order(
             .orders()
             .place(caller.0, new.clone(), once)
     };
-    let outcome = create_once(&state, caller.0, Some(pet), key, location, place).await?;
+    let kept = KeptAnswer::default();
+    let outcome = create_once(
+        &state,
+        caller.0,
+        Some(pet),
+        key,
+        kept.clone(),
+        location,
+        place,
+    )
+    .await?;
     if matches!(outcome, Outcome::Done(_)) {
         state.metrics().order_placed();
     }
-    created_response(outcome, location)
+    created_response(outcome, location, &kept)
 }
 
 /// Where an order is.

@@ -72,19 +72,7 @@ fn every_order_waits_for_a_held_row(lc_messages: &str, listed_as: &str, expected
         "the server speaks {lc_messages}: {words}"
     );
     let server = serve_with(&url, Some(ADMIN), &[]);
-    server.create_category(ADMIN, "Dogs");
-    let made = server.post("/v1/pets", ADMIN, r#"{"name": "Rex", "categoryId": 1}"#);
-    assert!(made.starts_with("HTTP/1.1 201"), "{made}");
-    let stocked = binary::send_to(
-        &server.address,
-        "PATCH",
-        "/v1/inventory/1",
-        ADMIN,
-        &[],
-        Some(r#"{"quantity": 100}"#),
-    )
-    .unwrap();
-    assert_eq!(stocked.0, 200);
+    server.first_pet_with_stock(ADMIN, 100);
 
     let mut holder = PgConnection::establish(&url).unwrap();
     holder

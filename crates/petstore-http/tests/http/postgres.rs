@@ -932,19 +932,7 @@ fn a_statement_stuck_on_a_lock_is_cancelled_at_the_deadline() {
         Some(ADMIN),
         &["--db-timeout-ms", "1000", "--db-wait-ms", "500"],
     );
-    server.create_category(ADMIN, "Dogs");
-    let made = server.post("/v1/pets", ADMIN, r#"{"name": "Rex", "categoryId": 1}"#);
-    assert_eq!(status(&made), 201, "{made}");
-    let stocked = binary::send_to(
-        &server.address,
-        "PATCH",
-        "/v1/inventory/1",
-        ADMIN,
-        &[],
-        Some(r#"{"quantity": 5}"#),
-    )
-    .unwrap();
-    assert_eq!(stocked.0, 200);
+    server.first_pet_with_stock(ADMIN, 5);
 
     let mut holder = diesel::PgConnection::establish(database.url()).unwrap();
     holder

@@ -16,6 +16,7 @@
 use chrono::{DateTime, Utc};
 use diesel::RunQueryDsl;
 use diesel::pg::PgConnection;
+use diesel::result::DatabaseErrorKind;
 use petstore_core::{DomainError, DomainEvent, IdempotencyRecord, NewOrder, OwnerId, TraceParent};
 
 use super::prepared::{SendHeldBack, SetStocks};
@@ -72,33 +73,46 @@ impl Deferred {
         }
     }
 
-    /// Holds back recording the answer to `owner`'s idempotency key `key`.
-    pub(crate) fn record(&mut self, owner: OwnerId, key: &str, record: &IdempotencyRecord) {
+    /// Holds back recording the answer to `owner`'s idempotency key `key`, over the expired
+    /// record of the key the transaction found (`replacing`), or as the key's first.
+    pub(crate) fn record(
+        &mut self,
+        owner: OwnerId,
+        key: &str,
+        record: &IdempotencyRecord,
+        replacing: bool,
+    ) {
         let IdempotencyRecord {
             fingerprint,
             response,
             recorded_at,
         } = record;
-        let rows = &mut self.rows;
-        rows.record_owners.push(owner.get());
-        rows.record_keys.push(key.to_owned());
-        rows.record_fingerprints.push(fingerprint.to_vec());
-        rows.record_responses.push(response.clone());
-        rows.record_times.push(*recorded_at);
+        let columns = if replacing {
+            &mut self.rows.replacing
+        } else {
+            &mut self.rows.records
+        };
+        columns.owners.push(owner.get());
+        columns.keys.push(key.to_owned());
+        columns.fingerprints.push(fingerprint.to_vec());
+        columns.responses.push(response.clone());
+        columns.times.push(*recorded_at);
     }
 
     /// The record held back for `owner`'s key `key`, if one is: a later create with that key
     /// in the same transaction replays it.
     pub(crate) fn held_record(&self, owner: OwnerId, key: &str) -> Option<IdempotencyRecord> {
-        let rows = &self.rows;
-        let at = (0..rows.record_keys.len())
-            .rev()
-            .find(|&i| rows.record_owners[i] == owner.get() && rows.record_keys[i] == key)?;
-        Some(IdempotencyRecord {
-            fingerprint: rows.record_fingerprints[at].as_slice().try_into().ok()?,
-            response: rows.record_responses[at].clone(),
-            recorded_at: rows.record_times[at],
-        })
+        [&self.rows.records, &self.rows.replacing]
+            .into_iter()
+            .find_map(|columns| {
+                let at = (0..columns.keys.len())
+                    .find(|&i| columns.owners[i] == owner.get() && columns.keys[i] == key)?;
+                Some(IdempotencyRecord {
+                    fingerprint: columns.fingerprints[at].as_slice().try_into().ok()?,
+                    response: columns.responses[at].clone(),
+                    recorded_at: columns.times[at],
+                })
+            })
     }
 
     /// Holds back appending `events`, after those held back before.
@@ -181,12 +195,25 @@ fn send(
     if rows.is_empty() {
         return Ok(None);
     }
-    let records = rows.record_keys.len();
-    let (xid, recorded): (i64, i64) = rows.get_result(conn)?;
+    let records = rows.records();
+    let (xid, recorded): (i64, i64) = rows.get_result(conn).map_err(key_recorded)?;
     if usize::try_from(recorded).ok() != Some(records) {
         return Err(StoreError::KeyRecorded);
     }
     Ok(Some(xid))
+}
+
+/// A key recorded by another transaction after this one found none: the record's primary key
+/// refused the insert (known by the error's kind and table, not its words).
+fn key_recorded(error: diesel::result::Error) -> StoreError {
+    match &error {
+        diesel::result::Error::DatabaseError(DatabaseErrorKind::UniqueViolation, info)
+            if info.table_name() == Some("idempotency_records") =>
+        {
+            StoreError::KeyRecorded
+        }
+        _ => error.into(),
+    }
 }
 
 #[cfg(test)]

@@ -54,11 +54,11 @@ impl QueryFragment<Pg> for SetStocks {
 
 impl RunQueryDsl<PgConnection> for SetStocks {}
 
-/// What a write burst held back, in one statement: the orders it placed (their ids taken from
-/// the sequence beforehand), the idempotency records its creates made, and the events its
-/// writes appended, in the order they were appended. It returns the transaction's id and how
-/// many records were written: a record whose key another transaction recorded since it was
-/// looked up, and has not let expire, is not written, and the burst must not commit then.
+/// What a write transaction held back, in one statement: the orders it placed (their ids
+/// taken from the sequence beforehand), the idempotency records its creates made, and the
+/// events its writes appended, in the order they were appended. It returns the transaction's
+/// id and how many records were written: one written over an expired record that another
+/// transaction has made fresh meanwhile is not, and the transaction must not commit then.
 ///
 /// Not one statement with [`SetStocks`]: the trigger on `orders` updates the same pets' rows,
 /// and PostgreSQL applies only one of two changes to a row made in one statement.
@@ -69,11 +69,10 @@ pub(crate) struct SendHeldBack {
     pub(crate) quantities: Vec<i64>,
     pub(crate) ship_dates: Vec<Option<chrono::DateTime<chrono::Utc>>>,
     pub(crate) owner_ids: Vec<Option<i64>>,
-    pub(crate) record_owners: Vec<i64>,
-    pub(crate) record_keys: Vec<String>,
-    pub(crate) record_fingerprints: Vec<Vec<u8>>,
-    pub(crate) record_responses: Vec<Vec<u8>>,
-    pub(crate) record_times: Vec<chrono::DateTime<chrono::Utc>>,
+    /// Records of keys the transaction found no record of: inserted.
+    pub(crate) records: RecordColumns,
+    /// Records of keys whose expired record the transaction found: written over it.
+    pub(crate) replacing: RecordColumns,
     pub(crate) times: Vec<chrono::DateTime<chrono::Utc>>,
     pub(crate) traceparents: Vec<Option<String>>,
     pub(crate) types: Vec<String>,
@@ -81,10 +80,42 @@ pub(crate) struct SendHeldBack {
     pub(crate) data: Vec<serde_json::Value>,
 }
 
+/// Idempotency records, each column an array, as [`SendHeldBack`] binds them.
+#[derive(Debug, Default)]
+pub(crate) struct RecordColumns {
+    pub(crate) owners: Vec<i64>,
+    pub(crate) keys: Vec<String>,
+    pub(crate) fingerprints: Vec<Vec<u8>>,
+    pub(crate) responses: Vec<Vec<u8>>,
+    pub(crate) times: Vec<chrono::DateTime<chrono::Utc>>,
+}
+
+impl RecordColumns {
+    fn walk<'b>(&'b self, out: &mut AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+        out.push_bind_param::<Array<BigInt>, _>(&self.owners)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Text>, _>(&self.keys)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Bytea>, _>(&self.fingerprints)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Bytea>, _>(&self.responses)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Timestamptz>, _>(&self.times)
+    }
+}
+
 impl SendHeldBack {
     /// Whether it holds no order, record or event: then it is not sent.
     pub(crate) fn is_empty(&self) -> bool {
-        self.order_ids.is_empty() && self.record_keys.is_empty() && self.types.is_empty()
+        self.order_ids.is_empty()
+            && self.records.keys.is_empty()
+            && self.replacing.keys.is_empty()
+            && self.types.is_empty()
+    }
+
+    /// How many records it writes.
+    pub(crate) fn records(&self) -> usize {
+        self.records.keys.len() + self.replacing.keys.len()
     }
 }
 
@@ -104,22 +135,21 @@ impl QueryFragment<Pg> for SendHeldBack {
         out.push_bind_param::<Array<Nullable<Timestamptz>>, _>(&self.ship_dates)?;
         out.push_sql(", ");
         out.push_bind_param::<Array<Nullable<BigInt>>, _>(&self.owner_ids)?;
-        // An expired record of the same key is written over (the lookup took it for absent);
-        // a fresh one is left, and not counted.
+        // A key no record was found of is inserted: one recorded meanwhile by another
+        // transaction fails the statement (a unique violation, `deferred.rs`). One whose
+        // expired record was found is written over it, and not if the record is fresh now.
         out.push_sql(
             ") AS o(id, pet_id, quantity, ship_date, owner_id) ORDER BY o.id), \
              recorded AS (INSERT INTO idempotency_records (owner_id, idempotency_key, \
              fingerprint, response, recorded_at) SELECT * FROM unnest(",
         );
-        out.push_bind_param::<Array<BigInt>, _>(&self.record_owners)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Text>, _>(&self.record_keys)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Bytea>, _>(&self.record_fingerprints)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Bytea>, _>(&self.record_responses)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Timestamptz>, _>(&self.record_times)?;
+        self.records.walk(&mut out)?;
+        out.push_sql(
+            ") RETURNING 1), \
+             replaced AS (INSERT INTO idempotency_records (owner_id, idempotency_key, \
+             fingerprint, response, recorded_at) SELECT * FROM unnest(",
+        );
+        self.replacing.walk(&mut out)?;
         out.push_sql(
             ") ON CONFLICT (owner_id, idempotency_key) DO UPDATE SET \
              fingerprint = excluded.fingerprint, response = excluded.response, \
@@ -144,7 +174,8 @@ impl QueryFragment<Pg> for SendHeldBack {
         out.push_sql(
             ") WITH ORDINALITY AS e(time, type, subject, data, traceparent, place) \
              ORDER BY e.place RETURNING 1) \
-             SELECT pg_current_xact_id()::text::bigint, (SELECT count(*) FROM recorded)",
+             SELECT pg_current_xact_id()::text::bigint, \
+             (SELECT count(*) FROM recorded) + (SELECT count(*) FROM replaced)",
         );
         Ok(())
     }

@@ -51,6 +51,8 @@ pub(crate) struct PgTx<'c> {
     /// The writes held back until a statement or the commit needs them (`deferred.rs`):
     /// every write transaction has them, a read none.
     deferred: Option<&'c mut Deferred>,
+    /// The idempotency keys whose stored record this transaction found.
+    found_records: Vec<(OwnerId, String)>,
 }
 
 impl<'c> PgTx<'c> {
@@ -63,6 +65,7 @@ impl<'c> PgTx<'c> {
             xid: None,
             known,
             deferred: None,
+            found_records: Vec::new(),
         }
     }
 
@@ -241,13 +244,21 @@ impl IdempotencyReader for PgTx<'_> {
         {
             return Ok(Some(held));
         }
-        if let Some(found) = self.known.record(owner, key) {
-            return Ok(found);
+        let found = match self.known.record(owner, key) {
+            Some(found) => found,
+            None => {
+                if self.writing {
+                    self.lock_name(LockSpace::IdempotencyKey, &format!("{}:{key}", owner.get()))?;
+                }
+                self.stored_idempotency_record(owner, key)?
+            }
+        };
+        // A record found (it can only be expired, or the create replays it) is written over
+        // when the key is recorded again; a key without one is inserted.
+        if found.is_some() {
+            self.found_records.push((owner, key.to_owned()));
         }
-        if self.writing {
-            self.lock_name(LockSpace::IdempotencyKey, &format!("{}:{key}", owner.get()))?;
-        }
-        self.stored_idempotency_record(owner, key)
+        Ok(found)
     }
 }
 
@@ -260,7 +271,13 @@ impl IdempotencyWriter for PgTx<'_> {
         key: &str,
         record: &IdempotencyRecord,
     ) -> RepoResult<()> {
-        self.held_back().or_storage()?.record(owner, key, record);
+        let replacing = self
+            .found_records
+            .iter()
+            .any(|(o, k)| *o == owner && k == key);
+        self.held_back()
+            .or_storage()?
+            .record(owner, key, record, replacing);
         Ok(())
     }
 

@@ -8,9 +8,11 @@
 //! static query id, so Diesel's cache keeps them.
 
 use diesel::query_builder::{AstPass, QueryFragment, QueryId};
-use diesel::sql_types::BigInt;
+use diesel::sql_types::{BigInt, Binary, Text};
 use diesel::sqlite::{Sqlite, SqliteConnection};
 use diesel::{QueryResult, RunQueryDsl};
+
+use crate::schema::sql_types::{Time, UtcTime};
 
 /// A statement of fixed text and no parameters, cached by its type.
 macro_rules! fixed_statement {
@@ -64,3 +66,50 @@ impl QueryFragment<Sqlite> for SetStock {
 }
 
 impl RunQueryDsl<SqliteConnection> for SetStock {}
+
+/// Records the answer to an idempotency key, over an expired record of the key: Diesel never
+/// caches an upsert built with its query builder (its `DO UPDATE`), and every keyed create
+/// writes one.
+#[derive(Debug)]
+pub(crate) struct RecordAnswer<'a> {
+    pub(crate) owner: i64,
+    pub(crate) key: &'a str,
+    pub(crate) fingerprint: &'a [u8],
+    pub(crate) response: &'a [u8],
+    pub(crate) recorded_at: Time,
+    /// A record of the key made before this is expired, and written over.
+    pub(crate) expired_before: Time,
+}
+
+/// One text whatever the borrows: Diesel's cache keys it by this static id.
+impl QueryId for RecordAnswer<'_> {
+    type QueryId = RecordAnswer<'static>;
+    const HAS_STATIC_QUERY_ID: bool = true;
+}
+
+impl QueryFragment<Sqlite> for RecordAnswer<'_> {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Sqlite>) -> QueryResult<()> {
+        out.push_sql(
+            "INSERT INTO idempotency_records (owner_id, idempotency_key, fingerprint, response, \
+             recorded_at) VALUES (",
+        );
+        out.push_bind_param::<BigInt, _>(&self.owner)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Text, _>(self.key)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Binary, _>(self.fingerprint)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Binary, _>(self.response)?;
+        out.push_sql(", ");
+        out.push_bind_param::<UtcTime, _>(&self.recorded_at)?;
+        out.push_sql(
+            ") ON CONFLICT (owner_id, idempotency_key) DO UPDATE SET \
+             fingerprint = excluded.fingerprint, response = excluded.response, \
+             recorded_at = excluded.recorded_at WHERE idempotency_records.recorded_at < ",
+        );
+        out.push_bind_param::<UtcTime, _>(&self.expired_before)?;
+        Ok(())
+    }
+}
+
+impl RunQueryDsl<SqliteConnection> for RecordAnswer<'_> {}

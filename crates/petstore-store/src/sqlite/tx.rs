@@ -15,9 +15,9 @@ use crate::error::{QueryResultExt, Rule, StoreError, Violation};
 use crate::known_rows::KnownRows;
 use crate::records::EventColumns;
 use crate::schema::sql_types::{Json, Time};
-use crate::schema::{events, idempotency_records, orders};
+use crate::schema::{events, orders};
 use crate::sqlite::limit::{DefaultPage, Limited, limited};
-use crate::sqlite::prepared::SetStock;
+use crate::sqlite::prepared::{RecordAnswer, SetStock};
 use crate::statements::refuse;
 
 // Compiled once for each backend, for its `Tx`: the statements are written once.
@@ -184,29 +184,21 @@ impl IdempotencyWriter for SqliteTx<'_> {
         key: &str,
         record: &IdempotencyRecord,
     ) -> RepoResult<()> {
-        use diesel::query_dsl::methods::FilterDsl;
-        use idempotency_records::dsl as column;
         let IdempotencyRecord {
             fingerprint,
             response,
             recorded_at,
         } = record;
-        let values = (
-            column::fingerprint.eq(fingerprint.as_slice()),
-            column::response.eq(response.as_slice()),
-            column::recorded_at.eq(Time(*recorded_at)),
-        );
-        let written = diesel::insert_into(idempotency_records::table)
-            .values((
-                column::owner_id.eq(owner.get()),
-                column::idempotency_key.eq(key),
-                values,
-            ))
-            .on_conflict((column::owner_id, column::idempotency_key))
-            .do_update()
-            .set(values)
-            .filter(column::recorded_at.lt(Time(*recorded_at - RECORD_LIFETIME)));
-        let written = written.execute(self.conn).or_storage()?;
+        let written = RecordAnswer {
+            owner: owner.get(),
+            key,
+            fingerprint,
+            response,
+            recorded_at: Time(*recorded_at),
+            expired_before: Time(*recorded_at - RECORD_LIFETIME),
+        }
+        .execute(self.conn)
+        .or_storage()?;
         if written == 0 {
             return Err(StoreError::KeyRecorded.into());
         }

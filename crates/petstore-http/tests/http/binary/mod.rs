@@ -232,6 +232,23 @@ impl Server {
         assert!(reply.starts_with("HTTP/1.1 201"), "{reply}");
     }
 
+    /// Makes the shop's first pet, Rex (id 1) in a first category, with `quantity` in stock.
+    pub(crate) fn first_pet_with_stock(&self, key: &str, quantity: u32) {
+        self.create_category(key, "Dogs");
+        let made = self.post("/v1/pets", key, r#"{"name": "Rex", "categoryId": 1}"#);
+        assert!(made.starts_with("HTTP/1.1 201"), "{made}");
+        let stocked = self
+            .send(
+                "PATCH",
+                "/v1/inventory/1",
+                key,
+                &[],
+                Some(&format!(r#"{{"quantity": {quantity}}}"#)),
+            )
+            .unwrap();
+        assert_eq!(stocked.0, 200, "{}", stocked.1);
+    }
+
     /// Opens the event stream, after `last_event_id` if given.
     pub(crate) fn open_stream(&self, key: &str, last_event_id: Option<u64>) -> TcpStream {
         let mut stream = TcpStream::connect(&self.address).unwrap();
