@@ -127,9 +127,14 @@ struct Pragmas {
 }
 
 impl Pragmas {
+    /// `temp_store = MEMORY`: a statement that may have to undo part of itself inside the
+    /// writer's savepoint (an upsert, a statement firing triggers) keeps its statement journal
+    /// in memory. In a file, each such statement wrote every page it changed there as well,
+    /// a write call each: a keyed order's record wrote three times the bytes of the order.
     fn sql(self) -> String {
         format!(
-            "PRAGMA busy_timeout = {}; PRAGMA foreign_keys = ON; PRAGMA synchronous = {};",
+            "PRAGMA busy_timeout = {}; PRAGMA foreign_keys = ON; PRAGMA synchronous = {}; \
+             PRAGMA temp_store = MEMORY;",
             self.busy_timeout_ms, self.synchronous
         )
     }
