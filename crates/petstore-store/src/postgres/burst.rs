@@ -24,7 +24,7 @@ use diesel::r2d2::PooledConnection;
 use petstore_core::{DomainError, Failure, RepoResult, Snapshot, Store, Transaction};
 
 use super::deferred::Deferred;
-use super::fetch::{lock_pets, look_up_records};
+use super::fetch::lock_and_look_up;
 use super::tx::PgTx;
 use super::{PgStore, PrimaryOnly};
 use crate::error::{StoreError, is_read_only};
@@ -88,25 +88,6 @@ pub(super) fn run_writes(store: &PgStore, jobs: Vec<WriteJob>) {
     }
 }
 
-/// What a burst's jobs name, read in its transaction as it begins: the pets `pets` locked,
-/// with an order id for each, and the records of the idempotency keys `keys`.
-fn fetch_named(
-    conn: &mut diesel::PgConnection,
-    pets: &[i64],
-    keys: Vec<(i64, String)>,
-) -> diesel::QueryResult<(KnownRows, Vec<i64>)> {
-    let (mut fetched, order_ids) = if pets.is_empty() {
-        (KnownRows::locked(Vec::new()), Vec::new())
-    } else {
-        lock_pets(conn, pets)?
-    };
-    if !keys.is_empty() {
-        let found = look_up_records(conn, &keys)?;
-        fetched.add_records(keys, found);
-    }
-    Ok((fetched, order_ids))
-}
-
 /// A burst that rolled back: its jobs run again, each alone. No client sees it; a job's
 /// store calls answer it (as a storage failure) until its run ends.
 #[derive(Debug, Clone, Copy, thiserror::Error)]
@@ -142,7 +123,7 @@ struct PgWriteBurst<'s> {
 
 impl<'s> PgWriteBurst<'s> {
     /// Takes the burst's connection. If its jobs name pets, begins its transaction by locking
-    /// them in one statement ([`lock_pets`]), so that each job reads its pet's row from
+    /// them and looking up the keys they name in one statement ([`lock_and_look_up`]), so that each job reads its pet's row from
     /// memory; otherwise, or if that fails, the transaction begins with the first write.
     fn start(store: &'s PgStore, jobs: &[WriteJob]) -> RepoResult<Self> {
         let conn = store.pool.get().map_err(StoreError::from)?;
@@ -159,7 +140,7 @@ impl<'s> PgWriteBurst<'s> {
         let mut conn = burst.conn.borrow_mut();
         if !(pets.is_empty() && keys.is_empty()) && conn.batch_execute(BEGIN).is_ok() {
             burst.state.set(State::Begun);
-            match fetch_named(&mut conn.conn, &pets, keys) {
+            match lock_and_look_up(&mut conn.conn, &pets, keys) {
                 Ok((fetched, order_ids)) => {
                     *burst.fetched.borrow_mut() = fetched;
                     burst.deferred.borrow_mut().add_order_ids(order_ids);

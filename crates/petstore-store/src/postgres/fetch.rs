@@ -1,16 +1,17 @@
 //! The statements a burst fetches the pets its jobs name with ([`Row`](crate::Row)), and
 //! looks up the idempotency keys they name with ([`KeyName`](crate::KeyName)): one statement
-//! for the whole burst, where each job would send one of its own.
+//! for the whole burst, where each job would send one or two of its own.
 
 use diesel::QueryResult;
 use diesel::pg::PgConnection;
 use diesel::prelude::*;
 use petstore_core::IdempotencyRecord;
 
-use super::prepared::NextOrderId;
+use diesel::sql_types::{Array, BigInt, Bytea, Nullable, Text, Timestamptz};
+
 use crate::known_rows::KnownRows;
-use crate::records::{IdempotencyRow, PetRowRecord};
-use crate::schema::{idempotency_records, pets};
+use crate::records::{IdempotencyRow, PetRecord, PetRowRecord, StatusText};
+use crate::schema::pets;
 
 /// The rows of `pets` (ids, in order) for a burst of reads, in autocommit: one snapshot,
 /// taken after every read of the burst was asked for.
@@ -22,52 +23,122 @@ pub(super) fn read_pets(conn: &mut PgConnection, ids: &[i64]) -> QueryResult<Kno
     Ok(KnownRows::read_for_all(ids, found))
 }
 
-/// The rows of `pets` (ids, in order) locked for a burst of writes, in its transaction, in id
-/// order (`FOR UPDATE`, as a job's own read of its pet locks it), and an order id from the
-/// sequence for each row locked, for the orders the burst holds back (`deferred.rs`). A row
-/// another transaction holds is skipped rather than waited for: the job naming it locks it
-/// itself, with the burst's bounded wait, as without this statement.
-pub(super) fn lock_pets(
+/// What a burst of writes names, read in one statement of its transaction as it begins: the
+/// rows of `pets` locked in id order (`FOR UPDATE`, as a job's own read of its pet locks it),
+/// with an order id from the sequence for each row locked, for the orders the burst holds
+/// back (`deferred.rs`); and the idempotency records of `keys` (owner, key), without a lock.
+///
+/// A pet row another transaction holds is skipped rather than waited for: the job naming it
+/// locks it itself, with the burst's bounded wait. A record committed after this statement
+/// makes the burst's own record of the key fail when it is sent, and the burst then runs each
+/// job alone, where the create finds it. A row that is not a valid pet or record is left
+/// out, so the job that named it reads it itself and reports it as it would have.
+pub(super) fn lock_and_look_up(
     conn: &mut PgConnection,
-    ids: &[i64],
+    pets: &[i64],
+    keys: Vec<(i64, String)>,
 ) -> QueryResult<(KnownRows, Vec<i64>)> {
-    let found: Vec<(PetRowRecord, i64)> = pets::table
-        .filter(pets::id.eq_any(ids))
-        .order(pets::id)
-        .select((PetRowRecord::as_select(), NextOrderId))
-        .for_update()
-        .skip_locked()
+    let (owners, texts): (Vec<i64>, Vec<String>) = keys.iter().cloned().unzip();
+    let rows: Vec<NamedRow> = diesel::sql_query(LOCK_PETS_AND_LOOK_UP_KEYS)
+        .bind::<Array<BigInt>, _>(pets)
+        .bind::<Array<BigInt>, _>(owners)
+        .bind::<Array<Text>, _>(texts)
         .load(conn)?;
-    let (rows, order_ids) = found.into_iter().unzip();
-    Ok((KnownRows::locked(rows), order_ids))
+    let mut locked = Vec::new();
+    let mut order_ids = Vec::new();
+    let mut records = Vec::new();
+    for row in rows {
+        match row {
+            NamedRow {
+                id: Some(id),
+                name: Some(name),
+                category_id: Some(category_id),
+                status: Some(status),
+                stock: Some(stock),
+                open_orders: Some(open_orders),
+                order_id: Some(order_id),
+                ..
+            } => {
+                locked.push(PetRowRecord {
+                    pet: PetRecord {
+                        id,
+                        name,
+                        category_id,
+                        status,
+                    },
+                    stock,
+                    open_orders,
+                });
+                order_ids.push(order_id);
+            }
+            NamedRow {
+                owner_id: Some(owner),
+                idempotency_key: Some(key),
+                fingerprint: Some(fingerprint),
+                response: Some(response),
+                recorded_at: Some(recorded_at),
+                ..
+            } => {
+                let row = IdempotencyRow {
+                    fingerprint,
+                    response,
+                    recorded_at,
+                };
+                // Owners and keys matched apart may pair a key with another owner's.
+                if keys.iter().any(|(o, k)| *o == owner && *k == key)
+                    && let Ok(record) = IdempotencyRecord::try_from(row)
+                {
+                    records.push((owner, key, record));
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut known = KnownRows::locked(locked);
+    known.add_records(keys, records);
+    Ok((known, order_ids))
 }
 
-/// The idempotency records of `keys` (owner, key), in a write burst's transaction, without a
-/// lock: a record committed after this statement makes the burst's own record of the key
-/// fail to be written when it is sent (`deferred.rs`), and the burst then runs each job
-/// alone, where the create finds it. A row that is not a valid record is left out, so the
-/// job that named it reads it itself and reports it as it would have.
-pub(super) fn look_up_records(
-    conn: &mut PgConnection,
-    keys: &[(i64, String)],
-) -> QueryResult<Vec<(i64, String, IdempotencyRecord)>> {
-    let owners: Vec<i64> = keys.iter().map(|(owner, _)| *owner).collect();
-    let texts: Vec<&str> = keys.iter().map(|(_, key)| key.as_str()).collect();
-    // Owners and keys matched apart may pair a key with another owner's: those are dropped.
-    let found: Vec<(i64, String, IdempotencyRow)> = idempotency_records::table
-        .filter(idempotency_records::owner_id.eq_any(owners))
-        .filter(idempotency_records::idempotency_key.eq_any(texts))
-        .select((
-            idempotency_records::owner_id,
-            idempotency_records::idempotency_key,
-            IdempotencyRow::as_select(),
-        ))
-        .load(conn)?;
-    Ok(found
-        .into_iter()
-        .filter(|(owner, key, _)| keys.iter().any(|(o, k)| o == owner && k == key))
-        .filter_map(|(owner, key, row)| Some((owner, key, IdempotencyRecord::try_from(row).ok()?)))
-        .collect())
+/// [`lock_and_look_up`]'s statement: the pets locked and the records found, as rows of one
+/// shape, each kind with the other's columns `NULL`.
+const LOCK_PETS_AND_LOOK_UP_KEYS: &str = "\
+    WITH locked AS (SELECT id, name, category_id, status, stock, open_orders, \
+    nextval('orders_id_seq') AS order_id FROM pets WHERE id = ANY($1) ORDER BY id \
+    FOR UPDATE SKIP LOCKED) \
+    SELECT id, name, category_id, status, stock, open_orders, order_id, \
+    NULL::bigint AS owner_id, NULL::text AS idempotency_key, NULL::bytea AS fingerprint, \
+    NULL::bytea AS response, NULL::timestamptz AS recorded_at FROM locked \
+    UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, owner_id, idempotency_key, \
+    fingerprint, response, recorded_at FROM idempotency_records \
+    WHERE owner_id = ANY($2) AND idempotency_key = ANY($3)";
+
+/// A row of [`LOCK_PETS_AND_LOOK_UP_KEYS`]: a locked pet, or a record found.
+#[derive(QueryableByName)]
+struct NamedRow {
+    #[diesel(sql_type = Nullable<BigInt>)]
+    id: Option<i64>,
+    #[diesel(sql_type = Nullable<Text>)]
+    name: Option<String>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    category_id: Option<i64>,
+    #[diesel(sql_type = Nullable<Text>)]
+    status: Option<StatusText>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    stock: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    open_orders: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    order_id: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    owner_id: Option<i64>,
+    #[diesel(sql_type = Nullable<Text>)]
+    idempotency_key: Option<String>,
+    #[diesel(sql_type = Nullable<Bytea>)]
+    fingerprint: Option<Vec<u8>>,
+    #[diesel(sql_type = Nullable<Bytea>)]
+    response: Option<Vec<u8>>,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    recorded_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 #[cfg(test)]
