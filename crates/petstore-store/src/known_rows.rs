@@ -27,6 +27,9 @@ pub(crate) struct KnownRows {
     pets: HashMap<i64, Option<RowParts>>,
     /// Each idempotency key looked up: its record, or `None` if it had none.
     records: HashMap<(i64, String), Option<IdempotencyRecord>>,
+    /// The keys whose stored record a create found (expired, or it replayed): recorded
+    /// again, their record is written over the old one, where a new key's is inserted.
+    found: Vec<(i64, String)>,
     /// Whether each part is served once (taken) or to every read (cloned).
     once: bool,
 }
@@ -46,6 +49,7 @@ impl KnownRows {
         Self {
             pets: HashMap::new(),
             records: HashMap::new(),
+            found: Vec::new(),
             once: true,
         }
     }
@@ -57,6 +61,7 @@ impl KnownRows {
         let mut known = Self {
             pets: asked.iter().map(|&id| (id, None)).collect(),
             records: HashMap::new(),
+            found: Vec::new(),
             once: false,
         };
         known.add(found);
@@ -156,6 +161,18 @@ impl KnownRows {
         self.records.remove(&(owner.get(), key.to_owned()))
     }
 
+    /// Notes that `owner`'s key `key` has a stored record.
+    pub(crate) fn note_record_found(&mut self, owner: OwnerId, key: &str) {
+        self.found.push((owner.get(), key.to_owned()));
+    }
+
+    /// Whether `owner`'s key `key` was found to have a stored record.
+    pub(crate) fn record_was_found(&self, owner: OwnerId, key: &str) -> bool {
+        self.found
+            .iter()
+            .any(|(o, k)| *o == owner.get() && k == key)
+    }
+
     /// Forgets pet `pet`'s row, or every row and record (`None`): a write is about to change
     /// it.
     pub(crate) fn forget(&mut self, pet: Option<PetId>) {
@@ -166,6 +183,7 @@ impl KnownRows {
             None => {
                 self.pets.clear();
                 self.records.clear();
+                self.found.clear();
             }
         }
     }

@@ -51,8 +51,6 @@ pub(crate) struct PgTx<'c> {
     /// The writes held back until a statement or the commit needs them (`deferred.rs`):
     /// every write transaction has them, a read none.
     deferred: Option<&'c mut Deferred>,
-    /// The idempotency keys whose stored record this transaction found.
-    found_records: Vec<(OwnerId, String)>,
 }
 
 impl<'c> PgTx<'c> {
@@ -65,7 +63,6 @@ impl<'c> PgTx<'c> {
             xid: None,
             known,
             deferred: None,
-            found_records: Vec::new(),
         }
     }
 
@@ -256,7 +253,7 @@ impl IdempotencyReader for PgTx<'_> {
         // A record found (it can only be expired, or the create replays it) is written over
         // when the key is recorded again; a key without one is inserted.
         if found.is_some() {
-            self.found_records.push((owner, key.to_owned()));
+            self.known.note_record_found(owner, key);
         }
         Ok(found)
     }
@@ -271,10 +268,7 @@ impl IdempotencyWriter for PgTx<'_> {
         key: &str,
         record: &IdempotencyRecord,
     ) -> RepoResult<()> {
-        let replacing = self
-            .found_records
-            .iter()
-            .any(|(o, k)| *o == owner && k == key);
+        let replacing = self.known.record_was_found(owner, key);
         self.held_back()
             .or_storage()?
             .record(owner, key, record, replacing);

@@ -67,9 +67,8 @@ impl QueryFragment<Sqlite> for SetStock {
 
 impl RunQueryDsl<SqliteConnection> for SetStock {}
 
-/// Records the answer to an idempotency key, over an expired record of the key: Diesel never
-/// caches an upsert built with its query builder (its `DO UPDATE`), and every keyed create
-/// writes one.
+/// Records the answer to an idempotency key that has no record: its first. Written out as the
+/// other hot statements are, so Diesel's cache keeps it.
 #[derive(Debug)]
 pub(crate) struct RecordAnswer<'a> {
     pub(crate) owner: i64,
@@ -77,8 +76,6 @@ pub(crate) struct RecordAnswer<'a> {
     pub(crate) fingerprint: &'a [u8],
     pub(crate) response: &'a [u8],
     pub(crate) recorded_at: Time,
-    /// A record of the key made before this is expired, and written over.
-    pub(crate) expired_before: Time,
 }
 
 /// One text whatever the borrows: Diesel's cache keys it by this static id.
@@ -87,8 +84,8 @@ impl QueryId for RecordAnswer<'_> {
     const HAS_STATIC_QUERY_ID: bool = true;
 }
 
-impl QueryFragment<Sqlite> for RecordAnswer<'_> {
-    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Sqlite>) -> QueryResult<()> {
+impl RecordAnswer<'_> {
+    fn walk_insert<'b>(&'b self, out: &mut AstPass<'_, 'b, Sqlite>) -> QueryResult<()> {
         out.push_sql(
             "INSERT INTO idempotency_records (owner_id, idempotency_key, fingerprint, response, \
              recorded_at) VALUES (",
@@ -102,8 +99,39 @@ impl QueryFragment<Sqlite> for RecordAnswer<'_> {
         out.push_bind_param::<Binary, _>(self.response)?;
         out.push_sql(", ");
         out.push_bind_param::<UtcTime, _>(&self.recorded_at)?;
+        out.push_sql(")");
+        Ok(())
+    }
+}
+
+impl QueryFragment<Sqlite> for RecordAnswer<'_> {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Sqlite>) -> QueryResult<()> {
+        self.walk_insert(&mut out)
+    }
+}
+
+impl RunQueryDsl<SqliteConnection> for RecordAnswer<'_> {}
+
+/// Records the answer to an idempotency key over its expired record: Diesel never caches an
+/// upsert built with its query builder (its `DO UPDATE`).
+#[derive(Debug)]
+pub(crate) struct ReplaceAnswer<'a> {
+    pub(crate) answer: RecordAnswer<'a>,
+    /// A record of the key made before this is expired, and written over.
+    pub(crate) expired_before: Time,
+}
+
+/// One text whatever the borrows, as [`RecordAnswer`]'s.
+impl QueryId for ReplaceAnswer<'_> {
+    type QueryId = ReplaceAnswer<'static>;
+    const HAS_STATIC_QUERY_ID: bool = true;
+}
+
+impl QueryFragment<Sqlite> for ReplaceAnswer<'_> {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Sqlite>) -> QueryResult<()> {
+        self.answer.walk_insert(&mut out)?;
         out.push_sql(
-            ") ON CONFLICT (owner_id, idempotency_key) DO UPDATE SET \
+            " ON CONFLICT (owner_id, idempotency_key) DO UPDATE SET \
              fingerprint = excluded.fingerprint, response = excluded.response, \
              recorded_at = excluded.recorded_at WHERE idempotency_records.recorded_at < ",
         );
@@ -112,4 +140,4 @@ impl QueryFragment<Sqlite> for RecordAnswer<'_> {
     }
 }
 
-impl RunQueryDsl<SqliteConnection> for RecordAnswer<'_> {}
+impl RunQueryDsl<SqliteConnection> for ReplaceAnswer<'_> {}

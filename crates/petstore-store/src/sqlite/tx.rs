@@ -4,6 +4,7 @@
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::query_dsl::LoadQuery;
+use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel::sqlite::SqliteConnection;
 use petstore_core::{
     DomainError, DomainEvent, Event, EventId, EventReader, EventWriter, IdempotencyReader,
@@ -17,7 +18,7 @@ use crate::records::EventColumns;
 use crate::schema::sql_types::{Json, Time};
 use crate::schema::{events, orders};
 use crate::sqlite::limit::{DefaultPage, Limited, limited};
-use crate::sqlite::prepared::{RecordAnswer, SetStock};
+use crate::sqlite::prepared::{RecordAnswer, ReplaceAnswer, SetStock};
 use crate::statements::refuse;
 
 // Compiled once for each backend, for its `Tx`: the statements are written once.
@@ -171,13 +172,19 @@ impl IdempotencyReader for SqliteTx<'_> {
         owner: OwnerId,
         key: &str,
     ) -> RepoResult<Option<IdempotencyRecord>> {
-        self.stored_idempotency_record(owner, key)
+        let found = self.stored_idempotency_record(owner, key)?;
+        if found.is_some() {
+            self.known.note_record_found(owner, key);
+        }
+        Ok(found)
     }
 }
 
 impl IdempotencyWriter for SqliteTx<'_> {
-    /// Written over an expired record of the key; a fresh one is left, and the write fails
-    /// (only a writer that did not look first could meet one: SQLite's writers take turns).
+    /// A key's first record is inserted; one whose expired record was found is written over
+    /// it, and not over a fresh one (only a writer that did not look first could meet one:
+    /// SQLite's writers take turns). The plain insert needs no statement journal, where the
+    /// upsert writes one.
     fn insert_idempotency_record(
         &mut self,
         owner: OwnerId,
@@ -189,16 +196,28 @@ impl IdempotencyWriter for SqliteTx<'_> {
             response,
             recorded_at,
         } = record;
-        let written = RecordAnswer {
+        let answer = RecordAnswer {
             owner: owner.get(),
             key,
             fingerprint,
             response,
             recorded_at: Time(*recorded_at),
-            expired_before: Time(*recorded_at - RECORD_LIFETIME),
-        }
-        .execute(self.conn)
-        .or_storage()?;
+        };
+        let written = if self.known.record_was_found(owner, key) {
+            ReplaceAnswer {
+                answer,
+                expired_before: Time(*recorded_at - RECORD_LIFETIME),
+            }
+            .execute(self.conn)
+        } else {
+            answer.execute(self.conn)
+        };
+        let written = written.map_err(|error| match error {
+            DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, _) => {
+                StoreError::KeyRecorded
+            }
+            other => StoreError::from(other),
+        })?;
         if written == 0 {
             return Err(StoreError::KeyRecorded.into());
         }
