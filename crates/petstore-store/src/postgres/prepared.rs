@@ -91,7 +91,12 @@ pub(crate) struct RecordColumns {
 }
 
 impl RecordColumns {
+    /// `INSERT INTO idempotency_records … SELECT * FROM unnest(…)` of these records.
     fn walk<'b>(&'b self, out: &mut AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+        out.push_sql(
+            "INSERT INTO idempotency_records (owner_id, idempotency_key, fingerprint, response, \
+             recorded_at) SELECT * FROM unnest(",
+        );
         out.push_bind_param::<Array<BigInt>, _>(&self.owners)?;
         out.push_sql(", ");
         out.push_bind_param::<Array<Text>, _>(&self.keys)?;
@@ -100,7 +105,9 @@ impl RecordColumns {
         out.push_sql(", ");
         out.push_bind_param::<Array<Bytea>, _>(&self.responses)?;
         out.push_sql(", ");
-        out.push_bind_param::<Array<Timestamptz>, _>(&self.times)
+        out.push_bind_param::<Array<Timestamptz>, _>(&self.times)?;
+        out.push_sql(")");
+        Ok(())
     }
 }
 
@@ -138,20 +145,13 @@ impl QueryFragment<Pg> for SendHeldBack {
         // A key no record was found of is inserted: one recorded meanwhile by another
         // transaction fails the statement (a unique violation, `deferred.rs`). One whose
         // expired record was found is written over it, and not if the record is fresh now.
-        out.push_sql(
-            ") AS o(id, pet_id, quantity, ship_date, owner_id) ORDER BY o.id), \
-             recorded AS (INSERT INTO idempotency_records (owner_id, idempotency_key, \
-             fingerprint, response, recorded_at) SELECT * FROM unnest(",
-        );
+        out.push_sql(") AS o(id, pet_id, quantity, ship_date, owner_id) ORDER BY o.id), ");
+        out.push_sql("recorded AS (");
         self.records.walk(&mut out)?;
-        out.push_sql(
-            ") RETURNING 1), \
-             replaced AS (INSERT INTO idempotency_records (owner_id, idempotency_key, \
-             fingerprint, response, recorded_at) SELECT * FROM unnest(",
-        );
+        out.push_sql(" RETURNING 1), replaced AS (");
         self.replacing.walk(&mut out)?;
         out.push_sql(
-            ") ON CONFLICT (owner_id, idempotency_key) DO UPDATE SET \
+            " ON CONFLICT (owner_id, idempotency_key) DO UPDATE SET \
              fingerprint = excluded.fingerprint, response = excluded.response, \
              recorded_at = excluded.recorded_at \
              WHERE idempotency_records.recorded_at < excluded.recorded_at - ",
