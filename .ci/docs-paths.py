@@ -8,6 +8,10 @@ Two checks of ours; links and #anchors between the docs are lychee's (.ci/docs-c
 2. Every source file of more than 300 lines is named in docs/architecture.md: from its crate's
    folder on (`petstore-http/src/error.rs`), or in the folder map under a folder that holds
    it, relative to that folder (`sqlite/burst.rs` under `crates/petstore-store/src/`).
+3. Where a doc places an item in a file ("`JobStore` (`job.rs`)"), the file defines it: a
+   `struct`, `enum`, `trait`, `type`, `union`, `const`, `static`, `fn`, `mod` or
+   `macro_rules!` of that name (for `Type::method`, a `fn method`). A path that does not start
+   at the repository or a crate's folder may be any tracked file ending with it.
 
 Prints each miss and exits 1 if there is one.
 """
@@ -137,8 +141,41 @@ def check_big_files_named():
     return misses
 
 
+item_in_file = re.compile(r"`([A-Za-z_][\w:]*)!?` \(`([^`\s]+\.rs)`\)")
+
+
+def defines(path, item):
+    """Whether the Rust file at `path` defines `item` (its last `::` segment)."""
+    name = item.split("::")[-1]
+    text = (ROOT / path).read_text()
+    kinds = r"(?:struct|enum|trait|type|union|const|static|fn|mod)"
+    return (
+        re.search(r"\b" + kinds + r"\s+" + re.escape(name) + r"\b", text) is not None
+        or re.search(r"macro_rules!\s*" + re.escape(name) + r"\b", text) is not None
+    )
+
+
+def check_items_in_files():
+    misses = []
+    docs = [ROOT / "README.md"] + sorted((ROOT / "docs").rglob("*.md"))
+    for doc in docs:
+        for number, line in enumerate(doc.read_text().splitlines(), 1):
+            for item, named in item_in_file.findall(line):
+                full = "crates/" + named if named.split("/")[0] in crates else named
+                candidates = [
+                    path for path in tracked
+                    if path == full or path.endswith("/" + named)
+                ]
+                if not any(defines(path, item) for path in candidates):
+                    misses.append(
+                        f"{doc.relative_to(ROOT)}:{number}: places `{item}` in `{named}`, "
+                        "which does not define it"
+                    )
+    return misses
+
+
 def main():
-    misses = check_named_paths() + check_big_files_named()
+    misses = check_named_paths() + check_big_files_named() + check_items_in_files()
     for miss in misses:
         print(miss, file=sys.stderr)
     if misses:

@@ -12,10 +12,10 @@ use diesel::sql_types::{Array, BigInt, Bytea, Interval, Jsonb, Nullable, Text, T
 use diesel::{QueryResult, RunQueryDsl};
 use petstore_core::RECORD_LIFETIME;
 
-/// `nextval('orders_id_seq')`, as a column of the statement that locks a write burst's pets:
-/// an order id for each pet locked, so that the burst's orders know their ids before they are
-/// sent ([`Deferred`](super::deferred::Deferred)). Written as SQL text of a static query id,
-/// so the statement stays prepared.
+/// `nextval('orders_id_seq')`: an id for an order placed with none in hand (the statement that
+/// locks a burst's pets takes one per pet it locks), so that every order knows its id before
+/// it is sent ([`Deferred`](super::deferred::Deferred)). Written as SQL text of a static
+/// query id, so the statement stays prepared.
 #[derive(Debug, Clone, Copy, QueryId, ValidGrouping)]
 pub(crate) struct NextOrderId;
 
