@@ -171,7 +171,7 @@ impl Metrics {
         );
         registry.register(
             "db_connections",
-            "Database connections open (writer and readers)",
+            "Database connections open: SQLite's writer and readers, or PostgreSQL's pool",
             pool_open.clone(),
         );
         registry.register(
