@@ -80,7 +80,11 @@ impl KnownRows {
         for row in found {
             let id = row.pet.id;
             match PetRowValues::try_from(row) {
-                Ok(values) => self.remember(values),
+                Ok(PetRowValues {
+                    pet,
+                    stock,
+                    open_orders,
+                }) => self.keep(id, Some(pet), stock, open_orders),
                 Err(_) => {
                     self.pets.remove(&id);
                 }
@@ -88,19 +92,25 @@ impl KnownRows {
         }
     }
 
-    /// Keeps a pet's row as read.
-    pub(crate) fn remember(&mut self, row: PetRowValues) {
+    /// Keeps what a read of a pet's row found beside the pet, which the rules read next (its
+    /// stock and open orders), and gives the pet to the read.
+    pub(crate) fn keep_beside(&mut self, row: PetRowValues) -> Pet {
         let PetRowValues {
             pet,
             stock,
             open_orders,
         } = row;
+        self.keep(pet.id.get(), None, stock, open_orders);
+        pet
+    }
+
+    fn keep(&mut self, id: i64, pet: Option<Pet>, stock: InventoryItem, open_orders: u64) {
         let parts = RowParts {
-            pet: Some(pet.clone()),
+            pet,
             stock: Some(stock),
             open_orders: Some(open_orders),
         };
-        self.pets.insert(pet.id.get(), Some(parts));
+        self.pets.insert(id, Some(parts));
     }
 
     /// Pet `id`: `None` if nothing is known of it here, `Some(None)` if it does not exist.
@@ -158,12 +168,23 @@ impl KnownRows {
         owner: OwnerId,
         key: &str,
     ) -> Option<Option<IdempotencyRecord>> {
-        self.records.remove(&(owner.get(), key.to_owned()))
+        let found = self.records.remove(&(owner.get(), key.to_owned()))?;
+        Some(self.noting_found(owner, key, found))
     }
 
-    /// Notes that `owner`'s key `key` has a stored record.
-    pub(crate) fn note_record_found(&mut self, owner: OwnerId, key: &str) {
-        self.found.push((owner.get(), key.to_owned()));
+    /// `found`, a stored record of `owner`'s key `key` or none, noted if there is one: a
+    /// record found (it can only be expired, or the create replays it) is written over when
+    /// the key is recorded again, where a key without one is inserted.
+    pub(crate) fn noting_found(
+        &mut self,
+        owner: OwnerId,
+        key: &str,
+        found: Option<IdempotencyRecord>,
+    ) -> Option<IdempotencyRecord> {
+        if found.is_some() {
+            self.found.push((owner.get(), key.to_owned()));
+        }
+        found
     }
 
     /// Whether `owner`'s key `key` was found to have a stored record.

@@ -111,9 +111,10 @@ enum State {
 struct PgWriteBurst<'s> {
     store: &'s PgStore,
     conn: RefCell<PooledConnection<PrimaryOnly>>,
-    /// The pets its jobs name, locked as it begins; a row is forgotten once a write changes
-    /// it, and all of them when the transaction rolls back (its locks go with it).
-    fetched: RefCell<KnownRows>,
+    /// The pets its jobs name, locked as it begins, and the records of the keys they name; a
+    /// row is forgotten once a write changes it, and all of them when the transaction rolls
+    /// back (its locks go with it).
+    known: RefCell<KnownRows>,
     /// The writes held back until the commit (`deferred.rs`), and the order ids in hand.
     deferred: RefCell<Deferred>,
     state: Cell<State>,
@@ -122,15 +123,16 @@ struct PgWriteBurst<'s> {
 }
 
 impl<'s> PgWriteBurst<'s> {
-    /// Takes the burst's connection. If its jobs name pets, begins its transaction by locking
-    /// them and looking up the keys they name in one statement ([`lock_and_look_up`]), so that each job reads its pet's row from
+    /// Takes the burst's connection. If its jobs name pets or idempotency keys, begins its
+    /// transaction by locking the pets and looking up the keys in one statement
+    /// ([`lock_and_look_up`]), so that each job reads its pet's row and its key's record from
     /// memory; otherwise, or if that fails, the transaction begins with the first write.
     fn start(store: &'s PgStore, jobs: &[WriteJob]) -> RepoResult<Self> {
         let conn = store.pool.get().map_err(StoreError::from)?;
         let burst = Self {
             store,
             conn: RefCell::new(conn),
-            fetched: RefCell::new(KnownRows::served_once()),
+            known: RefCell::new(KnownRows::served_once()),
             deferred: RefCell::default(),
             state: Cell::new(State::Idle),
             writes: Cell::new(0),
@@ -141,8 +143,8 @@ impl<'s> PgWriteBurst<'s> {
         if !(pets.is_empty() && keys.is_empty()) && conn.batch_execute(BEGIN).is_ok() {
             burst.state.set(State::Begun);
             match lock_and_look_up(&mut conn.conn, &pets, keys) {
-                Ok((fetched, order_ids)) => {
-                    *burst.fetched.borrow_mut() = fetched;
+                Ok((known, order_ids)) => {
+                    *burst.known.borrow_mut() = known;
                     burst.deferred.borrow_mut().add_order_ids(order_ids);
                 }
                 Err(_) => burst.roll_back(&mut conn, true),
@@ -186,9 +188,9 @@ impl<'s> PgWriteBurst<'s> {
             State::Written { xid } => Some(xid),
         };
         let (outcome, xid) = {
-            let mut fetched = self.fetched.borrow_mut();
+            let mut known = self.known.borrow_mut();
             let mut deferred = self.deferred.borrow_mut();
-            let mut tx = PgTx::writing(&mut conn.conn, &mut fetched, &mut deferred);
+            let mut tx = PgTx::writing(&mut conn.conn, &mut known, &mut deferred);
             (catch_unwind(AssertUnwindSafe(|| work(&mut tx))), tx.xid)
         };
         let kept_before = xid_before.is_some();
@@ -240,7 +242,7 @@ impl<'s> PgWriteBurst<'s> {
     /// is dropped by the pool (`has_broken`), its transaction with it.
     fn roll_back(&self, conn: &mut PooledConnection<PrimaryOnly>, alone: bool) {
         let rolled_back = conn.batch_execute("ROLLBACK").is_ok();
-        self.fetched.borrow_mut().forget(None);
+        self.known.borrow_mut().forget(None);
         self.deferred.borrow_mut().discard();
         self.state.set(if alone && rolled_back {
             State::Idle

@@ -1,14 +1,15 @@
-//! The writes of a PostgreSQL write burst that are held back and sent together just before
-//! its `COMMIT`: the stock its jobs set, the orders they place, the idempotency records their
-//! creates make and the events they append, in two statements for the whole burst where each
-//! job would send four of its own (`docs/storage.md`, "Grouping on PostgreSQL").
+//! The writes of a PostgreSQL write transaction (a burst's, or a lone write's) that are held
+//! back and sent together just before its `COMMIT`: the stock its jobs set, the orders they
+//! place, the idempotency records their creates make and the events they append, in two
+//! statements for the whole burst where each job would send four of its own
+//! (`docs/storage.md`, "Grouping on PostgreSQL").
 //!
-//! Held back, a write cannot be seen by a statement, so any other statement on the burst's
-//! connection sends what is held first ([`PgTx::conn`](super::tx::PgTx::conn)): every
-//! statement sees the writes made before it, as if each had been sent at once. An order
-//! learns its id before it is sent: the statement that locks the burst's pets takes an id
-//! from the orders' sequence for each pet it locks. An order with no id left, like any write
-//! outside a burst, is sent at once.
+//! Held back, a write cannot be seen by a statement, so any other statement on the
+//! transaction's connection sends what is held first ([`PgTx::flushed`](super::tx::PgTx::flushed)):
+//! every statement sees the writes made before it, as if each had been sent at once. An order
+//! learns its id before it is held back: the statement that locks a burst's pets takes an id
+//! from the orders' sequence for each pet it locks, and an order with no id left takes one of
+//! its own (`PgTx::place_order_row`).
 //!
 //! A held-back write can fail only when it is sent, where no single job can be blamed: a
 //! failed send makes the burst give up, and its jobs run again, each alone (`burst.rs`).

@@ -5,9 +5,8 @@
 use diesel::QueryResult;
 use diesel::pg::PgConnection;
 use diesel::prelude::*;
-use petstore_core::IdempotencyRecord;
-
 use diesel::sql_types::{Array, BigInt, Bytea, Nullable, Text, Timestamptz};
+use petstore_core::IdempotencyRecord;
 
 use crate::known_rows::KnownRows;
 use crate::records::{IdempotencyRow, PetRecord, PetRowRecord, StatusText};

@@ -66,7 +66,7 @@ fn run_reads(store: &PgStore, jobs: Vec<ReadJob>) {
     let burst = PgReadBurst {
         store,
         conn: RefCell::new(conn),
-        fetched: RefCell::new(fetched),
+        known: RefCell::new(fetched),
     };
     // Reads that named their pet first: answered from what was fetched, they need not wait
     // behind a read of several statements (the node's watcher stamps the feed in one).
@@ -86,7 +86,7 @@ fn run_reads(store: &PgStore, jobs: Vec<ReadJob>) {
 struct PgReadBurst<'s> {
     store: &'s PgStore,
     conn: RefCell<PooledConnection<PrimaryOnly>>,
-    fetched: RefCell<KnownRows>,
+    known: RefCell<KnownRows>,
 }
 
 impl Lane for PgReadBurst<'_> {
@@ -105,8 +105,8 @@ impl Lane for PgReadBurst<'_> {
         &self,
         work: &mut dyn FnMut(&mut dyn Snapshot) -> RepoResult<()>,
     ) -> RepoResult<()> {
-        match (self.conn.try_borrow_mut(), self.fetched.try_borrow_mut()) {
-            (Ok(mut conn), Ok(mut fetched)) => work(&mut PgTx::alone(&mut conn.conn, &mut fetched)),
+        match (self.conn.try_borrow_mut(), self.known.try_borrow_mut()) {
+            (Ok(mut conn), Ok(mut known)) => work(&mut PgTx::alone(&mut conn.conn, &mut known)),
             _ => Store::read_one(self.store, work),
         }
     }

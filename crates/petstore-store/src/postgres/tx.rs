@@ -241,21 +241,13 @@ impl IdempotencyReader for PgTx<'_> {
         {
             return Ok(Some(held));
         }
-        let found = match self.known.record(owner, key) {
-            Some(found) => found,
-            None => {
-                if self.writing {
-                    self.lock_name(LockSpace::IdempotencyKey, &format!("{}:{key}", owner.get()))?;
-                }
-                self.stored_idempotency_record(owner, key)?
-            }
-        };
-        // A record found (it can only be expired, or the create replays it) is written over
-        // when the key is recorded again; a key without one is inserted.
-        if found.is_some() {
-            self.known.note_record_found(owner, key);
+        if let Some(found) = self.known.record(owner, key) {
+            return Ok(found);
         }
-        Ok(found)
+        if self.writing {
+            self.lock_name(LockSpace::IdempotencyKey, &format!("{}:{key}", owner.get()))?;
+        }
+        self.stored_idempotency_record(owner, key)
     }
 }
 

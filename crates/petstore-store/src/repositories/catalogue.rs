@@ -72,12 +72,7 @@ impl CatalogueReader for Tx<'_> {
         let Some(row) = row else {
             return Ok(None);
         };
-        // Its stock and open orders, which the rules read next, are known now.
-        let pet = row.pet.clone();
-        let known = self.known();
-        known.remember(row);
-        known.pet(id);
-        Ok(Some(pet))
+        Ok(Some(self.known().keep_beside(row)))
     }
 
     fn pets(&mut self, query: &PetQuery) -> RepoResult<Vec<Pet>> {

@@ -14,8 +14,10 @@ use crate::schema::sql_types::Time;
 use crate::statements::convert_one;
 
 impl Tx<'_> {
-    /// The record of `owner`'s key `key` as stored, expired or not. No lock: two creates with
-    /// one key may both find nothing, and the primary key lets only one of them record it.
+    /// The record of `owner`'s key `key` as stored, expired or not, noted as found if there
+    /// is one ([`KnownRows::noting_found`](crate::known_rows::KnownRows::noting_found)). No
+    /// lock: two creates with one key may both find nothing, and the primary key lets only
+    /// one of them record it.
     pub(crate) fn stored_idempotency_record(
         &mut self,
         owner: OwnerId,
@@ -27,7 +29,8 @@ impl Tx<'_> {
             .get_result(self.flushed())
             .optional()
             .or_storage()?;
-        convert_one(row)
+        let found = convert_one(row)?;
+        Ok(self.known().noting_found(owner, key, found))
     }
 
     /// Deletes the records made before `before`: the store's upkeep, never a request's.

@@ -172,11 +172,7 @@ impl IdempotencyReader for SqliteTx<'_> {
         owner: OwnerId,
         key: &str,
     ) -> RepoResult<Option<IdempotencyRecord>> {
-        let found = self.stored_idempotency_record(owner, key)?;
-        if found.is_some() {
-            self.known.note_record_found(owner, key);
-        }
-        Ok(found)
+        self.stored_idempotency_record(owner, key)
     }
 }
 
