@@ -319,14 +319,29 @@ impl KeptAnswer {
     }
 }
 
+/// What a create did, with the answer it recorded for its idempotency key if it recorded one.
+#[derive(Debug)]
+pub struct Created<T> {
+    /// What was made now, or the answer recorded for an earlier request with the same key.
+    pub outcome: Outcome<T>,
+    kept: KeptAnswer,
+}
+
+impl<T> Created<T> {
+    /// `outcome`, the create having recorded its answer in `kept` if it had a key.
+    pub fn new(outcome: Outcome<T>, kept: KeptAnswer) -> Self {
+        Self { outcome, kept }
+    }
+}
+
 /// The answer to a create: `201 Created` with `Location`, `ETag` and the resource when it was
-/// made now (as `kept`, where the create recorded its answer), or the recorded answer, byte for
+/// made now (as the create recorded it, where it had a key), or the recorded answer, byte for
 /// byte, when it is a replay.
 pub fn created_response<T: Serialize>(
-    outcome: Outcome<T>,
+    created: Created<T>,
     location: impl Fn(&T) -> String,
-    kept: &KeptAnswer,
 ) -> Result<HttpResponse, ApiError> {
+    let Created { outcome, kept } = created;
     match outcome {
         Outcome::Done(value) => Ok(kept
             .take()

@@ -5,8 +5,7 @@ use petstore_core::{Category, CategoryId, CategoryQuery, Idempotent, NewCategory
 
 use crate::auth::{AnyKey, Auth, StaffOnly};
 use crate::conditional::{
-    IdempotencyHeader, IfMatch, IfNoneMatch, KeptAnswer, changed_response, created_response,
-    read_response,
+    IdempotencyHeader, IfMatch, IfNoneMatch, changed_response, created_response, read_response,
 };
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{JsonBody, PathId, Traced};
@@ -70,9 +69,8 @@ pub async fn create_category(
             .categories()
             .create(caller.0, new.clone(), once)
     };
-    let kept = KeptAnswer::default();
-    let outcome = create_once(&state, caller.0, None, key, kept.clone(), location, create).await?;
-    created_response(outcome, location, &kept)
+    let made = create_once(&state, caller.0, None, key, location, create).await?;
+    created_response(made, location)
 }
 
 /// Where a category is.

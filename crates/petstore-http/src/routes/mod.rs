@@ -15,7 +15,7 @@ use actix_web::http::header;
 use petstore_core::{Caller, DomainError, IdempotencyKey, Idempotent, Outcome};
 use serde::Serialize;
 
-use crate::conditional::{IdempotencyHeader, KeptAnswer};
+use crate::conditional::{Created, IdempotencyHeader, KeptAnswer};
 use crate::endpoint::Endpoint;
 use crate::error::ApiError;
 use crate::state::{AppState, KeyName, PetService, Row, WriteNames};
@@ -106,13 +106,12 @@ fn created(location: String, body: &impl serde::Serialize) -> HttpResponse {
 /// Runs a create that keeps the client's `Idempotency-Key` (`key`): `create` gets the promise
 /// to record its answer, made from what it creates and `location(created)`. The outcome is
 /// what was made now, or the answer recorded for an earlier request with the same key
-/// (answer it with `conditional::created_response`, with `kept`: the answer as recorded).
+/// (answer it with `conditional::created_response`).
 async fn create_once<T: Serialize + Send + 'static>(
     state: &AppState,
     caller: Caller,
     row: Option<Row>,
     key: Option<IdempotencyKey>,
-    kept: KeptAnswer,
     location: fn(&T) -> String,
     mut create: impl for<'s, 'k> FnMut(
         &PetService<'s>,
@@ -120,7 +119,7 @@ async fn create_once<T: Serialize + Send + 'static>(
     ) -> Result<Outcome<T>, DomainError>
     + Send
     + 'static,
-) -> Result<Outcome<T>, ApiError> {
+) -> Result<Created<T>, ApiError> {
     // The key is named with the write, so a burst looks up every key it holds at once.
     let names = WriteNames {
         row,
@@ -132,9 +131,11 @@ async fn create_once<T: Serialize + Send + 'static>(
                 key: key.key.clone(),
             }),
     };
-    state
+    let kept = KeptAnswer::default();
+    let recording = kept.clone();
+    let outcome = state
         .write_row(names, move |shop| {
-            let record = |made: &T| kept.record(location(made), made);
+            let record = |made: &T| recording.record(location(made), made);
             create(
                 shop,
                 key.clone().map(|key| Idempotent {
@@ -143,7 +144,8 @@ async fn create_once<T: Serialize + Send + 'static>(
                 }),
             )
         })
-        .await
+        .await?;
+    Ok(Created::new(outcome, kept))
 }
 
 /// Runs a create whose answer is the only place its secret ever appears (a key, a

@@ -9,8 +9,7 @@ use petstore_core::{Idempotent, NewOrder, Order, OrderId, OrderPatch, OrderQuery
 
 use crate::auth::{AnyKey, Auth, StaffOnly};
 use crate::conditional::{
-    IdempotencyHeader, IfMatch, IfNoneMatch, KeptAnswer, changed_response, created_response,
-    read_response,
+    IdempotencyHeader, IfMatch, IfNoneMatch, changed_response, created_response, read_response,
 };
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{JsonBody, PathId, Traced};
@@ -99,21 +98,11 @@ pub async fn place_order(
             .orders()
             .place(caller.0, new.clone(), once)
     };
-    let kept = KeptAnswer::default();
-    let outcome = create_once(
-        &state,
-        caller.0,
-        Some(pet),
-        key,
-        kept.clone(),
-        location,
-        place,
-    )
-    .await?;
-    if matches!(outcome, Outcome::Done(_)) {
+    let made = create_once(&state, caller.0, Some(pet), key, location, place).await?;
+    if matches!(made.outcome, Outcome::Done(_)) {
         state.metrics().order_placed();
     }
-    created_response(outcome, location, &kept)
+    created_response(made, location)
 }
 
 /// Where an order is.

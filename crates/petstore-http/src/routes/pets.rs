@@ -8,8 +8,7 @@ use petstore_core::{CategoryId, Idempotent, NewPet, Pet, PetId, PetQuery, PetSta
 
 use crate::auth::{AnyKey, Auth, StaffOnly};
 use crate::conditional::{
-    IdempotencyHeader, IfMatch, IfNoneMatch, KeptAnswer, changed_response, created_response,
-    read_response,
+    IdempotencyHeader, IfMatch, IfNoneMatch, changed_response, created_response, read_response,
 };
 use crate::error::{ApiError, ErrorBody, ErrorCode};
 use crate::extract::{JsonBody, PathId, Traced};
@@ -108,9 +107,8 @@ pub async fn create_pet(
             .pets()
             .create(caller.0, new.clone(), once)
     };
-    let kept = KeptAnswer::default();
-    let outcome = create_once(&state, caller.0, None, key, kept.clone(), location, create).await?;
-    created_response(outcome, location, &kept)
+    let made = create_once(&state, caller.0, None, key, location, create).await?;
+    created_response(made, location)
 }
 
 /// Where a pet is.

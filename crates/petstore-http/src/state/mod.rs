@@ -9,7 +9,8 @@ use futures_util::FutureExt as _;
 use futures_util::future::Either;
 use petstore_core::{Clock, DomainError, Failure, Service, Settings};
 use petstore_store::{AnyStore, Executor, JobStore, Wake, WakeUp};
-/// What a handler names of the rows its read will need ([`AppState::read_row`]).
+/// What a handler names of the rows its read or write will need, and of the idempotency key
+/// its write will look up ([`AppState::read_row`], [`AppState::write_row`]).
 pub use petstore_store::{KeyName, Row, WriteNames};
 use tokio::sync::oneshot;
 
