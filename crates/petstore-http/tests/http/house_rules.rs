@@ -5,18 +5,22 @@
 //! How they count:
 //! - **Lines** as `wc -l` counts them: every line of the file, its own `#[cfg(test)]` module
 //!   included. A long test module moves beside its file (`foo/tests.rs`).
-//! - **Modules** are a crate's top-level modules (`src/foo.rs` or `src/foo/`, everything
-//!   under it one module). Module `a` imports `b` when code of `a` outside its tests names
-//!   `crate::b`, or names an item through the crate root (`crate::Item`) that `lib.rs`
-//!   re-exports from `b` (`pub use b::{Item, …}`). An import circle is a cycle of any length.
+//! - **Modules** are a crate's top-level modules, each with every module compiled inside it
+//!   (`modules.rs` says how the code is read). Module `a` imports `b` when code of `a` outside
+//!   its tests names `b` or an item `lib.rs` re-exports from `b`. An import circle is a cycle
+//!   of any length.
 
 #![allow(
     clippy::unwrap_used,
     reason = "a test stops at the first thing that is not as expected"
 )]
 
-use std::collections::{BTreeMap, BTreeSet};
+mod modules;
+
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+
+use modules::{imports, ImportGraph};
 
 /// The most lines a source file may have.
 const MAX_LINES: usize = 500;
@@ -61,82 +65,11 @@ fn long_files(src: &Path) -> Vec<(PathBuf, usize)> {
     long
 }
 
-/// The item names `lib.rs` re-exports, each with the top-level module it comes from.
-fn re_exports(lib: &str) -> BTreeMap<String, String> {
-    let mut names = BTreeMap::new();
-    for statement in lib.split(';') {
-        let Some(path) = statement.trim().strip_prefix("pub use ") else {
-            continue;
-        };
-        let Some((module, items)) = path.split_once("::") else {
-            continue;
-        };
-        let items = items.trim().trim_start_matches('{').trim_end_matches('}');
-        for item in items.split(',') {
-            let item = item.rsplit("::").next().unwrap_or_default().trim();
-            if !item.is_empty() {
-                names.insert(item.to_owned(), module.trim().to_owned());
-            }
-        }
-    }
-    names
-}
-
-/// Each top-level module of the crate at `src` and the top-level modules its code (tests
-/// aside) names.
-fn imports(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
-    let lib = std::fs::read_to_string(src.join("lib.rs")).unwrap_or_default();
-    let exported = re_exports(&lib);
-    let mut files = Vec::new();
-    source_files(src, &mut files);
-    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for file in files {
-        let relative = file
-            .strip_prefix(src)
-            .unwrap()
-            .to_string_lossy()
-            .into_owned();
-        let module = relative
-            .trim_end_matches(".rs")
-            .split('/')
-            .next()
-            .unwrap()
-            .to_owned();
-        if module == "lib" || module == "main" || relative.ends_with("/tests.rs") {
-            continue;
-        }
-        let text = std::fs::read_to_string(&file).unwrap();
-        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
-        let named = graph.entry(module.clone()).or_default();
-        for (at, _) in code.match_indices("crate::") {
-            // A comment or a doc link is not an import.
-            let line = code[..at].rsplit('\n').next().unwrap_or_default();
-            if line.trim_start().starts_with("//") {
-                continue;
-            }
-            let rest = &code[at + "crate::".len()..];
-            let name: String = rest
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect();
-            let target = match name.chars().next() {
-                Some(c) if c.is_ascii_lowercase() => Some(name),
-                Some(_) => exported.get(&name).cloned(),
-                None => None,
-            };
-            if let Some(target) = target.filter(|target| *target != module) {
-                named.insert(target);
-            }
-        }
-    }
-    graph
-}
-
 /// An import circle of `graph`, as the modules along it, if there is one.
-fn circle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+fn circle(graph: &ImportGraph) -> Option<Vec<String>> {
     fn visit(
         module: &str,
-        graph: &BTreeMap<String, BTreeSet<String>>,
+        graph: &ImportGraph,
         path: &mut Vec<String>,
         done: &mut BTreeSet<String>,
     ) -> Option<Vec<String>> {
@@ -184,10 +117,10 @@ fn no_crate_has_an_import_circle_between_its_modules() {
     }
 }
 
-/// The checks themselves find what they are for.
+/// The circle finder finds a cycle of any length.
 #[test]
-fn the_checks_find_a_circle_and_a_re_exported_name() {
-    let graph: BTreeMap<String, BTreeSet<String>> = [
+fn the_circle_finder_finds_a_circle_of_three() {
+    let graph: ImportGraph = [
         ("a", vec!["b"]),
         ("b", vec!["c"]),
         ("c", vec!["a"]),
@@ -197,9 +130,110 @@ fn the_checks_find_a_circle_and_a_re_exported_name() {
     .map(|(m, to)| (m.to_owned(), to.into_iter().map(str::to_owned).collect()))
     .collect();
     assert_eq!(circle(&graph).unwrap(), ["a", "b", "c", "a"]);
-    let exported = re_exports("pub use store::{AnyStore, migrate};\npub use job::JobStore;");
-    assert_eq!(exported["AnyStore"], "store");
-    assert_eq!(exported["JobStore"], "job");
+}
+
+/// A crate of `files` (paths under `src/`, and their text) in a folder of its own, and the
+/// import circle its modules make, if any.
+fn circle_in(files: &[(&str, &str)]) -> Option<Vec<String>> {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in files {
+        let file = dir.path().join(path);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, text).unwrap();
+    }
+    circle(&imports(dir.path()))
+}
+
+/// Each form below hid a circle from the text scan these rules used before.
+#[test]
+fn a_grouped_use_is_read_name_by_name() {
+    let found = circle_in(&[
+        ("lib.rs", "mod a;\nmod b;\nmod c;\n"),
+        (
+            "a.rs",
+            "use crate::{b::{Bee, Hive}, c::Sea};\npub struct A;\n",
+        ),
+        (
+            "b.rs",
+            "use crate::a::A;\npub struct Bee;\npub struct Hive;\n",
+        ),
+        ("c.rs", "pub struct Sea;\n"),
+    ]);
+    assert_eq!(found.unwrap(), ["a", "b", "a"]);
+}
+
+#[test]
+fn code_after_a_test_only_item_is_read_and_the_tests_are_not() {
+    let found = circle_in(&[
+        ("lib.rs", "mod a;\nmod b;\n"),
+        (
+            "a.rs",
+            "#[cfg(test)]\nfn only_in_tests() {}\n\npub fn f() -> u8 {\n    crate::b::g()\n}\n",
+        ),
+        (
+            "b.rs",
+            "pub fn g() -> u8 {\n    format!(\"{}\", crate::a::f()).len() as u8\n}\n",
+        ),
+    ]);
+    assert_eq!(found.unwrap(), ["a", "b", "a"]);
+    // Tests may reach anywhere: `c`'s test-only code naming `a` makes no circle with it.
+    let none = circle_in(&[
+        ("lib.rs", "mod a;\nmod c;\n"),
+        ("a.rs", "pub fn f() {\n    crate::c::h()\n}\n"),
+        (
+            "c.rs",
+            "pub fn h() {}\n#[cfg(test)]\nmod tests {\n    use crate::a::f;\n}\n\
+             #[cfg(all(test, unix))]\nfn helper() {\n    crate::a::f()\n}\n",
+        ),
+    ]);
+    assert_eq!(none, None);
+}
+
+#[test]
+fn a_path_through_super_reaches_the_module_it_names() {
+    let found = circle_in(&[
+        ("lib.rs", "mod a;\nmod b;\n"),
+        ("a.rs", "mod inner;\npub fn g() {}\n"),
+        ("a/inner.rs", "pub(crate) use super::super::b::B;\n"),
+        (
+            "b.rs",
+            "pub struct B;\npub fn f() {\n    crate::a::g()\n}\n",
+        ),
+    ]);
+    assert_eq!(found.unwrap(), ["a", "b", "a"]);
+}
+
+#[test]
+fn a_module_belongs_where_path_compiles_it() {
+    let found = circle_in(&[
+        ("lib.rs", "mod a;\nmod b;\n"),
+        (
+            "a.rs",
+            "pub fn g() {}\npub fn h() {\n    crate::b::x()\n}\n",
+        ),
+        (
+            "b.rs",
+            "#[path = \"shared/code.rs\"]\nmod code;\npub fn x() {}\n",
+        ),
+        ("shared/code.rs", "pub fn f() {\n    crate::a::g()\n}\n"),
+    ]);
+    assert_eq!(found.unwrap(), ["a", "b", "a"]);
+}
+
+#[test]
+fn a_name_lib_rs_re_exports_counts_for_its_module() {
+    let found = circle_in(&[
+        (
+            "lib.rs",
+            "mod job;\nmod store;\npub use job::JobStore;\npub use store::{migrate, AnyStore};\n",
+        ),
+        ("job.rs", "use crate::AnyStore;\npub struct JobStore;\n"),
+        (
+            "store.rs",
+            "pub struct AnyStore(crate::JobStore);\npub fn migrate() {}\n",
+        ),
+    ]);
+    assert_eq!(found.unwrap(), ["job", "store", "job"]);
 }
 
 #[test]
