@@ -31,6 +31,7 @@ use crate::known_rows::KnownRows;
 use crate::ownership::{self, Found};
 use crate::stats::{PoolState, WriterStats};
 use deferred::Deferred;
+use point_read::one_statement;
 use tx::PgTx;
 
 mod burst;
@@ -38,6 +39,7 @@ mod connection;
 mod deferred;
 pub(crate) mod feed;
 mod fetch;
+mod point_read;
 mod prepared;
 mod reads;
 mod tx;
@@ -257,22 +259,9 @@ impl Store for PgStore {
     /// In autocommit: the one statement is its own transaction, and sees one snapshot.
     fn read_one<T>(&self, work: impl FnOnce(&mut dyn Snapshot) -> RepoResult<T>) -> RepoResult<T> {
         let mut conn = self.pool.get().map_err(StoreError::from)?;
-        #[cfg(debug_assertions)]
-        let statements = count_statements(&mut conn);
-        let read = work(&mut PgTx::alone(&mut conn, &mut KnownRows::served_once()));
-        #[cfg(debug_assertions)]
-        {
-            diesel::Connection::set_instrumentation(
-                &mut conn.conn,
-                diesel::connection::get_default_instrumentation(),
-            );
-            let ran = statements.load(Ordering::Relaxed);
-            assert!(
-                ran <= 1,
-                "a read_one ran {ran} statements, each in a snapshot of its own: use read"
-            );
-        }
-        read
+        one_statement(&mut conn.conn, |conn| {
+            work(&mut PgTx::alone(conn, &mut KnownRows::served_once()))
+        })
     }
 
     fn write<T>(
@@ -453,26 +442,6 @@ impl PgStore {
         }
         None
     }
-}
-
-/// Counts the statements `conn` runs from now on (in builds with debug assertions, which the
-/// tests run: a use case that calls `read_one` for work of two statements fails them).
-#[cfg(debug_assertions)]
-fn count_statements(conn: &mut PgConnection) -> Arc<AtomicU64> {
-    let statements = Arc::new(AtomicU64::new(0));
-    let counter = Arc::clone(&statements);
-    diesel::Connection::set_instrumentation(
-        conn,
-        move |event: diesel::connection::InstrumentationEvent<'_>| {
-            if matches!(
-                event,
-                diesel::connection::InstrumentationEvent::StartQuery { .. }
-            ) {
-                counter.fetch_add(1, Ordering::Relaxed);
-            }
-        },
-    );
-    statements
 }
 
 /// How long a write whose `COMMIT` lost its connection waits to learn what became of it.

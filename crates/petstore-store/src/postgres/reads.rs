@@ -21,6 +21,7 @@ use petstore_core::{RepoResult, Snapshot, Store, Transaction};
 
 use super::connection::PrimaryOnly;
 use super::fetch::read_pets;
+use super::point_read::one_statement;
 use super::tx::PgTx;
 use super::{PgStore, read_in};
 use crate::job::{self, JobStore, Lane, ReadJob, ThreadSpec};
@@ -106,7 +107,9 @@ impl Lane for PgReadBurst<'_> {
         work: &mut dyn FnMut(&mut dyn Snapshot) -> RepoResult<()>,
     ) -> RepoResult<()> {
         match (self.conn.try_borrow_mut(), self.known.try_borrow_mut()) {
-            (Ok(mut conn), Ok(mut known)) => work(&mut PgTx::alone(&mut conn.conn, &mut known)),
+            (Ok(mut conn), Ok(mut known)) => one_statement(&mut conn.conn, |conn| {
+                work(&mut PgTx::alone(conn, &mut known))
+            }),
             _ => Store::read_one(self.store, work),
         }
     }
