@@ -1,7 +1,7 @@
-//! `petstore serve`: its flags, the first admin key, the connection cap, and the server's
-//! life until a stop signal.
+//! `petstore serve`: its flags, the first admin key (`admin_key.rs`), the connection cap, and
+//! the server's life until a stop signal.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,14 +10,16 @@ use clap::Args;
 use std::num::NonZeroU32;
 
 use anyhow::{Context, anyhow};
-use petstore_core::{
-    Bootstrap, Caller, KeyQuery, KeySecret, PageSize, RetryPolicy, Settings, SystemClock,
-};
-use petstore_store::{AnyStore, Database};
+use petstore_core::{RetryPolicy, Settings, SystemClock};
+use petstore_store::AnyStore;
+
+mod admin_key;
+
+use admin_key::{bootstrap_admin_key, default_key_file};
 
 use super::DatabaseArgs;
 use crate::app::{DEFAULT_RATE, HttpLimits, app};
-use crate::auth::{RateLimits, generate_secret, random_bytes};
+use crate::auth::{RateLimits, random_bytes};
 use crate::cors::CorsOrigins;
 use crate::delivery::DeliverySettings;
 use crate::state::AppState;
@@ -162,131 +164,6 @@ impl WebhookArgs {
             poll: Duration::from_millis(self.webhook_poll_ms.max(1)),
             lease: Duration::from_millis(self.webhook_lease_ms.max(1)),
             concurrency: self.webhook_concurrency.max(1),
-        }
-    }
-}
-
-/// A usable service from the first start: `PETSTORE_BOOTSTRAP_ADMIN_KEY` becomes an admin key
-/// while no admin key is active; without it, a database with no key at all gets a new admin
-/// key, written to `key_file` (readable by its owner only), never to the log.
-async fn bootstrap_admin_key(state: &AppState, key_file: &Path) -> anyhow::Result<()> {
-    if let Ok(text) = std::env::var("PETSTORE_BOOTSTRAP_ADMIN_KEY") {
-        let secret = KeySecret::parse(&text)
-            .map_err(|e| anyhow!("PETSTORE_BOOTSTRAP_ADMIN_KEY {}", e.reason))?;
-        let when = Bootstrap::WhileNoAdminIsActive;
-        if let Some(key) = state
-            .write(move |shop| shop.keys().bootstrap(&secret, when))
-            .await?
-        {
-            tracing::info!(key_id = %key.id, "PETSTORE_BOOTSTRAP_ADMIN_KEY is now an admin key");
-        }
-        return Ok(());
-    }
-    // Any key at all, and there is nothing to do: a restart writes no file (its folder may
-    // not even be writable), and holds no secret.
-    let query = KeyQuery {
-        after: None,
-        limit: PageSize::new(1)?,
-    };
-    if !state
-        .read(move |shop| shop.keys().list(Caller::Operator, &query))
-        .await?
-        .items
-        .is_empty()
-    {
-        return Ok(());
-    }
-    // Written where it goes before the key exists: a start that cannot deliver the key
-    // creates none, and one that creates none (another node was first) leaves no file.
-    let secret = generate_secret()?;
-    let pending = PendingKeyFile::write(key_file, secret.reveal())?;
-    let created = state
-        .write(move |shop| shop.keys().bootstrap(&secret, Bootstrap::OnFirstStart))
-        .await?;
-    if let Some(key) = created {
-        pending.keep()?;
-        tracing::warn!(
-            key_id = %key.id,
-            file = %key_file.display(),
-            "no API key existed, so an admin key was created; it is in this file, readable by \
-             this user only: store it somewhere safe and delete the file"
-        );
-    }
-    Ok(())
-}
-
-/// Where a first start's admin key goes when none was given: beside a SQLite database, or in
-/// the working directory for PostgreSQL.
-fn default_key_file(database: &Database) -> PathBuf {
-    match database {
-        Database::Sqlite(path) => {
-            let mut name = path.clone().into_os_string();
-            name.push(".admin-key");
-            PathBuf::from(name)
-        }
-        Database::Postgres(_) => PathBuf::from("petstore-admin-key"),
-    }
-}
-
-/// A new admin key written beside its final name, readable by its owner only; moved there
-/// by [`keep`](Self::keep), removed if dropped first.
-struct PendingKeyFile {
-    /// `None` once moved.
-    written: Option<PathBuf>,
-    kept: PathBuf,
-}
-
-impl PendingKeyFile {
-    fn write(file: &Path, secret: &str) -> anyhow::Result<Self> {
-        use std::io::Write as _;
-        use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
-        let mut name = file.as_os_str().to_owned();
-        name.push(".new");
-        let written = PathBuf::from(name);
-        // Made first, so that a write that fails half way leaves no file behind.
-        let pending = Self {
-            written: Some(written.clone()),
-            kept: file.to_owned(),
-        };
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&written)
-            .and_then(|mut out| {
-                // A file left by an earlier start keeps its mode on open: make it private.
-                std::fs::set_permissions(&written, std::fs::Permissions::from_mode(0o600))?;
-                writeln!(out, "{secret}")?;
-                out.sync_all()
-            })
-            .with_context(|| {
-                format!(
-                    "cannot write the first admin key to {} (--admin-key-file)",
-                    written.display()
-                )
-            })?;
-        Ok(pending)
-    }
-
-    fn keep(mut self) -> anyhow::Result<()> {
-        let Some(written) = self.written.take() else {
-            return Ok(());
-        };
-        std::fs::rename(&written, &self.kept).with_context(|| {
-            format!(
-                "the first admin key is in {}, and cannot be moved to {}",
-                written.display(),
-                self.kept.display()
-            )
-        })
-    }
-}
-
-impl Drop for PendingKeyFile {
-    fn drop(&mut self) {
-        if let Some(written) = &self.written {
-            let _ = std::fs::remove_file(written);
         }
     }
 }

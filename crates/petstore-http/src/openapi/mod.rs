@@ -5,22 +5,20 @@
 use std::sync::OnceLock;
 
 use utoipa::OpenApi;
-use utoipa::openapi::Required;
 use utoipa::openapi::extensions::ExtensionsBuilder;
 use utoipa::openapi::header::HeaderBuilder;
 use utoipa::openapi::link::LinkBuilder;
-use utoipa::openapi::path::{HttpMethod, Operation, Parameter, ParameterBuilder, ParameterIn};
+use utoipa::openapi::path::{HttpMethod, Operation, ParameterIn};
 use utoipa::openapi::response::{Response, ResponseBuilder};
-use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+use utoipa::openapi::schema::{ObjectBuilder, Type};
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, Http, HttpAuthScheme, SecurityScheme};
 use utoipa::openapi::{ContentBuilder, Deprecated, Ref, RefOr};
 use utoipa_actix_web::OpenApiFactory;
 
+mod conditions;
 mod events;
+mod responses;
 
-use petstore_core::PageSize;
-
-use crate::conditional::IDEMPOTENCY_KEY_PATTERN;
 use crate::error::ErrorBody;
 use crate::routes::{self, pets};
 
@@ -108,9 +106,9 @@ fn build() -> utoipa::openapi::OpenApi {
             (HttpMethod::Delete, &mut item.delete),
         ] {
             if let Some(operation) = operation {
-                add_conditions(&method, operation);
+                conditions::add_conditions(&method, operation);
                 describe_access(operation);
-                add_shared_responses(operation);
+                responses::add_shared_responses(operation);
                 mark(operation);
             }
         }
@@ -175,99 +173,6 @@ fn add_links(doc: &mut utoipa::openapi::OpenApi) {
     }
 }
 
-/// The creates that honour `Idempotency-Key` (`createKey` does not: a replay would need its
-/// secret, which is never stored).
-const IDEMPOTENT: [&str; 3] = ["createPet", "createCategory", "placeOrder"];
-
-fn header_parameter(name: &str, description: &str, pattern: Option<&str>) -> RefOr<Parameter> {
-    RefOr::T(
-        ParameterBuilder::new()
-            .name(name)
-            .parameter_in(ParameterIn::Header)
-            .required(Required::False)
-            .description(Some(description))
-            .schema(Some(
-                ObjectBuilder::new()
-                    .schema_type(Type::String)
-                    .pattern(pattern),
-            ))
-            .build(),
-    )
-}
-
-/// `ETag` on what carries a representation; `If-None-Match` and 304 on single reads;
-/// `If-Match` and 412 on changes; `Idempotency-Key` on the creates that honour it.
-fn add_conditions(method: &HttpMethod, operation: &mut Operation) {
-    let single = operation
-        .parameters
-        .as_deref()
-        .unwrap_or_default()
-        .iter()
-        .any(|p| is_in(p, ParameterIn::Path));
-    let id = operation.operation_id.clone().unwrap_or_default();
-    let parameters = operation.parameters.get_or_insert_with(Vec::new);
-    let responses = &mut operation.responses.responses;
-    match method {
-        HttpMethod::Get if single => {
-            parameters.push(header_parameter(
-                "If-None-Match",
-                "`*` or a comma-separated list of entity tags the client has: if one is current, the answer is 304 with no body. A value of another form is ignored.",
-                None,
-            ));
-            let mut not_modified = ResponseBuilder::new()
-                .description("Not modified: `If-None-Match` names the current `ETag`.")
-                .build();
-            not_modified
-                .headers
-                .insert("ETag".into(), string_header("The current entity tag."));
-            responses.insert("304".into(), RefOr::T(not_modified));
-        }
-        HttpMethod::Put | HttpMethod::Patch | HttpMethod::Delete => {
-            parameters.push(header_parameter(
-                "If-Match",
-                "`*` or a comma-separated list of entity tags (from `ETag`): apply only if the resource still has one of them (strong comparison), or exists (`*`). Checked in the same transaction as the change. A value of another form matches nothing (412).",
-                None,
-            ));
-            responses.insert(
-                "412".into(),
-                RefOr::T(error_response("`precondition_failed`: the resource changed since the `ETag` named in `If-Match`; read it again.")),
-            );
-        }
-        HttpMethod::Post if IDEMPOTENT.contains(&id.as_str()) => {
-            parameters.push(header_parameter(
-                "Idempotency-Key",
-                "Makes a retry safe: a request repeated with the same key and body within 24 hours gets the first answer again and changes nothing.",
-                Some(IDEMPOTENCY_KEY_PATTERN),
-            ));
-            let reused = "`idempotency_key_reused`: this `Idempotency-Key` was used for a different request.";
-            match responses.get_mut("422") {
-                Some(RefOr::T(response)) => {
-                    response.description = format!("{} {reused}", response.description);
-                }
-                _ => {
-                    responses.insert("422".into(), RefOr::T(error_response(reused)));
-                }
-            }
-        }
-        _ => {}
-    }
-    for (status, response) in responses.iter_mut() {
-        let carries_representation = matches!(status.as_str(), "200" | "201")
-            && (single || IDEMPOTENT.contains(&id.as_str()));
-        if let (true, RefOr::T(response)) = (carries_representation, response) {
-            response.headers.insert(
-                "ETag".into(),
-                string_header(
-                    "The representation's entity tag, for `If-Match` and `If-None-Match`.",
-                ),
-            );
-        }
-    }
-    if parameters.is_empty() {
-        operation.parameters = None;
-    }
-}
-
 fn error_response(description: &str) -> Response {
     ResponseBuilder::new()
         .description(description)
@@ -301,127 +206,6 @@ fn required_roles(operation: &Operation) -> Option<Vec<String>> {
         .iter()
         .find_map(|r| r.get("bearerAuth"))?;
     serde_json::from_value(roles.clone()).ok()
-}
-
-/// The errors any operation can answer, by what it takes, and the `X-Request-Id` header on
-/// every response.
-fn add_shared_responses(operation: &mut Operation) {
-    let roles = required_roles(operation);
-    let parameters = operation.parameters.as_deref().unwrap_or_default();
-    let has_path = parameters.iter().any(|p| is_in(p, ParameterIn::Path));
-    let has_query = parameters.iter().any(|p| is_in(p, ParameterIn::Query));
-    let has_body = operation.request_body.is_some();
-
-    let mut bad_request = Vec::new();
-    if has_path || has_query {
-        bad_request
-            .push("`invalid_parameter`: a path or query parameter is malformed or out of range");
-    }
-    if has_body {
-        bad_request.push("`invalid_json`: the body is not JSON or has a wrong JSON type");
-        bad_request.push("`validation_failed`: a field is missing, unknown or breaks a rule; the message names it");
-    }
-    let mut shared: Vec<(&str, Response)> = Vec::new();
-    if let Some(roles) = &roles {
-        let mut unauthorized = error_response(
-            "`unauthorized`: no API key, or not a valid one (unknown, revoked, malformed).",
-        );
-        unauthorized
-            .headers
-            .insert("WWW-Authenticate".into(), string_header("`Bearer`."));
-        shared.push(("401", unauthorized));
-        if !roles.is_empty() {
-            shared.push((
-                "403",
-                error_response(&format!(
-                    "`forbidden`: this needs a {} key.",
-                    roles.join(" or ")
-                )),
-            ));
-        }
-        let mut limited = error_response(
-            "`rate_limited`: too many requests for this key (or, without a valid key, this address).",
-        );
-        limited.headers.insert(
-            "Retry-After".into(),
-            string_header("Seconds to wait before retrying."),
-        );
-        shared.push(("429", limited));
-    }
-    if !bad_request.is_empty() {
-        shared.push(("400", error_response(&bad_request.join("; "))));
-    }
-    if has_path {
-        shared.push(("404", error_response("`not_found`: no such resource.")));
-    }
-    if has_body {
-        shared.push((
-            "413",
-            error_response("`payload_too_large`: the body is over the size limit."),
-        ));
-        shared.push((
-            "415",
-            error_response("`unsupported_media_type`: the body must be `application/json`."),
-        ));
-    }
-    shared.push((
-        "500",
-        error_response(
-            "`internal`: a bug; the details are in the log under this response's `X-Request-Id`.",
-        ),
-    ));
-    let mut unavailable = error_response(
-        "`unavailable`: the database is busy or down; retry after `Retry-After` seconds.",
-    );
-    unavailable.headers.insert(
-        "Retry-After".into(),
-        string_header("Seconds to wait before retrying."),
-    );
-    shared.push(("503", unavailable));
-
-    let responses = &mut operation.responses.responses;
-    for (status, response) in shared {
-        responses
-            .entry(status.to_owned())
-            .or_insert(RefOr::T(response));
-    }
-    for response in responses.values_mut() {
-        if let RefOr::T(response) = response {
-            response.headers.insert(
-                "X-Request-Id".into(),
-                string_header(
-                    "The request's id: the client's own when it sent a sane one, else a new one.",
-                ),
-            );
-            // The rate limit runs before anything else under /v1, so every answer has these.
-            response.headers.insert(
-                "RateLimit-Policy".into(),
-                string_header(
-                    "The quota and its window, as `\"per-node\";q=<requests>;w=<seconds>` (IETF httpapi-ratelimit-headers). Each node counts on its own.",
-                ),
-            );
-            response.headers.insert(
-                "RateLimit".into(),
-                string_header(
-                    "What is left of the quota and when it is whole again, as `\"per-node\";r=<remaining>;t=<seconds>`.",
-                ),
-            );
-            bound_arrays(response);
-        }
-    }
-}
-
-/// Every list answers at most one page: its array says so (`maxItems`), so that clients and
-/// linters know the bound.
-fn bound_arrays(response: &mut Response) {
-    for content in response.content.values_mut() {
-        let RefOr::T(content) = content else {
-            continue;
-        };
-        if let Some(RefOr::T(Schema::Array(array))) = content.schema.as_mut() {
-            array.max_items = usize::try_from(PageSize::MAX).ok();
-        }
-    }
 }
 
 /// Says in each operation's description which key it needs (from its security requirement),

@@ -23,10 +23,11 @@ use diesel::connection::SimpleConnection;
 use diesel::r2d2::PooledConnection;
 use petstore_core::{DomainError, Failure, RepoResult, Snapshot, Store, Transaction};
 
+use super::PgStore;
+use super::connection::PrimaryOnly;
 use super::deferred::Deferred;
 use super::fetch::lock_and_look_up;
 use super::tx::PgTx;
-use super::{PgStore, PrimaryOnly};
 use crate::error::{StoreError, is_read_only};
 use crate::job::{self, Bursts, Chore, JobStore, Lane, ThreadSpec, WriteJob};
 use crate::known_rows::KnownRows;

@@ -20,15 +20,14 @@ use diesel::RunQueryDsl;
 use diesel::connection::{AnsiTransactionManager as Manager, SimpleConnection, TransactionManager};
 use diesel::dsl::sql;
 use diesel::pg::PgConnection;
-use diesel::r2d2::{ConnectionManager, Pool};
 use diesel::sql_types::{BigInt, Nullable, Text};
-use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
+use diesel_migrations::MigrationHarness;
 use petstore_core::{DomainError, Failure, RepoResult, Snapshot, Store, Transaction};
 
-use crate::config::{Database, StoreConfig};
+use crate::config::StoreConfig;
 use crate::error::{StoreError, is_conflict, is_connection_lost, is_read_only};
 use crate::known_rows::KnownRows;
-use crate::ownership::{self, Found};
+use crate::ownership;
 use crate::stats::{PoolState, WriterStats};
 use deferred::Deferred;
 use point_read::one_statement;
@@ -42,17 +41,13 @@ mod fetch;
 mod point_read;
 mod prepared;
 mod reads;
+mod setup;
 mod tx;
 
 pub use connection::connect_postgres;
-use connection::{PgConn, PgPool, PrimaryOnly, TIMELINE, postgres_url, takes_writes};
-
-/// The PostgreSQL migrations in `migrations/postgres/`, compiled into the binary.
-pub const PG_MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/postgres");
-
-/// The session-level advisory lock migrations run under, so that nodes starting together
-/// migrate one at a time.
-const MIGRATION_LOCK: i64 = 0x7065_7473_746f_7265;
+use connection::{PgConn, PgPool, TIMELINE, takes_writes};
+pub use setup::{PG_MIGRATIONS, migrate_postgres};
+pub(crate) use setup::{create_database_if_missing, inspect_postgres};
 
 /// How many times a conflicting write runs again before it is reported as unavailable.
 const CONFLICT_RETRIES: u32 = 5;
@@ -86,90 +81,6 @@ impl std::fmt::Debug for PgStore {
     }
 }
 
-/// Creates the database `config` names if the server says it does not exist (the target of
-/// `copy`), connecting to the server's `postgres` database to do so. A role that may not
-/// create databases is told exactly what to run, and which privileges it needs.
-pub(crate) fn create_database_if_missing(config: &StoreConfig) -> Result<(), StoreError> {
-    let missing = match connect_postgres(config) {
-        Ok(_) => return Ok(()),
-        Err(StoreError::Unreachable { cause, .. }) if cause.contains("does not exist") => cause,
-        Err(other) => return Err(other),
-    };
-    let Database::Postgres(url) = &config.database else {
-        return Ok(());
-    };
-    let Some((name, maintenance)) = database_name(url) else {
-        return Err(StoreError::Config(missing));
-    };
-    let mut server = config.clone();
-    server.database = Database::Postgres(maintenance);
-    let mut conn = connect_postgres(&server)?;
-    let quoted = format!("\"{}\"", name.replace('"', "\"\""));
-    match conn.batch_execute(&format!("CREATE DATABASE {quoted}")) {
-        Ok(()) => Ok(()),
-        Err(error) => {
-            let role: String = diesel::select(sql::<Text>("current_user::text"))
-                .get_result(&mut conn)
-                .unwrap_or_else(|_| "the role".to_owned());
-            Err(StoreError::Config(format!(
-                "the database {name} does not exist, and {role} may not create it ({error}). \
-                 Run, as a role that may (a superuser, or one with CREATEDB): \
-                 CREATE DATABASE {quoted} OWNER \"{role}\"; then copy again. The role the copy \
-                 and the service use needs CONNECT on the database and CREATE on its schema \
-                 (the owner of a new database has both)"
-            )))
-        }
-    }
-}
-
-/// The database name in a `postgres://` URL, and the same URL naming the server's
-/// `postgres` database instead.
-fn database_name(url: &str) -> Option<(String, String)> {
-    let (scheme, rest) = url.split_once("://")?;
-    let (authority, path) = rest.split_once('/')?;
-    let (name, query) = match path.split_once('?') {
-        Some((name, query)) => (name, Some(query)),
-        None => (path, None),
-    };
-    if name.is_empty() || name.contains('%') {
-        return None;
-    }
-    let maintenance = match query {
-        Some(query) => format!("{scheme}://{authority}/postgres?{query}"),
-        None => format!("{scheme}://{authority}/postgres"),
-    };
-    Some((name.to_owned(), maintenance))
-}
-
-/// Whether the schema `config`'s connections use is new (no table) or this service's, read in
-/// a session whose transactions are read-only ([`ownership`](crate::ownership)).
-pub(crate) fn inspect_postgres(config: &StoreConfig) -> Result<Found, StoreError> {
-    let mut conn = connect_postgres(config)?;
-    conn.batch_execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")?;
-    let tables = ownership::names(
-        &mut conn,
-        "SELECT table_name::text AS name FROM information_schema.tables \
-         WHERE table_schema = current_schema()",
-    )?;
-    let applied = ownership::applied(&mut conn, &tables)?;
-    let known = ownership::versions::<diesel::pg::Pg>(&PG_MIGRATIONS)?;
-    ownership::judge(&config.database, &tables, applied, &known)
-}
-
-/// Applies pending migrations, one node at a time. Returns the versions applied.
-pub fn migrate_postgres(config: &StoreConfig) -> Result<Vec<String>, StoreError> {
-    inspect_postgres(config)?;
-    let mut conn = connect_postgres(config)?;
-    conn.batch_execute(&format!("SELECT pg_advisory_lock({MIGRATION_LOCK})"))?;
-    let applied = conn
-        .run_pending_migrations(PG_MIGRATIONS)
-        .map(|versions| versions.iter().map(ToString::to_string).collect())
-        .map_err(|e| StoreError::Migration(e.to_string()));
-    // Closing the connection would release it too; unlocking keeps the session reusable.
-    conn.batch_execute(&format!("SELECT pg_advisory_unlock({MIGRATION_LOCK})"))?;
-    applied
-}
-
 impl PgStore {
     /// Opens the database of `config`, applying pending migrations first.
     /// With `config.read_only`, opens it as it is, if it is this service's at this version:
@@ -180,21 +91,8 @@ impl PgStore {
         } else {
             migrate_postgres(config)?;
         }
-        let pool = Pool::builder()
-            .max_size(config.readers.max(2))
-            .min_idle(Some(1))
-            .connection_timeout(config.connection_timeout)
-            .build(PrimaryOnly {
-                manager: ConnectionManager::new(postgres_url(config)?),
-                statement_timeout: config.statement_timeout,
-                read_only: config.read_only,
-            })
-            .map_err(|cause| StoreError::Unreachable {
-                database: config.database.to_string(),
-                cause: cause.to_string(),
-            })?;
         Ok(Self {
-            pool,
+            pool: setup::build_pool(config)?,
             counts: Arc::default(),
             write_wait: config.connection_timeout,
             deadline: config.deadline,

@@ -1,3 +1,4 @@
+use super::connection::postgres_url;
 use super::*;
 use crate::config::Database;
 

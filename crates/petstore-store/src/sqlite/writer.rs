@@ -38,20 +38,20 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use diesel::RunQueryDsl;
 use diesel::connection::SimpleConnection;
-use diesel::connection::{AnsiTransactionManager, TransactionManager};
-use diesel::result::QueryResult;
 use diesel::sqlite::SqliteConnection;
 use petstore_core::{DomainError, Failure, RepoResult};
 
 use crate::config::StoreConfig;
-use crate::error::{StoreError, is_commit_in_doubt, is_disk_failure};
 use crate::sqlite::connect;
 use crate::stats::WriterStats;
 
+mod health;
+mod savepoints;
 mod turn;
 
+use health::Health;
+use savepoints::{begin, begin_immediate, commit, depth, step, unwind_to};
 pub(crate) use turn::Turn;
 
 /// How much sooner than the `busy_timeout` a turn's deadline must be for its `BEGIN` to wait
@@ -71,23 +71,6 @@ pub(crate) struct GroupWriter {
     writes: AtomicU64,
     commits: AtomicU64,
     health: Mutex<Health>,
-}
-
-/// Whether the database has taken writes lately.
-#[derive(Debug, Clone)]
-enum Health {
-    /// No write has committed since the store opened: a file opened read-only looks fine to
-    /// every read, so readiness proves it with a write first.
-    Unproven,
-    /// The last probe committed, and no write has failed for the disk's sake since. (A
-    /// client's commit proves less: on a connection SQLite opened read-only, a write that
-    /// changed no row commits fine.)
-    Writable,
-    /// A write failed because of the disk or the file, not the request.
-    Failing,
-    /// A commit failed to reach the disk; no write is taken until the process restarts. The
-    /// text is the commit's error.
-    Stopped(String),
 }
 
 struct State {
@@ -136,56 +119,6 @@ impl Batch {
     }
 }
 
-type Manager = AnsiTransactionManager;
-
-// Transactions and savepoints go through Diesel's transaction manager, so that Diesel's own
-// nested transactions (it inserts several rows at once inside one) become savepoints too.
-fn step(result: QueryResult<()>) -> Result<(), DomainError> {
-    result.map_err(|e| StoreError::from(e).into())
-}
-
-fn begin_immediate(conn: &mut SqliteConnection) -> Result<(), DomainError> {
-    step(Manager::begin_transaction_sql(conn, "BEGIN IMMEDIATE"))
-}
-
-/// Opens a savepoint (a nested level) or, at depth 0, a transaction.
-fn begin(conn: &mut SqliteConnection) -> Result<(), DomainError> {
-    step(<Manager as TransactionManager<SqliteConnection>>::begin_transaction(conn))
-}
-
-/// Releases the innermost savepoint or, at depth 1, commits.
-fn commit(conn: &mut SqliteConnection) -> Result<(), DomainError> {
-    step(<Manager as TransactionManager<SqliteConnection>>::commit_transaction(conn))
-}
-
-/// Rolls back the innermost level.
-fn rollback(conn: &mut SqliteConnection) -> Result<(), DomainError> {
-    step(<Manager as TransactionManager<SqliteConnection>>::rollback_transaction(conn))
-}
-
-/// How many transaction levels are open, or `None` if Diesel's manager is broken.
-fn depth(conn: &mut SqliteConnection) -> Option<u32> {
-    <Manager as TransactionManager<SqliteConnection>>::transaction_manager_status_mut(conn)
-        .transaction_depth()
-        .ok()
-        .map(|depth| depth.map_or(0, |d| d.get()))
-}
-
-/// Rolls back every level above `level` (a panic may have left Diesel's own levels open).
-fn unwind_to(conn: &mut SqliteConnection, level: u32) -> Result<(), DomainError> {
-    loop {
-        match depth(conn) {
-            Some(open) if open > level => rollback(conn)?,
-            Some(_) => return Ok(()),
-            None => {
-                return Err(DomainError::Storage(
-                    "the transaction manager is broken".into(),
-                ));
-            }
-        }
-    }
-}
-
 impl GroupWriter {
     pub(crate) fn new(conn: SqliteConnection, config: &StoreConfig) -> Self {
         Self {
@@ -202,61 +135,6 @@ impl GroupWriter {
             commits: AtomicU64::new(0),
             health: Mutex::new(Health::Unproven),
         }
-    }
-
-    /// Records a failure if the disk or the file caused it.
-    fn notice(&self, error: &DomainError) {
-        let mut health = lock(&self.health);
-        if is_disk_failure(error) && !matches!(*health, Health::Stopped(_)) {
-            *health = Health::Failing;
-        }
-    }
-
-    fn is_failing(&self) -> bool {
-        matches!(*lock(&self.health), Health::Failing)
-    }
-
-    /// The refusal of every write once a commit has failed on the disk.
-    fn stopped(&self) -> Result<(), DomainError> {
-        match &*lock(&self.health) {
-            Health::Stopped(cause) => Err(StoreError::WritesStopped(cause.clone()).into()),
-            _ => Ok(()),
-        }
-    }
-
-    /// What a failed commit means for its writes: a commit the disk failed to sync may have
-    /// taken effect, so its writes are answered `OutcomeUnknown` and the writer stops.
-    fn commit_failed(&self, error: DomainError) -> DomainError {
-        if !is_commit_in_doubt(&error) {
-            self.notice(&error);
-            return error;
-        }
-        *lock(&self.health) = Health::Stopped(error.to_string());
-        match error {
-            DomainError::Unavailable(failure) => DomainError::OutcomeUnknown(failure),
-            other => other,
-        }
-    }
-
-    /// `Ok` once a probe has committed and no write has failed for the disk's sake since.
-    /// Until then, runs a write of its own (one row of `write_probe`), so that an operator's fix
-    /// shows without waiting for a client to write.
-    pub(crate) fn probe(self: &Arc<Self>) -> Result<(), DomainError> {
-        if matches!(*lock(&self.health), Health::Writable) {
-            return Ok(());
-        }
-        self.stopped()?;
-        self.run(|conn| {
-            diesel::sql_query(
-                "INSERT INTO write_probe (id, probed_at) VALUES (1, CURRENT_TIMESTAMP) \
-                 ON CONFLICT (id) DO UPDATE SET probed_at = excluded.probed_at",
-            )
-            .execute(conn)
-            .map(drop)
-            .map_err(|e| StoreError::from(e).into())
-        })?;
-        *lock(&self.health) = Health::Writable;
-        Ok(())
     }
 
     pub(crate) fn stats(&self) -> WriterStats {
