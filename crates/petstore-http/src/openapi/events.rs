@@ -126,6 +126,55 @@ pub(super) fn describe_events(doc: &mut OpenApi) {
         );
     }
     doc.webhooks = Some(webhooks.build());
+    describe_stream(doc);
+}
+
+/// `GET /events/stream` as a client reads it: each event of the stream is a frame whose fields
+/// are `id`, `event` and `data` (comments carry no event). OpenAPI 3.2 calls this schema a
+/// sequential media type's `itemSchema`; tools reading 3.1 (schemathesis among them) take a
+/// `text/event-stream` response's `schema` for the schema of each event.
+fn describe_stream(doc: &mut OpenApi) {
+    let components = doc.components.get_or_insert_with(Default::default);
+    components.schemas.insert(
+        "StreamedEvent".into(),
+        ObjectBuilder::new()
+            .description(Some(
+                "One event of the event stream, as the fields of its Server-Sent Events frame: \
+                 `id` the event's id (what `Last-Event-ID` resumes after), `event` its type, \
+                 `data` the CloudEvent as JSON text. A `: heartbeat` comment after 15 s of \
+                 silence is no event.",
+            ))
+            .property(
+                "id",
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .pattern(Some("^[1-9][0-9]{0,15}$")),
+            )
+            .property("event", Ref::from_schema_name("EventType"))
+            .property(
+                "data",
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .content_media_type("application/json")
+                    .content_schema(Some(Ref::from_schema_name("CloudEvent"))),
+            )
+            .required("id")
+            .required("event")
+            .required("data")
+            .additional_properties(Some(AdditionalProperties::FreeForm(false)))
+            .into(),
+    );
+    let stream = doc
+        .paths
+        .paths
+        .get_mut("/events/stream")
+        .and_then(|item| item.get.as_mut());
+    let Some(RefOr::T(answer)) = stream.and_then(|op| op.responses.responses.get_mut("200")) else {
+        return;
+    };
+    if let Some(RefOr::T(frames)) = answer.content.get_mut("text/event-stream") {
+        frames.schema = Some(Ref::from_schema_name("StreamedEvent").into());
+    }
 }
 
 /// The POST a subscription receives for one event type.

@@ -153,11 +153,11 @@ fn frames(events: Vec<Event>) -> String {
     operation_id = "streamEvents",
     tag = "events",
     params(
-        ("Last-Event-ID" = Option<String>, Header, pattern = "^(0|[1-9][0-9]{0,15})$", description = "Resume after this event id: everything after it is sent first, then live events. Without it, only events from now on."),
+        ("Last-Event-ID" = Option<String>, Header, nullable = false, pattern = "^(0|[1-9][0-9]{0,15})$", description = "Resume after this event id (`0`: from the first event): everything after it is sent first, then live events. Without it, only events from now on. An event's id is its frame's `id`."),
     ),
     security(("bearerAuth" = ["staff"])),
     responses(
-        (status = 200, description = "A `text/event-stream` that stays open: one frame per event (`id:` its id, `event:` its type, `data:` the CloudEvent as JSON), and a `: heartbeat` comment after 15 s of silence. A client that reconnects with `Last-Event-ID` misses nothing.", content_type = "text/event-stream", body = String),
+        (status = 200, description = "A `text/event-stream` that stays open: one frame per event (`id:` its id, `event:` its type, `data:` the CloudEvent as JSON; the schema is each frame's, a `StreamedEvent`), and a `: heartbeat` comment after 15 s of silence. A client that reconnects with `Last-Event-ID` misses nothing.", content_type = "text/event-stream", body = String),
         (status = 400, description = "`invalid_parameter`: `Last-Event-ID` is not an event id.", body = crate::error::ErrorBody),
     )
 )]
