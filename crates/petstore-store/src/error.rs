@@ -43,19 +43,30 @@ pub enum StoreError {
     /// Applying or reverting migrations failed.
     #[error("migrations failed: {0}")]
     Migration(String),
-    /// The database holds another program's tables and no migration table of this service:
-    /// it is left as it was.
+    /// The database is another program's: its migration table (if it has one) does not
+    /// record this service's first migration. It is left as it was.
     #[error(
-        "{database} is not a pet store database: it holds {} and no migration table of this \
-         service (__diesel_schema_migrations). Nothing was changed. Give the service a database \
-         of its own: a new SQLite file, or an empty PostgreSQL database or schema",
-        tables.join(", ")
+        "{database} is not a pet store database: it holds {}, and {}. Nothing was changed. Give \
+         the service a database of its own: a new SQLite file, or an empty PostgreSQL database \
+         or schema",
+        if tables.is_empty() { "no tables".to_owned() } else { tables.join(", ") },
+        if migrations.is_empty() {
+            "no migration of this service (__diesel_schema_migrations)".to_owned()
+        } else {
+            format!(
+                "another program's migrations ({} in __diesel_schema_migrations), none of this \
+                 service's",
+                migrations.join(", ")
+            )
+        }
     )]
     NotOurs {
         /// The database, as `Database` shows it.
         database: String,
-        /// The tables found there.
+        /// Its tables (its migration table aside).
         tables: Vec<String>,
+        /// The versions its migration table records, none of them this service's first.
+        migrations: Vec<String>,
     },
     /// The database holds migrations this binary does not know: a newer version migrated it.
     #[error(

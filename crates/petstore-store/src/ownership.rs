@@ -45,21 +45,36 @@ pub(crate) struct Name {
 
 /// What `tables` (the database's) and `applied` (its migration table's versions, if it has
 /// one) say, against `known` (this version's migrations).
+///
+/// A database is this service's when its migration table records this service's first
+/// migration (the one that made the schema): another program that uses Diesel keeps the same
+/// table, empty or with versions of its own, and is no newer petstore.
 pub(crate) fn judge(
     database: &Database,
     tables: &[String],
     applied: Option<BTreeSet<String>>,
     known: &[String],
 ) -> Result<Found, StoreError> {
-    let Some(applied) = applied else {
-        if tables.is_empty() {
+    let applied = applied.unwrap_or_default();
+    let ours = known
+        .iter()
+        .min()
+        .is_some_and(|first| applied.contains(first));
+    if !ours {
+        let only_an_empty_migration_table = tables.iter().all(|table| table == MIGRATION_TABLE);
+        if applied.is_empty() && only_an_empty_migration_table {
             return Ok(Found::New);
         }
         return Err(StoreError::NotOurs {
             database: database.to_string(),
-            tables: tables.to_vec(),
+            tables: tables
+                .iter()
+                .filter(|table| *table != MIGRATION_TABLE)
+                .cloned()
+                .collect(),
+            migrations: applied.into_iter().collect(),
         });
-    };
+    }
     let unknown: Vec<String> = applied
         .iter()
         .filter(|version| !known.contains(version))
@@ -138,9 +153,17 @@ pub(crate) fn readable(found: Found, database: &Database) -> Result<(), StoreErr
             database: database.to_string(),
             pending,
         }),
-        Found::New => Err(StoreError::Config(format!(
-            "{database} holds no pet store yet: `petstore migrate` or `petstore serve` creates one"
-        ))),
+        // A mistyped path is the likelier mistake than a file made empty.
+        Found::New => Err(StoreError::Config(match database {
+            Database::Sqlite(file) if !file.exists() => format!(
+                "there is no database at {database}: check the path (`petstore migrate` or \
+                 `petstore serve` creates a new one)"
+            ),
+            _ => format!(
+                "{database} holds no pet store yet: `petstore migrate` or `petstore serve` \
+                 creates one"
+            ),
+        })),
     }
 }
 
@@ -167,6 +190,36 @@ mod tests {
             matches!(&refused, Err(StoreError::NotOurs { tables, .. }) if tables == &strings(&["invoices"])),
             "{refused:?}"
         );
+    }
+
+    /// Another Diesel program's database has a migration table too: empty, or with versions
+    /// of its own. Neither makes it ours, nor a newer petstore's.
+    #[test]
+    fn a_migration_table_without_our_first_migration_is_another_programs() {
+        let known = strings(&["20261122000001", "20261122000002"]);
+        let tables = strings(&[MIGRATION_TABLE, "posts"]);
+        for applied in [vec![], vec!["20200101000000"], vec!["20261122000002"]] {
+            let applied = strings(&applied);
+            let refused = judge(
+                &database(),
+                &tables,
+                Some(applied.iter().cloned().collect()),
+                &known,
+            );
+            assert!(
+                matches!(&refused, Err(StoreError::NotOurs { tables, migrations, .. })
+                    if tables == &strings(&["posts"]) && migrations == &applied),
+                "{applied:?}: {refused:?}"
+            );
+        }
+        // Only an empty migration table (a Diesel program that has not begun): nothing to keep.
+        let empty = judge(
+            &database(),
+            &strings(&[MIGRATION_TABLE]),
+            Some(BTreeSet::new()),
+            &known,
+        );
+        assert!(matches!(empty, Ok(Found::New)), "{empty:?}");
     }
 
     #[test]

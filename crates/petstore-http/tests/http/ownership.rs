@@ -134,32 +134,94 @@ fn ours(dir: &Path) -> String {
     file
 }
 
+/// How another program that uses Diesel leaves its database: no migration table, an empty one
+/// (it has not migrated yet), or one with versions of its own. What the refusal then says.
+const OTHER_PROGRAMS: [(&str, &str); 3] = [
+    ("", "it holds invoices, and no migration of this service"),
+    (
+        "CREATE TABLE __diesel_schema_migrations (version VARCHAR(50) PRIMARY KEY NOT NULL, \
+         run_on TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP);",
+        "it holds invoices, and no migration of this service",
+    ),
+    (
+        "CREATE TABLE __diesel_schema_migrations (version VARCHAR(50) PRIMARY KEY NOT NULL, \
+         run_on TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP); \
+         INSERT INTO __diesel_schema_migrations (version) VALUES ('20200101000000');",
+        "it holds invoices, and another program's migrations (20200101000000 in \
+         __diesel_schema_migrations), none of this service's",
+    ),
+];
+
 /// Another program's SQLite file: one table, in WAL mode, its last write still in the `-wal`
-/// (the connection that wrote it stays open while the commands run).
+/// (the connection that wrote it stays open while the commands run); with each kind of
+/// migration table of [`OTHER_PROGRAMS`].
 #[test]
 fn every_command_refuses_another_programs_sqlite_file_and_leaves_its_bytes() {
+    for (migration_table, says) in OTHER_PROGRAMS {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = dir.path().join("ledger.db");
+        let mut other_program = SqliteConnection::establish(ledger.to_str().unwrap()).unwrap();
+        other_program
+            .batch_execute(&format!(
+                "PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0; {migration_table} \
+                 CREATE TABLE invoices (id INTEGER PRIMARY KEY, amount INTEGER); \
+                 INSERT INTO invoices (amount) VALUES (250)"
+            ))
+            .unwrap();
+        assert!(
+            bytes_of(&ledger)[1] != "absent",
+            "the write waits in the -wal"
+        );
+        let ours = ours(dir.path());
+        every_command_refuses(
+            ledger.to_str().unwrap(),
+            &format!("is not a pet store database: {says}"),
+            &ours,
+            &mut || bytes_of(&ledger),
+        );
+        drop(other_program);
+    }
+}
+
+/// A file that is not SQLite at all (a misplaced text file): every command names it.
+#[test]
+fn every_command_refuses_a_file_that_is_not_sqlite_and_names_it() {
     let dir = tempfile::tempdir().unwrap();
-    let ledger = dir.path().join("ledger.db");
-    let mut other_program = SqliteConnection::establish(ledger.to_str().unwrap()).unwrap();
-    other_program
-        .batch_execute(
-            "PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0; \
-             CREATE TABLE invoices (id INTEGER PRIMARY KEY, amount INTEGER); \
-             INSERT INTO invoices (amount) VALUES (250)",
-        )
-        .unwrap();
-    assert!(
-        bytes_of(&ledger)[1] != "absent",
-        "the write waits in the -wal"
-    );
+    let notes = dir.path().join("notes.txt");
+    std::fs::write(&notes, "shopping list: cat food, bird seed\n".repeat(200)).unwrap();
     let ours = ours(dir.path());
     every_command_refuses(
-        ledger.to_str().unwrap(),
-        "is not a pet store database: it holds invoices",
+        notes.to_str().unwrap(),
+        &format!("{} cannot be read as a SQLite database", notes.display()),
         &ours,
-        &mut || bytes_of(&ledger),
+        &mut || bytes_of(&notes),
     );
-    drop(other_program);
+}
+
+/// A mistyped path: the commands that only read say there is no database there, and create
+/// nothing.
+#[test]
+fn the_reading_commands_say_a_missing_file_is_not_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let typo = dir.path().join("shpo.db").display().to_string();
+    let out = dir.path().join("out.db").display().to_string();
+    for args in [
+        vec!["backup", "--database", &typo, &out],
+        vec!["copy", "--from", &typo, "--to", &out],
+        vec!["keys", "list", "--database", &typo],
+        vec!["check", "--database", &typo],
+    ] {
+        let args: Vec<String> = args.into_iter().map(str::to_owned).collect();
+        let output = run(&args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(&format!("there is no database at {typo}")),
+            "{args:?}: {stderr}"
+        );
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert!(left.is_empty(), "{args:?} created {left:?}");
+    }
 }
 
 /// The tables of the public schema of a PostgreSQL database, with their row counts.
@@ -185,22 +247,27 @@ fn tables_of(url: &str) -> Vec<String> {
 
 #[test]
 fn every_command_refuses_another_programs_postgres_database_and_leaves_its_tables() {
-    let Some(database) = ScratchPostgres::create() else {
-        return;
-    };
-    PgConnection::establish(database.url())
-        .unwrap()
-        .batch_execute("CREATE TABLE invoices (id integer); INSERT INTO invoices VALUES (1)")
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let ours = ours(dir.path());
-    assert_eq!(tables_of(database.url()), ["invoices 1"]);
-    every_command_refuses(
-        database.url(),
-        "is not a pet store database: it holds invoices",
-        &ours,
-        &mut || tables_of(database.url()),
-    );
+    for (migration_table, says) in OTHER_PROGRAMS {
+        let Some(database) = ScratchPostgres::create() else {
+            return;
+        };
+        PgConnection::establish(database.url())
+            .unwrap()
+            .batch_execute(&format!(
+                "{migration_table} CREATE TABLE invoices (id integer); INSERT INTO invoices VALUES (1)"
+            ))
+            .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let ours = ours(dir.path());
+        let before = tables_of(database.url());
+        assert!(before.contains(&"invoices 1".to_owned()), "{before:?}");
+        every_command_refuses(
+            database.url(),
+            &format!("is not a pet store database: {says}"),
+            &ours,
+            &mut || tables_of(database.url()),
+        );
+    }
 }
 
 /// The admin key the tests' services start with.

@@ -261,11 +261,19 @@ pub(crate) fn inspect_sqlite(config: &StoreConfig) -> Result<Found, StoreError> 
         }
         return Ok(Found::New);
     }
-    let mut conn = connect_to_look(config)?;
+    // The first reads of the file: SQLite's own words ("file is not a database") name none.
+    let unreadable = |error: StoreError| match error {
+        StoreError::Query(_) => StoreError::Config(format!(
+            "{url} cannot be read as a SQLite database ({error}). Nothing was changed"
+        )),
+        other => other,
+    };
+    let mut conn = connect_to_look(config).map_err(unreadable)?;
     let tables = ownership::names(
         &mut conn,
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'",
-    )?;
+    )
+    .map_err(unreadable)?;
     let applied = ownership::applied(&mut conn, &tables)?;
     let known = ownership::versions::<diesel::sqlite::Sqlite>(&MIGRATIONS)?;
     ownership::judge(&config.database, &tables, applied, &known)
