@@ -20,7 +20,7 @@ mod modules;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use modules::{imports, ImportGraph};
+use modules::{ImportGraph, imports};
 
 /// The most lines a source file may have.
 const MAX_LINES: usize = 500;

@@ -53,10 +53,10 @@ pub(super) fn imports(src: &Path) -> ImportGraph {
         let Some(from) = module.first() else {
             continue; // `lib.rs` itself: the root names every module by declaring it.
         };
-        if let Some(to) = crate_root.top_level_of(&module, &path) {
-            if to != *from {
-                graph.entry(from.clone()).or_default().insert(to);
-            }
+        if let Some(to) = crate_root.top_level_of(&module, &path)
+            && to != *from
+        {
+            graph.entry(from.clone()).or_default().insert(to);
         }
     }
     graph
@@ -79,10 +79,10 @@ pub(super) fn re_exports(
         for (path, name) in leaves {
             // In `lib.rs`, `b::Item` starts at the root as `crate::b::Item` does.
             let path = absolute(&[], &path).unwrap_or(path);
-            if let (Some(module), Some(name)) = (path.first(), name) {
-                if top_level.contains(module) {
-                    names.insert(name, module.clone());
-                }
+            if let (Some(module), Some(name)) = (path.first(), name)
+                && top_level.contains(module)
+            {
+                names.insert(name, module.clone());
             }
         }
     }
