@@ -57,7 +57,7 @@ impl CorsOrigins {
 
 /// An origin as a browser writes it: lower-case scheme and host, a port only if it is not
 /// the scheme's default, no path.
-fn parse_origin(text: &str) -> Result<String, String> {
+pub(crate) fn parse_origin(text: &str) -> Result<String, String> {
     let refuse =
         || format!("{text:?} is not an origin: give scheme://host or scheme://host:port, no path");
     let (scheme, rest) = text.split_once("://").ok_or_else(refuse)?;

@@ -7,6 +7,12 @@ use petstore_http::logging;
 
 #[actix_web::main]
 async fn main() -> ExitCode {
+    // Before anything else runs, parsing included: a SIGHUP from a reload during a start
+    // must not end it. (A command line naming `serve` anywhere is taken for one: the other
+    // commands are short, and a stray word only makes one of them ignore SIGHUP.)
+    let signals = std::env::args_os()
+        .any(|arg| arg == "serve")
+        .then(cli::Signals::listen);
     let cli = match cli::parse_command_line(std::env::args_os()) {
         Ok(Invocation::Run(cli)) => cli,
         Ok(Invocation::PrintConfig(settings)) => {
@@ -17,7 +23,10 @@ async fn main() -> ExitCode {
     };
     logging::init_logging(cli.log_format);
     let outcome = match cli.command {
-        Command::Serve(args) => cli::serve(*args).await,
+        Command::Serve(args) => {
+            let signals = signals.unwrap_or_else(cli::Signals::listen);
+            cli::serve(*args, signals).await
+        }
         Command::Migrate(args) => cli::migrate(&args),
         Command::Keys { action, database } => cli::keys(action, &database),
         Command::Openapi => cli::print_openapi(),

@@ -122,33 +122,25 @@ fn read(
     })
 }
 
-/// Reads the certificate again on every SIGHUP, for as long as the server runs; without
-/// HTTPS, a SIGHUP is logged and changes nothing (rather than ending the process, as it would
-/// by default). Listens from the call on, so a SIGHUP sent once the server says it listens is
-/// never the default's.
-pub fn reload_on_hangup(
+/// Reads the certificate again on every SIGHUP of `hangups`, for as long as the server runs;
+/// without HTTPS, a SIGHUP is logged and changes nothing (rather than ending the process, as
+/// it would by default). `hangups` listens from `serve`'s first instant (`cli/signals.rs`).
+pub async fn reload_on_hangup(
     certificate: Option<Arc<ServerCertificate>>,
-) -> impl std::future::Future<Output = ()> {
-    use actix_web::rt::signal::unix::{SignalKind, signal};
-    let hangups = signal(SignalKind::hangup());
-    async move {
-        let mut hangups = match hangups {
-            Ok(hangups) => hangups,
-            Err(error) => {
-                tracing::warn!(%error, "cannot listen for SIGHUP: the TLS certificate is read at start only");
-                return;
-            }
+    hangups: Option<actix_web::rt::signal::unix::Signal>,
+) {
+    let Some(mut hangups) = hangups else {
+        return;
+    };
+    while hangups.recv().await.is_some() {
+        let Some(certificate) = &certificate else {
+            tracing::info!("SIGHUP: nothing to read again (no --tls-cert)");
+            continue;
         };
-        while hangups.recv().await.is_some() {
-            let Some(certificate) = &certificate else {
-                tracing::info!("SIGHUP: nothing to read again (no --tls-cert)");
-                continue;
-            };
-            match certificate.reload() {
-                Ok(()) => tracing::info!("SIGHUP: the TLS certificate and key were read again"),
-                Err(error) => {
-                    tracing::error!(%error, "SIGHUP: the TLS certificate in use stays");
-                }
+        match certificate.reload() {
+            Ok(()) => tracing::info!("SIGHUP: the TLS certificate and key were read again"),
+            Err(error) => {
+                tracing::error!(%error, "SIGHUP: the TLS certificate in use stays");
             }
         }
     }

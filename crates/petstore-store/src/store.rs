@@ -63,6 +63,16 @@ impl AnyStore {
         }
     }
 
+    /// Leaves the database complete by itself for a clean stop: a SQLite file with its WAL
+    /// emptied into it ([`SqliteStore::settle`]); nothing to do on PostgreSQL, whose server
+    /// keeps its own files. Whether the database is now complete by itself.
+    pub fn settle(&self) -> Result<bool, StoreError> {
+        match self {
+            AnyStore::Sqlite(store) => store.settle(),
+            AnyStore::Postgres(_) => Ok(true),
+        }
+    }
+
     /// Writes run and commits made (for metrics).
     pub fn writer_stats(&self) -> WriterStats {
         match self {

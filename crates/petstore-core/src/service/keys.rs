@@ -106,6 +106,14 @@ impl<S: Store, C: Clock> KeyUseCases<'_, S, C> {
         })
     }
 
+    /// Whether an admin key that is not revoked exists: without one, nobody can create or
+    /// revoke keys through the API.
+    pub fn has_active_admin(&self) -> Result<bool, DomainError> {
+        self.shop
+            .store
+            .read_one(|snapshot| snapshot.has_active_key(Some(Role::Admin)))
+    }
+
     /// How many keys have ever been revoked: it only grows, so a process that caches verified
     /// keys and sees it change knows to forget them, whoever revoked the key.
     pub fn revocations(&self) -> Result<u64, DomainError> {

@@ -60,7 +60,9 @@ pub fn parse_command_line(
     args: impl IntoIterator<Item = OsString>,
 ) -> Result<Invocation, CommandLineError> {
     let mut args: Vec<OsString> = args.into_iter().collect();
-    let matches = Cli::command().try_get_matches_from(&args)?;
+    let matches = Cli::command()
+        .try_get_matches_from(&args)
+        .map_err(|error| naming_the_variable(error, &args))?;
     let Some(("serve", serve)) = matches.subcommand() else {
         return Ok(Invocation::Run(Cli::from_arg_matches(&matches)?));
     };
@@ -70,8 +72,13 @@ pub fn parse_command_line(
         args.extend(added);
         from_file = names;
     }
-    let matches = Cli::command().try_get_matches_from(&args)?;
+    let matches = Cli::command()
+        .try_get_matches_from(&args)
+        .map_err(|error| naming_the_variable(error, &args))?;
     let cli = Cli::from_arg_matches(&matches)?;
+    if let Command::Serve(_) = &cli.command {
+        check_bootstrap_key()?;
+    }
     // Checked here rather than by clap's `requires`, which would refuse a flag whose partner
     // the file gives before the file is read.
     if let Command::Serve(serve) = &cli.command
@@ -88,6 +95,61 @@ pub fn parse_command_line(
         )),
         _ => Ok(Invocation::Run(cli)),
     }
+}
+
+/// The environment variable that gave the value clap refused, named in the error: clap's
+/// own message names only the flag, which the operator never typed. A value from a flag
+/// keeps clap's error; one from the config file never reaches here (its trial names the file
+/// and line).
+fn naming_the_variable(error: clap::Error, args: &[OsString]) -> CommandLineError {
+    use clap::error::{ContextKind, ContextValue};
+    let Some(ContextValue::String(shown)) = error.get(ContextKind::InvalidArg) else {
+        return error.into();
+    };
+    let long = shown
+        .trim_start_matches("--")
+        .split([' ', '='])
+        .next()
+        .unwrap_or_default();
+    let typed = args.iter().any(|arg| {
+        let arg = arg.to_string_lossy();
+        arg == format!("--{long}") || arg.starts_with(&format!("--{long}="))
+    });
+    let mut command = Cli::command();
+    command.build();
+    let variable = std::iter::once(&command)
+        .chain(command.get_subcommands())
+        .flat_map(|command| command.get_arguments())
+        .find(|arg| arg.get_long() == Some(long))
+        .and_then(|arg| arg.get_env())
+        .filter(|variable| !typed && std::env::var_os(variable).is_some());
+    let Some(variable) = variable else {
+        return error.into();
+    };
+    let reason = error.to_string();
+    let reason = reason.lines().next().unwrap_or_default();
+    let reason = reason.trim_start_matches("error: ");
+    CommandLineError::Config(format!(
+        "the environment variable {}: {reason}",
+        variable.to_string_lossy()
+    ))
+}
+
+/// `PETSTORE_BOOTSTRAP_ADMIN_KEY`, which only the environment gives (a secret on a command
+/// line is seen by every user of the machine), checked with the other settings: before the
+/// database is opened.
+fn check_bootstrap_key() -> Result<(), CommandLineError> {
+    let Some(text) = std::env::var_os("PETSTORE_BOOTSTRAP_ADMIN_KEY") else {
+        return Ok(());
+    };
+    let reason = match text.to_str().map(petstore_core::KeySecret::parse) {
+        Some(Ok(_)) => return Ok(()),
+        Some(Err(error)) => error.reason,
+        None => "is not UTF-8".into(),
+    };
+    Err(CommandLineError::Config(format!(
+        "the environment variable PETSTORE_BOOTSTRAP_ADMIN_KEY: the key {reason}"
+    )))
 }
 
 /// `serve`'s settings, as the command line names them (globals included).

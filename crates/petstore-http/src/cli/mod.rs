@@ -5,11 +5,14 @@
 mod config;
 mod keys;
 mod serve;
+mod signals;
 mod transfer;
+mod values;
 
 pub use config::{CommandLineError, Invocation, parse_command_line};
 pub use keys::{KeysCommand, keys};
 pub use serve::{ServeArgs, WebhookArgs, serve};
+pub use signals::Signals;
 pub use transfer::{BackupArgs, CopyArgs, backup, copy};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -88,7 +91,7 @@ pub struct DatabaseArgs {
     pub database: Database,
     /// Database connections: SQLite's readers (besides its one writer), or the size of
     /// PostgreSQL's pool, which reads and writes share. Default: 4 on SQLite, 16 on PostgreSQL.
-    #[arg(long, env = "PETSTORE_DB_CONNECTIONS", global = true)]
+    #[arg(long, env = "PETSTORE_DB_CONNECTIONS", global = true, value_parser = clap::value_parser!(u32).range(1..))]
     pub db_connections: Option<u32>,
     /// When a commit is durable: `full` survives power loss, `normal` is faster and survives
     /// a crash of the process.
@@ -109,7 +112,11 @@ fn parse_database(text: &str) -> Result<Database, String> {
     if text.is_empty() {
         return Err("give a SQLite file or a postgres:// URL".to_owned());
     }
-    Ok(Database::parse(text))
+    let database = Database::parse(text);
+    if let Database::Sqlite(file) = &database {
+        values::folder_exists(file)?;
+    }
+    Ok(database)
 }
 
 impl DatabaseArgs {

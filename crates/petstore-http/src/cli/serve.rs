@@ -17,7 +17,8 @@ mod admin_key;
 
 use admin_key::{bootstrap_admin_key, default_key_file};
 
-use super::DatabaseArgs;
+use super::signals::Signals;
+use super::{DatabaseArgs, values};
 use crate::app::{DEFAULT_RATE, HttpLimits, app};
 use crate::auth::{RateLimits, random_bytes};
 use crate::cors::CorsOrigins;
@@ -41,29 +42,29 @@ pub struct ServeArgs {
     #[arg(long)]
     pub print_config: bool,
     /// The address to listen on.
-    #[arg(long, env = "PETSTORE_BIND", default_value = "127.0.0.1:8080")]
+    #[arg(long, env = "PETSTORE_BIND", default_value = "127.0.0.1:8080", value_parser = values::listen_address)]
     pub bind: String,
     /// Serve HTTPS (HTTP/2 or HTTP/1.1, by ALPN) with this PEM certificate chain, the
     /// server's own certificate first; read again on SIGHUP. Needs --tls-key.
-    #[arg(long, env = "PETSTORE_TLS_CERT")]
+    #[arg(long, env = "PETSTORE_TLS_CERT", value_parser = values::certificates_file)]
     pub tls_cert: Option<PathBuf>,
     /// The PEM private key of --tls-cert's certificate; read again with it on SIGHUP.
-    #[arg(long, env = "PETSTORE_TLS_KEY")]
+    #[arg(long, env = "PETSTORE_TLS_KEY", value_parser = values::private_key_file)]
     pub tls_key: Option<PathBuf>,
     /// Where a first start (no key in the database, no PETSTORE_BOOTSTRAP_ADMIN_KEY) writes
     /// the admin key it creates, readable by the service's user only; never to the log.
     /// Default: beside a SQLite database (`petstore.db.admin-key`); on PostgreSQL,
     /// `petstore-admin-key` in the working directory.
-    #[arg(long, env = "PETSTORE_ADMIN_KEY_FILE")]
+    #[arg(long, env = "PETSTORE_ADMIN_KEY_FILE", value_parser = values::file_in_a_folder)]
     pub admin_key_file: Option<PathBuf>,
     /// Worker threads serving HTTP (default: one per core).
-    #[arg(long, env = "PETSTORE_WORKERS")]
+    #[arg(long, env = "PETSTORE_WORKERS", value_parser = at_least_one())]
     pub workers: Option<usize>,
     /// The largest request body accepted, in bytes.
     #[arg(long, env = "PETSTORE_MAX_BODY_BYTES", default_value_t = 16 * 1024)]
     pub max_body_bytes: usize,
     /// How long a request waits for a database connection before 503, in milliseconds.
-    #[arg(long, env = "PETSTORE_DB_WAIT_MS", default_value_t = 2000)]
+    #[arg(long, env = "PETSTORE_DB_WAIT_MS", default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..))]
     pub db_wait_ms: u64,
     /// An origin (`https://shop.example.com`) whose web pages may call the API from a browser
     /// (CORS); repeat it for several, or list them comma-separated in the environment. None
@@ -71,13 +72,14 @@ pub struct ServeArgs {
     #[arg(
         long = "cors-origin",
         env = "PETSTORE_CORS_ORIGINS",
-        value_delimiter = ','
+        value_delimiter = ',',
+        value_parser = values::origin
     )]
     pub cors_origins: Vec<String>,
     /// An OpenTelemetry collector's OTLP/HTTP address (`http://127.0.0.1:4318`) to export
     /// traces to: a span per request, with children for its store call and for each webhook
     /// delivery attempt, joined to the caller's `traceparent`. Off by default.
-    #[arg(long, env = "PETSTORE_OTLP_ENDPOINT")]
+    #[arg(long, env = "PETSTORE_OTLP_ENDPOINT", value_parser = values::http_endpoint)]
     pub otlp_endpoint: Option<String>,
     /// How long a request's work on PostgreSQL may take in all, in milliseconds, whatever the
     /// network does: past it the request is answered 503 (`outcome_unknown` for a write, which
@@ -92,7 +94,7 @@ pub struct ServeArgs {
     /// client cannot use up the process's file descriptors. Default: 4096, or fewer when the
     /// open-file limit (`ulimit -n`) leaves less room beside the database's and the logs'
     /// files.
-    #[arg(long, env = "PETSTORE_MAX_CONNECTIONS")]
+    #[arg(long, env = "PETSTORE_MAX_CONNECTIONS", value_parser = at_least_one())]
     pub max_connections: Option<usize>,
     /// How long a client may take to send its request headers, in milliseconds.
     #[arg(long, env = "PETSTORE_CLIENT_TIMEOUT_MS", default_value_t = 5000)]
@@ -142,7 +144,7 @@ pub struct WebhookArgs {
     #[arg(long, env = "PETSTORE_WEBHOOK_CONCURRENCY", default_value_t = 8)]
     pub webhook_concurrency: usize,
     /// A PEM file of CA certificates to trust for https receivers, besides the system's.
-    #[arg(long, env = "PETSTORE_WEBHOOK_CA_FILE")]
+    #[arg(long, env = "PETSTORE_WEBHOOK_CA_FILE", value_parser = values::certificates_file)]
     pub webhook_ca_file: Option<PathBuf>,
     /// How long a node keeps sending a subscription's events before another may take over,
     /// in milliseconds: a node renews its lease while it sends, so this is how long a dead
@@ -207,15 +209,34 @@ fn connection_cap(configured: Option<usize>, database_connections: u32) -> usize
     cap
 }
 
-/// `petstore serve`: runs until SIGINT or SIGTERM, then lets in-flight requests finish.
-pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
-    // Listening comes first: a start that cannot serve (the port is taken, the address is
-    // wrong) must not create a database or mint the one-time admin key it would then lose.
+/// A count of which there must be at least one (`--workers`, `--max-connections`).
+fn at_least_one() -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::new().range(1..)
+}
+
+/// `petstore serve`: runs until SIGINT or SIGTERM (listened for by `signals` since the
+/// process began), then lets in-flight requests finish and leaves the database complete.
+pub async fn serve(args: ServeArgs, signals: Signals) -> anyhow::Result<()> {
+    let (stop_signal, hangups) = signals.split();
+    // Everything the settings make that can fail comes first: a start that cannot serve (the
+    // port is taken, a certificate does not match its key) must not create a database or
+    // mint the one-time admin key it would then lose.
     let listener = std::net::TcpListener::bind(&args.bind)
         .with_context(|| format!("cannot listen on {}", args.bind))?;
     let certificate = match (&args.tls_cert, &args.tls_key) {
         (Some(cert), Some(key)) => Some(ServerCertificate::load(cert, key)?),
         _ => None,
+    };
+    let tls = crate::delivery::tls_config(args.webhooks.webhook_ca_file.as_deref())
+        .map_err(|e| anyhow!("webhook TLS: {e}"))?;
+    let cors = CorsOrigins::new(&args.cors_origins).map_err(|e| anyhow!("--cors-origin: {e}"))?;
+    let traces = match &args.otlp_endpoint {
+        Some(endpoint) => {
+            let traces = Traces::start(endpoint).map_err(|e| anyhow!("--otlp-endpoint: {e}"))?;
+            tracing::info!(%endpoint, "exporting traces over OTLP");
+            Some(traces)
+        }
+        None => None,
     };
     let mut config = args.database.store_config();
     // One bound for every wait a write makes: for the writer connection, and for another
@@ -228,29 +249,21 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     config.statement_timeout = deadline * 4 / 5;
     config.deadline = deadline;
     let store = AnyStore::open(&config)?;
+    let settled = store.clone();
     let settings = Settings {
         allow_private_webhook_targets: args.webhooks.webhook_allow_private_targets,
     };
     let mut state = AppState::with_settings(store, Arc::new(SystemClock), settings)
         .context("cannot start the store's threads")?
         .with_delivery(args.webhooks.settings());
-    let traces = match &args.otlp_endpoint {
-        Some(endpoint) => {
-            let traces = Traces::start(endpoint).map_err(|e| anyhow!("--otlp-endpoint: {e}"))?;
-            tracing::info!(%endpoint, "exporting traces over OTLP");
-            state = state.with_traces(traces.clone());
-            Some(traces)
-        }
-        None => None,
-    };
+    if let Some(traces) = &traces {
+        state = state.with_traces(traces.clone());
+    }
     let key_file = args
         .admin_key_file
         .clone()
         .unwrap_or_else(|| default_key_file(&args.database.database));
     bootstrap_admin_key(&state, &key_file).await?;
-    let tls = crate::delivery::tls_config(args.webhooks.webhook_ca_file.as_deref())
-        .map_err(|e| anyhow!("webhook TLS: {e}"))?;
-    let cors = CorsOrigins::new(&args.cors_origins).map_err(|e| anyhow!("--cors-origin: {e}"))?;
     if cors.is_on() {
         tracing::info!(origins = ?args.cors_origins, "browser pages of these origins may call the API");
     }
@@ -286,8 +299,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         None => server.listen(listener),
     }
     .with_context(|| format!("cannot listen on {}", args.bind))?;
-    let stop_signal = stop_signal();
-    actix_web::rt::spawn(reload_on_hangup(certificate));
+    actix_web::rt::spawn(reload_on_hangup(certificate, hangups));
     for address in server.addrs() {
         let scheme = if args.tls_cert.is_some() {
             "https"
@@ -319,28 +331,14 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         // The exporter's thread sends the last batch; nothing else is left to run.
         traces.finish();
     }
+    // People copy a stopped service's SQLite file alone: it must hold every write.
+    match settled.settle() {
+        Ok(true) => {}
+        Ok(false) => tracing::warn!(
+            "the database's WAL could not be emptied (another process reads or writes it): copy the file with its -wal, or use `petstore backup`"
+        ),
+        Err(error) => tracing::warn!(%error, "the database's WAL could not be emptied"),
+    }
     tracing::info!("stopped");
     Ok(())
-}
-
-/// SIGTERM or SIGINT, listened for from the call on: a signal that arrives before the
-/// server runs still stops it in order (one that came before the listening would otherwise
-/// end the process at once, its in-flight work with it).
-fn stop_signal() -> impl std::future::Future<Output = ()> {
-    use actix_web::rt::signal::unix::{SignalKind, signal};
-    let terminate = signal(SignalKind::terminate());
-    let interrupt = signal(SignalKind::interrupt());
-    async move {
-        match (terminate, interrupt) {
-            (Ok(mut terminate), Ok(mut interrupt)) => {
-                let terminated = Box::pin(async move { terminate.recv().await });
-                let interrupted = Box::pin(async move { interrupt.recv().await });
-                futures_util::future::select(interrupted, terminated).await;
-            }
-            (Err(error), _) | (_, Err(error)) => {
-                tracing::warn!(%error, "cannot listen for SIGTERM or SIGINT; stopping on Ctrl-C only");
-                let _ = actix_web::rt::signal::ctrl_c().await;
-            }
-        }
-    }
 }

@@ -23,6 +23,8 @@ mod operations;
 mod ownership;
 mod postgres;
 mod protocol;
+mod settings;
+mod stopping;
 mod storage;
 mod traces;
 mod webhooks;

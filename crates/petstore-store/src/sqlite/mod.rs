@@ -374,6 +374,22 @@ impl SqliteStore {
     pub fn writer_stats(&self) -> WriterStats {
         self.writer.stats()
     }
+
+    /// Moves every committed write from the WAL into the database file and empties the WAL,
+    /// for a clean stop: people copy a stopped service's file and nothing else, and SQLite
+    /// leaves the WAL in place while any connection of the process is open. Waits (up to the
+    /// busy time-out) for a write under way to finish; whether the WAL could be emptied.
+    pub fn settle(&self) -> Result<bool, StoreError> {
+        #[derive(diesel::QueryableByName)]
+        struct Checkpoint {
+            #[diesel(sql_type = diesel::sql_types::Integer)]
+            busy: i32,
+        }
+        let mut conn = self.readers.get()?;
+        let checkpoint: Checkpoint =
+            diesel::sql_query("PRAGMA wal_checkpoint(TRUNCATE)").get_result(&mut *conn)?;
+        Ok(checkpoint.busy == 0)
+    }
 }
 
 impl SqliteStore {

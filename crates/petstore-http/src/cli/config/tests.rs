@@ -114,7 +114,10 @@ fn a_wrong_type_stops_the_start_naming_the_setting_and_its_line() {
 
 #[test]
 fn a_value_its_flag_would_refuse_is_refused_with_its_line_even_where_a_flag_wins() {
-    let message = config_error(parse_with_file("bind = \"x\"\nrate-limit = 0\n", &[]));
+    let message = config_error(parse_with_file(
+        "bind = \"127.0.0.1:8080\"\nrate-limit = 0\n",
+        &[],
+    ));
     assert!(
         message.contains("petstore.toml:2: `rate-limit`:"),
         "{message}"
@@ -131,14 +134,36 @@ fn a_value_its_flag_would_refuse_is_refused_with_its_line_even_where_a_flag_wins
 
 #[test]
 fn a_setting_that_needs_another_is_refused_without_it() {
-    let error = parse_with_file("tls-cert = \"/etc/petstore/fullchain.pem\"\n", &[]);
+    let error = parse_with_file(&format!("tls-cert = \"{CERTIFICATE}\"\n"), &[]);
     match error {
         Err(CommandLineError::Clap(error)) => assert!(error.to_string().contains("--tls-key")),
         other => panic!("expected the missing --tls-key, got {other:?}"),
     }
-    let args =
-        serve_args(parse_with_file("tls-cert = \"a.pem\"\n", &["--tls-key", "a.key"]).unwrap());
-    assert_eq!(args.tls_cert.unwrap().to_str(), Some("a.pem"));
+    let args = serve_args(
+        parse_with_file(
+            &format!("tls-cert = \"{CERTIFICATE}\"\n"),
+            &["--tls-key", KEY],
+        )
+        .unwrap(),
+    );
+    assert_eq!(args.tls_cert.unwrap().to_str(), Some(CERTIFICATE));
+}
+
+/// A certificate and its key, as the files a setting names must be real (cli/values.rs).
+const CERTIFICATE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/receiver.pem");
+const KEY: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/receiver-key.pem"
+);
+
+/// The example file with its paths moved to files and folders that exist here: a setting's
+/// file is read, and its folder must exist, as the file is parsed.
+fn example_here(folder: &Path) -> String {
+    EXAMPLE
+        .replace("/var/lib/petstore/", &format!("{}/", folder.display()))
+        .replace("/etc/petstore/tls/fullchain.pem", CERTIFICATE)
+        .replace("/etc/petstore/receivers-ca.pem", CERTIFICATE)
+        .replace("/etc/petstore/tls/privkey.pem", KEY)
 }
 
 #[test]
@@ -221,9 +246,11 @@ const EXAMPLE: &str = include_str!("../../../../../docs/deploy/petstore.toml");
 
 #[test]
 fn the_example_file_parses_with_every_setting_it_shows_commented_out_taken_in() {
-    serve_args(parse_with_file(EXAMPLE, &[]).unwrap());
+    let folder = tempfile::tempdir().unwrap();
+    let example = example_here(folder.path());
+    serve_args(parse_with_file(&example, &[]).unwrap());
     // `# name = value   # why` lines, uncommented.
-    let every: String = EXAMPLE
+    let every: String = example
         .lines()
         .filter_map(|line| line.strip_prefix("# "))
         .filter(|line| {

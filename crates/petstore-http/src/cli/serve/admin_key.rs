@@ -24,6 +24,11 @@ pub(super) async fn bootstrap_admin_key(state: &AppState, key_file: &Path) -> an
             .await?
         {
             tracing::info!(key_id = %key.id, "PETSTORE_BOOTSTRAP_ADMIN_KEY is now an admin key");
+        } else {
+            tracing::info!(
+                "PETSTORE_BOOTSTRAP_ADMIN_KEY is not used: an admin key is active, and the \
+                 variable makes one only while none is"
+            );
         }
         return Ok(());
     }
@@ -39,6 +44,14 @@ pub(super) async fn bootstrap_admin_key(state: &AppState, key_file: &Path) -> an
         .items
         .is_empty()
     {
+        // Keys made before the first start (`petstore keys create --role staff`) are no
+        // admin: said, since no admin key will be made for this database by itself.
+        if !state.read(|shop| shop.keys().has_active_admin()).await? {
+            tracing::warn!(
+                "no admin key is active, so nobody can create or revoke keys through the API: \
+                 `petstore keys create --role admin` makes one"
+            );
+        }
         return Ok(());
     }
     // Written where it goes before the key exists: a start that cannot deliver the key

@@ -272,6 +272,12 @@ impl Server {
 
     pub(crate) fn stop(&mut self) -> (Option<i32>, Vec<String>) {
         self.signal("TERM");
+        self.exited()
+    }
+
+    /// Waits for the process to end (after a signal sent by [`signal`](Self::signal)): its
+    /// exit code and what it logged.
+    pub(crate) fn exited(&mut self) -> (Option<i32>, Vec<String>) {
         let status = self.child.wait().unwrap();
         (status.code(), self.stderr.try_iter().collect())
     }
