@@ -17,13 +17,21 @@ pub(super) fn one_statement<T>(
         use std::sync::Arc;
         use std::sync::atomic::{AtomicU64, Ordering};
 
-        use diesel::connection::{Connection, InstrumentationEvent, get_default_instrumentation};
+        use diesel::connection::{
+            Connection, Instrumentation, InstrumentationEvent, get_default_instrumentation,
+        };
 
         let statements = Arc::new(AtomicU64::new(0));
         let counter = Arc::clone(&statements);
+        // The process's own instrumentation (tests record statements with one) sees every
+        // event still.
+        let mut beside = get_default_instrumentation();
         conn.set_instrumentation(move |event: InstrumentationEvent<'_>| {
             if matches!(event, InstrumentationEvent::StartQuery { .. }) {
                 counter.fetch_add(1, Ordering::Relaxed);
+            }
+            if let Some(beside) = beside.as_mut() {
+                beside.on_connection_event(event);
             }
         });
         let answer = read(conn);
