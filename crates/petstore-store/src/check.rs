@@ -26,13 +26,10 @@ const MAX_LISTED: usize = 20;
 /// The database must exist; nothing is written to it.
 pub fn check(config: &StoreConfig) -> Result<Vec<String>, StoreError> {
     let pending = match crate::store::inspect(config)? {
-        Found::Ours { pending } => pending,
-        Found::New => {
-            return Err(StoreError::Config(format!(
-                "{} holds no pet store: there is nothing to check",
-                config.database
-            )));
-        }
+        Found::Ours { pending, .. } => pending,
+        // Nothing to check: said as every reading command says it (a mistyped path, or an
+        // empty database).
+        Found::New => return Err(crate::ownership::nothing_there(&config.database)),
     };
     let mut conn = Conn::to_existing(config)?;
     let mut found = Vec::new();

@@ -68,11 +68,12 @@ pub enum StoreError {
         /// The versions its migration table records, none of them this service's first.
         migrations: Vec<String>,
     },
-    /// The database holds migrations this binary does not know: a newer version migrated it.
+    /// A newer version finished its upgrade on the database (`migrate --finish`): it holds a
+    /// migration this binary does not know that may drop or change what this binary uses.
     #[error(
-        "{database} was migrated by a newer version of petstore: this binary ({}) does not know \
-         migration {}. Nothing was changed. Run the newer version, or restore a backup this \
-         version made",
+        "{database} was migrated by a newer version of petstore, which finished its upgrade: \
+         this binary ({}) does not know migration {}. Nothing was changed. Run the newer \
+         version, or restore a backup this version made",
         env!("CARGO_PKG_VERSION"),
         unknown.join(", ")
     )]

@@ -4,10 +4,13 @@
 //! Every command that opens a database asks first, on a connection that only reads (a SQLite
 //! file opened read-only; a PostgreSQL session whose transactions are read-only): migrating
 //! another program's database would add the whole schema beside its tables, and serving one a
-//! newer version migrated would run this version's statements on a schema they were not
-//! written for. So a database that holds tables and no migration table of ours is refused,
-//! and so is one that holds a migration this binary does not know; both are left exactly as
-//! they were. An empty SQLite file (or none) and an empty PostgreSQL schema are new.
+//! newer version finished its upgrade on would run this version's statements on a schema they
+//! were not written for. So a database whose migration table does not record our first
+//! migration is refused, and so is one that holds a migration this binary does not know that
+//! finishes an upgrade ([`finishes_an_upgrade`]); both are left exactly as they were. A newer
+//! version's additive migrations are not refused: this version runs beside them, as the old
+//! nodes of a rolling upgrade do. An empty SQLite file (or none) and an empty PostgreSQL
+//! schema are new.
 
 use std::collections::BTreeSet;
 
@@ -29,11 +32,27 @@ pub enum Found {
     /// migrating makes it this service's.
     New,
     /// This service's, with the migrations of this version it has not had (none when it is
-    /// up to date; some when an older version left it).
+    /// up to date; some when an older version left it), and those of a newer version that
+    /// only add to the schema, which this version runs beside (a rolling upgrade).
     Ours {
         /// This version's migrations not yet applied, by version.
         pending: Vec<String>,
+        /// A newer version's additive migrations, applied and unknown to this version.
+        ahead: Vec<String>,
     },
+}
+
+/// Whether the migration `version` finishes an upgrade (`petstore migrate --finish`): it may
+/// drop, rename or narrow what an older version still uses. Its directory's sequence number
+/// (the last six digits of the version) is 900000 or more; every other migration only adds
+/// (new tables, new nullable or defaulted columns, new indexes), and an older version runs
+/// beside it. The rule is in the number so that a binary can judge a migration it does not
+/// know.
+pub(crate) fn finishes_an_upgrade(version: &str) -> bool {
+    version.len() >= 6
+        && version[version.len() - 6..]
+            .parse::<u32>()
+            .is_ok_and(|sequence| sequence >= 900_000)
 }
 
 /// A row of one text column, `name`.
@@ -80,7 +99,7 @@ pub(crate) fn judge(
         .filter(|version| !known.contains(version))
         .cloned()
         .collect();
-    if !unknown.is_empty() {
+    if unknown.iter().any(|version| finishes_an_upgrade(version)) {
         return Err(StoreError::Newer {
             database: database.to_string(),
             unknown,
@@ -91,7 +110,10 @@ pub(crate) fn judge(
         .filter(|version| !applied.contains(*version))
         .cloned()
         .collect();
-    Ok(Found::Ours { pending })
+    Ok(Found::Ours {
+        pending,
+        ahead: unknown,
+    })
 }
 
 /// The first column, `name`, of the rows `sql` selects, sorted.
@@ -143,27 +165,32 @@ where
         .collect())
 }
 
+/// Why a command that reads finds nothing to read at `database`: no file there (a mistyped
+/// path is the likelier mistake), or no pet store in it yet.
+pub(crate) fn nothing_there(database: &Database) -> StoreError {
+    StoreError::Config(match database {
+        Database::Sqlite(file) if !file.exists() => format!(
+            "there is no database at {database}: check the path (`petstore migrate` or \
+             `petstore serve` creates a new one)"
+        ),
+        _ => format!(
+            "{database} holds no pet store yet: `petstore migrate` or `petstore serve` creates \
+             one"
+        ),
+    })
+}
+
 /// Whether a database found so may be read as it is, without migrating it: this service's,
 /// and at this version. One an older version left is refused with what to run; a new one has
 /// nothing to read.
 pub(crate) fn readable(found: Found, database: &Database) -> Result<(), StoreError> {
     match found {
-        Found::Ours { pending } if pending.is_empty() => Ok(()),
-        Found::Ours { pending } => Err(StoreError::Older {
+        Found::Ours { pending, .. } if pending.is_empty() => Ok(()),
+        Found::Ours { pending, .. } => Err(StoreError::Older {
             database: database.to_string(),
             pending,
         }),
-        // A mistyped path is the likelier mistake than a file made empty.
-        Found::New => Err(StoreError::Config(match database {
-            Database::Sqlite(file) if !file.exists() => format!(
-                "there is no database at {database}: check the path (`petstore migrate` or \
-                 `petstore serve` creates a new one)"
-            ),
-            _ => format!(
-                "{database} holds no pet store yet: `petstore migrate` or `petstore serve` \
-                 creates one"
-            ),
-        })),
+        Found::New => Err(nothing_there(database)),
     }
 }
 
@@ -195,6 +222,14 @@ mod tests {
     /// Another Diesel program's database has a migration table too: empty, or with versions
     /// of its own. Neither makes it ours, nor a newer petstore's.
     #[test]
+    fn a_finishing_migration_is_told_by_its_sequence_number() {
+        assert!(finishes_an_upgrade("20261201900001"));
+        assert!(!finishes_an_upgrade("20261201000010"));
+        assert!(!finishes_an_upgrade("20261201899999"));
+        assert!(!finishes_an_upgrade("12"));
+    }
+
+    #[test]
     fn a_migration_table_without_our_first_migration_is_another_programs() {
         let known = strings(&["20261122000001", "20261122000002"]);
         let tables = strings(&[MIGRATION_TABLE, "posts"]);
@@ -223,23 +258,36 @@ mod tests {
     }
 
     #[test]
-    fn a_migration_this_version_does_not_know_is_refused_and_missing_ones_are_pending() {
+    fn a_newer_finishing_migration_is_refused_an_additive_one_run_beside_and_missing_ones_pending()
+    {
         let tables = strings(&[MIGRATION_TABLE, "pets"]);
         let applied = |v: &[&str]| Some(v.iter().map(|s| (*s).to_owned()).collect());
+        let known = strings(&["20261122000001", "20261122000002"]);
         let refused = judge(
             &database(),
             &tables,
-            applied(&["1", "9"]),
-            &strings(&["1", "2"]),
+            applied(&["20261122000001", "20991231900001"]),
+            &known,
         );
         assert!(
-            matches!(&refused, Err(StoreError::Newer { unknown, .. }) if unknown == &strings(&["9"])),
+            matches!(&refused, Err(StoreError::Newer { unknown, .. }) if unknown == &strings(&["20991231900001"])),
             "{refused:?}"
         );
-        let older = judge(&database(), &tables, applied(&["1"]), &strings(&["1", "2"]));
+        let older = judge(&database(), &tables, applied(&["20261122000001"]), &known);
         assert!(
-            matches!(&older, Ok(Found::Ours { pending }) if pending == &strings(&["2"])),
+            matches!(&older, Ok(Found::Ours { pending, ahead }) if pending == &strings(&["20261122000002"]) && ahead.is_empty()),
             "{older:?}"
+        );
+        // A newer version's migration that only adds: this version runs beside it.
+        let expanded = judge(
+            &database(),
+            &tables,
+            applied(&["20261122000001", "20261122000002", "20991231000001"]),
+            &known,
+        );
+        assert!(
+            matches!(&expanded, Ok(Found::Ours { pending, ahead }) if pending.is_empty() && ahead == &strings(&["20991231000001"])),
+            "{expanded:?}"
         );
     }
 }

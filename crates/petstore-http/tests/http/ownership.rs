@@ -273,8 +273,36 @@ fn every_command_refuses_another_programs_postgres_database_and_leaves_its_table
 /// The admin key the tests' services start with.
 const ADMIN: &str = "ownership-admin-0123456789abcdef01234567";
 
-/// A migration this binary does not know, as a newer version would leave it.
-const NEWER: &str = "20991231000099";
+/// A migration this binary does not know that finishes a newer version's upgrade (its
+/// sequence number is 900000 or more: it may drop what this version uses).
+const NEWER: &str = "20991231900099";
+
+/// A newer version's migration that only adds (a new table, a nullable column).
+const NEWER_ADDITIVE: &str = "20991231000099";
+
+/// A rolling upgrade: the first new node has added to the schema, and a node of this version
+/// (still running, or restarted on it) goes on serving and writing.
+#[test]
+fn a_database_a_newer_version_only_added_to_is_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = PathBuf::from(ours(dir.path()));
+    SqliteConnection::establish(file.to_str().unwrap())
+        .unwrap()
+        .batch_execute(&format!(
+            "CREATE TABLE newer_things (id INTEGER PRIMARY KEY); \
+             ALTER TABLE categories ADD COLUMN newer_note TEXT; \
+             INSERT INTO __diesel_schema_migrations (version) VALUES ('{NEWER_ADDITIVE}')"
+        ))
+        .unwrap();
+    let check = petstore(&file).arg("check").output().unwrap();
+    assert!(check.status.success(), "{check:?}");
+    let server = crate::binary::serve(&file, Some(ADMIN));
+    server.create_category(ADMIN, "Beside a newer node");
+    let listed = server.get("/v1/categories", ADMIN);
+    assert!(listed.contains("Beside a newer node"), "{listed}");
+    let (code, _) = server.terminate();
+    assert_eq!(code, Some(0));
+}
 
 #[test]
 fn every_command_refuses_a_sqlite_file_a_newer_version_migrated() {
@@ -291,7 +319,8 @@ fn every_command_refuses_a_sqlite_file_a_newer_version_migrated() {
     every_command_refuses(
         newer.to_str().unwrap(),
         &format!(
-            "migrated by a newer version of petstore: this binary ({}) does not know migration {NEWER}",
+            "migrated by a newer version of petstore, which finished its upgrade: this binary ({}) \
+             does not know migration {NEWER}",
             env!("CARGO_PKG_VERSION")
         ),
         file.to_str().unwrap(),
