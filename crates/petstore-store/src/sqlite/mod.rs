@@ -1,4 +1,4 @@
-//! The SQLite store: connection pools, pragmas, migrations and the unit of work.
+//! The SQLite store: connection pools and the unit of work (opening the file: `setup.rs`).
 //!
 //! Writer strategy: one writer connection with group commit (`writer.rs`).
 //! SQLite allows one writer at a time anyway; with a single connection, writers queue (bounded
@@ -9,28 +9,31 @@
 //! savepoint) and one durable commit. Readers have their own pool and, in WAL mode, never wait
 //! for the writer.
 
-use diesel::connection::SimpleConnection;
 use std::sync::Arc;
 
-use diesel::r2d2::{ConnectionManager, CustomizeConnection, Pool};
+use diesel::RunQueryDsl;
+use diesel::r2d2::{ConnectionManager, Pool};
 use diesel::sqlite::SqliteConnection;
-use diesel::{Connection, RunQueryDsl};
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 use petstore_core::{DomainError, RepoResult, Snapshot, Store, Transaction};
 
-use crate::config::{Database, StoreConfig};
+use crate::config::StoreConfig;
 
 pub(crate) mod burst;
 mod limit;
 mod prepared;
+mod setup;
 mod tx;
 
 mod snapshot;
 pub(crate) mod writer;
 
 use crate::error::StoreError;
-use crate::ownership::{self, Found};
+use crate::ownership;
 use crate::stats::{PoolState, WriterStats};
+pub(crate) use setup::inspect_sqlite;
+use setup::{Pragmas, database_url, read_only_uri};
+pub use setup::{connect, migrate_sqlite};
 use tx::SqliteTx;
 use writer::GroupWriter;
 
@@ -119,179 +122,6 @@ impl std::fmt::Debug for SqliteStore {
     }
 }
 
-/// Set on every connection the pools open.
-#[derive(Debug, Clone, Copy)]
-struct Pragmas {
-    busy_timeout_ms: u128,
-    synchronous: &'static str,
-}
-
-impl Pragmas {
-    /// `temp_store = MEMORY`: a statement that may have to undo part of itself inside the
-    /// writer's savepoint (an upsert, a statement firing triggers) keeps its statement journal
-    /// in memory. In a file, each such statement wrote every page it changed there as well,
-    /// a write call each: a keyed order's record wrote three times the bytes of the order.
-    fn sql(self) -> String {
-        format!(
-            "PRAGMA busy_timeout = {}; PRAGMA foreign_keys = ON; PRAGMA synchronous = {}; \
-             PRAGMA temp_store = MEMORY;",
-            self.busy_timeout_ms, self.synchronous
-        )
-    }
-}
-
-impl CustomizeConnection<SqliteConnection, diesel::r2d2::Error> for Pragmas {
-    fn on_acquire(&self, conn: &mut SqliteConnection) -> Result<(), diesel::r2d2::Error> {
-        conn.batch_execute(&self.sql())
-            .map_err(diesel::r2d2::Error::QueryError)
-    }
-}
-
-fn database_url(config: &StoreConfig) -> Result<&str, StoreError> {
-    let Database::Sqlite(path) = &config.database else {
-        return Err(StoreError::Config(format!(
-            "{} is not a SQLite database",
-            config.database
-        )));
-    };
-    path.to_str().ok_or_else(|| {
-        StoreError::Config(format!(
-            "the database path {} is not valid UTF-8",
-            path.display()
-        ))
-    })
-}
-
-/// Opens one connection with the pragmas of `config`, outside any pool (read-only if
-/// `config.read_only`). A failure names the file; a file that does not exist is refused
-/// unless `config.create`, and one this creates is readable by its owner only.
-pub fn connect(config: &StoreConfig) -> Result<SqliteConnection, StoreError> {
-    if config.read_only {
-        return connect_read_only(config);
-    }
-    let url = database_url(config)?;
-    let path = std::path::Path::new(url);
-    if !path.exists() {
-        if !config.create {
-            return Err(StoreError::Config(format!(
-                "there is no database at {url}: `petstore migrate` or `petstore serve` creates one"
-            )));
-        }
-        create_private(path)?;
-    }
-    establish(config, url)
-}
-
-/// Opens one connection to the existing file of `config` that can only read (`mode=ro`):
-/// it writes nothing to the file or its log, whatever else holds it.
-pub(crate) fn connect_read_only(config: &StoreConfig) -> Result<SqliteConnection, StoreError> {
-    let url = database_url(config)?;
-    if !std::path::Path::new(url).exists() {
-        return Err(StoreError::Config(format!("there is no database at {url}")));
-    }
-    establish(config, &read_only_uri(url))
-}
-
-/// Opens one connection to look at a file that may not be this service's, creating nothing
-/// beside it: a file with no `-wal` holds all its data itself, and is read as immutable (a
-/// read-only connection to a WAL database would create an empty `-wal`); one with a `-wal`
-/// (another connection has it open) is read `mode=ro`, through that log.
-pub(crate) fn connect_to_look(config: &StoreConfig) -> Result<SqliteConnection, StoreError> {
-    let url = database_url(config)?;
-    if std::path::Path::new(&format!("{url}-wal")).exists() {
-        return connect_read_only(config);
-    }
-    establish(config, &format!("{}&immutable=1", read_only_uri(url)))
-}
-
-fn establish(config: &StoreConfig, url: &str) -> Result<SqliteConnection, StoreError> {
-    let mut conn = SqliteConnection::establish(url).map_err(|cause| StoreError::Unreachable {
-        database: config.database.to_string(),
-        cause: cause.to_string(),
-    })?;
-    let pragmas = Pragmas {
-        busy_timeout_ms: config.busy_timeout.as_millis(),
-        synchronous: config.durability.pragma(),
-    };
-    conn.batch_execute(&pragmas.sql())?;
-    Ok(conn)
-}
-
-/// `path` as a SQLite URI that opens it read-only (`?`, `#` and `%` escaped, as a URI
-/// filename needs).
-fn read_only_uri(path: &str) -> String {
-    let escaped = path
-        .replace('%', "%25")
-        .replace('?', "%3f")
-        .replace('#', "%23");
-    format!("file:{escaped}?mode=ro")
-}
-
-/// Creates the empty database file, readable and writable by its owner only whatever the
-/// umask: it will hold key hashes and webhook signing secrets. SQLite gives the file's `-wal`
-/// and `-shm` the file's own permissions.
-fn create_private(path: &std::path::Path) -> Result<(), StoreError> {
-    use std::os::unix::fs::OpenOptionsExt;
-    match std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
-    {
-        Ok(_) => Ok(()),
-        // Made meanwhile by another process starting on the same file: theirs stands.
-        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
-        Err(error) => Err(StoreError::Config(format!(
-            "unable to open the database file {} to create it: {error}",
-            path.display()
-        ))),
-    }
-}
-
-/// Whether the file of `config` is new (none, or empty) or this service's, read without
-/// changing it ([`ownership`](crate::ownership)).
-pub(crate) fn inspect_sqlite(config: &StoreConfig) -> Result<Found, StoreError> {
-    let url = database_url(config)?;
-    let path = std::path::Path::new(url);
-    if std::fs::metadata(path).map_or(true, |meta| meta.len() == 0) {
-        if !config.create && !path.exists() {
-            return Err(StoreError::Config(format!(
-                "there is no database at {url}: `petstore migrate` or `petstore serve` creates one"
-            )));
-        }
-        return Ok(Found::New);
-    }
-    // The first reads of the file: SQLite's own words ("file is not a database") name none.
-    let unreadable = |error: StoreError| match error {
-        StoreError::Query(_) => StoreError::Config(format!(
-            "{url} cannot be read as a SQLite database ({error}). Nothing was changed"
-        )),
-        other => other,
-    };
-    let mut conn = connect_to_look(config).map_err(unreadable)?;
-    let tables = ownership::names(
-        &mut conn,
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'",
-    )
-    .map_err(unreadable)?;
-    let applied = ownership::applied(&mut conn, &tables)?;
-    let known = ownership::versions::<diesel::sqlite::Sqlite>(&MIGRATIONS)?;
-    ownership::judge(&config.database, &tables, applied, &known)
-}
-
-/// Creates the database if needed, switches it to WAL and applies pending migrations.
-/// Returns the versions applied.
-pub fn migrate_sqlite(config: &StoreConfig) -> Result<Vec<String>, StoreError> {
-    inspect_sqlite(config)?;
-    let mut conn = connect(config)?;
-    // WAL is a property of the file: set once, it stays.
-    conn.batch_execute("PRAGMA journal_mode = WAL;")?;
-    let applied = conn
-        .run_pending_migrations(MIGRATIONS)
-        .map_err(|e| StoreError::Migration(e.to_string()))?;
-    Ok(applied.iter().map(ToString::to_string).collect())
-}
-
 impl SqliteStore {
     /// Opens (creating and migrating if needed) the database of `config`; with
     /// `config.read_only`, opens it as it is, read-only, if it is this service's at this
@@ -309,10 +139,7 @@ impl SqliteStore {
             path.to_owned()
         };
         let url = uri.as_str();
-        let pragmas = Pragmas {
-            busy_timeout_ms: config.busy_timeout.as_millis(),
-            synchronous: config.durability.pragma(),
-        };
+        let pragmas = Pragmas::of(config);
         let pool = |size: u32| {
             Pool::builder()
                 .max_size(size)
