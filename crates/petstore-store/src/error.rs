@@ -83,6 +83,17 @@ pub enum StoreError {
         /// The migrations it holds that this binary lacks.
         unknown: Vec<String>,
     },
+    /// `migrate --finish` while nodes that do not know every migration of this version serve.
+    #[error(
+        "the upgrade cannot be finished: {} still serve with fewer migrations than this version \
+         knows. Nothing was changed. Stop or upgrade them first (a node that stopped is no \
+         longer seen 30 s after its last heartbeat), or give --force",
+        nodes.join(", ")
+    )]
+    OlderNodesAlive {
+        /// Each such node, with what it knows and when it was seen.
+        nodes: Vec<String>,
+    },
     /// The database was left by an older version, and a command that only reads does not
     /// migrate it.
     #[error(

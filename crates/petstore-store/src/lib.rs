@@ -49,6 +49,7 @@ mod store;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 mod transfer;
+mod upgrade;
 mod upkeep;
 
 pub use check::check;
@@ -62,3 +63,4 @@ pub use sqlite::{MIGRATIONS, MIN_FREE_BYTES, SqliteStore, connect, migrate_sqlit
 pub use stats::{PoolState, WriterStats};
 pub use store::{AnyStore, inspect, migrate};
 pub use transfer::{Copied, Progress, backup, copy};
+pub use upgrade::{HEARTBEAT_EVERY, OlderNode, finish_upgrade};

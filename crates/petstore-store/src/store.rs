@@ -63,6 +63,15 @@ impl AnyStore {
         }
     }
 
+    /// Says `node` serves (`alive`), with the migrations this version knows, or that it
+    /// stopped: what `petstore migrate --finish` reads to see older nodes.
+    pub fn heartbeat(&self, node: &str, alive: bool) -> Result<(), StoreError> {
+        match self {
+            AnyStore::Sqlite(store) => store.heartbeat(node, alive),
+            AnyStore::Postgres(store) => store.heartbeat(node, alive),
+        }
+    }
+
     /// Leaves the database complete by itself for a clean stop: a SQLite file with its WAL
     /// emptied into it ([`SqliteStore::settle`]); nothing to do on PostgreSQL, whose server
     /// keeps its own files. Whether the database is now complete by itself.

@@ -48,8 +48,9 @@ pub enum Command {
     /// Start the HTTP service (creating and migrating the database if needed).
     // Boxed: the service's flags outweigh every other command's by far.
     Serve(Box<ServeArgs>),
-    /// Create the database if needed, apply pending migrations, and exit.
-    Migrate(DatabaseArgs),
+    /// Create the database if needed, apply pending migrations, and exit. With --finish,
+    /// finish an upgrade once every node runs this version (docs/deployment.md).
+    Migrate(MigrateArgs),
     /// Manage API keys directly in the database (works while the service runs).
     Keys {
         /// What to do with keys.
@@ -72,6 +73,23 @@ pub enum Command {
     /// Check a database: the backend's own integrity check, its migrations, and the service's
     /// invariants. Exits 0 when all hold, 1 with one line per violation.
     Check(DatabaseArgs),
+}
+
+/// `petstore migrate`.
+#[derive(Debug, Clone, Args)]
+pub struct MigrateArgs {
+    /// The database.
+    #[command(flatten)]
+    pub database: DatabaseArgs,
+    /// Run the migrations that finish this version's upgrade (those that may drop or change
+    /// what an older version uses), once every node runs this version: refused while a node
+    /// that knows fewer migrations was seen in the last 30 s.
+    #[arg(long)]
+    pub finish: bool,
+    /// With --finish: run them even though an older node was seen (one that is gone for good
+    /// but stopped without saying so, say).
+    #[arg(long, requires = "finish")]
+    pub force: bool,
 }
 
 /// Where the database is.
@@ -158,10 +176,15 @@ pub fn check(args: &DatabaseArgs) -> anyhow::Result<bool> {
 }
 
 /// `petstore migrate`.
-pub fn migrate(args: &DatabaseArgs) -> anyhow::Result<()> {
-    let applied = petstore_store::migrate(&args.store_config())?;
+pub fn migrate(args: &MigrateArgs) -> anyhow::Result<()> {
+    let config = args.database.store_config();
+    let applied = if args.finish {
+        petstore_store::finish_upgrade(&config, args.force)?
+    } else {
+        petstore_store::migrate(&config)?
+    };
     if applied.is_empty() {
-        tracing::info!(database = %args.database, "the database is up to date");
+        tracing::info!(database = %args.database.database, "the database is up to date");
     }
     for version in applied {
         tracing::info!(%version, "migration applied");

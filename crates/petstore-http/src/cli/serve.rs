@@ -11,7 +11,7 @@ use std::num::NonZeroU32;
 
 use anyhow::{Context, anyhow};
 use petstore_core::{RetryPolicy, Settings, SystemClock};
-use petstore_store::AnyStore;
+use petstore_store::{AnyStore, HEARTBEAT_EVERY};
 
 mod admin_key;
 
@@ -209,6 +209,26 @@ fn connection_cap(configured: Option<usize>, database_connections: u32) -> usize
     cap
 }
 
+/// Says every [`HEARTBEAT_EVERY`] that this node serves, with the migrations it knows, so
+/// that `petstore migrate --finish` can tell whether an older node still serves. A failure
+/// is logged once, and the beats go on.
+async fn heartbeats(store: AnyStore, node: std::rc::Rc<str>) {
+    let mut failing = false;
+    loop {
+        let (beating, name) = (store.clone(), node.to_string());
+        let beat = actix_web::rt::task::spawn_blocking(move || beating.heartbeat(&name, true));
+        match beat.await {
+            Ok(Ok(())) => failing = false,
+            Ok(Err(error)) if !failing => {
+                failing = true;
+                tracing::warn!(%error, "the node's heartbeat could not be written");
+            }
+            _ => {}
+        }
+        actix_web::rt::time::sleep(HEARTBEAT_EVERY).await;
+    }
+}
+
 /// A count of which there must be at least one (`--workers`, `--max-connections`).
 fn at_least_one() -> clap::builder::RangedU64ValueParser<usize> {
     clap::builder::RangedU64ValueParser::new().range(1..)
@@ -317,7 +337,8 @@ pub async fn serve(args: ServeArgs, signals: Signals) -> anyhow::Result<()> {
         u64::from_le_bytes(random_bytes()?[..8].try_into()?)
     )
     .into();
-    actix_web::rt::spawn(crate::delivery::run(stopping.clone(), tls, node));
+    actix_web::rt::spawn(heartbeats(settled.clone(), node.clone()));
+    actix_web::rt::spawn(crate::delivery::run(stopping.clone(), tls, node.clone()));
     actix_web::rt::spawn(crate::changes::watch(stopping.clone()));
     actix_web::rt::spawn(crate::app::keep_readiness_current(stopping.clone()));
     actix_web::rt::spawn(async move {
@@ -330,6 +351,11 @@ pub async fn serve(args: ServeArgs, signals: Signals) -> anyhow::Result<()> {
     if let Some(traces) = traces {
         // The exporter's thread sends the last batch; nothing else is left to run.
         traces.finish();
+    }
+    // Gone, not merely silent: `migrate --finish` need not wait for this node's heartbeat to
+    // age.
+    if let Err(error) = settled.heartbeat(&node, false) {
+        tracing::warn!(%error, "the node's heartbeat could not be removed");
     }
     // People copy a stopped service's SQLite file alone: it must hold every write.
     match settled.settle() {

@@ -27,4 +27,5 @@ mod settings;
 mod stopping;
 mod storage;
 mod traces;
+mod upgrade;
 mod webhooks;

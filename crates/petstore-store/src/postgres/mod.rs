@@ -47,7 +47,7 @@ mod tx;
 pub use connection::connect_postgres;
 use connection::{PgConn, PgPool, TIMELINE, takes_writes};
 pub use setup::{PG_MIGRATIONS, migrate_postgres};
-pub(crate) use setup::{create_database_if_missing, inspect_postgres};
+pub(crate) use setup::{create_database_if_missing, inspect_postgres, with_migration_lock};
 
 /// How many times a conflicting write runs again before it is reported as unavailable.
 const CONFLICT_RETRIES: u32 = 5;
@@ -104,7 +104,7 @@ impl PgStore {
         let mut conn = self.pool.get()?;
         takes_writes(&mut conn)?;
         let pending = conn
-            .has_pending_migration(PG_MIGRATIONS)
+            .has_pending_migration(crate::upgrade::Additive(&PG_MIGRATIONS))
             .map_err(|e| StoreError::Migration(e.to_string()))?;
         if pending {
             return Err(StoreError::Migration("migrations are pending".into()));
@@ -134,6 +134,13 @@ impl PgStore {
     /// How long a call handed to the executor may take in all.
     pub(crate) fn deadline(&self) -> Duration {
         self.deadline
+    }
+
+    /// Says `node` serves (`alive`), with the migrations it knows, or that it stopped
+    /// ([`crate::upgrade`]).
+    pub fn heartbeat(&self, node: &str, alive: bool) -> Result<(), StoreError> {
+        let mut conn = self.pool.get()?;
+        crate::upgrade::heartbeat_postgres(&mut conn.conn, node, alive)
     }
 
     /// Connections open and idle (for metrics).

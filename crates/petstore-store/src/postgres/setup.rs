@@ -5,6 +5,7 @@
 use diesel::RunQueryDsl;
 use diesel::connection::SimpleConnection;
 use diesel::dsl::sql;
+use diesel::pg::PgConnection;
 use diesel::r2d2::{ConnectionManager, Pool};
 use diesel::sql_types::Text;
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
@@ -13,6 +14,7 @@ use super::connection::{PgPool, PrimaryOnly, connect_postgres, postgres_url};
 use crate::config::{Database, StoreConfig};
 use crate::error::StoreError;
 use crate::ownership::{self, Found};
+use crate::upgrade::Additive;
 
 /// The PostgreSQL migrations in `migrations/postgres/`, compiled into the binary.
 pub const PG_MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/postgres");
@@ -95,14 +97,24 @@ pub(crate) fn inspect_postgres(config: &StoreConfig) -> Result<Found, StoreError
 pub fn migrate_postgres(config: &StoreConfig) -> Result<Vec<String>, StoreError> {
     inspect_postgres(config)?;
     let mut conn = connect_postgres(config)?;
+    with_migration_lock(&mut conn, |conn| {
+        conn.run_pending_migrations(Additive(&PG_MIGRATIONS))
+            .map(|versions| versions.iter().map(ToString::to_string).collect())
+    })?
+    .map_err(|e| StoreError::Migration(e.to_string()))
+}
+
+/// Runs `migrate` holding the lock every node's migrations take, so that they run one node
+/// at a time.
+pub(crate) fn with_migration_lock<T>(
+    conn: &mut PgConnection,
+    migrate: impl FnOnce(&mut PgConnection) -> T,
+) -> Result<T, StoreError> {
     conn.batch_execute(&format!("SELECT pg_advisory_lock({MIGRATION_LOCK})"))?;
-    let applied = conn
-        .run_pending_migrations(PG_MIGRATIONS)
-        .map(|versions| versions.iter().map(ToString::to_string).collect())
-        .map_err(|e| StoreError::Migration(e.to_string()));
+    let migrated = migrate(conn);
     // Closing the connection would release it too; unlocking keeps the session reusable.
     conn.batch_execute(&format!("SELECT pg_advisory_unlock({MIGRATION_LOCK})"))?;
-    applied
+    Ok(migrated)
 }
 
 /// The pool a store's reads and writes share, its connections kept to a primary unless the

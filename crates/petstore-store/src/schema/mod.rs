@@ -127,6 +127,14 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    node_heartbeats (node) {
+        node -> Text,
+        schema_version -> Text,
+        seen_at -> BigInt,
+    }
+}
+
 diesel::allow_tables_to_appear_in_same_query!(
     categories,
     pets,

@@ -168,7 +168,7 @@ impl SqliteStore {
         let mut conn = self.readers.get()?;
         diesel::sql_query("SELECT 1").execute(&mut *conn)?;
         let pending = conn
-            .has_pending_migration(MIGRATIONS)
+            .has_pending_migration(crate::upgrade::Additive(&MIGRATIONS))
             .map_err(|e| StoreError::Migration(e.to_string()))?;
         if pending {
             return Err(StoreError::Migration("migrations are pending".into()));
@@ -200,6 +200,12 @@ impl SqliteStore {
     /// Writes run and commits made: fewer commits than writes means writes were grouped.
     pub fn writer_stats(&self) -> WriterStats {
         self.writer.stats()
+    }
+
+    /// Says `node` serves (`alive`), with the migrations it knows, or that it stopped
+    /// ([`crate::upgrade`]).
+    pub fn heartbeat(&self, node: &str, alive: bool) -> Result<(), StoreError> {
+        crate::upgrade::heartbeat_sqlite(&mut *self.readers.get()?, node, alive)
     }
 
     /// Moves every committed write from the WAL into the database file and empties the WAL,

@@ -187,7 +187,7 @@ pub fn migrate_sqlite(config: &StoreConfig) -> Result<Vec<String>, StoreError> {
     // WAL is a property of the file: set once, it stays.
     conn.batch_execute("PRAGMA journal_mode = WAL;")?;
     let applied = conn
-        .run_pending_migrations(MIGRATIONS)
+        .run_pending_migrations(crate::upgrade::Additive(&MIGRATIONS))
         .map_err(|e| StoreError::Migration(e.to_string()))?;
     Ok(applied.iter().map(ToString::to_string).collect())
 }

@@ -1,0 +1,155 @@
+//! Finishing a rolling upgrade (`petstore migrate --finish`, docs/deployment.md): refused while a
+//! node that knows fewer migrations than this version has been seen lately, on SQLite and on
+//! PostgreSQL; a serving node of this version does not hold it up, and takes its heartbeat
+//! away when it stops.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test stops at the first thing that is not as expected"
+)]
+
+use std::time::{Duration, Instant};
+
+use diesel::connection::SimpleConnection;
+use diesel::{Connection, PgConnection, RunQueryDsl, SqliteConnection};
+use petstore_store::testing::ScratchPostgres;
+
+use crate::binary::{petstore, serve};
+
+const ADMIN: &str = "upgrade-admin-0123456789abcdef0123456789ab";
+
+/// A database of either backend, reached by SQL as an operator's `psql` or `sqlite3` would.
+enum Database {
+    Sqlite(std::path::PathBuf),
+    Postgres(ScratchPostgres),
+}
+
+impl Database {
+    fn arg(&self) -> String {
+        match self {
+            Database::Sqlite(file) => file.display().to_string(),
+            Database::Postgres(database) => database.url().to_owned(),
+        }
+    }
+
+    fn execute(&self, sql: &str) {
+        match self {
+            Database::Sqlite(file) => SqliteConnection::establish(file.to_str().unwrap())
+                .unwrap()
+                .batch_execute(sql)
+                .unwrap(),
+            Database::Postgres(database) => PgConnection::establish(database.url())
+                .unwrap()
+                .batch_execute(sql)
+                .unwrap(),
+        }
+    }
+
+    /// The first column of `sql`'s rows, as text.
+    fn texts(&self, sql: &str) -> Vec<String> {
+        #[derive(diesel::QueryableByName)]
+        struct Text {
+            #[diesel(sql_type = diesel::sql_types::Text)]
+            text: String,
+        }
+        let rows: Vec<Text> = match self {
+            Database::Sqlite(file) => diesel::sql_query(sql)
+                .load(&mut SqliteConnection::establish(file.to_str().unwrap()).unwrap())
+                .unwrap(),
+            Database::Postgres(database) => diesel::sql_query(sql)
+                .load(&mut PgConnection::establish(database.url()).unwrap())
+                .unwrap(),
+        };
+        rows.into_iter().map(|row| row.text).collect()
+    }
+}
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+/// `petstore migrate` with `flags`: its exit code and what it said.
+fn migrate(database: &Database, flags: &[&str]) -> (Option<i32>, String) {
+    let output = petstore(database.arg())
+        .arg("migrate")
+        .args(flags)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&output.stderr).into_owned();
+    (output.status.code(), said)
+}
+
+fn finishing_waits_for_older_nodes(database: &Database) {
+    let (code, said) = migrate(database, &[]);
+    assert_eq!(code, Some(0), "{said}");
+    let applied =
+        || database.texts("SELECT version AS text FROM __diesel_schema_migrations ORDER BY 1");
+    let before = applied();
+
+    // A node of this version serves and beats: it does not hold the finish up.
+    let server = serve(database.arg(), Some(ADMIN));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while database
+        .texts("SELECT node AS text FROM node_heartbeats")
+        .is_empty()
+    {
+        assert!(
+            Instant::now() < deadline,
+            "no heartbeat 10 s after the start"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let (code, said) = migrate(database, &["--finish"]);
+    assert_eq!(code, Some(0), "a node of this version: {said}");
+
+    // A node that knows only the first migration, seen just now.
+    database.execute(&format!(
+        "INSERT INTO node_heartbeats (node, schema_version, seen_at) \
+         VALUES ('old-node', '20261122000001', {})",
+        unix_now()
+    ));
+    let (code, said) = migrate(database, &["--finish"]);
+    assert_eq!(code, Some(1), "{said}");
+    assert!(
+        said.contains("old-node (knows migrations up to 20261122000001")
+            && said.contains("Nothing was changed"),
+        "{said}"
+    );
+    assert_eq!(applied(), before, "the refusal changed the migrations");
+    let (code, said) = migrate(database, &["--finish", "--force"]);
+    assert_eq!(code, Some(0), "--force: {said}");
+
+    // The same node silent for a minute is gone.
+    database.execute(&format!(
+        "UPDATE node_heartbeats SET seen_at = {} WHERE node = 'old-node'",
+        unix_now() - 60
+    ));
+    let (code, said) = migrate(database, &["--finish"]);
+    assert_eq!(code, Some(0), "a node silent for 60 s: {said}");
+
+    let (code, _) = server.terminate();
+    assert_eq!(code, Some(0));
+    assert_eq!(
+        database.texts("SELECT node AS text FROM node_heartbeats"),
+        ["old-node"],
+        "a node that stops takes its heartbeat away"
+    );
+}
+
+#[test]
+fn finishing_an_upgrade_waits_for_older_nodes_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    finishing_waits_for_older_nodes(&Database::Sqlite(dir.path().join("shop.db")));
+}
+
+#[test]
+fn finishing_an_upgrade_waits_for_older_nodes_on_postgres() {
+    let Some(database) = ScratchPostgres::create() else {
+        return;
+    };
+    finishing_waits_for_older_nodes(&Database::Postgres(database));
+}
