@@ -10,6 +10,7 @@ use crate::ownership::Found;
 use crate::postgres::{PgStore, inspect_postgres, migrate_postgres};
 use crate::sqlite::{SqliteStore, inspect_sqlite, migrate_sqlite};
 use crate::stats::{PoolState, WriterStats};
+use crate::upgrade;
 
 /// A [`Store`] on the database of a [`StoreConfig`]: whichever backend it names.
 #[derive(Debug, Clone)]
@@ -130,5 +131,34 @@ pub fn migrate(config: &StoreConfig) -> Result<Vec<String>, StoreError> {
     match config.database {
         Database::Sqlite(_) => migrate_sqlite(config),
         Database::Postgres(_) => migrate_postgres(config),
+    }
+}
+
+/// `petstore migrate --finish`: runs the migrations that finish this version's upgrade
+/// ([`crate::upgrade`]), once every node is of this version. Refuses, changing nothing, a
+/// database that still lacks one of this version's additive migrations, and one where a node
+/// that knows fewer migrations was seen in the last 30 s, unless `force`. The versions applied.
+pub fn finish_upgrade(config: &StoreConfig, force: bool) -> Result<Vec<String>, StoreError> {
+    match inspect(config)? {
+        Found::Ours { pending, .. } if pending.is_empty() => {}
+        Found::Ours { pending, .. } => {
+            return Err(StoreError::Older {
+                database: config.database.to_string(),
+                pending,
+            });
+        }
+        Found::New => return Err(crate::ownership::nothing_there(&config.database)),
+    }
+    match config.database {
+        Database::Sqlite(_) => {
+            let mut conn = crate::sqlite::connect(config)?;
+            upgrade::finish_sqlite(&mut conn, &crate::sqlite::MIGRATIONS, force)
+        }
+        Database::Postgres(_) => {
+            let mut conn = crate::postgres::connect_postgres(config)?;
+            crate::postgres::with_migration_lock(&mut conn, |conn| {
+                upgrade::finish_postgres(conn, &crate::postgres::PG_MIGRATIONS, force)
+            })?
+        }
     }
 }

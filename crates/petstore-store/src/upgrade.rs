@@ -14,9 +14,8 @@ use diesel::migration::{Migration, MigrationSource};
 use diesel::prelude::*;
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness};
 
-use crate::config::{Database, StoreConfig};
 use crate::error::StoreError;
-use crate::ownership::{Found, finishes_an_upgrade, nothing_there};
+use crate::ownership::finishes_an_upgrade;
 
 /// How often a serving node says it is alive.
 pub const HEARTBEAT_EVERY: Duration = Duration::from_secs(10);
@@ -112,13 +111,15 @@ macro_rules! heartbeat {
     }};
 }
 
-/// Writes `node`'s heartbeat on a SQLite connection (or removes it when not `alive`).
+/// Writes `node`'s heartbeat on a SQLite connection (or removes it when not `alive`), with the
+/// newest of `migrations` (this version's) it knows.
 pub(crate) fn heartbeat_sqlite(
     conn: &mut SqliteConnection,
+    migrations: &EmbeddedMigrations,
     node: &str,
     alive: bool,
 ) -> Result<(), StoreError> {
-    let version = newest_additive::<diesel::sqlite::Sqlite>(&crate::sqlite::MIGRATIONS);
+    let version = newest_additive::<diesel::sqlite::Sqlite>(migrations);
     heartbeat!(conn, node, &version, alive)?;
     Ok(())
 }
@@ -126,10 +127,11 @@ pub(crate) fn heartbeat_sqlite(
 /// Writes `node`'s heartbeat on a PostgreSQL connection (or removes it when not `alive`).
 pub(crate) fn heartbeat_postgres(
     conn: &mut PgConnection,
+    migrations: &EmbeddedMigrations,
     node: &str,
     alive: bool,
 ) -> Result<(), StoreError> {
-    let version = newest_additive::<diesel::pg::Pg>(&crate::postgres::PG_MIGRATIONS);
+    let version = newest_additive::<diesel::pg::Pg>(migrations);
     heartbeat!(conn, node, &version, alive)?;
     Ok(())
 }
@@ -168,56 +170,49 @@ macro_rules! older_nodes {
     }};
 }
 
-/// `petstore migrate --finish`: runs the migrations that finish this version's upgrade, once
-/// every node is of this version. Refuses (changing nothing) a database that still lacks one
-/// of this version's additive migrations, and one where a node that knows fewer migrations
-/// has been seen in the last 30 s, unless `force`. Returns the versions applied.
-pub fn finish_upgrade(config: &StoreConfig, force: bool) -> Result<Vec<String>, StoreError> {
-    match crate::store::inspect(config)? {
-        Found::Ours { pending, .. } if pending.is_empty() => {}
-        Found::Ours { pending, .. } => {
-            return Err(StoreError::Older {
-                database: config.database.to_string(),
-                pending,
-            });
-        }
-        Found::New => return Err(nothing_there(&config.database)),
+/// Refuses the finish while `older` nodes serve, unless `force`.
+fn refuse_while(older: Vec<OlderNode>, force: bool) -> Result<(), StoreError> {
+    if older.is_empty() || force {
+        return Ok(());
     }
-    let refuse = |older: Vec<OlderNode>| -> Result<(), StoreError> {
-        if older.is_empty() || force {
-            return Ok(());
-        }
-        Err(StoreError::OlderNodesAlive {
-            nodes: older
-                .iter()
-                .map(|old| {
-                    format!(
-                        "{} (knows migrations up to {}, seen {} s ago)",
-                        old.node, old.schema_version, old.seen_seconds_ago
-                    )
-                })
-                .collect(),
-        })
-    };
-    let applied = match &config.database {
-        Database::Sqlite(_) => {
-            let mut conn = crate::sqlite::connect(config)?;
-            let newest = newest_additive::<diesel::sqlite::Sqlite>(&crate::sqlite::MIGRATIONS);
-            refuse(older_nodes!(&mut conn, &newest)?)?;
-            conn.run_pending_migrations(Finishing(&crate::sqlite::MIGRATIONS))
-                .map(|versions| versions.iter().map(ToString::to_string).collect())
-        }
-        Database::Postgres(_) => {
-            let mut conn = crate::postgres::connect_postgres(config)?;
-            let newest = newest_additive::<diesel::pg::Pg>(&crate::postgres::PG_MIGRATIONS);
-            refuse(older_nodes!(&mut conn, &newest)?)?;
-            crate::postgres::with_migration_lock(&mut conn, |conn| {
-                conn.run_pending_migrations(Finishing(&crate::postgres::PG_MIGRATIONS))
-                    .map(|versions| versions.iter().map(ToString::to_string).collect())
-            })?
-        }
-    };
-    applied.map_err(|e| StoreError::Migration(e.to_string()))
+    Err(StoreError::OlderNodesAlive {
+        nodes: older
+            .iter()
+            .map(|old| {
+                format!(
+                    "{} (knows migrations up to {}, seen {} s ago)",
+                    old.node, old.schema_version, old.seen_seconds_ago
+                )
+            })
+            .collect(),
+    })
+}
+
+/// The finishing migrations of `migrations` run on a SQLite connection, once no older node
+/// serves (or `force`). The versions applied.
+pub(crate) fn finish_sqlite(
+    conn: &mut SqliteConnection,
+    migrations: &EmbeddedMigrations,
+    force: bool,
+) -> Result<Vec<String>, StoreError> {
+    let newest = newest_additive::<diesel::sqlite::Sqlite>(migrations);
+    refuse_while(older_nodes!(conn, &newest)?, force)?;
+    conn.run_pending_migrations(Finishing(migrations))
+        .map(|versions| versions.iter().map(ToString::to_string).collect())
+        .map_err(|e| StoreError::Migration(e.to_string()))
+}
+
+/// The same on a PostgreSQL connection (its caller holds the migration lock).
+pub(crate) fn finish_postgres(
+    conn: &mut PgConnection,
+    migrations: &EmbeddedMigrations,
+    force: bool,
+) -> Result<Vec<String>, StoreError> {
+    let newest = newest_additive::<diesel::pg::Pg>(migrations);
+    refuse_while(older_nodes!(conn, &newest)?, force)?;
+    conn.run_pending_migrations(Finishing(migrations))
+        .map(|versions| versions.iter().map(ToString::to_string).collect())
+        .map_err(|e| StoreError::Migration(e.to_string()))
 }
 
 #[cfg(test)]

@@ -140,7 +140,7 @@ impl PgStore {
     /// ([`crate::upgrade`]).
     pub fn heartbeat(&self, node: &str, alive: bool) -> Result<(), StoreError> {
         let mut conn = self.pool.get()?;
-        crate::upgrade::heartbeat_postgres(&mut conn.conn, node, alive)
+        crate::upgrade::heartbeat_postgres(&mut conn.conn, &PG_MIGRATIONS, node, alive)
     }
 
     /// Connections open and idle (for metrics).

@@ -205,7 +205,7 @@ impl SqliteStore {
     /// Says `node` serves (`alive`), with the migrations it knows, or that it stopped
     /// ([`crate::upgrade`]).
     pub fn heartbeat(&self, node: &str, alive: bool) -> Result<(), StoreError> {
-        crate::upgrade::heartbeat_sqlite(&mut *self.readers.get()?, node, alive)
+        crate::upgrade::heartbeat_sqlite(&mut *self.readers.get()?, &MIGRATIONS, node, alive)
     }
 
     /// Moves every committed write from the WAL into the database file and empties the WAL,
