@@ -52,9 +52,14 @@ class Database:
 
 class Nemesis(threading.Thread):
     def __init__(self, nodes, proxies_by_node, database, history, seed, stop,
-                 min_gap=1.0, max_gap=6.0, failover_every=40.0, log=print):
+                 min_gap=1.0, max_gap=6.0, failover_every=40.0, log=print,
+                 previous_binary=None):
         super().__init__(name="nemesis", daemon=True)
         self.nodes = nodes
+        # With the previous version's binary, a node may be restarted on the other version:
+        # the old nodes of a rolling upgrade, both ways, while only additive migrations ran.
+        self.versions = ({"new": nodes[0].binary, "previous": previous_binary}
+                         if previous_binary else None)
         self.proxies_by_node = proxies_by_node
         self.database = database
         self.history = history
@@ -99,6 +104,8 @@ class Nemesis(threading.Thread):
                 ("proxy_blackhole", f"proxy{i}", [i], self._mode(i, "blackhole"), 2),
                 ("commit_cut", f"proxy{i}", [i], self._commit_cut(i), 3),
             ]
+            if self.versions:
+                options.append(("upgrade", f"node{i}", [i], self._switch_version(node), 2))
         everyone = [n.index for n in self.nodes]
         options.append(("replication_stall", "replication", everyone,
                         self._replication_stall, 2))
@@ -147,6 +154,19 @@ class Nemesis(threading.Thread):
                 raise RuntimeError(f"node{node.index} did not listen again within 60 s")
             return f"down {down:.1f} s"
         return kill
+
+    def _switch_version(self, node):
+        def switch():
+            was = "new" if node.binary == self.versions["new"] else "previous"
+            becomes = "previous" if was == "new" else "new"
+            # As an operator rolls: SIGTERM, the drain, then the other binary.
+            node.terminate()
+            node.binary = self.versions[becomes]
+            node.start()
+            if not node.wait_listening(timeout=60):
+                raise RuntimeError(f"node{node.index} did not listen on {becomes} within 60 s")
+            return f"node{node.index}: {was} -> {becomes}"
+        return switch
 
     def _reset(self, i):
         def reset():

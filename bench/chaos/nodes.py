@@ -68,6 +68,17 @@ class Node:
             log.close()
             self.starts += 1
 
+    def terminate(self, timeout=45):
+        """SIGTERM, and the drain it starts; kill -9 if it is not over within `timeout`."""
+        with self._lock:
+            if self.process is not None and self.process.poll() is None:
+                self.process.terminate()
+                try:
+                    self.process.wait(timeout)
+                except subprocess.TimeoutExpired:
+                    self.process.kill()
+                    self.process.wait()
+
     def kill(self):
         """kill -9: no drain, no goodbye."""
         with self._lock:

@@ -104,6 +104,10 @@ def build(history, anomalies, healed, settings):
                      "by_kind": {k: dict(v.most_common()) for k, v in sorted(requests.items())}},
         "operations": {k: dict(v) for k, v in sorted(outcomes.items())},
         "faults": dict(sorted(faults.items())),
+        "upgrades": [{"at": round(f["start"] - history.meta.get("started", f["start"]), 1),
+                      "detail": f["detail"]}
+                     for f in sorted(history.faults, key=lambda f: f["start"])
+                     if f["kind"] == "upgrade" and not f.get("failed")],
         "healing_seconds": healing,
         "anomalies": anomalies.items,
         "anomaly_count": len(anomalies),
@@ -122,6 +126,8 @@ def render(report):
         lines.append(f"  {kind:<16} {entry['count']:>4}  ({entry['seconds']} s in all{failed})")
     if not report["faults"]:
         lines.append("  none")
+    for upgrade in report.get("upgrades", []):
+        lines.append(f"  upgrade at +{upgrade['at']:.0f} s: {upgrade['detail']}")
     lines.append(f"requests: {report['requests']['total']}")
     for kind, statuses in report["requests"]["by_kind"].items():
         text = ", ".join(f"{label}: {n}" for label, n in statuses.items())

@@ -70,8 +70,14 @@ def parse_args(argv):
     parser.add_argument("--out", default=None, help="the run's folder")
     parser.add_argument("--binary", default=BINARY,
                         help="the petstore binary (default target/release/petstore)")
+    parser.add_argument("--previous-binary", default=None,
+                        help="the previous version's binary (.ci/previous-version builds it): "
+                        "the nemesis then also restarts PostgreSQL nodes on the other version, "
+                        "one at a time, both ways")
     args = parser.parse_args(argv)
     args.binary = os.path.abspath(args.binary)
+    if args.previous_binary:
+        args.previous_binary = os.path.abspath(args.previous_binary)
     if args.failover_every is None:
         args.failover_every = 12.0 if args.plant == "async-standby" else 40.0
     return args
@@ -113,7 +119,8 @@ class Run:
         self.shops = [pg]
         nemeses = [Nemesis(world.nodes, world.proxies_by_node, world.database,
                            histories["pg"], rng.random(), stop_nemesis,
-                           failover_every=args.failover_every, log=log)]
+                           failover_every=args.failover_every, log=log,
+                           previous_binary=args.previous_binary)]
         if self.sqlite:
             self.receiver.subscribe("sqlite", self.sqlite.node.address, world.admin_key)
             self.shops.append(ShopClients("sqlite", [self.sqlite.node], histories["sqlite"],
@@ -208,7 +215,8 @@ def main(argv=None):
     run_id = f"s{args.seed}"
     settings = {"seed": args.seed, "minutes": args.minutes, "nodes": args.nodes,
                 "writers": args.writers, "sqlite_writers": args.sqlite_writers,
-                "faults": not args.no_faults, "plant": args.plant}
+                "faults": not args.no_faults, "plant": args.plant,
+                "previous_binary": args.previous_binary}
     log(f"run {run_id} in {out_dir}")
     world = World(binary, out_dir, args.nodes, f"chaos-admin-{secrets.token_hex(16)}",
                   log=log, synchronous=args.plant != "async-standby", seed=args.seed)
