@@ -7,7 +7,7 @@
 //! what an older version uses) runs only through `petstore migrate --finish`, which refuses
 //! while a node that does not know every migration of this version has been seen lately.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use diesel::backend::Backend;
 use diesel::migration::{Migration, MigrationSource};
@@ -78,20 +78,13 @@ where
         .unwrap_or_default()
 }
 
-fn unix_now() -> i64 {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
-    i64::try_from(now.as_secs()).unwrap_or(i64::MAX)
-}
-
 /// A node's heartbeat: alive now, knowing migrations up to `schema_version`; or gone (a
 /// clean stop).
 macro_rules! heartbeat {
     ($conn:expr, $node:expr, $schema_version:expr, $alive:expr) => {{
         use crate::schema::node_heartbeats::dsl;
         if $alive {
-            let now = unix_now();
+            let now = chrono::Utc::now().timestamp();
             diesel::insert_into(dsl::node_heartbeats)
                 .values((
                     dsl::node.eq($node),
@@ -150,7 +143,7 @@ pub struct OlderNode {
 macro_rules! older_nodes {
     ($conn:expr, $newest:expr) => {{
         use crate::schema::node_heartbeats::dsl;
-        let now = unix_now();
+        let now = chrono::Utc::now().timestamp();
         let alive_since = now - i64::try_from(ALIVE_WITHIN.as_secs()).unwrap_or(0);
         dsl::node_heartbeats
             .filter(dsl::seen_at.ge(alive_since))

@@ -75,7 +75,9 @@ fn refused(dir: &Path, flags: &[String], env: &[(String, String)], names: &str, 
         .stderr(Stdio::piped());
     // A free port, unless the bind address is what is tested (a flag would hide the
     // environment's).
-    if !what.contains("BIND") && !what.contains("bind") {
+    let tests_bind = flags.iter().any(|flag| flag.starts_with("--bind"))
+        || env.iter().any(|(variable, _)| variable == "PETSTORE_BIND");
+    if !tests_bind {
         command.args(["--bind", "127.0.0.1:0"]);
     }
     for (variable, value) in env {
