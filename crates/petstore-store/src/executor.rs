@@ -170,6 +170,8 @@ impl<J> Clone for Threads<J> {
 struct Shared<J> {
     queue: Mutex<Queue<J>>,
     ready: Condvar,
+    /// Signalled as each thread first waits for work: [`Threads::start`] returns only then.
+    started: Condvar,
 }
 
 struct Queue<J> {
@@ -180,6 +182,8 @@ struct Queue<J> {
     waking: usize,
     /// A wake-up is with the hook and not yet run: a job queued meanwhile needs no other.
     wake_pending: bool,
+    /// Threads that have waited for work at least once.
+    started: usize,
     closed: bool,
 }
 
@@ -201,6 +205,8 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 impl<J: Send + 'static> Threads<J> {
     /// Starts the threads of `spec` (at least one) named `name-N`, each taking at most
     /// `spec.burst` of the jobs it finds waiting at once and handing them to `spec.run`.
+    /// Returns once every thread waits for work, so that the first jobs queued are taken
+    /// through the wake hook like any later ones, not by a thread still starting.
     fn start(name: &str, spec: ThreadSpec<J>, wake: Wake) -> std::io::Result<Self> {
         let ThreadSpec { count, burst, run } = spec;
         let shared = Arc::new(Shared {
@@ -209,18 +215,27 @@ impl<J: Send + 'static> Threads<J> {
                 idle: 0,
                 waking: 0,
                 wake_pending: false,
+                started: 0,
                 closed: false,
             }),
             ready: Condvar::new(),
+            started: Condvar::new(),
         });
         let closer = Arc::new(Closer(Arc::clone(&shared)));
-        for n in 0..count.max(1) {
+        let count = count.max(1);
+        for n in 0..count {
             let shared = Arc::clone(&shared);
             let run = Arc::clone(&run);
             std::thread::Builder::new()
                 .name(format!("{name}-{n}"))
                 .spawn(move || serve(&shared, burst.max(1), &*run))?;
         }
+        drop(
+            shared
+                .started
+                .wait_while(lock(&shared.queue), |queue| queue.started < count)
+                .unwrap_or_else(PoisonError::into_inner),
+        );
         Ok(Self {
             shared,
             wake,
@@ -300,6 +315,7 @@ fn start_chore(mut chore: Chore) -> std::io::Result<StopOnDrop> {
 
 fn serve<J>(shared: &Shared<J>, max_burst: usize, run: &dyn Fn(Vec<J>)) {
     let mut queue = lock(&shared.queue);
+    let mut first_wait = true;
     loop {
         if !queue.jobs.is_empty() {
             let take = queue.jobs.len().min(max_burst);
@@ -315,6 +331,10 @@ fn serve<J>(shared: &Shared<J>, max_burst: usize, run: &dyn Fn(Vec<J>)) {
             return;
         } else {
             queue.idle += 1;
+            if std::mem::take(&mut first_wait) {
+                queue.started += 1;
+                shared.started.notify_all();
+            }
             queue = shared
                 .ready
                 .wait(queue)

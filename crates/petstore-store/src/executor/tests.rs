@@ -1,4 +1,4 @@
-//! The chore thread (`executor.rs`, [`start_chore`]).
+//! The chore thread and the thread pools (`executor.rs`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -40,4 +40,47 @@ fn a_chore_runs_every_so_often_until_its_handle_goes() {
         eventually(|| Arc::strong_count(&runs) == 1),
         "the thread ended and dropped the chore"
     );
+}
+
+/// The first jobs queued after a start wait for the wake hook like any later ones: no thread
+/// still starting takes one on its own. Tests that hold the hook to queue a burst rely on it.
+#[test]
+fn jobs_queued_right_after_a_start_wait_for_the_wake_hook() {
+    use std::sync::Mutex;
+
+    use super::{Threads, Wake, WakeUp};
+    use crate::job::ThreadSpec;
+
+    for _ in 0..50 {
+        let held = Arc::new(Mutex::new(Vec::<WakeUp>::new()));
+        let holding = Arc::clone(&held);
+        let wake: Wake = Arc::new(move |wake_up| holding.lock().unwrap().push(wake_up));
+        let taken = Arc::new(Mutex::new(Vec::<Vec<u32>>::new()));
+        let taking = Arc::clone(&taken);
+        let threads = Threads::start(
+            "petstore-test",
+            ThreadSpec {
+                count: 2,
+                burst: 8,
+                run: Arc::new(move |jobs: Vec<u32>| taking.lock().unwrap().push(jobs)),
+            },
+            wake,
+        )
+        .unwrap();
+        for job in 0..3 {
+            threads.queue(job);
+        }
+        std::thread::sleep(Duration::from_millis(1));
+        assert!(
+            taken.lock().unwrap().is_empty(),
+            "no job is taken before the hook wakes a thread"
+        );
+        assert_eq!(held.lock().unwrap().len(), 1, "one wake-up for the three");
+        held.lock().unwrap().clear();
+        assert!(
+            eventually(|| taken.lock().unwrap().concat().len() == 3),
+            "woken, a thread takes them"
+        );
+        assert_eq!(taken.lock().unwrap().len(), 1, "in one burst");
+    }
 }
