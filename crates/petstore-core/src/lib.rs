@@ -103,15 +103,15 @@ pub use repository::{
 };
 pub use rules::{PetStock, Transition};
 pub use service::{
-    Bootstrap, CategoryUseCases, EventUseCases, InventoryUseCases, KeyUseCases, OrderUseCases,
-    PetUseCases, Service, Settings, WebhookUseCases,
+    Bootstrap, CategoryUseCases, DeliveryStatus, EventUseCases, InventoryUseCases, KeyUseCases,
+    OrderUseCases, PetUseCases, Service, Settings, WebhookUseCases,
 };
 pub use trace::TraceParent;
 pub use validation::ValidationError;
 pub use values::{Description, Name, PageSize, Quantity, Stock};
 pub use webhooks::{
-    AttemptReport, DeliveryAttempt, DeliveryOutcome, DeliveryQuery, DeliveryState, EventTypes,
-    KEPT_ATTEMPTS, NewDeliveryAttempt, NewWebhook, PendingDelivery, RetryPolicy,
-    WEBHOOK_URL_PATTERN, Webhook, WebhookQuery, WebhookSecret, WebhookUrl, is_public_address,
-    lease_is_free,
+    AttemptReport, DeliveryAttempt, DeliveryOutcome, DeliveryQuery, DeliveryRun, DeliveryState,
+    EventTypes, KEPT_ATTEMPTS, NewDeliveryAttempt, NewWebhook, PendingDelivery, READ_AHEAD,
+    RECORD_BATCH, RECORD_INTERVAL, RetryPolicy, RunRecord, WEBHOOK_URL_PATTERN, Webhook,
+    WebhookQuery, WebhookResend, WebhookSecret, WebhookUrl, is_public_address, lease_is_free,
 };

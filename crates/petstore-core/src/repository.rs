@@ -202,9 +202,6 @@ pub trait WebhookReader {
     fn webhooks(&mut self, query: &WebhookQuery) -> RepoResult<Vec<Webhook>>;
     /// The signing secret of a subscription.
     fn webhook_secret(&mut self, id: WebhookId) -> RepoResult<Option<WebhookSecret>>;
-    /// The subscriptions that may be attempted at `now` (no retry waiting for a later time),
-    /// by id.
-    fn webhooks_due(&mut self, now: DateTime<Utc>) -> RepoResult<Vec<Webhook>>;
     /// A subscription's delivery attempts, by id.
     fn delivery_attempts(
         &mut self,
@@ -243,8 +240,19 @@ pub trait WebhookWriter: WebhookReader {
         until: DateTime<Utc>,
         now: DateTime<Utc>,
     ) -> RepoResult<bool>;
+    /// Moves `holder`'s lease on the subscription to end at `until`, if `holder` holds it,
+    /// run out or not; unlike a claim, never takes a lease nobody holds. Returns whether it
+    /// did.
+    fn renew_webhook(
+        &mut self,
+        id: WebhookId,
+        holder: &str,
+        until: DateTime<Utc>,
+    ) -> RepoResult<bool>;
     /// Ends `holder`'s lease on the subscription, if it holds it.
     fn release_webhook(&mut self, id: WebhookId, holder: &str) -> RepoResult<()>;
+    /// Ends the subscription's lease, whoever holds it.
+    fn revoke_webhook_lease(&mut self, id: WebhookId) -> RepoResult<()>;
 }
 
 // ---- the unit of work -------------------------------------------------------------------

@@ -39,6 +39,11 @@ struct VolumeLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct WebhookLabels {
+    webhook: i64,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ReasonLabels {
     reason: &'static str,
 }
@@ -79,6 +84,9 @@ pub struct Metrics {
     webhook_duration: Histogram,
     ready: Gauge,
     webhooks_due: Gauge,
+    webhook_lag: Family<WebhookLabels, Gauge>,
+    /// The subscriptions `webhook_lag` has a series for, so that a deleted one's goes.
+    lagging: Mutex<Vec<i64>>,
     disk_free: Family<VolumeLabels, Gauge>,
 }
 
@@ -125,10 +133,25 @@ impl Metrics {
         self.ready.set(i64::from(ready));
     }
 
-    /// How many subscriptions the webhook dispatcher found due.
-    pub fn webhooks_due(&self, due: usize) {
+    /// Where the webhook dispatcher found the subscriptions: how many were due, and how
+    /// far behind the feed each is.
+    pub fn webhook_status(&self, statuses: &[petstore_core::DeliveryStatus]) {
+        let due = statuses.iter().filter(|s| s.due).count();
         self.webhooks_due
             .set(i64::try_from(due).unwrap_or(i64::MAX));
+        let mut lagging = self.lagging.lock().unwrap_or_else(PoisonError::into_inner);
+        let now: Vec<i64> = statuses.iter().map(|s| s.id.get()).collect();
+        for gone in lagging.iter().filter(|id| !now.contains(id)) {
+            self.webhook_lag.remove(&WebhookLabels { webhook: *gone });
+        }
+        for status in statuses {
+            self.webhook_lag
+                .get_or_create(&WebhookLabels {
+                    webhook: status.id.get(),
+                })
+                .set(i64::try_from(status.lag).unwrap_or(i64::MAX));
+        }
+        *lagging = now;
     }
 
     /// A request starts.

@@ -330,6 +330,7 @@ pub(crate) struct WebhookRecord {
     pub(crate) delivered_through: i64,
     pub(crate) failed_attempts: i64,
     pub(crate) next_attempt_at: Option<DateTime<Utc>>,
+    pub(crate) delivered_events: i64,
 }
 
 impl TryFrom<WebhookRecord> for Webhook {
@@ -357,6 +358,8 @@ impl TryFrom<WebhookRecord> for Webhook {
                 failed_attempts: u32::try_from(row.failed_attempts)
                     .map_err(|_| out_of_range("webhooks", row.id, "failed_attempts"))?,
                 next_attempt_at: row.next_attempt_at,
+                delivered_events: u64::try_from(row.delivered_events)
+                    .map_err(|_| out_of_range("webhooks", row.id, "delivered_events"))?,
             },
         })
     }

@@ -37,17 +37,6 @@ impl<C: Borrow<Catalogue>> WebhookReader for View<'_, C> {
             .map(|w| w.1.clone()))
     }
 
-    fn webhooks_due(&mut self, now: DateTime<Utc>) -> RepoResult<Vec<Webhook>> {
-        Ok(self
-            .catalogue
-            .borrow()
-            .webhooks
-            .values()
-            .filter(|w| w.0.delivery.is_due(now))
-            .map(|w| w.0.clone())
-            .collect())
-    }
-
     fn delivery_attempts(
         &mut self,
         webhook: WebhookId,
@@ -157,6 +146,26 @@ impl WebhookWriter for View<'_, Catalogue> {
         {
             self.catalogue.leases.remove(&id);
         }
+        Ok(())
+    }
+
+    fn renew_webhook(
+        &mut self,
+        id: WebhookId,
+        holder: &str,
+        until: DateTime<Utc>,
+    ) -> RepoResult<bool> {
+        match self.catalogue.leases.get_mut(&id) {
+            Some((current, expires)) if current == holder => {
+                *expires = until;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    fn revoke_webhook_lease(&mut self, id: WebhookId) -> RepoResult<()> {
+        self.catalogue.leases.remove(&id);
         Ok(())
     }
 }

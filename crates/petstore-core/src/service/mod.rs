@@ -31,7 +31,7 @@ pub use events::EventUseCases;
 pub use inventory::InventoryUseCases;
 pub use keys::{Bootstrap, KeyUseCases};
 pub use orders::OrderUseCases;
-pub use webhooks::WebhookUseCases;
+pub use webhooks::{DeliveryStatus, WebhookUseCases};
 
 /// The pet store's use cases over a [`Store`].
 ///

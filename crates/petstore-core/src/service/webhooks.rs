@@ -1,29 +1,29 @@
 //! The webhook use cases: managing subscriptions, and the steps of delivering to them.
 //!
-//! The sender (the HTTP layer's dispatcher) loops: [`WebhookUseCases::next_delivery`] says what
-//! a subscription is owed, the sender POSTs it, and [`WebhookUseCases::record_delivery`] records what
-//! happened and moves the subscription on. The rules of order, retry and at-least-once live
-//! here; the sender only sends.
+//! The sender (the HTTP layer's dispatcher) begins a [`DeliveryRun`] per subscription due
+//! ([`WebhookUseCases::begin_delivery`]), feeds it pages of the feed
+//! ([`WebhookUseCases::read_ahead`]), POSTs what it says, and records its progress in batches
+//! ([`WebhookUseCases::record_run`]). The rules of order, retry and at-least-once live here
+//! and in the run; the sender only sends.
 
-use chrono::{DateTime, TimeDelta, Utc};
+use chrono::{DateTime, Utc};
 
 use super::{Service, require};
 use crate::access::Caller;
 use crate::clock::Clock;
 use crate::error::{DomainError, Resource};
+use crate::events::Event;
 use crate::ids::{EventId, WebhookId};
 use crate::permission::Permission;
 use crate::precondition::Precondition;
 use crate::query::Page;
 use crate::repository::Store;
+use crate::validation::ValidationError;
+use crate::values::PageSize;
 use crate::webhooks::{
-    AttemptReport, DeliveryAttempt, DeliveryOutcome, DeliveryQuery, DeliveryState, KEPT_ATTEMPTS,
-    NewDeliveryAttempt, NewWebhook, PendingDelivery, RetryPolicy, Webhook, WebhookQuery,
-    WebhookSecret,
+    DeliveryAttempt, DeliveryQuery, DeliveryRun, DeliveryState, KEPT_ATTEMPTS, NewWebhook,
+    READ_AHEAD, RunRecord, Webhook, WebhookQuery, WebhookSecret, later,
 };
-
-/// How many events one read looks through for the next one a subscription receives.
-const SCAN_BATCH: u32 = 500;
 
 /// The use cases of webhooks; see [`Service::webhooks`].
 #[derive(Debug)]
@@ -108,18 +108,29 @@ impl<S: Store, C: Clock> WebhookUseCases<'_, S, C> {
         Ok(Page::from_probe(items, query.limit, |d| d.id.get()))
     }
 
-    /// The subscriptions with something to do now: events after their cursor, and no retry
-    /// delay to wait out.
-    pub fn due(&self) -> Result<Vec<WebhookId>, DomainError> {
+    /// Where every subscription's deliveries stand: how far behind the feed each is, and
+    /// whether it has something to do now (events after its cursor, no retry delay to wait
+    /// out). The dispatcher reads it every round.
+    pub fn delivery_status(&self) -> Result<Vec<DeliveryStatus>, DomainError> {
         let now = self.shop.clock.now();
         self.shop.store.read(|snapshot| {
             let latest = snapshot.last_event_id()?;
-            let due = snapshot.webhooks_due(now)?;
-            Ok(due
-                .into_iter()
-                .filter(|w| w.delivery.delivered_through < latest)
-                .map(|w| w.id)
-                .collect())
+            let mut statuses = Vec::new();
+            let mut query = WebhookQuery {
+                after: None,
+                limit: PageSize::MAX_PAGE,
+            };
+            loop {
+                // A page may hold one more, which says that more follow.
+                let mut page = snapshot.webhooks(&query)?;
+                let more = page.len() > PageSize::MAX as usize;
+                page.truncate(PageSize::MAX as usize);
+                statuses.extend(page.iter().map(|w| DeliveryStatus::of(w, latest, now)));
+                match page.last() {
+                    Some(last) if more => query.after = Some(last.id),
+                    _ => return Ok(statuses),
+                }
+            }
         })
     }
 
@@ -147,126 +158,138 @@ impl<S: Store, C: Clock> WebhookUseCases<'_, S, C> {
         self.shop.store.write(|tx| tx.release_webhook(id, holder))
     }
 
-    /// What subscription `id` is owed now: the first event after its cursor of a type it
-    /// receives, or `None` when it is up to date, waiting to retry, or gone. Events of other
-    /// types are stepped over, and the cursor moved past them.
-    pub fn next_delivery(&self, id: WebhookId) -> Result<Option<PendingDelivery>, DomainError> {
-        loop {
-            let now = self.shop.clock.now();
-            let scan = self.shop.store.read(|snapshot| {
-                let Some(webhook) = snapshot.webhook(id)? else {
-                    return Ok(Scan::Idle);
-                };
-                if !webhook.delivery.is_due(now) {
-                    return Ok(Scan::Idle);
-                }
-                let from = webhook.delivery.delivered_through;
-                let batch = snapshot.events_after(from, SCAN_BATCH)?;
-                let Some(last) = batch.last().map(|e| e.id) else {
-                    return Ok(Scan::Idle);
-                };
-                let Some(event) = batch
-                    .into_iter()
-                    .find(|e| webhook.events.contains(e.event_type))
-                else {
-                    return Ok(Scan::Skip { from, to: last });
-                };
-                let secret = snapshot
-                    .webhook_secret(id)?
-                    .ok_or_else(|| DomainError::not_found(Resource::Webhook, id))?;
-                Ok(Scan::Send(PendingDelivery {
-                    webhook_id: id,
-                    url: webhook.url,
-                    secret,
-                    event,
-                    attempt: webhook.delivery.failed_attempts.saturating_add(1),
-                }))
-            })?;
-            match scan {
-                Scan::Idle => return Ok(None),
-                Scan::Send(pending) => return Ok(Some(pending)),
-                Scan::Skip { from, to } => self.shop.store.write(|tx| {
-                    // Unless someone else moved it meanwhile.
-                    match tx.webhook(id)? {
-                        Some(webhook) if webhook.delivery.delivered_through == from => {
-                            let state = DeliveryState {
-                                delivered_through: Some(to),
-                                ..webhook.delivery
-                            };
-                            tx.set_delivery_state(id, &state)
-                        }
-                        _ => Ok(()),
-                    }
-                })?,
-            }
-        }
-    }
-
-    /// Records what became of an attempt at `pending` and moves the subscription on: past the
-    /// event after a 2xx, to a retry after `policy`'s delay otherwise. Returns the recorded
-    /// attempt, or `None` if it no longer counts (the subscription was deleted, or the event
-    /// was already recorded as delivered).
-    pub fn record_delivery(
+    /// Begins a [`DeliveryRun`] of subscription `id` for `holder`: takes its lease for
+    /// `lease` and reads where its deliveries stand. `None` when there is nothing to begin:
+    /// the subscription is gone, waits out a retry delay, or another sender holds it.
+    pub fn begin_delivery(
         &self,
-        pending: &PendingDelivery,
-        report: AttemptReport,
-        policy: &RetryPolicy,
-    ) -> Result<Option<DeliveryAttempt>, DomainError> {
+        id: WebhookId,
+        holder: &str,
+        lease: std::time::Duration,
+    ) -> Result<Option<DeliveryRun>, DomainError> {
         let now = self.shop.clock.now();
-        let id = pending.webhook_id;
+        let until = later(now, lease);
         self.shop.store.write(|tx| {
             let Some(webhook) = tx.webhook(id)? else {
                 return Ok(None);
             };
-            let before = webhook.delivery;
-            if before.delivered_through >= Some(pending.event.id) {
+            if !webhook.delivery.is_due(now) || !tx.claim_webhook(id, holder, until, now)? {
                 return Ok(None);
             }
-            let outcome = report.outcome();
-            let state = match outcome {
-                DeliveryOutcome::Delivered => DeliveryState {
-                    delivered_through: Some(pending.event.id),
-                    failed_attempts: 0,
-                    next_attempt_at: None,
-                },
-                DeliveryOutcome::Failed => {
-                    let failures = before.failed_attempts.saturating_add(1);
-                    DeliveryState {
-                        delivered_through: before.delivered_through,
-                        failed_attempts: failures,
-                        next_attempt_at: Some(later(now, policy.delay_after(failures))),
-                    }
-                }
+            let secret = tx
+                .webhook_secret(id)?
+                .ok_or_else(|| DomainError::not_found(Resource::Webhook, id))?;
+            Ok(Some(DeliveryRun::begin(
+                webhook, secret, holder, now, until,
+            )))
+        })
+    }
+
+    /// The next page of the feed for a run: up to [`READ_AHEAD`] events after `after`
+    /// ([`DeliveryRun::read_from`]), of every type; the run keeps those it sends.
+    pub fn read_ahead(&self, after: Option<EventId>) -> Result<Vec<Event>, DomainError> {
+        self.shop
+            .store
+            .read(|snapshot| snapshot.events_after(after, READ_AHEAD))
+    }
+
+    /// Writes a run's `record` ([`DeliveryRun::record`]) if its sender still holds the lease
+    /// and nobody else moved the cursor since the run's last record (an admin's
+    /// [`resend`](Self::resend) takes the lease away). Returns whether it was written; when
+    /// not, the run must end, and the deliveries it did not record are sent again by the
+    /// next run (at least once).
+    pub fn record_run(&self, record: &RunRecord) -> Result<bool, DomainError> {
+        let id = record.webhook_id;
+        self.shop.store.write(|tx| {
+            match tx.webhook(id)? {
+                Some(webhook) if webhook.delivery.delivered_through == record.expected => {}
+                _ => return Ok(false),
+            }
+            if !tx.renew_webhook(id, &record.holder, record.lease_until)? {
+                return Ok(false);
+            }
+            tx.set_delivery_state(id, &record.state)?;
+            for attempt in &record.attempts {
+                tx.insert_delivery_attempt(attempt)?;
+            }
+            if !record.attempts.is_empty() {
+                tx.prune_delivery_attempts(id, KEPT_ATTEMPTS)?;
+            }
+            if record.release {
+                tx.release_webhook(id, &record.holder)?;
+            }
+            Ok(true)
+        })
+    }
+
+    /// Has subscription `id` sent its events again from event `from` on (admin), after a
+    /// receiver lost what it had: the cursor goes back to just before `from`, any retry
+    /// delay is dropped, and the sender running it loses its lease, so the next run starts
+    /// from the new cursor. `from` may not be after the first event the subscription is
+    /// still owed: skipping events is not a resend.
+    pub fn resend(
+        &self,
+        caller: Caller,
+        id: WebhookId,
+        from: EventId,
+        condition: impl Precondition<Webhook>,
+    ) -> Result<Webhook, DomainError> {
+        caller.require(Permission::Administer)?;
+        self.shop.store.write(|tx| {
+            let webhook = tx
+                .webhook(id)?
+                .ok_or_else(|| DomainError::not_found(Resource::Webhook, id))?;
+            require(&condition, &webhook, Resource::Webhook)?;
+            let owed_from = webhook
+                .delivery
+                .delivered_through
+                .map_or(1, |c| c.get() + 1);
+            if from.get() > owed_from {
+                return Err(ValidationError::new(
+                    "fromEventId",
+                    format!(
+                        "must not be after {owed_from}, the first event the subscription is \
+                         still owed: a resend does not skip events"
+                    ),
+                )
+                .into());
+            }
+            let delivery = DeliveryState {
+                delivered_through: EventId::new(from.get() - 1).ok(),
+                failed_attempts: 0,
+                next_attempt_at: None,
+                ..webhook.delivery
             };
-            tx.set_delivery_state(id, &state)?;
-            let attempt = NewDeliveryAttempt {
-                webhook_id: id,
-                event_id: pending.event.id,
-                event_type: pending.event.event_type,
-                attempt: before.failed_attempts.saturating_add(1),
-                attempted_at: now,
-                outcome,
-                status_code: report.status_code,
-                error: report.error.clone(),
-                next_attempt_at: state.next_attempt_at,
-            };
-            let recorded = tx.insert_delivery_attempt(&attempt)?;
-            tx.prune_delivery_attempts(id, KEPT_ATTEMPTS)?;
-            Ok(Some(recorded))
+            tx.set_delivery_state(id, &delivery)?;
+            tx.revoke_webhook_lease(id)?;
+            Ok(Webhook {
+                delivery,
+                ..webhook
+            })
         })
     }
 }
 
-/// What a subscription is owed, as one read found it.
-enum Scan {
-    Idle,
-    Send(PendingDelivery),
-    Skip { from: Option<EventId>, to: EventId },
+/// Where one subscription's deliveries stand; see [`WebhookUseCases::delivery_status`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeliveryStatus {
+    /// The subscription.
+    pub id: WebhookId,
+    /// Feed positions between its cursor and the latest event: an upper bound on the events
+    /// it is still owed (some may be of types it does not receive).
+    pub lag: u64,
+    /// Whether a run may begin now: it is behind, and has no retry delay to wait out.
+    pub due: bool,
 }
 
-fn later(now: DateTime<Utc>, delay: std::time::Duration) -> DateTime<Utc> {
-    TimeDelta::from_std(delay)
-        .ok()
-        .and_then(|delta| now.checked_add_signed(delta))
-        .unwrap_or(DateTime::<Utc>::MAX_UTC)
+impl DeliveryStatus {
+    fn of(webhook: &Webhook, latest: Option<EventId>, now: DateTime<Utc>) -> Self {
+        let position = |id: Option<EventId>| id.map_or(0, EventId::get);
+        let lag = position(latest).saturating_sub(position(webhook.delivery.delivered_through));
+        Self {
+            id: webhook.id,
+            lag: u64::try_from(lag).unwrap_or(0),
+            due: lag > 0 && webhook.delivery.is_due(now),
+        }
+    }
 }

@@ -164,6 +164,9 @@ macro_rules! __conformance_scenarios {
             webhooks_skip_other_events_and_can_be_deleted,
             old_delivery_attempts_are_pruned,
             one_sender_holds_a_subscription_at_a_time,
+            a_run_records_its_progress_in_batches,
+            a_run_cut_short_is_resumed_from_its_last_record,
+            an_admin_has_events_sent_again_from_an_event_id,
         }
     };
 }
@@ -200,6 +203,7 @@ mod tests {
         ("mod.rs", include_str!("scenarios/mod.rs")),
         ("access.rs", include_str!("scenarios/access.rs")),
         ("catalogue.rs", include_str!("scenarios/catalogue.rs")),
+        ("deliveries.rs", include_str!("scenarios/deliveries.rs")),
         ("events.rs", include_str!("scenarios/events.rs")),
         ("idempotency.rs", include_str!("scenarios/idempotency.rs")),
         ("inventory.rs", include_str!("scenarios/inventory.rs")),

@@ -20,9 +20,11 @@ use crate::ids::{DeliveryId, EventId, WebhookId};
 use crate::validation::ValidationError;
 use crate::values::PageSize;
 
+mod run;
 mod signing;
 mod url;
 
+pub use run::{DeliveryRun, READ_AHEAD, RECORD_BATCH, RECORD_INTERVAL, RunRecord};
 pub use signing::WebhookSecret;
 pub use url::{WEBHOOK_URL_PATTERN, WebhookUrl, is_public_address};
 
@@ -80,6 +82,16 @@ pub struct NewWebhook {
     pub events: EventTypes,
 }
 
+/// An admin's request to have a subscription's events sent again (a receiver lost them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WebhookResend {
+    /// The first event to send again: the subscription's events from this id on are sent
+    /// again, in order. At most the first event it is still owed (`deliveredThrough` + 1).
+    pub from_event_id: EventId,
+}
+
 /// Where a subscription's deliveries stand.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -95,6 +107,10 @@ pub struct DeliveryState {
     /// When the next attempt is due, after a failure.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_attempt_at: Option<DateTime<Utc>>,
+    /// Events delivered since the subscription was made (answered with a 2xx).
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = i64, minimum = 0))]
+    pub delivered_events: u64,
 }
 
 /// The cursor's JSON form: 0 for "none yet", so it is always an integer.
@@ -126,6 +142,7 @@ impl DeliveryState {
             delivered_through: start_after,
             failed_attempts: 0,
             next_attempt_at: None,
+            delivered_events: 0,
         }
     }
 
@@ -326,6 +343,14 @@ pub struct DeliveryQuery {
     pub after: Option<DeliveryId>,
     /// Page size.
     pub limit: PageSize,
+}
+
+/// `delay` after `now`, or the latest time there is.
+pub(crate) fn later(now: DateTime<Utc>, delay: Duration) -> DateTime<Utc> {
+    chrono::TimeDelta::from_std(delay)
+        .ok()
+        .and_then(|delta| now.checked_add_signed(delta))
+        .unwrap_or(DateTime::<Utc>::MAX_UTC)
 }
 
 /// Whether `holder` may take a subscription's delivery lease at `now`, given the lease on

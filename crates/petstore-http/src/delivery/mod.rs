@@ -1,14 +1,16 @@
 //! The webhook dispatcher: a background task that delivers every subscription what it is owed.
 //!
-//! It wakes every `poll` interval, asks the domain which subscriptions are due, and starts one
-//! drain per due subscription that is not already draining. A drain sends a subscription's
-//! events one at a time, in order, recording each attempt before the next
-//! ([`next_delivery`](petstore_core::WebhookUseCases::next_delivery) /
-//! [`record_delivery`](petstore_core::WebhookUseCases::record_delivery)); it stops at the first
-//! failure, and the subscription is due again when its retry delay has passed. A slow or dead
-//! receiver therefore holds up only its own subscription. All of a subscription's state is in
-//! the database, so a restart picks up where the last process stopped; an attempt cut short
-//! by the stop is sent again (at least once).
+//! It wakes every `poll` interval, asks the domain where every subscription stands
+//! ([`delivery_status`](petstore_core::WebhookUseCases::delivery_status), which also feeds the
+//! lag metric), and starts one drain per due subscription that is not already draining. A
+//! drain is one [`DeliveryRun`]: it takes the subscription's lease, reads the feed ahead in
+//! pages, and sends the events back to back over the client's kept-alive connection to the
+//! receiver, recording its progress in batches and renewing the lease with each record. It
+//! stops at the first failure (the subscription is due again when its retry delay has
+//! passed), when it has caught up, or when the service stops, and then records and gives the
+//! lease up. A slow or dead receiver therefore holds up only its own subscription. A crash
+//! sends again what was sent since the last record (at least once;
+//! [`RECORD_BATCH`](petstore_core::RECORD_BATCH) events at most).
 
 mod client;
 
@@ -17,7 +19,9 @@ use std::collections::HashSet;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use petstore_core::{DeliveryOutcome, WebhookId};
+use std::time::Duration;
+
+use petstore_core::{AttemptReport, DeliveryOutcome, DeliveryRun, PendingDelivery, WebhookId};
 
 use crate::state::AppState;
 pub use crate::state::DeliverySettings;
@@ -36,10 +40,10 @@ pub async fn run(state: AppState, tls: Arc<rustls::ClientConfig>, node: Rc<str>)
     ));
     let draining: Rc<RefCell<HashSet<WebhookId>>> = Rc::default();
     while !state.is_stopping() {
-        match state.read(|shop| shop.webhooks().due()).await {
-            Ok(due) => {
-                state.metrics().webhooks_due(due.len());
-                for id in due {
+        match state.read(|shop| shop.webhooks().delivery_status()).await {
+            Ok(statuses) => {
+                state.metrics().webhook_status(&statuses);
+                for id in statuses.iter().filter(|s| s.due).map(|s| s.id) {
                     if draining.borrow().len() >= settings.concurrency.max(1) {
                         // The rest wait for the next round; their order is kept anyway.
                         break;
@@ -57,7 +61,7 @@ pub async fn run(state: AppState, tls: Arc<rustls::ClientConfig>, node: Rc<str>)
                     }
                 }
             }
-            Err(error) => tracing::warn!(%error, "cannot read the webhooks due"),
+            Err(error) => tracing::warn!(%error, "cannot read where the webhooks stand"),
         }
         actix_web::rt::time::sleep(settings.poll).await;
     }
@@ -76,97 +80,153 @@ impl Drop for Draining {
     }
 }
 
-/// Sends subscription `id` its events, in order, while this node holds its lease, until it is
-/// up to date, an attempt fails, or the service stops; then gives the lease up.
+/// Sends subscription `id` its events, in order, in one run while this node holds its
+/// lease, until it is up to date, an attempt fails, or the service stops; then records where
+/// it got and gives the lease up.
 async fn drain(state: AppState, client: Rc<WebhookClient>, id: WebhookId, node: Rc<str>) {
-    sends(&state, &client, id, &node).await;
+    let lease = state.delivery().lease;
     let holder = node.to_string();
-    if let Err(error) = state
-        .write(move |shop| shop.webhooks().release(id, &holder))
-        .await
-    {
-        // The lease runs out by itself.
-        tracing::warn!(webhook_id = %id, %error, "cannot release a webhook lease");
+    let begun = state
+        .write(move |shop| shop.webhooks().begin_delivery(id, &holder, lease))
+        .await;
+    let mut run = match begun {
+        Ok(Some(run)) => run,
+        Ok(None) => return,
+        Err(error) => {
+            tracing::warn!(webhook_id = %id, %error, "cannot begin a webhook delivery run");
+            return;
+        }
+    };
+    if sends(&state, &client, &mut run).await {
+        // Whatever it says, the lease runs out by itself if this record is lost.
+        record(&state, &mut run, true).await;
     }
 }
 
-async fn sends(state: &AppState, client: &WebhookClient, id: WebhookId, node: &Rc<str>) {
-    let retry = state.delivery().retry;
-    let lease = state.delivery().lease;
+/// Sends the run's events until it has caught up, failed or the service stops, recording as
+/// it goes. Returns whether the run still holds the lease (its last record was written).
+async fn sends(state: &AppState, client: &WebhookClient, run: &mut DeliveryRun) -> bool {
+    let settings = state.delivery();
+    // An attempt may take the whole timeout: the lease must outlast it.
+    let margin = settings.timeout + Duration::from_secs(1);
     while !state.is_stopping() {
-        // Claimed (or renewed) before every attempt: another node may hold it, and a node
-        // that stops renewing gives it up when the lease ends.
-        let holder = node.to_string();
-        match state
-            .write(move |shop| shop.webhooks().claim(id, &holder, lease))
-            .await
+        let now = state.clock().now();
+        if (run.record_due(now) || run.lease_ends_within(now, margin))
+            && !run.has_failed()
+            && !record(state, run, false).await
         {
-            Ok(true) => {}
-            Ok(false) => return,
-            Err(error) => {
-                tracing::warn!(webhook_id = %id, %error, "cannot claim a webhook");
-                return;
-            }
+            return false;
         }
-        let pending = match state
-            .write(move |shop| shop.webhooks().next_delivery(id))
-            .await
-        {
-            Ok(Some(pending)) => pending,
-            Ok(None) => return,
-            Err(error) => {
-                tracing::warn!(webhook_id = %id, %error, "cannot read the next delivery");
-                return;
+        let Some(pending) = run.next() else {
+            if run.has_failed() {
+                return true;
+            }
+            let after = run.read_from();
+            match state
+                .read(move |shop| shop.webhooks().read_ahead(after))
+                .await
+            {
+                Ok(page) => {
+                    if run.take_page(page) {
+                        continue;
+                    }
+                    return true;
+                }
+                Err(error) => {
+                    tracing::warn!(webhook_id = %run.webhook_id(), %error, "cannot read the events ahead");
+                    return true;
+                }
             }
         };
-        let timestamp = state.clock().now().timestamp();
-        // The attempt's span, when traces are on, is the receiver's parent; otherwise the
-        // span the event was caused under is, as it was recorded.
-        let span = state
-            .traces()
-            .map(|traces| traces.delivery_attempt(&pending));
-        let trace = match &span {
-            Some(span) => span.traceparent(),
-            None => pending.event.traceparent.clone(),
+        let report = send(state, client, &pending).await;
+        run.attempted(&report, state.clock().now());
+    }
+    true
+}
+
+/// POSTs one event, with its span, metrics and log line, and says what happened.
+async fn send(
+    state: &AppState,
+    client: &WebhookClient,
+    pending: &PendingDelivery,
+) -> AttemptReport {
+    let timestamp = state.clock().now().timestamp();
+    // The attempt's span, when traces are on, is the receiver's parent; otherwise the
+    // span the event was caused under is, as it was recorded.
+    let span = state
+        .traces()
+        .map(|traces| traces.delivery_attempt(pending));
+    let trace = match &span {
+        Some(span) => span.traceparent(),
+        None => pending.event.traceparent.clone(),
+    };
+    let (report, took) = client.deliver(pending, trace.as_ref(), timestamp).await;
+    if let Some(span) = span {
+        span.finish_attempt(&report);
+    }
+    let outcome = report.outcome();
+    state.metrics().webhook_attempt(outcome, took.as_secs_f64());
+    // A failed attempt is something an operator may have to act on: WARN. A success is
+    // DEBUG: at a thousand a second, one line each would be most of the log.
+    macro_rules! attempt {
+        ($level:ident) => {
+            tracing::$level!(
+                webhook_id = %pending.webhook_id,
+                event_id = %pending.event.id,
+                attempt = pending.attempt,
+                outcome = outcome.as_str(),
+                status = report.status_code,
+                error = report.error.as_deref(),
+                "webhook delivery"
+            )
         };
-        let (report, took) = client.deliver(&pending, trace.as_ref(), timestamp).await;
-        if let Some(span) = span {
-            span.finish_attempt(&report);
+    }
+    if outcome == DeliveryOutcome::Failed {
+        attempt!(warn);
+    } else {
+        attempt!(debug);
+    }
+    report
+}
+
+/// Writes the run's progress, renewing its lease, or giving it up if `release`. Returns
+/// whether it was written: when not, the run has lost the subscription (an admin's resend,
+/// a deletion, a lease that ran out and was taken) or the store failed, and must end; what
+/// it did not record is sent again by the next run.
+async fn record(state: &AppState, run: &mut DeliveryRun, release: bool) -> bool {
+    let settings = state.delivery();
+    let record = run.record(
+        state.clock().now(),
+        settings.lease,
+        &settings.retry,
+        release,
+    );
+    let written = {
+        let record = record.clone();
+        state
+            .write(move |shop| shop.webhooks().record_run(&record))
+            .await
+    };
+    match written {
+        Ok(true) => {
+            if record.delivered() > 0 {
+                tracing::info!(
+                    webhook_id = %run.webhook_id(),
+                    delivered = record.delivered(),
+                    through = record.state().delivered_through.map_or(0, |id| id.get()),
+                    "webhook deliveries recorded"
+                );
+            }
+            run.recorded(&record);
+            true
         }
-        let outcome = report.outcome();
-        state.metrics().webhook_attempt(outcome, took.as_secs_f64());
-        // A failed attempt is something an operator may have to act on: WARN, not INFO.
-        macro_rules! attempt {
-            ($level:ident) => {
-                tracing::$level!(
-                    webhook_id = %id,
-                    event_id = %pending.event.id,
-                    attempt = pending.attempt,
-                    outcome = outcome.as_str(),
-                    status = report.status_code,
-                    error = report.error.as_deref(),
-                    "webhook delivery"
-                )
-            };
+        Ok(false) => {
+            tracing::info!(webhook_id = %run.webhook_id(), "a webhook delivery run lost its lease; what it did not record is sent again");
+            false
         }
-        if outcome == DeliveryOutcome::Failed {
-            attempt!(warn);
-        } else {
-            attempt!(info);
-        }
-        let recorded = state
-            .write(move |shop| {
-                shop.webhooks()
-                    .record_delivery(&pending, report.clone(), &retry)
-            })
-            .await;
-        if let Err(error) = recorded {
-            // Not recorded, so not delivered as far as the database knows: sent again later.
-            tracing::warn!(webhook_id = %id, %error, "cannot record a delivery attempt");
-            return;
-        }
-        if outcome == DeliveryOutcome::Failed {
-            return;
+        Err(error) => {
+            tracing::warn!(webhook_id = %run.webhook_id(), %error, "cannot record webhook deliveries; what was not recorded is sent again");
+            false
         }
     }
 }

@@ -8,10 +8,11 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
+use std::sync::Mutex;
 
 use super::{
     CONNECTION_ERRORS, Metrics, OutcomeLabels, ReasonLabels, RequestLabels, RouteLabels,
-    VolumeLabels, process,
+    VolumeLabels, WebhookLabels, process,
 };
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -144,6 +145,13 @@ impl Metrics {
             "Webhook subscriptions with events to deliver, at the dispatcher's last look",
             webhooks_due.clone(),
         );
+        let webhook_lag = Family::<WebhookLabels, Gauge>::default();
+        registry.register(
+            "webhook_lag_events",
+            "Per webhook subscription, feed positions between its cursor and the latest event \
+             at the dispatcher's last look: 0 when it has caught up",
+            webhook_lag.clone(),
+        );
         let disk_free = Family::<VolumeLabels, Gauge>::default();
         registry.register(
             "db_disk_free_bytes",
@@ -178,6 +186,8 @@ impl Metrics {
             webhook_duration,
             ready,
             webhooks_due,
+            webhook_lag,
+            lagging: Mutex::default(),
             disk_free,
         }
     }

@@ -48,13 +48,14 @@ struct BaseDocument;
 
 /// The stability of operations that are not stable: `x-stability`, mirrored as oasdiff's
 /// `x-stability-level` (which has no "experimental": `alpha` is its nearest word).
-const STABILITY: [(&str, &str, &str); 8] = [
+const STABILITY: [(&str, &str, &str); 9] = [
     ("cancelOrder", "beta", "beta"),
     ("listWebhooks", "beta", "beta"),
     ("createWebhook", "beta", "beta"),
     ("getWebhook", "beta", "beta"),
     ("deleteWebhook", "beta", "beta"),
     ("listWebhookDeliveries", "beta", "beta"),
+    ("resendWebhookEvents", "beta", "beta"),
     ("updateInventory", "experimental", "alpha"),
     ("streamEvents", "experimental", "alpha"),
 ];
@@ -217,7 +218,15 @@ fn describe_access(operation: &mut Operation) {
         Some(roles) if roles.iter().any(|r| r == "staff") => {
             "Needs a staff or admin key.".to_owned()
         }
-        Some(roles) => format!("Needs a {} key.", roles.join(" or ")),
+        Some(roles) => {
+            let roles = roles.join(" or ");
+            let article = if roles.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                "an"
+            } else {
+                "a"
+            };
+            format!("Needs {article} {roles} key.")
+        }
     };
     operation.description = Some(match operation.description.take() {
         Some(text) if !text.trim().is_empty() => format!("{text}\n\n{access}"),

@@ -88,6 +88,10 @@ pub fn endpoints() -> Vec<Endpoint> {
         Endpoint::at("/webhooks/{webhookId}")
             .op(webhooks::__path_get_webhook, webhooks::get_webhook)
             .op(webhooks::__path_delete_webhook, webhooks::delete_webhook),
+        Endpoint::at("/webhooks/{webhookId}/resend").op(
+            webhooks::__path_resend_webhook_events,
+            webhooks::resend_webhook_events,
+        ),
         Endpoint::at("/webhooks/{webhookId}/deliveries").op(
             webhooks::__path_list_webhook_deliveries,
             webhooks::list_webhook_deliveries,

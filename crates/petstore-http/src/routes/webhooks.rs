@@ -2,11 +2,14 @@
 
 use actix_web::{HttpResponse, web};
 use petstore_core::{
-    DeliveryAttempt, DeliveryQuery, NewWebhook, Webhook, WebhookId, WebhookQuery, WebhookSecret,
+    DeliveryAttempt, DeliveryQuery, NewWebhook, Webhook, WebhookId, WebhookQuery, WebhookResend,
+    WebhookSecret,
 };
 
 use crate::auth::{AdminOnly, Auth, random_bytes};
-use crate::conditional::{IdempotencyHeader, IfMatch, IfNoneMatch, read_response};
+use crate::conditional::{
+    IdempotencyHeader, IfMatch, IfNoneMatch, changed_response, read_response,
+};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{JsonBody, PathId};
 use crate::pagination::{ListQuery, PageOnly, page_response};
@@ -154,4 +157,37 @@ pub async fn list_webhook_deliveries(
         .await?;
     let path = format!("/v1/webhooks/{id}/deliveries");
     Ok(page_response(&path, &page, list.limit, params))
+}
+
+/// Sends a subscription's events again, in order, from an event id on.
+///
+/// For a receiver that lost what it had. The subscription's cursor goes back to just before
+/// that event and any retry delay is dropped; a delivery run in progress stops at its next
+/// record, and the next run starts from the new cursor. The id may not be after the first
+/// event the subscription is still owed: a resend never skips events.
+#[utoipa::path(
+    post,
+    path = "/webhooks/{webhookId}/resend",
+    operation_id = "resendWebhookEvents",
+    tag = "webhooks",
+    params(("webhookId" = WebhookId, Path, description = "The subscription's id.")),
+    request_body = WebhookResend,
+    security(("bearerAuth" = ["admin"])),
+    responses((status = 200, description = "The subscription, its cursor moved back.", body = Webhook))
+)]
+pub async fn resend_webhook_events(
+    caller: Auth<AdminOnly>,
+    state: web::Data<AppState>,
+    if_match: IfMatch,
+    PathId(id): PathId<WebhookId>,
+    JsonBody(resend): JsonBody<WebhookResend>,
+) -> Result<HttpResponse, ApiError> {
+    let webhook = state
+        .write(move |shop| {
+            let condition = |now: &Webhook| if_match.allows(now);
+            shop.webhooks()
+                .resend(caller.0, id, resend.from_event_id, condition)
+        })
+        .await?;
+    Ok(changed_response(&webhook))
 }

@@ -335,19 +335,23 @@ fn deliveries_arrive_signed_in_order_through_failures_and_a_killed_service() {
     }
 
     // The receiver answers before the service records the answer: wait for the record.
-    let deliveries = eventually("eight recorded attempts", || {
+    // Every failure is kept; successes as a count on the subscription and, per record, the
+    // latest.
+    let deliveries = eventually("the last delivery recorded", || {
         let deliveries = json_body(&server.get(
             &format!("/v1/webhooks/{hook_id}/deliveries?limit=100"),
             ADMIN,
         ));
-        (deliveries.as_array().map(Vec::len) == Some(8)).then_some(deliveries)
+        let last = deliveries.as_array()?.last()?.clone();
+        (last["eventId"].as_u64()? == expected[4]).then_some(deliveries)
     });
-    let attempts: Vec<(u64, &str, i64)> = deliveries
+    let attempts: Vec<(u64, u64, &str, i64)> = deliveries
         .as_array()
         .unwrap()
         .iter()
         .map(|d| {
             (
+                d["eventId"].as_u64().unwrap(),
                 d["attempt"].as_u64().unwrap(),
                 d["outcome"].as_str().unwrap(),
                 d["statusCode"].as_i64().unwrap(),
@@ -355,41 +359,70 @@ fn deliveries_arrive_signed_in_order_through_failures_and_a_killed_service() {
         })
         .collect();
     assert_eq!(
-        attempts[..4],
+        attempts[..3],
         [
-            (1, "failed", 503),
-            (2, "failed", 503),
-            (3, "failed", 503),
-            (4, "delivered", 204)
-        ]
+            (expected[0], 1, "failed", 503),
+            (expected[0], 2, "failed", 503),
+            (expected[0], 3, "failed", 503),
+        ],
+        "{deliveries}"
     );
-    assert_eq!(attempts.len(), 8, "{deliveries}");
+    assert!(
+        attempts[3..]
+            .iter()
+            .all(|a| a.2 == "delivered" && a.3 == 204),
+        "after the failures, only the successes of each record: {deliveries}"
+    );
+    assert!(attempts.len() <= 3 + 5, "{deliveries}");
+    let state = json_body(&server.get(&format!("/v1/webhooks/{hook_id}"), ADMIN));
+    assert_eq!(state["delivery"]["deliveredEvents"], 5, "{state}");
     let metrics = server.get("/metrics", ADMIN);
     assert!(
         metrics.contains("petstore_webhook_delivery_attempts_total{outcome=\"delivered\"} 5"),
         "{metrics}"
     );
     assert!(metrics.contains("petstore_webhook_delivery_attempts_total{outcome=\"failed\"} 3"));
-    // Failed attempts are logged at WARN, delivered ones at INFO.
-    let mut lines = Vec::new();
-    let attempts_logged = eventually("the eight attempts in the log", || {
-        lines.extend(server.stderr.try_iter());
-        let logged: Vec<(String, String)> = lines
-            .iter()
-            .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
-            .filter(|event| event["fields"]["message"] == "webhook delivery")
-            .map(|event| {
-                let text = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_owned();
-                (text(&event["fields"]["outcome"]), text(&event["level"]))
-            })
-            .collect();
-        (logged.len() >= 8).then_some(logged)
+    // The dispatcher's next look, after the record, finds it caught up.
+    let caught_up = format!("petstore_webhook_lag_events{{webhook=\"{hook_id}\"}} 0");
+    eventually("the lag metric at 0", || {
+        server
+            .get("/metrics", ADMIN)
+            .contains(&caught_up)
+            .then_some(())
     });
-    assert!(
-        attempts_logged
+    // Failed attempts are logged one by one at WARN; successes at DEBUG, and at INFO as the
+    // count each record wrote.
+    let mut lines = Vec::new();
+    let (failed, recorded) = eventually("the attempts in the log", || {
+        lines.extend(server.stderr.try_iter());
+        let events: Vec<Value> = lines
             .iter()
-            .all(|(outcome, level)| (outcome == "failed") == (level == "WARN")),
-        "{attempts_logged:?}"
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .collect();
+        let attempts: Vec<&Value> = events
+            .iter()
+            .filter(|event| event["fields"]["message"] == "webhook delivery")
+            .collect();
+        let recorded: u64 = events
+            .iter()
+            .filter(|event| event["fields"]["message"] == "webhook deliveries recorded")
+            .map(|event| event["fields"]["delivered"].as_u64().unwrap_or(0))
+            .sum();
+        (recorded >= 5).then(|| {
+            (
+                attempts
+                    .iter()
+                    .map(|e| (e["fields"]["outcome"].clone(), e["level"].clone()))
+                    .collect::<Vec<_>>(),
+                recorded,
+            )
+        })
+    });
+    assert_eq!(recorded, 5);
+    assert_eq!(
+        failed,
+        vec![(json!("failed"), json!("WARN")); 3],
+        "only failures are logged one by one at INFO or above"
     );
 
     // The receiver goes down; changes keep coming; the service is killed mid-way.
@@ -422,8 +455,79 @@ fn deliveries_arrive_signed_in_order_through_failures_and_a_killed_service() {
         (state["delivery"]["deliveredThrough"] == expected[8]).then_some(state)
     });
     assert_eq!(state["delivery"]["failedAttempts"], 0);
+
+    // The receiver lost the last three: an admin has them sent again, in order.
+    let before = receiver.log().len();
+    let resent = server.post(
+        &format!("/v1/webhooks/{hook_id}/resend"),
+        ADMIN,
+        &format!(r#"{{"fromEventId": {}}}"#, expected[6]),
+    );
+    assert!(resent.starts_with("HTTP/1.1 200"), "{resent}");
+    assert_eq!(
+        json_body(&resent)["delivery"]["deliveredThrough"],
+        expected[6] - 1
+    );
+    receiver.wait_for("the three sent again", |log| {
+        log[before..].iter().filter(|r| r.status < 300).count() >= 3
+    });
+    let again: Vec<u64> = receiver.log()[before..]
+        .iter()
+        .map(|r| r.id.parse().unwrap())
+        .collect();
+    assert_eq!(again, expected[6..], "from that event on, in order");
     let (code, _) = server.terminate();
     assert_eq!(code, Some(0));
+}
+
+#[actix_web::test]
+async fn a_resend_moves_the_cursor_back_and_never_past_what_is_owed() {
+    let api = common::start().await;
+    let created = api
+        .post(
+            "/v1/webhooks",
+            json!({"url": "https://hooks.example.com/petstore", "events": ["category.created"]}),
+        )
+        .await;
+    let id = created.body["id"].as_i64().unwrap();
+    let cursor = created.body["delivery"]["deliveredThrough"]
+        .as_i64()
+        .unwrap();
+    let resend = |from: i64| {
+        TestRequest::post()
+            .uri(&format!("/v1/webhooks/{id}/resend"))
+            .set_json(json!({"fromEventId": from}))
+    };
+    for role in [Role::Staff, Role::Customer] {
+        let key = api.key(role, 7 + role as u8).await;
+        api.send_as(Some(&key), resend(1))
+            .await
+            .assert_error(403, "forbidden");
+    }
+    let refused = api.send(resend(cursor + 2)).await;
+    refused.assert_error(400, "validation_failed");
+    assert!(
+        refused.body.to_string().contains("fromEventId"),
+        "{refused:?}"
+    );
+    let unknown = TestRequest::post()
+        .uri("/v1/webhooks/999/resend")
+        .set_json(json!({"fromEventId": 1}));
+    api.send(unknown).await.assert_error(404, "not_found");
+    let stale = resend(1).insert_header(("if-match", "\"stale\""));
+    api.send(stale)
+        .await
+        .assert_error(412, "precondition_failed");
+
+    let moved = api.send(resend(1)).await;
+    assert_eq!(moved.status, 200, "{moved:?}");
+    assert_eq!(
+        moved.body["delivery"]["deliveredThrough"], 0,
+        "before the first event"
+    );
+    assert!(moved.header("etag").is_some());
+    let read = api.get(&format!("/v1/webhooks/{id}")).await;
+    assert_eq!(read.body["delivery"]["deliveredThrough"], 0);
 }
 
 #[actix_web::test]

@@ -53,20 +53,6 @@ impl WebhookReader for Tx<'_> {
             .map_err(Into::into)
     }
 
-    fn webhooks_due(&mut self, now: DateTime<Utc>) -> RepoResult<Vec<Webhook>> {
-        let rows = webhooks::table
-            .filter(
-                webhooks::next_attempt_at
-                    .is_null()
-                    .or(webhooks::next_attempt_at.le(Time(now))),
-            )
-            .order(webhooks::id.asc())
-            .select(WebhookRecord::as_select())
-            .load(self.flushed())
-            .or_storage()?;
-        convert(rows)
-    }
-
     fn delivery_attempts(
         &mut self,
         webhook: WebhookId,
@@ -103,6 +89,7 @@ impl WebhookWriter for Tx<'_> {
                 webhooks::delivered_through.eq(cursor(state)),
                 webhooks::failed_attempts.eq(i64::from(state.failed_attempts)),
                 webhooks::next_attempt_at.eq(state.next_attempt_at.map(Time)),
+                webhooks::delivered_events.eq(delivered_events(state)),
             ))
             .returning(webhooks::id)
             .get_result(self.flushed())
@@ -130,6 +117,7 @@ impl WebhookWriter for Tx<'_> {
                 webhooks::delivered_through.eq(cursor(state)),
                 webhooks::failed_attempts.eq(i64::from(state.failed_attempts)),
                 webhooks::next_attempt_at.eq(state.next_attempt_at.map(Time)),
+                webhooks::delivered_events.eq(delivered_events(state)),
             ))
             .execute(self.flushed())
             .or_storage()?;
@@ -215,4 +203,37 @@ impl WebhookWriter for Tx<'_> {
         .or_storage()?;
         Ok(())
     }
+
+    fn renew_webhook(
+        &mut self,
+        id: WebhookId,
+        holder: &str,
+        until: DateTime<Utc>,
+    ) -> RepoResult<bool> {
+        let renewed = diesel::update(
+            webhooks::table
+                .find(id.get())
+                .filter(webhooks::leased_by.eq(holder)),
+        )
+        .set(webhooks::leased_until.eq(Time(until)))
+        .execute(self.flushed())
+        .or_storage()?;
+        Ok(renewed == 1)
+    }
+
+    fn revoke_webhook_lease(&mut self, id: WebhookId) -> RepoResult<()> {
+        diesel::update(webhooks::table.find(id.get()))
+            .set((
+                webhooks::leased_by.eq(None::<String>),
+                webhooks::leased_until.eq(None::<Time>),
+            ))
+            .execute(self.flushed())
+            .or_storage()?;
+        Ok(())
+    }
+}
+
+/// The count of deliveries as stored: a BIGINT, which no count reaches the end of.
+fn delivered_events(state: &DeliveryState) -> i64 {
+    i64::try_from(state.delivered_events).unwrap_or(i64::MAX)
 }

@@ -106,6 +106,7 @@ diesel::table! {
         next_attempt_at -> Nullable<UtcTime>,
         leased_by -> Nullable<Text>,
         leased_until -> Nullable<UtcTime>,
+        delivered_events -> BigInt,
     }
 }
 

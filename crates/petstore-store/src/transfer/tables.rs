@@ -167,6 +167,7 @@ pub(crate) struct WebhookRow {
     next_attempt_at: Option<Time>,
     leased_by: Option<String>,
     leased_until: Option<Time>,
+    delivered_events: i64,
 }
 
 #[derive(Debug, PartialEq, Queryable, Selectable, Insertable)]

@@ -6,6 +6,7 @@
 
 mod access;
 mod catalogue;
+mod deliveries;
 mod events;
 mod idempotency;
 mod inventory;
@@ -19,6 +20,7 @@ use chrono::{DateTime, Utc};
 
 pub use access::*;
 pub use catalogue::*;
+pub use deliveries::*;
 pub use events::*;
 pub use idempotency::*;
 pub use inventory::*;
@@ -28,10 +30,15 @@ pub use webhooks::*;
 
 use super::{Made, Must};
 use crate::{
-    Always, Caller, CategoryId, DomainError, EventType, KeyId, KeySecret, ManualClock, Name,
-    NewApiKey, NewCategory, NewOrder, NewPet, Order, OrderId, OrderPatch, PageSize, Pet, PetId,
-    PetStatus, Quantity, Role, Service, Stock, Store,
+    Always, AttemptReport, Caller, CategoryId, Clock, DeliveryRun, DeliveryStatus, DomainError,
+    EventType, EventTypes, KeyId, KeySecret, ManualClock, Name, NewApiKey, NewCategory, NewOrder,
+    NewPet, NewWebhook, Order, OrderId, OrderPatch, PageSize, Pet, PetId, PetStatus, Quantity,
+    RetryPolicy, Role, RunRecord, Service, Stock, Store, Webhook, WebhookId, WebhookSecret,
+    WebhookUrl,
 };
+
+/// The lease the scenarios' senders take.
+const LEASE: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The instant the kit's clock shows.
 pub fn start_time() -> DateTime<Utc> {
@@ -162,6 +169,74 @@ impl<S: Store> Fixture<S> {
     /// How many events are recorded.
     pub fn event_count(&self) -> usize {
         self.event_types_after(0).len()
+    }
+
+    /// A subscription of `https://hooks.example.com/petstore` to `types`.
+    pub fn webhook_to(&self, types: &[EventType]) -> Webhook {
+        let new = NewWebhook {
+            url: WebhookUrl::parse("https://hooks.example.com/petstore").must("a valid URL"),
+            events: EventTypes::new(types.to_vec()).must("valid event types"),
+        };
+        self.shop
+            .webhooks()
+            .create(OPERATOR, new, &WebhookSecret::from_random([9; 32]))
+            .must("create a webhook")
+    }
+
+    /// A run of subscription `hook` begun by `sender`, as the dispatcher begins one, with
+    /// its first page read ahead; `None` if it may not begin.
+    pub fn begin_run(&self, hook: WebhookId, sender: &str) -> Option<DeliveryRun> {
+        let webhooks = self.shop.webhooks();
+        let mut run = webhooks
+            .begin_delivery(hook, sender, LEASE)
+            .must("begin a run")?;
+        self.read_ahead(&mut run);
+        Some(run)
+    }
+
+    /// Gives `run` the next page of the feed; returns whether it had any event.
+    pub fn read_ahead(&self, run: &mut DeliveryRun) -> bool {
+        let page = self
+            .shop
+            .webhooks()
+            .read_ahead(run.read_from())
+            .must("read ahead");
+        run.take_page(page)
+    }
+
+    /// Tells `run` that its next event was answered `status` now.
+    pub fn answer(&self, run: &mut DeliveryRun, status: u16) {
+        let report = AttemptReport {
+            status_code: Some(status),
+            error: None,
+        };
+        run.attempted(&report, self.clock.now());
+    }
+
+    /// Records `run`'s progress now, ending it if `release`; returns the record and whether
+    /// it was written.
+    pub fn record(&self, run: &mut DeliveryRun, release: bool) -> (RunRecord, bool) {
+        let record = run.record(self.clock.now(), LEASE, &RetryPolicy::default(), release);
+        let written = self
+            .shop
+            .webhooks()
+            .record_run(&record)
+            .must("record a run");
+        if written {
+            run.recorded(&record);
+        }
+        (record, written)
+    }
+
+    /// Where subscription `hook`'s deliveries stand.
+    pub fn delivery_status(&self, hook: WebhookId) -> DeliveryStatus {
+        self.shop
+            .webhooks()
+            .delivery_status()
+            .must("delivery status")
+            .into_iter()
+            .find(|status| status.id == hook)
+            .must("the subscription's status")
     }
 }
 

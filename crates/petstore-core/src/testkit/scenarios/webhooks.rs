@@ -1,48 +1,31 @@
 //! Webhooks: subscriptions, delivery in order, retries, and the attempts kept.
 
 use super::{Fixture, OPERATOR, start_time};
+use crate::Clock;
 use crate::testkit::{Must, all_pages};
 use crate::{
-    Always, AttemptReport, DeliveryOutcome, DeliveryQuery, DomainError, EventType, EventTypes,
-    NewWebhook, PageSize, Resource, RetryPolicy, Store, Webhook, WebhookQuery, WebhookSecret,
-    WebhookUrl,
+    Always, DeliveryOutcome, DeliveryQuery, DomainError, EventType, PageSize, Resource, Store,
+    WebhookQuery,
 };
 
-fn webhook_to(f: &Fixture<impl Store>, types: &[EventType]) -> Webhook {
-    let new = NewWebhook {
-        url: WebhookUrl::parse("https://hooks.example.com/petstore").must("a valid URL"),
-        events: EventTypes::new(types.to_vec()).must("valid event types"),
-    };
-    f.shop
-        .webhooks()
-        .create(OPERATOR, new, &WebhookSecret::from_random([9; 32]))
-        .must("create a webhook")
-}
-
-fn answered(status: u16) -> AttemptReport {
-    AttemptReport {
-        status_code: Some(status),
-        error: None,
-    }
-}
-
-/// A subscription receives, one at a time and in order, the events of its types recorded after
-/// it was created; the cursor moves only on a 2xx; a failure waits out the retry delay and the
-/// same event comes again; every attempt is listed.
+/// A subscription receives, in order, the events of its types recorded after it was created;
+/// the cursor moves only past events answered with a 2xx; a failure ends the run, waits out
+/// the retry delay and the same event comes again; failures and each batch's latest success
+/// are listed, and the subscription counts its deliveries.
 pub fn webhooks_deliver_matching_events_in_order_and_retry_failures<S: Store>(store: S) {
     use EventType::*;
     let f = Fixture::new(store);
     let (webhooks, events) = (f.shop.webhooks(), f.shop.events());
-    let policy = RetryPolicy::default();
     let before = f.pet_with_stock("Before", 3);
     f.order(before.id, 1).must("an order before the webhook");
-    let hook = webhook_to(&f, &[OrderPlaced, OrderCancelled]);
+    let hook = f.webhook_to(&[OrderPlaced, OrderCancelled]);
     assert_eq!(
         hook.delivery.delivered_through,
         events.last_id(OPERATOR).must("the latest id"),
         "a new subscription starts after the latest event"
     );
-    assert_eq!(webhooks.next_delivery(hook.id).must("next"), None);
+    let status = f.delivery_status(hook.id);
+    assert_eq!((status.lag, status.due), (0, false), "nothing owed");
 
     let rex = f.pet_with_stock("Rex", 5);
     let first = f.order(rex.id, 1).must("order");
@@ -50,78 +33,66 @@ pub fn webhooks_deliver_matching_events_in_order_and_retry_failures<S: Store>(st
         .orders()
         .cancel(OPERATOR, first.id, Always)
         .must("cancel");
+    let status = f.delivery_status(hook.id);
+    assert!(status.due && status.lag >= 2, "owed: {status:?}");
 
-    let pending = webhooks
-        .next_delivery(hook.id)
-        .must("next")
-        .must("a delivery");
+    let mut run = f.begin_run(hook.id, "node-a").must("a run");
+    let pending = run.next().must("a delivery");
     assert_eq!(pending.event.event_type, OrderPlaced);
     assert_eq!(pending.attempt, 1);
     assert_eq!(pending.url.as_str(), "https://hooks.example.com/petstore");
     let placed_id = pending.event.id;
-    let attempt = webhooks
-        .record_delivery(&pending, answered(204), &policy)
-        .must("record")
-        .must("a recorded attempt");
-    assert_eq!(attempt.outcome, DeliveryOutcome::Delivered);
-    assert_eq!(
-        webhooks
-            .record_delivery(&pending, answered(204), &policy)
-            .must("record again"),
-        None,
-        "a second report on a delivered event counts for nothing"
-    );
-
-    let pending = webhooks
-        .next_delivery(hook.id)
-        .must("next")
-        .must("a delivery");
+    f.answer(&mut run, 204);
+    let pending = run.next().must("a delivery");
     assert_eq!(pending.event.event_type, OrderCancelled);
     assert!(pending.event.id > placed_id);
-    let failed = webhooks
-        .record_delivery(&pending, answered(503), &policy)
-        .must("record")
-        .must("a recorded attempt");
-    assert_eq!(failed.outcome, DeliveryOutcome::Failed);
-    let retry_at = start_time() + chrono::Duration::seconds(5);
-    assert_eq!(failed.next_attempt_at, Some(retry_at));
-    assert_eq!(
-        webhooks.next_delivery(hook.id).must("next"),
-        None,
-        "waiting"
+    f.answer(&mut run, 503);
+    assert_eq!(run.next(), None, "a failure ends the run");
+    assert!(
+        run.record_due(f.clock.now()),
+        "a failure is recorded at once"
     );
-    assert!(!webhooks.due().must("due").contains(&hook.id));
+    let (record, written) = f.record(&mut run, true);
+    assert!(written);
+    assert_eq!(record.state().delivered_through, Some(placed_id));
+    assert!(
+        !webhooks.record_run(&record).must("record again"),
+        "a record counts once: the cursor is no longer where it expects"
+    );
+    let retry_at = start_time() + chrono::Duration::seconds(5);
+    let state = webhooks.get(OPERATOR, hook.id).must("read").delivery;
+    assert_eq!(
+        (state.failed_attempts, state.next_attempt_at),
+        (1, Some(retry_at))
+    );
+    assert!(!f.delivery_status(hook.id).due, "waiting");
+    assert!(f.begin_run(hook.id, "node-a").is_none(), "waiting");
 
     f.clock.set(retry_at);
-    assert!(webhooks.due().must("due").contains(&hook.id));
-    let again = webhooks
-        .next_delivery(hook.id)
-        .must("next")
-        .must("the retry");
+    assert!(f.delivery_status(hook.id).due);
+    let mut run = f.begin_run(hook.id, "node-a").must("the retry");
+    let again = run.next().must("the retry");
     assert_eq!((again.event.id, again.attempt), (pending.event.id, 2));
-    let failed = webhooks
-        .record_delivery(&again, answered(500), &policy)
-        .must("record")
-        .must("a recorded attempt");
+    f.answer(&mut run, 500);
+    f.record(&mut run, true);
     assert_eq!(
-        failed.next_attempt_at,
+        webhooks
+            .get(OPERATOR, hook.id)
+            .must("read")
+            .delivery
+            .next_attempt_at,
         Some(retry_at + chrono::Duration::seconds(10)),
         "the delay doubles"
     );
     f.clock.set(retry_at + chrono::Duration::seconds(10));
-    let third = webhooks
-        .next_delivery(hook.id)
-        .must("next")
-        .must("the retry");
-    assert_eq!(third.attempt, 3);
-    webhooks
-        .record_delivery(&third, answered(200), &policy)
-        .must("record");
-    assert_eq!(
-        webhooks.next_delivery(hook.id).must("next"),
-        None,
-        "up to date"
-    );
+    let mut run = f
+        .begin_run(hook.id, "node-b")
+        .must("the retry, by another node");
+    assert_eq!(run.next().must("the retry").attempt, 3);
+    f.answer(&mut run, 200);
+    assert_eq!(run.next(), None);
+    assert!(!f.read_ahead(&mut run), "up to date");
+    assert!(f.record(&mut run, true).1);
     let state = webhooks.get(OPERATOR, hook.id).must("read").delivery;
     assert_eq!(
         state.delivered_through,
@@ -129,6 +100,7 @@ pub fn webhooks_deliver_matching_events_in_order_and_retry_failures<S: Store>(st
         "delivered, then past the later events of other types"
     );
     assert_eq!((state.failed_attempts, state.next_attempt_at), (0, None));
+    assert_eq!(state.delivered_events, 2);
 
     let (attempts, _) = all_pages(|after| {
         let query = DeliveryQuery {
@@ -160,10 +132,12 @@ pub fn webhooks_deliver_matching_events_in_order_and_retry_failures<S: Store>(st
 pub fn webhooks_skip_other_events_and_can_be_deleted<S: Store>(store: S) {
     let f = Fixture::new(store);
     let webhooks = f.shop.webhooks();
-    let orders = webhook_to(&f, &[EventType::OrderPlaced]);
-    let pets = webhook_to(&f, &[EventType::PetCreated, EventType::PetDeleted]);
+    let orders = f.webhook_to(&[EventType::OrderPlaced]);
+    let pets = f.webhook_to(&[EventType::PetCreated, EventType::PetDeleted]);
     let rex = f.pet_with_stock("Rex", 2);
-    assert_eq!(webhooks.next_delivery(orders.id).must("next"), None);
+    let mut run = f.begin_run(orders.id, "node-a").must("a run");
+    assert_eq!(run.next(), None, "nothing of its types");
+    assert!(f.record(&mut run, true).1);
     assert_eq!(
         webhooks
             .get(OPERATOR, orders.id)
@@ -173,10 +147,8 @@ pub fn webhooks_skip_other_events_and_can_be_deleted<S: Store>(store: S) {
         f.shop.events().last_id(OPERATOR).must("latest"),
         "the cursor moved past the events it does not receive"
     );
-    let pending = webhooks
-        .next_delivery(pets.id)
-        .must("next")
-        .must("pet.created");
+    let mut run = f.begin_run(pets.id, "node-a").must("a run");
+    let pending = run.next().must("pet.created");
     assert_eq!(pending.event.subject, format!("pets/{}", rex.id));
 
     let (listed, _) = all_pages(|after| {
@@ -191,9 +163,7 @@ pub fn webhooks_skip_other_events_and_can_be_deleted<S: Store>(store: S) {
         vec![orders.id, pets.id]
     );
 
-    webhooks
-        .record_delivery(&pending, answered(500), &RetryPolicy::default())
-        .must("record");
+    f.answer(&mut run, 200);
     webhooks.delete(OPERATOR, pets.id, Always).must("delete");
     for refused in [
         webhooks.get(OPERATOR, pets.id).map(|_| ()),
@@ -207,24 +177,21 @@ pub fn webhooks_skip_other_events_and_can_be_deleted<S: Store>(store: S) {
             Err(DomainError::not_found(Resource::Webhook, pets.id))
         );
     }
-    assert_eq!(webhooks.next_delivery(pets.id).must("next"), None);
-    assert_eq!(
-        webhooks
-            .record_delivery(&pending, answered(200), &RetryPolicy::default())
-            .must("a late report"),
-        None,
-        "a report on a deleted subscription records nothing"
+    assert!(f.begin_run(pets.id, "node-a").is_none(), "gone");
+    assert!(
+        !f.record(&mut run, true).1,
+        "a record of a deleted subscription writes nothing"
     );
+    let statuses = webhooks.delivery_status().must("status");
     assert_eq!(
-        webhooks.due().must("due"),
-        vec![],
+        statuses.iter().map(|s| (s.id, s.due)).collect::<Vec<_>>(),
+        vec![(orders.id, false)],
         "up to date: nothing to do"
     );
     f.order(rex.id, 1).must("an order");
-    assert_eq!(
-        webhooks.due().must("due"),
-        vec![orders.id],
-        "only the remaining subscription, now that it has an event"
+    assert!(
+        f.delivery_status(orders.id).due,
+        "due again, now that it has an event"
     );
 }
 
@@ -233,19 +200,14 @@ pub fn webhooks_skip_other_events_and_can_be_deleted<S: Store>(store: S) {
 pub fn old_delivery_attempts_are_pruned<S: Store>(store: S) {
     let f = Fixture::new(store);
     let webhooks = f.shop.webhooks();
-    let pruned = webhook_to(&f, &[EventType::PetCreated]);
-    let other = webhook_to(&f, &[EventType::PetCreated]);
+    let pruned = f.webhook_to(&[EventType::PetCreated]);
+    let other = f.webhook_to(&[EventType::PetCreated]);
     f.pet_with_stock("Rex", 0);
-    let policy = RetryPolicy::default();
     for hook in [pruned.id, other.id] {
         for _ in 0..4 {
-            let pending = webhooks
-                .next_delivery(hook)
-                .must("next")
-                .must("pet.created");
-            webhooks
-                .record_delivery(&pending, answered(500), &policy)
-                .must("record");
+            let mut run = f.begin_run(hook, "node-a").must("a run");
+            f.answer(&mut run, 500);
+            assert!(f.record(&mut run, true).1);
             f.clock.advance(chrono::Duration::hours(2));
         }
     }
@@ -278,8 +240,8 @@ pub fn old_delivery_attempts_are_pruned<S: Store>(store: S) {
 pub fn one_sender_holds_a_subscription_at_a_time<S: Store>(store: S) {
     let f = Fixture::new(store);
     let webhooks = f.shop.webhooks();
-    let hook = webhook_to(&f, &[EventType::PetCreated]);
-    let other = webhook_to(&f, &[EventType::PetCreated]);
+    let hook = f.webhook_to(&[EventType::PetCreated]);
+    let other = f.webhook_to(&[EventType::PetCreated]);
     let lease = std::time::Duration::from_secs(30);
 
     assert!(webhooks.claim(hook.id, "node-a", lease).must("claim"));
@@ -316,10 +278,32 @@ pub fn one_sender_holds_a_subscription_at_a_time<S: Store>(store: S) {
 
     // A holder that stops renewing (it died) loses the lease when it runs out.
     f.clock.advance(chrono::Duration::seconds(31));
+    let renew = |holder: &str| {
+        let until = f.clock.now() + chrono::Duration::seconds(30);
+        f.shop
+            .store()
+            .write(|tx| tx.renew_webhook(hook.id, holder, until))
+            .must("renew")
+    };
+    assert!(
+        renew("node-b"),
+        "a holder renews its own lease even once it ran out"
+    );
+    f.clock.advance(chrono::Duration::seconds(31));
     assert!(
         webhooks.claim(hook.id, "node-a", lease).must("claim"),
         "expired"
     );
+    assert!(!renew("node-b"), "a renewal never takes another's lease");
+    webhooks.release(hook.id, "node-a").must("release");
+    assert!(!renew("node-a"), "nor one nobody holds");
+    assert!(webhooks.claim(hook.id, "node-a", lease).must("claim"));
+    f.shop
+        .store()
+        .write(|tx| tx.revoke_webhook_lease(hook.id))
+        .must("revoke");
+    assert!(!renew("node-a"), "a revoked lease is nobody's");
+    assert!(webhooks.claim(hook.id, "node-b", lease).must("claim"));
 
     webhooks
         .delete(OPERATOR, hook.id, crate::Always)
