@@ -95,6 +95,8 @@ class Run:
         self.sqlite = None
         self.receiver = None
         self.shops = []
+        self.histories = {}
+        self.load_ended = None  # time.time() when the clients were told to stop
 
     def soak(self):
         """The clients and the nemeses for the run's minutes; then the final states."""
@@ -105,7 +107,8 @@ class Run:
             plants.plant_feed_unlocked(world.database.primary)
             log("planted: stamp_events() without its lock")
         stop_clients, stop_nemesis = threading.Event(), threading.Event()
-        histories = {"pg": ShopHistory(self.history, "pg")}
+        histories = self.histories
+        histories["pg"] = ShopHistory(self.history, "pg")
         if args.sqlite_writers > 0:
             self.sqlite = SqliteShop(args.binary, world.out_dir, world.admin_key, log=log)
             self.sqlite.start()
@@ -155,6 +158,10 @@ class Run:
         log(f"faults over; {quiet:.0f} s of load without faults")
         time.sleep(max(quiet, total - (time.monotonic() - started)))
         stop_clients.set()
+        # The clock of the webhooks' catch-up starts here (checks_events.py): no new write is
+        # begun after this moment, though one under way may still finish.
+        self.load_ended = time.time()
+        self.history.write({"t": "meta", "load_ended": round(self.load_ended, 4)})
         for shop in self.shops:
             if not shop.join(args.retry_budget + 30):
                 raise RuntimeError(f"a client of {shop.name} did not stop")
@@ -168,10 +175,14 @@ class Run:
         for shop in self.shops:
             final = shop.final_state(urls[shop.name], self.args.binary
                                      if shop.name == "sqlite" else self.world.binary, log)
-            # Deliveries catch up after the load: one event at a time per subscription,
-            # retries back off to 2 s at most, a killed node's subscriptions wait out a 5 s
-            # lease.
-            self.receiver.wait_drained(shop.name, final["events"], self.args.drain, log)
+            # Deliveries catch up after the load: retries back off to 2 s at most, a killed
+            # node's subscriptions wait out a 5 s lease. The checker fails a catch-up over
+            # 10 s; the wait goes on as long as deliveries move (up to --drain without
+            # progress), so a slow one is reported with its real time.
+            caught_up = self.receiver.wait_drained(shop.name, final["events"],
+                                                   self.args.drain, log, since=self.load_ended)
+            self.histories[shop.name].write({"t": "drain", "until": round(time.time(), 4),
+                                             "caught_up": caught_up})
             finals[shop.name] = final
         for shop in self.shops:
             shop.end_listeners()
