@@ -8,10 +8,12 @@ import hmac
 import json
 import os
 import sys
+import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import plants  # noqa: E402
 from checker import check_all  # noqa: E402
 from pgwire import FrontendStream  # noqa: E402
 from report import render  # noqa: E402
@@ -236,6 +238,34 @@ class ShopsChecks(unittest.TestCase):
         shop.stock[shop.pets[0]["id"]] += 1
         result = check_all(shop.records, shop.final(), 10)
         self.assertEqual({a["check"] for a in result["anomalies"]}, {"stock-arithmetic"})
+
+
+class PlantBinaries(unittest.TestCase):
+    def test_each_built_plant_runs_its_own_binary_on_the_shops_it_names(self):
+        with tempfile.TemporaryDirectory() as repo:
+            release = os.path.join(repo, "release")
+            self.assertIsNone(plants.binary_for("webhook-out-of-order", repo, release, "pg"))
+            planted = os.path.join(repo, plants.plant_binary("webhook-out-of-order"))
+            os.makedirs(os.path.dirname(planted))
+            with open(planted, "w", encoding="utf-8"):
+                pass
+            os.chmod(planted, 0o755)
+            for shop in ("pg", "sqlite"):  # delivery is shared by both backends
+                self.assertEqual(plants.binary_for("webhook-out-of-order", repo, release, shop),
+                                 planted)
+            # Another plant's build is never taken for this one's.
+            self.assertIsNone(plants.binary_for("answer-before-commit", repo, release, "pg"))
+            self.assertEqual(plants.binary_for("answer-before-commit", repo, release, "sqlite"),
+                             release)
+            self.assertEqual(plants.binary_for("feed-unlocked", repo, release, "pg"), release)
+            self.assertEqual(plants.binary_for(None, repo, release, "sqlite"), release)
+
+    def test_a_built_plant_names_its_feature_and_where_its_binary_goes(self):
+        for plant in plants.BUILT_PLANTS:
+            self.assertIn(plant, plants.PLANTS)
+            build = plants.plant_build(plant)
+            self.assertIn(f"--features petstore-http/plant-{plant} ", build)
+            self.assertTrue(build.endswith(f" {plants.plant_binary(plant)}"))
 
 
 def message(kind, payload):
