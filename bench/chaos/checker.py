@@ -86,7 +86,7 @@ def check(records, final, deadline, settings=None):
     checks_feed.check_readers(history, state, anomalies)
     checks_feed.check_stock(history, state, anomalies)
     checks_feed.check_statuses(state, anomalies)
-    checks_events.check_webhooks(history, state, anomalies)
+    catch_up = checks_events.check_webhooks(history, state, anomalies)
     checks_events.check_sse(history, state, anomalies)
     for node in final.get("not_ready", []):
         anomalies.add("never-healed", f"node{node} was not ready a minute after the faults "
@@ -99,7 +99,7 @@ def check(records, final, deadline, settings=None):
     merged = {**history.meta.get("settings", {}), **(settings or {}), "deadline": deadline}
     if history.meta.get("sqlite_skipped"):
         merged["sqlite_skipped"] = history.meta["sqlite_skipped"]
-    return reporting.build(history, anomalies, healed, merged)
+    return reporting.build(history, anomalies, healed, merged, catch_up)
 
 
 def split_by_shop(records, final):

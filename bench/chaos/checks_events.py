@@ -9,7 +9,13 @@ order per subscription"), per subscription:
 - in order: an event is sent only once every earlier event of its types got a 2xx, so a
   delivery of an id not seen before comes only when every covered event below it was
   delivered (answered 2xx); an id seen before may come again (at least once);
-- at least once: every covered event of the final feed was answered 2xx.
+- at least once: every covered event of the final feed was answered 2xx;
+- catch-up: from the moment the load ended (the history's `load_ended`) to the receipt of
+  the delivery that completed the subscription (the latest of its covered events' first 2xx)
+  at most CATCH_UP_LIMIT_SECONDS (webhook-slow-catch-up). A subscription that never
+  completed is webhook-missing alone: its time (to when the run's wait gave up) is in the
+  report, not a second anomaly. A history without `load_ended` (a run saved before it was
+  recorded) is not measured.
 SSE, per listener, over all its connections in order: ids strictly increasing; no event of
 the final feed below the highest id received was missed; none it received is not in the
 final feed.
@@ -21,12 +27,23 @@ from collections import defaultdict
 from checks_feed import check_followed
 from webhooks import parse_delivery, signature_valid
 
+# The longest a subscription may take, after the load ends, to have every event of its types
+# delivered. A dispatcher that keeps up is behind by a moment at the load's end, and then only
+# waits: the soak's nodes poll every 200 ms (nodes.py, WEBHOOK_FLAGS), a node killed while it
+# held a subscription leaves it to a 5 s lease, and after a refused delivery (the receiver
+# refuses 3%) retries back off to 2 s at most. A lease plus a retry at the longest delay plus
+# a poll is 7.2 s; 10 s leaves the rest for the backlog itself. A longer wait means delivery
+# does not keep up with the shop (today's one-event-at-a-time dispatcher takes minutes).
+CATCH_UP_LIMIT_SECONDS = 10.0
+
 
 def _feed_view(event):
     return (event.get("type"), event.get("subject"), event.get("data"))
 
 
 def check_webhooks(history, final, anomalies):
+    """Checks every subscription's deliveries; returns how long after the load each one
+    took to catch up, for the report (`_catch_up`)."""
     feed = {int(event["id"]): event for event in final.events}
     subs = {sub["sub"]: sub for sub in history.webhooks}
     deliveries = defaultdict(list)
@@ -35,10 +52,12 @@ def check_webhooks(history, final, anomalies):
     for name in sorted(set(deliveries) - set(subs)):
         anomalies.add("webhook-unknown-event", f"{len(deliveries[name])} deliveries to "
                       f"{name}, which no subscription of the run names")
+    subs_catch_up = {}
     for name, sub in sorted(subs.items()):
         types, through = set(sub["events"]), int(sub["through"])
         covered = sorted(i for i, e in feed.items() if i > through and e.get("type") in types)
         delivered, seen, flagged = set(), set(), set()
+        first_ok = {}  # event id -> receipt time of its first 2xx
         gap = 0  # covered[:gap] were all delivered (or their skipping was reported)
         for record in deliveries[name]:
             where = f"webhook {name}: delivery of {record.get('webhook_id')}"
@@ -77,10 +96,50 @@ def check_webhooks(history, final, anomalies):
             status = record.get("status")
             if status is not None and 200 <= status < 300:
                 delivered.add(event_id)
+                # The earliest, not the first written: the receiver's threads write in
+                # about, not exactly, the order they received.
+                at = record.get("at")
+                if at is not None:
+                    first_ok[event_id] = min(first_ok.get(event_id, at), at)
         lost = [i for i in covered if i not in delivered]
         if lost:
             anomalies.add("webhook-missing", f"webhook {name}: {len(lost)} events of its "
                           f"types were never delivered: {lost[:20]}", ids=lost[:200])
+        subs_catch_up[name] = _catch_up(history, name, covered, lost, first_ok, anomalies)
+    return {"limit_seconds": CATCH_UP_LIMIT_SECONDS,
+            "load_ended": history.meta.get("load_ended"), "subscriptions": subs_catch_up}
+
+
+def _catch_up(history, name, covered, lost, first_ok, anomalies):
+    """How long after the load ended subscription `name` had every covered event delivered:
+    {"events", "caught_up", "seconds", "last_event"}; seconds is None when not measured. One
+    that never caught up counts until the run's wait for it gave up (at least that long)."""
+    load_ended = history.meta.get("load_ended")
+    entry = {"events": len(covered), "caught_up": not lost, "seconds": None,
+             "last_event": None}
+    if load_ended is None:
+        return entry
+    if lost:
+        until = (history.drain or {}).get("until")
+        if until is not None:
+            entry["seconds"] = round(max(0.0, until - load_ended), 3)
+        return entry  # webhook-missing already says it; no second anomaly
+    if not covered:
+        entry["seconds"] = 0.0
+        return entry
+    times = [(first_ok[i], i) for i in covered if first_ok.get(i) is not None]
+    if len(times) < len(covered):
+        return entry  # deliveries recorded without their receipt time: not measured
+    completed, last_event = max(times)
+    entry["seconds"] = round(max(0.0, completed - load_ended), 3)
+    entry["last_event"] = last_event
+    if entry["seconds"] > CATCH_UP_LIMIT_SECONDS:
+        anomalies.add("webhook-slow-catch-up", f"webhook {name}: every event of its types "
+                      f"delivered {entry['seconds']:.1f} s after the load ended, over "
+                      f"{CATCH_UP_LIMIT_SECONDS:.0f} s (completed by the delivery of event "
+                      f"{last_event}, of {len(covered)} events)", seconds=entry["seconds"],
+                      last_event=last_event)
+    return entry
 
 
 def check_sse(history, final, anomalies):

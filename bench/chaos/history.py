@@ -1,7 +1,7 @@
 """The run's history: one JSON object per line, appended by every thread.
 
 Line types (the "t" field):
-  meta   what was run (seed, nodes, times)
+  meta   what was run (seed, nodes, times); `load_ended`: when the clients were told to stop
   call   one HTTP attempt: op id, kind, node, sent/answered times, request, status, answer
   op     one logical operation once its client stopped retrying: kind and what it meant
          (the pet, the idempotency key, the value set...), so the checker can judge attempts
@@ -10,6 +10,8 @@ Line types (the "t" field):
   delivery one webhook delivery the receiver got: headers, raw body, the answer it gave
   sse    ids one SSE listener received on one connection, and the Last-Event-ID it sent
   sse_end a listener's connection ended (why)
+  drain  the wait for a shop's webhooks after the load: when it ended (`until`) and whether
+         every subscription had caught up (`caught_up`) or the wait gave up
 Every line but meta carries its shop ("pg" or "sqlite"; "pg" when absent): each shop is
 checked alone against its own final state.
 The checker reads only this file and the final state; nothing else of a run is trusted.

@@ -68,6 +68,7 @@ class History:
         self.webhooks = []     # subscriptions
         self.deliveries = []   # what the receiver got, in the order it got it
         self.sse = []          # stretches of SSE listeners' connections, in order
+        self.drain = None      # how the wait for webhooks after the load ended (last one)
         for record in records:
             kind = record.get("t")
             if kind == "call":
@@ -85,6 +86,8 @@ class History:
                 self.deliveries.append(record)
             elif kind == "sse":
                 self.sse.append(record)
+            elif kind == "drain":
+                self.drain = record
         for calls in self.calls.values():
             calls.sort(key=lambda c: c["sent"])
         self.all_calls.sort(key=lambda c: c["sent"])

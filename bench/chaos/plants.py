@@ -13,13 +13,44 @@ PLANTS = {
     "feed-unlocked": "stamp_events() gives ids from a sequence, without the advisory lock "
                      "(skipping rows another stamper holds), and sleeps a moment before its "
                      "transaction commits",
-    "answer-before-commit": "PostgreSQL nodes run target/chaos-plant/petstore, which answers "
-                            "a write burst's jobs before its COMMIT",
+    "answer-before-commit": "PostgreSQL nodes run target/chaos-plant/"
+                            "petstore-answer-before-commit, which answers a write burst's "
+                            "jobs before its COMMIT",
+    "webhook-out-of-order": "the nodes of both shops run target/chaos-plant/"
+                            "petstore-webhook-out-of-order, whose delivery runs swap the "
+                            "first two events of each page they read ahead",
 }
 
-PLANT_BINARY = os.path.join("target", "chaos-plant", "petstore")
-PLANT_BUILD = ("cargo build --profile chaos-plant -p petstore-http --bin petstore "
-               "--features petstore-http/plant-answer-before-commit")
+# Plants compiled into the node binary: each is petstore-http's Cargo feature of the same
+# name with `plant-` before it, built with the chaos-plant profile (Cargo.toml: never in
+# target/release), and run by the nodes of the shops named here. The build goes to
+# target/chaos-plant/petstore whatever the feature, so the command copies it to a name of
+# its own: a binary left there by another plant's build is never taken for this one's.
+BUILT_PLANTS = {
+    # The bug is in postgres/burst.rs: a SQLite node would run the correct code anyway, and
+    # the COMMIT cut that shows it is a PostgreSQL fault.
+    "answer-before-commit": ("pg",),
+    # The bug is in webhook delivery, which both backends share: both shops must catch it.
+    "webhook-out-of-order": ("pg", "sqlite"),
+}
+
+
+def plant_feature(plant):
+    """petstore-http's Cargo feature that compiles `plant` in."""
+    return f"plant-{plant}"
+
+
+def plant_binary(plant):
+    """Where the binary with `plant` compiled in is expected, from the repository's root."""
+    return os.path.join("target", "chaos-plant", f"petstore-{plant}")
+
+
+def plant_build(plant):
+    """The commands that build `plant_binary(plant)` (run from the repository's root)."""
+    return ("cargo build --profile chaos-plant -p petstore-http --bin petstore --features "
+            f"petstore-http/{plant_feature(plant)} && cp target/chaos-plant/petstore "
+            f"{plant_binary(plant)}")
+
 
 # The feed stamped without its lock: the real stamp_events() is in
 # migrations/postgres/2026-11-25-000004_feed_in_commit_order/up.sql. Here ids come from a
@@ -64,10 +95,11 @@ PLANTED_CHECK = ("SELECT count(*) FROM pg_proc WHERE proname = 'stamp_events' "
                  "AND prosrc LIKE '%chaos_plant_feed_ids%'")
 
 
-def binary_for(plant, repo, release_binary):
-    """The node binary a plant runs; None when it is missing."""
-    if plant == "answer-before-commit":
-        path = os.path.join(repo, PLANT_BINARY)
+def binary_for(plant, repo, release_binary, shop):
+    """The binary the nodes of `shop` ("pg" or "sqlite") run under `plant` (None: no plant);
+    None when it is the plant's and missing."""
+    if shop in BUILT_PLANTS.get(plant, ()):
+        path = os.path.join(repo, plant_binary(plant))
         return path if os.access(path, os.X_OK) else None
     return release_binary
 

@@ -1,4 +1,5 @@
-"""The report: faults by kind, requests by kind and status, op outcomes, healing times.
+"""The report: faults by kind, requests by kind and status, op outcomes, healing times, and
+how long after the load each webhook subscription took to catch up.
 
 Healing of a fault: from its end to the first 2xx answer to a request sent after the end,
 through each node the fault hit (for a failover, every node); the slowest node counts. Every
@@ -74,7 +75,7 @@ def status_label(call):
     return f"{call['status']} {code}" if code else str(call["status"])
 
 
-def build(history, anomalies, healed, settings):
+def build(history, anomalies, healed, settings, catch_up=None):
     requests = defaultdict(Counter)
     for call in history.all_calls:
         requests[call["kind"]][status_label(call)] += 1
@@ -109,6 +110,7 @@ def build(history, anomalies, healed, settings):
                      for f in sorted(history.faults, key=lambda f: f["start"])
                      if f["kind"] == "upgrade" and not f.get("failed")],
         "healing_seconds": healing,
+        "webhook_catch_up": catch_up or {"subscriptions": {}},
         "anomalies": anomalies.items,
         "anomaly_count": len(anomalies),
     }
@@ -141,12 +143,38 @@ def render(report):
     for kind, entry in report["healing_seconds"].items():
         lines.append(f"  {kind:<16} max {entry['max']:.2f}  p99 {entry['p99']:.2f}  "
                      f"({entry['faults']} faults)")
+    lines.extend(render_catch_up(report.get("webhook_catch_up") or {}))
     lines.append(f"anomalies: {report['anomaly_count']}")
     for anomaly in report["anomalies"][:100]:
         lines.append(f"  [{anomaly['check']}] {anomaly['message']}")
     if report["anomaly_count"] > 100:
         lines.append(f"  ... {report['anomaly_count'] - 100} more in the JSON report")
     return "\n".join(lines)
+
+
+def render_catch_up(catch_up):
+    """Lines for each subscription's catch-up after the load."""
+    subs = catch_up.get("subscriptions") or {}
+    if not subs:
+        return []
+    limit = catch_up.get("limit_seconds")
+    lines = [f"webhook catch-up (s from the load's end to the delivery that completed each "
+             f"subscription; over {limit:.0f} s fails):"]
+    if catch_up.get("load_ended") is None:
+        lines.append("  not measured: the history does not say when the load ended")
+        return lines
+    for name, entry in subs.items():
+        seconds = entry.get("seconds")
+        if not entry.get("caught_up"):
+            waited = f"{seconds:.1f} s" if seconds is not None else "an unknown time"
+            lines.append(f"  {name:<16} never caught up: the wait gave up {waited} after the "
+                         "load's end (reported as webhook-missing)")
+        elif seconds is None:
+            lines.append(f"  {name:<16} not measured (deliveries without a receipt time)")
+        else:
+            slow = "  SLOW" if limit is not None and seconds > limit else ""
+            lines.append(f"  {name:<16} {seconds:8.2f}  ({entry['events']} events){slow}")
+    return lines
 
 
 def render_all(result):

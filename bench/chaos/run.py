@@ -90,11 +90,14 @@ def on_signal(signum, _frame):
 class Run:
     """Everything one run starts, so that cleanup finds it whatever point it reached."""
 
-    def __init__(self, args, world, history, run_id):
+    def __init__(self, args, world, history, run_id, sqlite_binary):
         self.args, self.world, self.history, self.run_id = args, world, history, run_id
+        self.sqlite_binary = sqlite_binary  # the release binary, or a plant's
         self.sqlite = None
         self.receiver = None
         self.shops = []
+        self.histories = {}
+        self.load_ended = None  # time.time() when the clients were told to stop
 
     def soak(self):
         """The clients and the nemeses for the run's minutes; then the final states."""
@@ -105,9 +108,11 @@ class Run:
             plants.plant_feed_unlocked(world.database.primary)
             log("planted: stamp_events() without its lock")
         stop_clients, stop_nemesis = threading.Event(), threading.Event()
-        histories = {"pg": ShopHistory(self.history, "pg")}
+        histories = self.histories
+        histories["pg"] = ShopHistory(self.history, "pg")
         if args.sqlite_writers > 0:
-            self.sqlite = SqliteShop(args.binary, world.out_dir, world.admin_key, log=log)
+            self.sqlite = SqliteShop(self.sqlite_binary, world.out_dir, world.admin_key,
+                                     log=log)
             self.sqlite.start()
             histories["sqlite"] = ShopHistory(self.history, "sqlite")
             self.history.write({"t": "meta", "sqlite_skipped": self.sqlite.skipped})
@@ -155,6 +160,10 @@ class Run:
         log(f"faults over; {quiet:.0f} s of load without faults")
         time.sleep(max(quiet, total - (time.monotonic() - started)))
         stop_clients.set()
+        # The clock of the webhooks' catch-up starts here (checks_events.py): no new write is
+        # begun after this moment, though one under way may still finish.
+        self.load_ended = time.time()
+        self.history.write({"t": "meta", "load_ended": round(self.load_ended, 4)})
         for shop in self.shops:
             if not shop.join(args.retry_budget + 30):
                 raise RuntimeError(f"a client of {shop.name} did not stop")
@@ -166,12 +175,16 @@ class Run:
         if self.sqlite:
             urls["sqlite"] = self.sqlite.database
         for shop in self.shops:
-            final = shop.final_state(urls[shop.name], self.args.binary
+            final = shop.final_state(urls[shop.name], self.sqlite_binary
                                      if shop.name == "sqlite" else self.world.binary, log)
-            # Deliveries catch up after the load: one event at a time per subscription,
-            # retries back off to 2 s at most, a killed node's subscriptions wait out a 5 s
-            # lease.
-            self.receiver.wait_drained(shop.name, final["events"], self.args.drain, log)
+            # Deliveries catch up after the load: retries back off to 2 s at most, a killed
+            # node's subscriptions wait out a 5 s lease. The checker fails a catch-up over
+            # 10 s; the wait goes on as long as deliveries move (up to --drain without
+            # progress), so a slow one is reported with its real time.
+            caught_up = self.receiver.wait_drained(shop.name, final["events"],
+                                                   self.args.drain, log, since=self.load_ended)
+            self.histories[shop.name].write({"t": "drain", "until": round(time.time(), 4),
+                                             "caught_up": caught_up})
             finals[shop.name] = final
         for shop in self.shops:
             shop.end_listeners()
@@ -192,14 +205,16 @@ class Run:
 
 def main(argv=None):
     args = parse_args(argv)
-    if not os.access(args.binary, os.X_OK):
+    # Each shop's nodes run the release binary, or the plant's where the plant is built in.
+    binaries = {shop: plants.binary_for(args.plant, REPO, args.binary, shop)
+                for shop in ("pg", "sqlite")}
+    if None in binaries.values():
+        print(f"--plant {args.plant} needs {plants.plant_binary(args.plant)}, which is "
+              f"missing: build it with `{plants.plant_build(args.plant)}`", file=sys.stderr)
+        return 2
+    if args.binary in binaries.values() and not os.access(args.binary, os.X_OK):
         print(f"{args.binary} is missing: run `cargo build --release -p petstore-http --bin "
               "petstore` first", file=sys.stderr)
-        return 2
-    binary = plants.binary_for(args.plant, REPO, args.binary)
-    if binary is None:
-        print(f"--plant {args.plant} needs {plants.PLANT_BINARY}, which is missing: build it "
-              f"with `{plants.PLANT_BUILD}`", file=sys.stderr)
         return 2
     if args.seed is None:
         args.seed = secrets.randbelow(1_000_000)
@@ -218,12 +233,12 @@ def main(argv=None):
                 "faults": not args.no_faults, "plant": args.plant,
                 "previous_binary": args.previous_binary}
     log(f"run {run_id} in {out_dir}")
-    world = World(binary, out_dir, args.nodes, f"chaos-admin-{secrets.token_hex(16)}",
+    world = World(binaries["pg"], out_dir, args.nodes, f"chaos-admin-{secrets.token_hex(16)}",
                   log=log, synchronous=args.plant != "async-standby", seed=args.seed)
     history = History(os.path.join(out_dir, "history.jsonl"))
     history.write({"t": "meta", "run_id": run_id, "settings": settings,
                    "started": time.time()})
-    run = Run(args, world, history, run_id)
+    run = Run(args, world, history, run_id, binaries["sqlite"])
     final = None
     try:
         final = run.soak()

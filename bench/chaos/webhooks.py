@@ -51,7 +51,7 @@ class Receiver:
         self.refuse_rate = refuse_rate
         self.lock = threading.Lock()
         self.secrets = {}      # (shop, name) -> secret
-        self.delivered = {}    # (shop, name) -> highest event id answered 2xx
+        self.delivered = {}    # (shop, name) -> the event ids answered 2xx
         self.through = {}      # (shop, name) -> deliveredThrough when it was created
         receiver = self
 
@@ -111,7 +111,7 @@ class Receiver:
                                             else 204)
             if status == 204 and webhook_id and webhook_id.isdigit():
                 key = (shop, name)
-                self.delivered[key] = max(self.delivered.get(key, 0), int(webhook_id))
+                self.delivered.setdefault(key, set()).add(int(webhook_id))
         history = self.history_for_shop.get(shop)
         if history is not None:
             history.write({"t": "delivery", "sub": name, "at": round(time.time(), 4),
@@ -120,32 +120,36 @@ class Receiver:
                            "body": body.decode("utf-8", "replace"), "status": status})
         return status
 
-    def wait_drained(self, shop, events, stuck_after, log):
-        """Until each subscription of `shop` has taken the last event of its types in
-        `events` (the final feed); gives up when no subscription moved for `stuck_after`
-        seconds (a subscription is sent one event at a time, so a long run's backlog takes a
-        while, but it moves). True when drained."""
-        wanted = {}
+    def wait_drained(self, shop, events, stuck_after, log, since=None):
+        """Until each subscription of `shop` has taken every event of its types in `events`
+        (the final feed), as the checker counts it; gives up when no subscription moved for
+        `stuck_after` seconds (a slow dispatcher's backlog takes a while, but it moves). True
+        when drained. `since` (a time.time()) is when the load ended, for the log; the
+        checker measures each subscription's catch-up from the deliveries themselves."""
+        missing = {}
         for name, types in SUBSCRIPTIONS.items():
             through = self.through.get((shop, name), 0)
-            ids = [int(e["id"]) for e in events
-                   if e.get("type") in types and int(e["id"]) > through]
-            wanted[(shop, name)] = max(ids, default=0)
-        started = moved = time.monotonic()
+            missing[(shop, name)] = {int(e["id"]) for e in events
+                                     if e.get("type") in types and int(e["id"]) > through}
+        moved = time.monotonic()
+        since = time.time() if since is None else since
         last = None
         while True:
             with self.lock:
-                now = {k: self.delivered.get(k, 0) for k in wanted}
-            behind = {k: (now[k], w) for k, w in wanted.items() if now[k] < w}
+                for key, ids in missing.items():
+                    got = self.delivered.get(key, set())
+                    missing[key] = {i for i in ids if i not in got}
+            behind = {name: len(ids) for (_, name), ids in missing.items() if ids}
             if not behind:
-                log(f"webhooks of {shop}: caught up {time.monotonic() - started:.0f} s "
-                    "after the load")
+                log(f"webhooks of {shop}: caught up by {time.time() - since:.1f} s after the "
+                    "load ended")
                 return True
-            if now != last:
-                last, moved = now, time.monotonic()
+            if behind != last:
+                last, moved = behind, time.monotonic()
             elif time.monotonic() - moved > stuck_after:
                 log(f"webhooks of {shop} still behind, no progress for {stuck_after:.0f} s: "
-                    f"{behind}")
+                    + ", ".join(f"{name} misses {count} (from {min(missing[(shop, name)])})"
+                                for name, count in behind.items()))
                 return False
             time.sleep(0.2)
 
