@@ -56,8 +56,9 @@ pub struct DeliveryRun {
     /// Deliveries since the last record, and the latest of them.
     delivered: u64,
     latest: Option<NewDeliveryAttempt>,
-    /// A failed attempt, not yet recorded: the run sends nothing more.
+    /// A failed attempt: the run sends nothing more. Recorded once.
     failure: Option<NewDeliveryAttempt>,
+    failure_recorded: bool,
     recorded_at: DateTime<Utc>,
     lease_until: DateTime<Utc>,
 }
@@ -116,6 +117,7 @@ impl DeliveryRun {
             delivered: 0,
             latest: None,
             failure: None,
+            failure_recorded: false,
             recorded_at: now,
             lease_until,
         }
@@ -226,14 +228,18 @@ impl DeliveryRun {
     /// Whether anything happened since the last record.
     pub fn has_news(&self) -> bool {
         self.delivered > 0
-            || self.failure.is_some()
+            || self.failure_unrecorded()
             || self.through != self.recorded.delivered_through
+    }
+
+    fn failure_unrecorded(&self) -> bool {
+        self.failure.is_some() && !self.failure_recorded
     }
 
     /// Whether the progress should be recorded now: after a failure, after
     /// [`RECORD_BATCH`] deliveries, or [`RECORD_INTERVAL`] after the last record.
     pub fn record_due(&self, now: DateTime<Utc>) -> bool {
-        self.failure.is_some()
+        self.failure_unrecorded()
             || self.delivered >= RECORD_BATCH
             || (self.has_news() && now >= later(self.recorded_at, RECORD_INTERVAL))
     }
@@ -254,27 +260,26 @@ impl DeliveryRun {
         release: bool,
     ) -> RunRecord {
         let mut attempts: Vec<NewDeliveryAttempt> = self.latest.iter().cloned().collect();
-        let state = match &self.failure {
+        let (failed_attempts, next_attempt_at) = match &self.failure {
+            // Recorded already: the retry stays as it was written.
+            Some(_) if self.failure_recorded => {
+                (self.recorded.failed_attempts, self.recorded.next_attempt_at)
+            }
             Some(failure) => {
-                let failures = failure.attempt;
-                let retry_at = later(now, policy.delay_after(failures));
+                let retry_at = later(now, policy.delay_after(failure.attempt));
                 attempts.push(NewDeliveryAttempt {
                     next_attempt_at: Some(retry_at),
                     ..failure.clone()
                 });
-                DeliveryState {
-                    delivered_through: self.through,
-                    failed_attempts: failures,
-                    next_attempt_at: Some(retry_at),
-                    delivered_events: self.recorded.delivered_events + self.delivered,
-                }
+                (failure.attempt, Some(retry_at))
             }
-            None => DeliveryState {
-                delivered_through: self.through,
-                failed_attempts: self.failed_attempts,
-                next_attempt_at: None,
-                delivered_events: self.recorded.delivered_events + self.delivered,
-            },
+            None => (self.failed_attempts, None),
+        };
+        let state = DeliveryState {
+            delivered_through: self.through,
+            failed_attempts,
+            next_attempt_at,
+            delivered_events: self.recorded.delivered_events + self.delivered,
         };
         RunRecord {
             webhook_id: self.webhook_id,
@@ -289,11 +294,24 @@ impl DeliveryRun {
         }
     }
 
-    /// Takes `record` as written: the run goes on from it.
+    /// Takes `record` as written: the run goes on from it. The run may have gone on sending
+    /// while the record was being written (a sender need not wait for it); what it delivered
+    /// since stays to be recorded next.
     pub fn recorded(&mut self, record: &RunRecord) {
         self.recorded = record.state;
-        self.delivered = 0;
-        self.latest = None;
+        self.delivered = self.delivered.saturating_sub(record.delivered);
+        let written = |a: &NewDeliveryAttempt| {
+            record
+                .attempts
+                .iter()
+                .any(|r| r.event_id == a.event_id && r.outcome == a.outcome)
+        };
+        if self.latest.as_ref().is_some_and(written) {
+            self.latest = None;
+        }
+        if self.failure.as_ref().is_some_and(written) {
+            self.failure_recorded = true;
+        }
         self.recorded_at = record.at;
         self.lease_until = record.lease_until;
     }
@@ -405,6 +423,38 @@ mod tests {
                 (1, DeliveryOutcome::Delivered, None),
                 (3, DeliveryOutcome::Failed, Some(at(7)))
             ]
+        );
+        run.recorded(&record);
+        assert!(!run.has_news() && !run.record_due(at(9)));
+        let last = run.record(at(9), Duration::from_secs(30), &policy, true);
+        assert!(last.attempts.is_empty(), "a failure is recorded once");
+        assert_eq!(last.state, record.state, "and its retry stays as written");
+    }
+
+    #[test]
+    fn deliveries_made_while_a_record_was_written_stay_to_be_recorded() {
+        let mut run = run_from(None);
+        run.take_page((1..=4).map(|id| event(id, WANTED)).collect());
+        run.attempted(&answered(204), at(1));
+        run.attempted(&answered(204), at(1));
+        let policy = RetryPolicy::default();
+        let first = run.record(at(1), Duration::from_secs(30), &policy, false);
+        run.attempted(&answered(204), at(2));
+        run.recorded(&first);
+        assert!(run.has_news());
+        let second = run.record(at(3), Duration::from_secs(30), &policy, false);
+        assert_eq!((cursor(&first), cursor(&second)), (2, 3));
+        assert_eq!(second.delivered(), 1);
+        assert_eq!(second.expected.map(EventId::get), Some(2));
+        assert_eq!(second.state.delivered_events, 3);
+        assert_eq!(
+            second
+                .attempts
+                .iter()
+                .map(|a| a.event_id.get())
+                .collect::<Vec<_>>(),
+            vec![3],
+            "the latest success since the first record"
         );
     }
 

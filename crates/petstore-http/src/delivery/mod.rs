@@ -21,8 +21,13 @@ use std::sync::Arc;
 
 use std::time::Duration;
 
-use petstore_core::{AttemptReport, DeliveryOutcome, DeliveryRun, PendingDelivery, WebhookId};
+use futures_util::FutureExt;
+use futures_util::future::LocalBoxFuture;
+use petstore_core::{
+    AttemptReport, DeliveryOutcome, DeliveryRun, PendingDelivery, RunRecord, WebhookId,
+};
 
+use crate::error::ApiError;
 use crate::state::AppState;
 pub use crate::state::DeliverySettings;
 use client::WebhookClient;
@@ -105,21 +110,41 @@ async fn drain(state: AppState, client: Rc<WebhookClient>, id: WebhookId, node: 
 
 /// Sends the run's events until it has caught up, failed or the service stops, recording as
 /// it goes. Returns whether the run still holds the lease (its last record was written).
+///
+/// A record is written while the sending goes on: waiting for each commit would stall the
+/// receiver for a disk flush every batch. Records are written one at a time, and an attempt
+/// that could outlast the lease waits for a confirmed renewal first.
 async fn sends(state: &AppState, client: &WebhookClient, run: &mut DeliveryRun) -> bool {
     let settings = state.delivery();
     // An attempt may take the whole timeout: the lease must outlast it.
     let margin = settings.timeout + Duration::from_secs(1);
+    let mut in_flight: Option<Recording> = None;
     while !state.is_stopping() {
-        let now = state.clock().now();
-        if (run.record_due(now) || run.lease_ends_within(now, margin))
-            && !run.has_failed()
-            && !record(state, run, false).await
+        if let Some(flight) = in_flight.as_mut()
+            && let Some(written) = (&mut flight.written).now_or_never()
+            && let Some(flight) = in_flight.take()
+            && !settle(run, &(flight.record, written))
         {
             return false;
         }
+        let now = state.clock().now();
+        if run.lease_ends_within(now, margin) {
+            let confirmed = match in_flight.take() {
+                Some(flight) => settle(run, &flight.finish().await),
+                None => true,
+            };
+            if !confirmed
+                || (run.lease_ends_within(now, margin) && !record(state, run, false).await)
+            {
+                return false;
+            }
+        }
+        if in_flight.is_none() && !run.has_failed() && run.record_due(now) {
+            in_flight = Some(Recording::start(state, run, false));
+        }
         let Some(pending) = run.next() else {
             if run.has_failed() {
-                return true;
+                break;
             }
             let after = run.read_from();
             match state
@@ -130,18 +155,85 @@ async fn sends(state: &AppState, client: &WebhookClient, run: &mut DeliveryRun) 
                     if run.take_page(page) {
                         continue;
                     }
-                    return true;
+                    break;
                 }
                 Err(error) => {
                     tracing::warn!(webhook_id = %run.webhook_id(), %error, "cannot read the events ahead");
-                    return true;
+                    break;
                 }
             }
         };
         let report = send(state, client, &pending).await;
         run.attempted(&report, state.clock().now());
     }
-    true
+    match in_flight {
+        Some(flight) => settle(run, &flight.finish().await),
+        None => true,
+    }
+}
+
+/// A record of a run being written.
+struct Recording {
+    record: RunRecord,
+    written: LocalBoxFuture<'static, Result<bool, ApiError>>,
+}
+
+impl Recording {
+    /// Starts writing the run's progress, renewing its lease, or giving it up if `release`.
+    fn start(state: &AppState, run: &DeliveryRun, release: bool) -> Self {
+        let settings = state.delivery();
+        let record = run.record(
+            state.clock().now(),
+            settings.lease,
+            &settings.retry,
+            release,
+        );
+        let writing = record.clone();
+        let written = state.write(move |shop| shop.webhooks().record_run(&writing));
+        Self {
+            record,
+            written: Box::pin(written),
+        }
+    }
+
+    /// Waits for the write: the record and what became of it.
+    async fn finish(self) -> (RunRecord, Result<bool, ApiError>) {
+        (self.record, self.written.await)
+    }
+}
+
+/// Writes the run's progress and waits for it; see [`settle`].
+async fn record(state: &AppState, run: &mut DeliveryRun, release: bool) -> bool {
+    settle(run, &Recording::start(state, run, release).finish().await)
+}
+
+/// Takes what became of a record: the run goes on from it if it was written. Returns whether
+/// it was: when not, the run has lost the subscription (an admin's resend, a deletion, a
+/// lease that ran out and was taken) or the store failed, and must end; what it did not
+/// record is sent again by the next run.
+fn settle(run: &mut DeliveryRun, (record, written): &(RunRecord, Result<bool, ApiError>)) -> bool {
+    match written {
+        Ok(true) => {
+            if record.delivered() > 0 {
+                tracing::info!(
+                    webhook_id = %run.webhook_id(),
+                    delivered = record.delivered(),
+                    through = record.state().delivered_through.map_or(0, |id| id.get()),
+                    "webhook deliveries recorded"
+                );
+            }
+            run.recorded(record);
+            true
+        }
+        Ok(false) => {
+            tracing::info!(webhook_id = %run.webhook_id(), "a webhook delivery run lost its lease; what it did not record is sent again");
+            false
+        }
+        Err(error) => {
+            tracing::warn!(webhook_id = %run.webhook_id(), %error, "cannot record webhook deliveries; what was not recorded is sent again");
+            false
+        }
+    }
 }
 
 /// POSTs one event, with its span, metrics and log line, and says what happened.
@@ -187,46 +279,4 @@ async fn send(
         attempt!(debug);
     }
     report
-}
-
-/// Writes the run's progress, renewing its lease, or giving it up if `release`. Returns
-/// whether it was written: when not, the run has lost the subscription (an admin's resend,
-/// a deletion, a lease that ran out and was taken) or the store failed, and must end; what
-/// it did not record is sent again by the next run.
-async fn record(state: &AppState, run: &mut DeliveryRun, release: bool) -> bool {
-    let settings = state.delivery();
-    let record = run.record(
-        state.clock().now(),
-        settings.lease,
-        &settings.retry,
-        release,
-    );
-    let written = {
-        let record = record.clone();
-        state
-            .write(move |shop| shop.webhooks().record_run(&record))
-            .await
-    };
-    match written {
-        Ok(true) => {
-            if record.delivered() > 0 {
-                tracing::info!(
-                    webhook_id = %run.webhook_id(),
-                    delivered = record.delivered(),
-                    through = record.state().delivered_through.map_or(0, |id| id.get()),
-                    "webhook deliveries recorded"
-                );
-            }
-            run.recorded(&record);
-            true
-        }
-        Ok(false) => {
-            tracing::info!(webhook_id = %run.webhook_id(), "a webhook delivery run lost its lease; what it did not record is sent again");
-            false
-        }
-        Err(error) => {
-            tracing::warn!(webhook_id = %run.webhook_id(), %error, "cannot record webhook deliveries; what was not recorded is sent again");
-            false
-        }
-    }
 }

@@ -195,7 +195,7 @@ impl AppState {
     pub fn write<T: Send + 'static>(
         &self,
         work: impl for<'s> FnMut(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
-    ) -> impl Future<Output = Result<T, ApiError>> {
+    ) -> impl Future<Output = Result<T, ApiError>> + 'static {
         self.write_row(None, work)
     }
 
@@ -207,7 +207,7 @@ impl AppState {
         &self,
         names: impl Into<WriteNames>,
         work: impl for<'s> FnMut(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
-    ) -> impl Future<Output = Result<T, ApiError>> {
+    ) -> impl Future<Output = Result<T, ApiError>> + 'static {
         let span = self.store_span("store write");
         ending(span, self.hand_over_write(names.into(), work))
     }

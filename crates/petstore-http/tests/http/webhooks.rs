@@ -177,14 +177,17 @@ impl Receiver {
 const ADMIN: &str = "webhook-admin-0123456789abcdef0123456789";
 
 /// Retries come fast, and a killed process's lease on a subscription runs out soon, so the
-/// test is quick; everything else as deployed.
+/// test is quick; everything else as deployed. An attempt times out well within the lease,
+/// as it must for a sender to go on without renewing before each one.
 fn start(database: &str) -> Server {
     serve_with(
         database,
         Some(ADMIN),
         &[
             "--webhook-lease-ms",
-            "1000",
+            "2000",
+            "--webhook-timeout-ms",
+            "500",
             "--webhook-allow-private-targets",
             "--webhook-first-retry-ms",
             "50",
