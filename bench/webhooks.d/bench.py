@@ -530,13 +530,25 @@ def summary(args):
               "all, 0, 0, 0, caught up")
         check(backend, "delivered events/s", rate is not None and rate >= MIN_EVENTS_PER_SECOND,
               f"{rate:.0f}" if rate is not None else "no deliveries", f">= {MIN_EVENTS_PER_SECOND}")
+        # The share of the ceiling is judged on the drain after the load: while orders come
+        # in, the service's one core serves them too, and the rate over the whole run then
+        # says more about how long the load lasted than about delivery (docs/performance.md).
+        drained = after["per_second"] if after["deliveries"] else None
         if ceil and rate is not None:
-            share = rate / ceil["requests_per_second"]
+            result["share_of_ceiling_over_the_run"] = rate / ceil["requests_per_second"]
+            print(f"  over the run:     {result['share_of_ceiling_over_the_run']:.2f} of the ceiling "
+                  "(the load and the deliveries sharing the service's core)")
+        check(backend, "drain after the load, events/s",
+              drained is not None and drained >= MIN_EVENTS_PER_SECOND,
+              f"{drained:.0f}" if drained is not None else "no drain after the load",
+              f">= {MIN_EVENTS_PER_SECOND}")
+        if ceil and drained is not None:
+            share = drained / ceil["requests_per_second"]
             result["share_of_ceiling"] = share
-            check(backend, "delivered / receiver ceiling", share >= MIN_SHARE_OF_CEILING,
+            check(backend, "drain after the load / receiver ceiling", share >= MIN_SHARE_OF_CEILING,
                   f"{share:.2f}", f">= {MIN_SHARE_OF_CEILING}")
         else:
-            check(backend, "delivered / receiver ceiling", False,
+            check(backend, "drain after the load / receiver ceiling", False,
                   "not measured", f">= {MIN_SHARE_OF_CEILING}")
 
     for backend in meta["slow_backends"]:
