@@ -17,7 +17,7 @@ use crate::ids::{EventId, WebhookId};
 use crate::permission::Permission;
 use crate::precondition::Precondition;
 use crate::query::Page;
-use crate::repository::Store;
+use crate::repository::{Store, Transaction};
 use crate::validation::ValidationError;
 use crate::values::PageSize;
 use crate::webhooks::{
@@ -83,10 +83,7 @@ impl<S: Store, C: Clock> WebhookUseCases<'_, S, C> {
     ) -> Result<(), DomainError> {
         caller.require(Permission::Administer)?;
         self.shop.store.write(|tx| {
-            let webhook = tx
-                .webhook(id)?
-                .ok_or_else(|| DomainError::not_found(Resource::Webhook, id))?;
-            require(&condition, &webhook, Resource::Webhook)?;
+            webhook_where(tx, id, &condition)?;
             tx.delete_webhook(id)
         })
     }
@@ -236,10 +233,7 @@ impl<S: Store, C: Clock> WebhookUseCases<'_, S, C> {
     ) -> Result<Webhook, DomainError> {
         caller.require(Permission::Administer)?;
         self.shop.store.write(|tx| {
-            let webhook = tx
-                .webhook(id)?
-                .ok_or_else(|| DomainError::not_found(Resource::Webhook, id))?;
-            require(&condition, &webhook, Resource::Webhook)?;
+            let webhook = webhook_where(tx, id, &condition)?;
             let owed_from = webhook
                 .delivery
                 .delivered_through
@@ -268,6 +262,19 @@ impl<S: Store, C: Clock> WebhookUseCases<'_, S, C> {
             })
         })
     }
+}
+
+/// Subscription `id` as it is, if `condition` holds for it.
+fn webhook_where(
+    tx: &mut dyn Transaction,
+    id: WebhookId,
+    condition: &impl Precondition<Webhook>,
+) -> Result<Webhook, DomainError> {
+    let webhook = tx
+        .webhook(id)?
+        .ok_or_else(|| DomainError::not_found(Resource::Webhook, id))?;
+    require(condition, &webhook, Resource::Webhook)?;
+    Ok(webhook)
 }
 
 /// Where one subscription's deliveries stand; see [`WebhookUseCases::delivery_status`].

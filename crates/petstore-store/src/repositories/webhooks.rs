@@ -195,10 +195,7 @@ impl WebhookWriter for Tx<'_> {
                 .find(id.get())
                 .filter(webhooks::leased_by.eq(holder)),
         )
-        .set((
-            webhooks::leased_by.eq(None::<String>),
-            webhooks::leased_until.eq(None::<Time>),
-        ))
+        .set(no_lease())
         .execute(self.flushed())
         .or_storage()?;
         Ok(())
@@ -223,10 +220,7 @@ impl WebhookWriter for Tx<'_> {
 
     fn revoke_webhook_lease(&mut self, id: WebhookId) -> RepoResult<()> {
         diesel::update(webhooks::table.find(id.get()))
-            .set((
-                webhooks::leased_by.eq(None::<String>),
-                webhooks::leased_until.eq(None::<Time>),
-            ))
+            .set(no_lease())
             .execute(self.flushed())
             .or_storage()?;
         Ok(())
@@ -236,4 +230,15 @@ impl WebhookWriter for Tx<'_> {
 /// The count of deliveries as stored: a BIGINT, which no count reaches the end of.
 fn delivered_events(state: &DeliveryState) -> i64 {
     i64::try_from(state.delivered_events).unwrap_or(i64::MAX)
+}
+
+/// A subscription's lease columns, set to "nobody holds it".
+fn no_lease() -> (
+    diesel::dsl::Eq<webhooks::leased_by, Option<String>>,
+    diesel::dsl::Eq<webhooks::leased_until, Option<Time>>,
+) {
+    (
+        webhooks::leased_by.eq(None),
+        webhooks::leased_until.eq(None),
+    )
 }
