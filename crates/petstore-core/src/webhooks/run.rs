@@ -220,9 +220,28 @@ impl DeliveryRun {
         outcome
     }
 
-    /// Whether a failure has ended the run.
+    /// Whether a failure has stopped the sending.
     pub fn has_failed(&self) -> bool {
         self.failure.is_some()
+    }
+
+    /// When the failed event may be tried again, once the failure is recorded.
+    pub fn retry_at(&self) -> Option<DateTime<Utc>> {
+        self.failure_recorded
+            .then_some(self.recorded.next_attempt_at)
+            .flatten()
+    }
+
+    /// Goes on after a recorded failure, with the failed event: a sender that waited out a
+    /// short retry delay itself, holding the lease, rather than giving the run up.
+    pub fn retry(&mut self) {
+        if !self.failure_recorded {
+            return;
+        }
+        if let Some(failure) = self.failure.take() {
+            self.failed_attempts = failure.attempt;
+            self.failure_recorded = false;
+        }
     }
 
     /// Whether anything happened since the last record.

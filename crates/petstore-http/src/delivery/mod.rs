@@ -108,6 +108,10 @@ async fn drain(state: AppState, client: Rc<WebhookClient>, id: WebhookId, node: 
     }
 }
 
+/// The longest retry delay a run waits out itself; after a longer one, the subscription waits
+/// for the dispatcher, and its run's place goes to another subscription.
+const RETRY_IN_RUN: Duration = Duration::from_secs(1);
+
 /// Sends the run's events until it has caught up, failed or the service stops, recording as
 /// it goes. Returns whether the run still holds the lease (its last record was written).
 ///
@@ -144,7 +148,27 @@ async fn sends(state: &AppState, client: &WebhookClient, run: &mut DeliveryRun) 
         }
         let Some(pending) = run.next() else {
             if run.has_failed() {
-                break;
+                // A short retry delay is waited out here, holding the lease: giving the run up
+                // would add a dispatcher round and two writes to every passing failure.
+                if let Some(flight) = in_flight.take()
+                    && !settle(run, &flight.finish().await)
+                {
+                    return false;
+                }
+                if !record(state, run, false).await {
+                    return false;
+                }
+                let wait = run
+                    .retry_at()
+                    .and_then(|at| (at - state.clock().now()).to_std().ok())
+                    .unwrap_or_default();
+                if wait > RETRY_IN_RUN || run.lease_ends_within(state.clock().now(), wait + margin)
+                {
+                    break;
+                }
+                actix_web::rt::time::sleep(wait).await;
+                run.retry();
+                continue;
             }
             let after = run.read_from();
             match state

@@ -197,3 +197,35 @@ proptest! {
         prop_assert_eq!(&delivered[..], &wanted[..delivered.len()]);
     }
 }
+
+#[test]
+fn a_sender_that_waits_out_a_retry_goes_on_with_the_failed_event() {
+    let mut run = run_from(None);
+    run.take_page(vec![event(1, WANTED), event(2, WANTED)]);
+    run.attempted(&answered(503), at(1));
+    run.retry();
+    assert!(run.has_failed(), "not before the failure is recorded");
+    let policy = RetryPolicy::default();
+    let failed = run.record(at(1), Duration::from_secs(30), &policy, false);
+    run.recorded(&failed);
+    run.retry();
+    let again = run.next().unwrap();
+    assert_eq!((again.event.id.get(), again.attempt), (1, 2));
+    run.attempted(&answered(204), at(7));
+    assert_eq!(run.next().unwrap().attempt, 1);
+    let record = run.record(at(7), Duration::from_secs(30), &policy, true);
+    assert_eq!(
+        (record.state.failed_attempts, record.state.next_attempt_at),
+        (0, None),
+        "delivered: no retry pending"
+    );
+    assert_eq!(
+        record
+            .attempts
+            .iter()
+            .map(|a| (a.event_id.get(), a.attempt))
+            .collect::<Vec<_>>(),
+        vec![(1, 2)],
+        "the failure was recorded before; now the success"
+    );
+}
