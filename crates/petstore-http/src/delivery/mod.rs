@@ -45,10 +45,9 @@ pub async fn run(state: AppState, tls: Arc<rustls::ClientConfig>, node: Rc<str>)
     ));
     let draining: Rc<RefCell<HashSet<WebhookId>>> = Rc::default();
     while !state.is_stopping() {
-        match state.read(|shop| shop.webhooks().delivery_status()).await {
-            Ok(statuses) => {
-                state.metrics().webhook_status(&statuses);
-                for id in statuses.iter().filter(|s| s.due).map(|s| s.id) {
+        match look(&state).await {
+            Ok(due) => {
+                for id in due {
                     if draining.borrow().len() >= settings.concurrency.max(1) {
                         // The rest wait for the next round; their order is kept anyway.
                         break;
@@ -70,6 +69,14 @@ pub async fn run(state: AppState, tls: Arc<rustls::ClientConfig>, node: Rc<str>)
         }
         actix_web::rt::time::sleep(settings.poll).await;
     }
+}
+
+/// The dispatcher's look at the subscriptions, one round of [`run`]: where each stands, into
+/// the metrics, and the ids of those due, by id.
+pub async fn look(state: &AppState) -> Result<Vec<WebhookId>, ApiError> {
+    let statuses = state.read(|shop| shop.webhooks().delivery_status()).await?;
+    state.metrics().webhook_status(&statuses);
+    Ok(statuses.iter().filter(|s| s.due).map(|s| s.id).collect())
 }
 
 /// A subscription being drained, until dropped: when its drain ends, however it ends (a panic

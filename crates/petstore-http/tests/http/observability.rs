@@ -366,6 +366,15 @@ async fn readiness_answers_within_a_second_while_the_database_keeps_it_waiting()
 async fn the_dashboard_and_the_alerts_name_only_metrics_the_service_exports() {
     let api = start().await;
     api.get("/v1/pets").await;
+    // A subscription's lag is a series once the dispatcher has looked at it.
+    let hook = api
+        .post(
+            "/v1/webhooks",
+            serde_json::json!({"url": "https://hooks.example.com/petstore", "events": ["pet.created"]}),
+        )
+        .await;
+    assert_eq!(hook.status, 201, "{hook:?}");
+    petstore_http::delivery::look(&api.state).await.unwrap();
     let reply = api.send_as(None, TestRequest::get().uri("/metrics")).await;
     let text = reply.body.as_str().unwrap().to_owned();
     let deploy = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/deploy/");
