@@ -18,7 +18,6 @@ use crate::permission::Permission;
 use crate::precondition::Precondition;
 use crate::query::Page;
 use crate::repository::{Store, Transaction};
-use crate::validation::ValidationError;
 use crate::values::PageSize;
 use crate::webhooks::{
     DeliveryAttempt, DeliveryQuery, DeliveryRun, DeliveryState, KEPT_ATTEMPTS, NewWebhook,
@@ -223,7 +222,7 @@ impl<S: Store, C: Clock> WebhookUseCases<'_, S, C> {
     /// receiver lost what it had: the cursor goes back to just before `from`, any retry
     /// delay is dropped, and the sender running it loses its lease, so the next run starts
     /// from the new cursor. `from` may not be after the first event the subscription is
-    /// still owed: skipping events is not a resend.
+    /// still owed (`InvalidTransition`): skipping events is not a resend.
     pub fn resend(
         &self,
         caller: Caller,
@@ -239,14 +238,15 @@ impl<S: Store, C: Clock> WebhookUseCases<'_, S, C> {
                 .delivered_through
                 .map_or(1, |c| c.get() + 1);
             if from.get() > owed_from {
-                return Err(ValidationError::new(
-                    "fromEventId",
+                // A state the request meets, not a malformed one: the same id is fine once the
+                // subscription has caught up with it.
+                return Err(DomainError::InvalidTransition(
                     format!(
-                        "must not be after {owed_from}, the first event the subscription is \
-                         still owed: a resend does not skip events"
-                    ),
-                )
-                .into());
+                        "fromEventId {from} is after {owed_from}, the first event the \
+                         subscription is still owed: a resend does not skip events"
+                    )
+                    .into(),
+                ));
             }
             let delivery = DeliveryState {
                 delivered_through: EventId::new(from.get() - 1).ok(),

@@ -173,7 +173,10 @@ pub async fn list_webhook_deliveries(
     params(("webhookId" = WebhookId, Path, description = "The subscription's id.")),
     request_body = WebhookResend,
     security(("bearerAuth" = ["admin"])),
-    responses((status = 200, description = "The subscription, its cursor moved back.", body = Webhook))
+    responses(
+        (status = 200, description = "The subscription, its cursor moved back.", body = Webhook),
+        (status = 409, description = "`invalid_transition`: `fromEventId` is after the first event the subscription is still owed.", body = ErrorBody),
+    )
 )]
 pub async fn resend_webhook_events(
     caller: Auth<AdminOnly>,

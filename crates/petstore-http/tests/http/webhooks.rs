@@ -508,7 +508,7 @@ async fn a_resend_moves_the_cursor_back_and_never_past_what_is_owed() {
             .assert_error(403, "forbidden");
     }
     let refused = api.send(resend(cursor + 2)).await;
-    refused.assert_error(400, "validation_failed");
+    refused.assert_error(409, "invalid_transition");
     assert!(
         refused.body.to_string().contains("fromEventId"),
         "{refused:?}"

@@ -180,7 +180,7 @@ pub fn an_admin_has_events_sent_again_from_an_event_id<S: Store>(store: S) {
     let beyond = EventId::new(latest + 2).must("an event id");
     assert!(matches!(
         webhooks.resend(OPERATOR, hook.id, beyond, Always),
-        Err(DomainError::Validation(_))
+        Err(DomainError::InvalidTransition(_))
     ));
     let next = EventId::new(latest + 1).must("an event id");
     webhooks
