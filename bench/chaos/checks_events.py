@@ -35,6 +35,18 @@ from webhooks import parse_delivery, signature_valid
 # a poll is 7.2 s; 10 s leaves the rest for the backlog itself. A longer wait means delivery
 # does not keep up with the shop (today's one-event-at-a-time dispatcher takes minutes).
 CATCH_UP_LIMIT_SECONDS = 10.0
+# A run with upgrade faults has nodes on the previous version (.ci/upgrade-baseline), which
+# sends one event at a time with three writes each (about 60 a second, fewer than the shop
+# makes): while one of them holds a subscription a backlog grows that this version then
+# drains, at the pace the receiver's 3 % refusals and their retries allow. Such a run gets
+# this bound instead; once the previous version has delivery runs, it goes.
+PREVIOUS_VERSION_CATCH_UP_LIMIT_SECONDS = 60.0
+
+
+def catch_up_limit(history):
+    """The catch-up bound for `history`'s shop: looser when nodes ran the previous version."""
+    upgraded = any(f.get("kind") == "upgrade" and not f.get("failed") for f in history.faults)
+    return PREVIOUS_VERSION_CATCH_UP_LIMIT_SECONDS if upgraded else CATCH_UP_LIMIT_SECONDS
 
 
 def _feed_view(event):
@@ -106,7 +118,7 @@ def check_webhooks(history, final, anomalies):
             anomalies.add("webhook-missing", f"webhook {name}: {len(lost)} events of its "
                           f"types were never delivered: {lost[:20]}", ids=lost[:200])
         subs_catch_up[name] = _catch_up(history, name, covered, lost, first_ok, anomalies)
-    return {"limit_seconds": CATCH_UP_LIMIT_SECONDS,
+    return {"limit_seconds": catch_up_limit(history),
             "load_ended": history.meta.get("load_ended"), "subscriptions": subs_catch_up}
 
 
@@ -133,10 +145,11 @@ def _catch_up(history, name, covered, lost, first_ok, anomalies):
     completed, last_event = max(times)
     entry["seconds"] = round(max(0.0, completed - load_ended), 3)
     entry["last_event"] = last_event
-    if entry["seconds"] > CATCH_UP_LIMIT_SECONDS:
+    limit = catch_up_limit(history)
+    if entry["seconds"] > limit:
         anomalies.add("webhook-slow-catch-up", f"webhook {name}: every event of its types "
                       f"delivered {entry['seconds']:.1f} s after the load ended, over "
-                      f"{CATCH_UP_LIMIT_SECONDS:.0f} s (completed by the delivery of event "
+                      f"{limit:.0f} s (completed by the delivery of event "
                       f"{last_event}, of {len(covered)} events)", seconds=entry["seconds"],
                       last_event=last_event)
     return entry

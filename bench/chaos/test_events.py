@@ -151,6 +151,18 @@ class CatchUpChecks(unittest.TestCase):
         self.assertEqual(report["webhook_catch_up"]["subscriptions"]["all"]["seconds"], 25.0)
         self.assertIn("25.0 s after the load ended", report["anomalies"][0]["message"])
 
+    def test_a_run_with_nodes_on_the_previous_version_gets_the_looser_bound(self):
+        shop = self.shop_with_deliveries(last_at=125.0)
+        shop.records.append({"t": "fault", "kind": "upgrade", "target": "node0", "nodes": [0],
+                             "start": 50.0, "end": 60.0, "detail": "node0: new -> previous"})
+        report = shop.check()
+        self.assertEqual(report["anomalies"], [])
+        self.assertEqual(report["webhook_catch_up"]["limit_seconds"], 60.0)
+        slower = self.shop_with_deliveries(last_at=170.0)
+        slower.records.append({"t": "fault", "kind": "upgrade", "target": "node0", "nodes": [0],
+                               "start": 50.0, "end": 60.0, "detail": "node0: new -> previous"})
+        self.assertEqual(anomalies(slower.check()), ["webhook-slow-catch-up"])
+
     def test_the_first_2xx_completes_an_event_not_a_refusal_or_a_repeat(self):
         shop = self.shop_with_deliveries(last_at=104.0)
         first = shop.events[0]
