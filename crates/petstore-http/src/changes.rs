@@ -20,7 +20,7 @@ pub async fn watch(state: AppState) {
     let mut revocations = None;
     while !state.is_stopping() {
         let seen = state
-            .read(|shop| {
+            .read_primary(|shop| {
                 let latest = shop.events().last_id(Caller::Operator)?;
                 Ok((latest, shop.keys().revocations()?))
             })

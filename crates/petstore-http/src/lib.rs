@@ -16,6 +16,7 @@ pub mod auth;
 pub mod changes;
 pub mod cli;
 pub mod conditional;
+pub mod consistency;
 pub mod cors;
 pub mod delivery;
 mod endpoint;

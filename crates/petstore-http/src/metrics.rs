@@ -11,7 +11,7 @@ mod registry;
 
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
-use petstore_store::{PoolState, WriterStats};
+use petstore_store::{PoolState, ServerReads, WriterStats};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -36,6 +36,11 @@ struct OutcomeLabels {
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct VolumeLabels {
     volume: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ServerLabels {
+    server: String,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -88,6 +93,9 @@ pub struct Metrics {
     /// The subscriptions `webhook_lag` has a series for, so that a deleted one's goes.
     lagging: Mutex<Vec<i64>>,
     disk_free: Family<VolumeLabels, Gauge>,
+    server_reads: Family<ServerLabels, Counter>,
+    replica_up: Family<ServerLabels, Gauge>,
+    replica_lag: Family<ServerLabels, Gauge>,
 }
 
 /// The metric handles one route has used, by method and status: a counter and a histogram
@@ -242,7 +250,29 @@ impl Metrics {
         pool: PoolState,
         writer: WriterStats,
         disk_free: Option<u64>,
+        servers: &[ServerReads],
     ) -> String {
+        for server in servers {
+            let labels = ServerLabels {
+                server: server.server.clone(),
+            };
+            let reads = self.server_reads.get_or_create(&labels);
+            reads.inc_by(server.reads.saturating_sub(reads.get()));
+            if let Some(up) = server.up {
+                self.replica_up.get_or_create(&labels).set(i64::from(up));
+                match server.lag_bytes {
+                    Some(lag) => {
+                        self.replica_lag
+                            .get_or_create(&labels)
+                            .set(i64::try_from(lag).unwrap_or(i64::MAX));
+                    }
+                    // Not known (down, or on another timeline): no sample, not a stale one.
+                    None => {
+                        self.replica_lag.remove(&labels);
+                    }
+                }
+            }
+        }
         if let Some(free) = disk_free {
             self.disk_free
                 .get_or_create(&VolumeLabels { volume: "database" })

@@ -125,6 +125,13 @@ pub struct StoreConfig {
     /// `OutcomeUnknown` ([`Executor::deadline`](crate::Executor::deadline)). SQLite bounds
     /// each of its waits itself.
     pub deadline: Duration,
+    /// PostgreSQL: hot standbys of the primary that may serve reads, by their libpq URLs (the
+    /// same database; each URL carries its own TLS settings and connection bounds). None: the
+    /// primary serves every read.
+    pub replicas: Vec<String>,
+    /// PostgreSQL with read standbys: the most a read waits for a standby to have replayed
+    /// far enough before the primary serves it instead.
+    pub replica_wait: Duration,
 }
 
 impl StoreConfig {
@@ -146,6 +153,8 @@ impl StoreConfig {
             connection_timeout: Duration::from_secs(5),
             statement_timeout: Duration::from_secs(5),
             deadline: Duration::from_secs(5),
+            replicas: Vec::new(),
+            replica_wait: Duration::from_millis(50),
         }
     }
 }

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use petstore_core::{DomainError, Failure, RepoResult};
 
-use crate::job::{Chore, JobStore, ReadJob, Row, ThreadSpec, WriteJob, WriteNames};
+use crate::job::{Chore, JobStore, ReadJob, ReadNames, ThreadSpec, WriteJob, WriteNames};
 use crate::store::AnyStore;
 
 /// How the executor's threads are woken. The executor hands the hook each wake-up it needs
@@ -101,17 +101,18 @@ impl Executor {
     /// without running: its caller has had its answer, and a read started after it would
     /// only take a connection from those still waited for.
     ///
-    /// `row` names the row the work will read, if the caller knows it: a burst may fetch the
-    /// rows of all its reads at once ([`Row`]).
+    /// `names` names the row the work will read, if the caller knows it: a burst may fetch
+    /// the rows of all its reads at once ([`Row`](crate::Row)); and how fresh its answer must be, which
+    /// says whether a read standby may serve it ([`Freshness`](crate::Freshness)).
     pub fn read<T: Send + 'static>(
         &self,
-        row: Option<Row>,
+        names: impl Into<ReadNames>,
         work: impl for<'b> FnOnce(JobStore<'b>) -> RepoResult<T> + Send + 'static,
         answer: impl FnOnce(RepoResult<T>) + Send + 'static,
     ) {
         let queued = Instant::now();
         let start_by = self.deadline.map(|deadline| queued + deadline);
-        self.reads.queue(ReadJob::new(row, move |store| {
+        self.reads.queue(ReadJob::new(names.into(), move |store| {
             let taken = Instant::now();
             if start_by.is_some_and(|start_by| taken >= start_by) {
                 answer(Err(DomainError::Unavailable(Failure::new(format!(

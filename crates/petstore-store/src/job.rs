@@ -13,6 +13,8 @@ use petstore_core::{
     DomainError, Failure, OwnerId, PetId, RepoResult, Snapshot, Store, Transaction,
 };
 
+use crate::freshness::Freshness;
+
 /// A row a piece of work says it will read, named before it runs (a pet id from a request's
 /// path): a burst can fetch the rows its jobs name in one statement instead of one each.
 /// Naming a row is a hint; the work reads what it needs whether or not it was fetched.
@@ -50,20 +52,46 @@ impl From<Option<Row>> for WriteNames {
     }
 }
 
+/// What a read names before it runs: the row it will read, if its caller knows it, and how
+/// fresh what it reads must be.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReadNames {
+    /// The row the work will read.
+    pub row: Option<Row>,
+    /// How fresh its answer must be, and so which servers may serve it.
+    pub freshness: Freshness,
+}
+
+impl From<Option<Row>> for ReadNames {
+    fn from(row: Option<Row>) -> Self {
+        Self {
+            row,
+            freshness: Freshness::default(),
+        }
+    }
+}
+
 /// A queued read: runs its work on the burst's store and answers at once.
 pub(crate) struct ReadJob {
     /// The row the work said it will read, if it named one.
     pub(crate) row: Option<Row>,
+    /// How fresh what it reads must be.
+    pub(crate) freshness: Freshness,
+    /// When it was queued: a read must see every write acknowledged before then.
+    pub(crate) queued: Instant,
     work: Box<dyn for<'b> FnOnce(JobStore<'b>) + Send>,
 }
 
 impl ReadJob {
     pub(crate) fn new(
-        row: Option<Row>,
+        names: impl Into<ReadNames>,
         work: impl for<'b> FnOnce(JobStore<'b>) + Send + 'static,
     ) -> Self {
+        let names = names.into();
         Self {
-            row,
+            row: names.row,
+            freshness: names.freshness,
+            queued: Instant::now(),
             work: Box::new(work),
         }
     }

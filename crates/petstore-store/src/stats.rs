@@ -21,3 +21,17 @@ pub struct WriterStats {
     /// a transaction of its own (PostgreSQL; always 0 on SQLite).
     pub reruns: u64,
 }
+
+/// What one database server served of a node's reads, where the node has read standbys.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerReads {
+    /// `primary`, or `replica-<n>` for the n-th standby configured.
+    pub server: String,
+    /// Reads it served.
+    pub reads: u64,
+    /// A standby: whether its last probe found it replaying this primary. `None` for the
+    /// primary.
+    pub up: Option<bool>,
+    /// A standby: how many bytes of the primary's log it had yet to replay, as last seen.
+    pub lag_bytes: Option<u64>,
+}

@@ -5,11 +5,12 @@ use petstore_core::{RepoResult, Snapshot, Store, Transaction};
 
 use crate::config::{Database, StoreConfig};
 use crate::error::StoreError;
+use crate::freshness::Position;
 use crate::job::Bursts;
 use crate::ownership::Found;
 use crate::postgres::{PgStore, inspect_postgres, migrate_postgres};
 use crate::sqlite::{SqliteStore, inspect_sqlite, migrate_sqlite};
-use crate::stats::{PoolState, WriterStats};
+use crate::stats::{PoolState, ServerReads, WriterStats};
 use crate::upgrade;
 
 /// A [`Store`] on the database of a [`StoreConfig`]: whichever backend it names.
@@ -80,6 +81,24 @@ impl AnyStore {
         match self {
             AnyStore::Sqlite(store) => store.settle(),
             AnyStore::Postgres(_) => Ok(true),
+        }
+    }
+
+    /// The consistency token of the writes this node has answered so far: a PostgreSQL
+    /// position at or past each of their commits, with read standbys; `None` otherwise (one
+    /// database, never behind) and while a commit's position is unknown.
+    pub fn commit_position(&self) -> Option<Position> {
+        match self {
+            AnyStore::Sqlite(_) => None,
+            AnyStore::Postgres(store) => store.commit_position(),
+        }
+    }
+
+    /// What each server served of the reads, with read standbys; empty without them.
+    pub fn server_reads(&self) -> Vec<ServerReads> {
+        match self {
+            AnyStore::Sqlite(_) => Vec::new(),
+            AnyStore::Postgres(store) => store.server_reads(),
         }
     }
 

@@ -20,6 +20,35 @@ pub fn postgres_configured() -> bool {
     std::env::var_os(POSTGRES_URL_VAR).is_some_and(|url| !url.is_empty())
 }
 
+/// The variable naming a hot standby of the server of [`POSTGRES_URL_VAR`], as a URL of any
+/// database on it: where it is set, the stores and nodes of the tests read from it as a read
+/// standby (`.ci/run` runs the HTTP tests so once), and the tests must pass unchanged.
+pub const POSTGRES_REPLICA_URL_VAR: &str = "PETSTORE_TEST_POSTGRES_REPLICA_URL";
+
+/// The read standby's URL for the test database at `url`: the same database on the server
+/// of [`POSTGRES_REPLICA_URL_VAR`], where it is set and `url` is on the test server.
+pub fn replica_for(url: &str) -> Option<String> {
+    let replica = std::env::var(POSTGRES_REPLICA_URL_VAR)
+        .ok()
+        .filter(|url| !url.is_empty())?;
+    let server = std::env::var(POSTGRES_URL_VAR).ok()?;
+    standby_of(url, &server, &replica)
+}
+
+/// The database of `url` on `replica`, where `url` is on `server`.
+fn standby_of(url: &str, server: &str, replica: &str) -> Option<String> {
+    let authority = |url: &str| {
+        let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+        rest.split(['/', '?']).next().unwrap_or(rest).to_owned()
+    };
+    if authority(url) != authority(server) {
+        return None;
+    }
+    let base = url.split_once('?').map_or(url, |(base, _)| base);
+    let name = base.rsplit_once('/').map(|(_, name)| name)?;
+    Some(with_database(replica, name))
+}
+
 /// The variable choosing the backend of the HTTP layer's tests: `postgres` runs them on scratch
 /// PostgreSQL databases (which then needs `PETSTORE_TEST_POSTGRES_URL`); anything else, or
 /// nothing, on SQLite files.
@@ -63,9 +92,13 @@ impl TestDatabase {
         }
     }
 
-    /// A store configuration for it, with the defaults.
+    /// A store configuration for it, with the defaults (and the test server's read standby,
+    /// where [`POSTGRES_REPLICA_URL_VAR`] names one).
     pub fn config(&self) -> StoreConfig {
-        StoreConfig::for_database(Database::parse(&self.arg()))
+        let arg = self.arg();
+        let mut config = StoreConfig::for_database(Database::parse(&arg));
+        config.replicas.extend(replica_for(&arg));
+        config
     }
 
     /// Whether it is a PostgreSQL database.
@@ -113,9 +146,12 @@ impl ScratchPostgres {
         &self.url
     }
 
-    /// A store configuration for it, with the defaults.
+    /// A store configuration for it, with the defaults (and the test server's read standby,
+    /// where [`POSTGRES_REPLICA_URL_VAR`] names one).
     pub fn config(&self) -> StoreConfig {
-        StoreConfig::for_database(Database::Postgres(self.url.clone()))
+        let mut config = StoreConfig::for_database(Database::Postgres(self.url.clone()));
+        config.replicas.extend(replica_for(&self.url));
+        config
     }
 }
 
@@ -172,6 +208,25 @@ mod tests {
         assert_eq!(
             super::with_database("postgres://h", "t3"),
             "postgres://h/t3"
+        );
+    }
+
+    #[test]
+    fn only_a_database_of_the_test_server_has_the_test_standby() {
+        let server = "postgres://postgres@127.0.0.1:5432/postgres";
+        let replica = "postgres://postgres@127.0.0.1:5499/postgres?sslmode=disable";
+        assert_eq!(
+            super::standby_of(
+                "postgres://postgres@127.0.0.1:5432/petstore_test_1?x=1",
+                server,
+                replica
+            )
+            .as_deref(),
+            Some("postgres://postgres@127.0.0.1:5499/petstore_test_1?sslmode=disable")
+        );
+        assert_eq!(
+            super::standby_of("postgres://other:5432/db", server, replica),
+            None
         );
     }
 }

@@ -11,7 +11,7 @@ use std::num::NonZeroU32;
 
 use anyhow::{Context, anyhow};
 use petstore_core::{RetryPolicy, Settings, SystemClock};
-use petstore_store::{AnyStore, HEARTBEAT_EVERY};
+use petstore_store::{AnyStore, Database, HEARTBEAT_EVERY};
 
 mod admin_key;
 
@@ -86,6 +86,22 @@ pub struct ServeArgs {
     /// may still commit when the network comes back). Above `--db-wait-ms`.
     #[arg(long, env = "PETSTORE_DB_TIMEOUT_MS", default_value_t = 5_000)]
     pub db_timeout_ms: u64,
+    /// A hot standby of the PostgreSQL primary that may serve reads (a libpq URL of the same
+    /// database, with its own TLS settings); repeat it for several, or list them
+    /// comma-separated in the environment. A read still sees every write acknowledged before
+    /// it was sent (docs/deployment.md, "Read standbys"). None by default: the primary
+    /// serves every read.
+    #[arg(
+        long = "database-replica",
+        env = "PETSTORE_DATABASE_REPLICAS",
+        value_delimiter = ',',
+        value_parser = values::postgres_url
+    )]
+    pub database_replicas: Vec<String>,
+    /// With read standbys: the most a read waits for one to have replayed far enough, in
+    /// milliseconds, before the primary serves it.
+    #[arg(long, env = "PETSTORE_REPLICA_WAIT_MS", default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub replica_wait_ms: u64,
     /// How long a client may take to send a request's body once its headers are in, in
     /// milliseconds; past it the request is answered 408 and its connection closed.
     #[arg(long, env = "PETSTORE_BODY_TIMEOUT_MS", default_value_t = 10_000)]
@@ -268,6 +284,15 @@ pub async fn serve(args: ServeArgs, signals: Signals) -> anyhow::Result<()> {
     let deadline = Duration::from_millis(args.db_timeout_ms.max(args.db_wait_ms + 500));
     config.statement_timeout = deadline * 4 / 5;
     config.deadline = deadline;
+    if !args.database_replicas.is_empty() {
+        if !matches!(config.database, Database::Postgres(_)) {
+            return Err(anyhow!(
+                "--database-replica needs a PostgreSQL --database: a SQLite file has no standbys"
+            ));
+        }
+        config.replicas = args.database_replicas.clone();
+        config.replica_wait = Duration::from_millis(args.replica_wait_ms);
+    }
     let store = AnyStore::open(&config)?;
     let settled = store.clone();
     let settings = Settings {

@@ -27,6 +27,17 @@ pub(super) fn origin(text: &str) -> Result<String, String> {
     crate::cors::parse_origin(text)
 }
 
+/// `--database-replica`: a PostgreSQL URL.
+pub(super) fn postgres_url(text: &str) -> Result<String, String> {
+    match petstore_store::Database::parse(text) {
+        petstore_store::Database::Postgres(url) => Ok(url),
+        petstore_store::Database::Sqlite(_) => Err(format!(
+            "{:?} is not a postgres:// or postgresql:// URL",
+            petstore_store::redact_password(text)
+        )),
+    }
+}
+
 /// `--otlp-endpoint`: an `http://` or `https://` address with a host.
 pub(super) fn http_endpoint(text: &str) -> Result<String, String> {
     let refuse = || format!("{text:?} is not an http:// or https:// address");

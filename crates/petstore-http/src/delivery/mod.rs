@@ -74,7 +74,9 @@ pub async fn run(state: AppState, tls: Arc<rustls::ClientConfig>, node: Rc<str>)
 /// The dispatcher's look at the subscriptions, one round of [`run`]: where each stands, into
 /// the metrics, and the ids of those due, by id.
 pub async fn look(state: &AppState) -> Result<Vec<WebhookId>, ApiError> {
-    let statuses = state.read(|shop| shop.webhooks().delivery_status()).await?;
+    let statuses = state
+        .read_primary(|shop| shop.webhooks().delivery_status())
+        .await?;
     state.metrics().webhook_status(&statuses);
     Ok(statuses.iter().filter(|s| s.due).map(|s| s.id).collect())
 }
@@ -179,7 +181,7 @@ async fn sends(state: &AppState, client: &WebhookClient, run: &mut DeliveryRun) 
             }
             let after = run.read_from();
             match state
-                .read(move |shop| shop.webhooks().read_ahead(after))
+                .read_primary(move |shop| shop.webhooks().read_ahead(after))
                 .await
             {
                 Ok(page) => {

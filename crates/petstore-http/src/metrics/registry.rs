@@ -12,7 +12,7 @@ use std::sync::Mutex;
 
 use super::{
     CONNECTION_ERRORS, Metrics, OutcomeLabels, ReasonLabels, RequestLabels, RouteLabels,
-    VolumeLabels, WebhookLabels, process,
+    ServerLabels, VolumeLabels, WebhookLabels, process,
 };
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -158,6 +158,27 @@ impl Metrics {
             "Bytes free on the disk of the SQLite database file (no sample on PostgreSQL)",
             disk_free.clone(),
         );
+        let server_reads = Family::<ServerLabels, Counter>::default();
+        registry.register(
+            "db_reads",
+            "Reads served, by database server (primary, replica-<n>), on a node with read \
+             standbys (no series without)",
+            server_reads.clone(),
+        );
+        let replica_up = Family::<ServerLabels, Gauge>::default();
+        registry.register(
+            "db_replica_up",
+            "Per read standby: 1 when its last probe found it replaying this primary's \
+             timeline, else 0",
+            replica_up.clone(),
+        );
+        let replica_lag = Family::<ServerLabels, Gauge>::default();
+        registry.register(
+            "db_replica_lag_bytes",
+            "Per read standby: bytes of the primary's write-ahead log it had yet to replay, \
+             as last seen (no sample while it is down)",
+            replica_lag.clone(),
+        );
         let build = Family::<BuildLabels, Gauge>::default();
         build
             .get_or_create(&BuildLabels {
@@ -189,6 +210,9 @@ impl Metrics {
             webhook_lag,
             lagging: Mutex::default(),
             disk_free,
+            server_reads,
+            replica_up,
+            replica_lag,
         }
     }
 }

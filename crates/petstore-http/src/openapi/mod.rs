@@ -16,6 +16,7 @@ use utoipa::openapi::{ContentBuilder, Deprecated, Ref, RefOr};
 use utoipa_actix_web::OpenApiFactory;
 
 mod conditions;
+mod consistency;
 mod events;
 mod responses;
 
@@ -108,6 +109,7 @@ fn build() -> utoipa::openapi::OpenApi {
         ] {
             if let Some(operation) = operation {
                 conditions::add_conditions(&method, operation);
+                consistency::add_consistency(&method, operation);
                 describe_access(operation);
                 responses::add_shared_responses(operation);
                 mark(operation);

@@ -39,7 +39,7 @@ pub async fn list_events(
     let after = params.after.and_then(|FeedPosition(after)| after);
     let limit = params.limit.unwrap_or_default();
     let events = state
-        .read(move |shop| shop.events().after(caller.0, after, limit))
+        .read_primary(move |shop| shop.events().after(caller.0, after, limit))
         .await?;
     let mut response = HttpResponse::Ok();
     if events.len() == limit.get() as usize
@@ -177,7 +177,7 @@ pub async fn stream_events(
         }
         None => {
             state
-                .read(move |shop| shop.events().last_id(caller.0))
+                .read_primary(move |shop| shop.events().last_id(caller.0))
                 .await?
         }
     };
@@ -204,7 +204,9 @@ pub async fn stream_events(
             let batch = if follower.stale {
                 follower
                     .state
-                    .read(move |shop| shop.events().after(caller, after, PageSize::MAX_PAGE))
+                    .read_primary(move |shop| {
+                        shop.events().after(caller, after, PageSize::MAX_PAGE)
+                    })
                     .await
             } else {
                 Ok(Vec::new())

@@ -8,12 +8,13 @@ use actix_web::ResponseError as _;
 use futures_util::FutureExt as _;
 use futures_util::future::Either;
 use petstore_core::{Clock, DomainError, Failure, Service, Settings};
-use petstore_store::{AnyStore, Executor, JobStore, Wake, WakeUp};
+use petstore_store::{AnyStore, Executor, Freshness, JobStore, ReadNames, Wake, WakeUp};
 /// What a handler names of the rows its read or write will need, and of the idempotency key
 /// its write will look up ([`AppState::read_row`], [`AppState::write_row`]).
 pub use petstore_store::{KeyName, Row, WriteNames};
 use tokio::sync::oneshot;
 
+use crate::consistency;
 use crate::error::ApiError;
 use crate::metrics::Metrics;
 use crate::traces::{ChildSpan, Traces};
@@ -165,12 +166,19 @@ impl AppState {
     /// The work is handed over when this is called, not when the answer is first awaited:
     /// the future returned holds only the way back, so a handler's future does not carry the
     /// work's captures twice (bench/profile counts what a larger future costs in `malloc`).
+    ///
+    /// With read standbys a standby may serve it, as fresh as the request asks
+    /// ([`crate::consistency`]): by default it sees every write acknowledged before the
+    /// request was sent.
     pub fn read<T: Send + 'static>(
         &self,
         work: impl for<'s> FnOnce(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
     ) -> impl Future<Output = Result<T, ApiError>> {
         let span = self.store_span("store read");
-        ending(span, self.hand_over_read(None, work))
+        ending(
+            span,
+            self.hand_over_read(None, consistency::requested(), work),
+        )
     }
 
     /// [`Self::read`] of work that reads `row` (the pet a request's path names): a burst of
@@ -181,7 +189,21 @@ impl AppState {
         work: impl for<'s> FnOnce(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
     ) -> impl Future<Output = Result<T, ApiError>> {
         let span = self.store_span("store read");
-        ending(span, self.hand_over_read(Some(row), work))
+        ending(
+            span,
+            self.hand_over_read(Some(row), consistency::requested(), work),
+        )
+    }
+
+    /// [`Self::read`] on the primary, whatever the request asks: the feed, whose reads stamp
+    /// the events committed so far, and what follows it (the live stream, webhook
+    /// deliveries) keep its order and have no gap only there.
+    pub fn read_primary<T: Send + 'static>(
+        &self,
+        work: impl for<'s> FnOnce(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
+    ) -> impl Future<Output = Result<T, ApiError>> {
+        let span = self.store_span("store read");
+        ending(span, self.hand_over_read(None, Freshness::Primary, work))
     }
 
     /// Runs a use case that may write, on the store's writer threads: the writes a thread
@@ -226,14 +248,16 @@ impl AppState {
     fn hand_over_read<T: Send + 'static>(
         &self,
         row: Option<Row>,
+        freshness: Freshness,
         work: impl for<'s> FnOnce(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
     ) -> impl Future<Output = Result<T, ApiError>> + 'static {
         let service = Arc::clone(&self.service);
         let work = in_span(move |store: JobStore<'_>| work(&service.over(store)));
         let (answer, answered) = oneshot::channel();
-        self.executor.read(row, work, move |result| {
-            let _ = answer.send(result);
-        });
+        self.executor
+            .read(ReadNames { row, freshness }, work, move |result| {
+                let _ = answer.send(result);
+            });
         self.answer_of_executor(false, answered)
     }
 
@@ -253,7 +277,15 @@ impl AppState {
         self.executor.write(names, work, move |result| {
             let _ = answer.send(result);
         });
+        // Asked once the answer is in: the position was kept before the commit's jobs were
+        // answered, so it is at or past this write's commit.
+        let store = Arc::clone(&self.service);
         self.answer_of_executor(true, answered)
+            .inspect(move |answer| {
+                if answer.is_ok() {
+                    consistency::written(store.store().commit_position());
+                }
+            })
     }
 
     /// The answer to come of work queued on the executor: by its deadline, where it has one,

@@ -24,6 +24,7 @@ mod ownership;
 mod postgres;
 mod protocol;
 mod settings;
+mod standbys;
 mod stopping;
 mod storage;
 mod traces;

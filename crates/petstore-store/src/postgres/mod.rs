@@ -26,11 +26,14 @@ use petstore_core::{DomainError, Failure, RepoResult, Snapshot, Store, Transacti
 
 use crate::config::StoreConfig;
 use crate::error::{StoreError, is_conflict, is_connection_lost, is_read_only};
+use crate::freshness::Position;
 use crate::known_rows::KnownRows;
 use crate::ownership;
+use crate::stats::ServerReads;
 use crate::stats::{PoolState, WriterStats};
 use deferred::Deferred;
 use point_read::one_statement;
+use replicas::Replicas;
 use tx::PgTx;
 
 mod burst;
@@ -41,6 +44,7 @@ mod fetch;
 mod point_read;
 mod prepared;
 mod reads;
+mod replicas;
 mod setup;
 mod tx;
 
@@ -62,6 +66,8 @@ pub struct PgStore {
     write_wait: Duration,
     /// How long a call handed to the executor may take in all ([`StoreConfig::deadline`]).
     deadline: Duration,
+    /// The read standbys, if any were configured (`replicas.rs`).
+    replicas: Option<Arc<Replicas>>,
 }
 
 /// Writes run and committed, for metrics, and how bursts of writes go.
@@ -91,12 +97,35 @@ impl PgStore {
         } else {
             migrate_postgres(config)?;
         }
+        let pool = setup::build_pool(config)?;
+        let replicas = Replicas::open(config)?;
+        if let Some(replicas) = &replicas {
+            Replicas::start_probes(replicas, pool.clone()).map_err(|cause| {
+                StoreError::Config(format!("cannot start the read standbys' probes: {cause}"))
+            })?;
+        }
         Ok(Self {
-            pool: setup::build_pool(config)?,
+            pool,
             counts: Arc::default(),
             write_wait: config.connection_timeout,
             deadline: config.deadline,
+            replicas,
         })
+    }
+
+    /// The consistency token of this node's writes so far: a position at or past every
+    /// commit it has answered, from which a read standby that replayed it shows them. `None`
+    /// without read standbys, or while a commit's position is unknown.
+    pub fn commit_position(&self) -> Option<Position> {
+        self.replicas.as_ref()?.committed()
+    }
+
+    /// What each server served of the reads, with read standbys (none without).
+    pub fn server_reads(&self) -> Vec<ServerReads> {
+        self.replicas
+            .as_ref()
+            .map(|replicas| replicas.stats())
+            .unwrap_or_default()
     }
 
     /// Whether the database answers and has every migration applied (for `/readyz`).
@@ -203,7 +232,28 @@ fn read_in<T>(
     conn: &mut PgConnection,
     work: impl FnOnce(&mut dyn Snapshot) -> RepoResult<T>,
 ) -> RepoResult<T> {
-    if let Err(error) = Manager::begin_transaction_sql(conn, feed::STAMP_THEN_BEGIN_READ) {
+    read_after(conn, feed::STAMP_THEN_BEGIN_READ, work)
+}
+
+/// A read of several statements on a read standby's `conn`: one snapshot, nothing stamped.
+fn read_in_snapshot<T>(
+    conn: &mut PgConnection,
+    work: impl FnOnce(&mut dyn Snapshot) -> RepoResult<T>,
+) -> RepoResult<T> {
+    read_after(
+        conn,
+        "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+        work,
+    )
+}
+
+/// `work` in the read transaction `begin` opens on `conn`.
+fn read_after<T>(
+    conn: &mut PgConnection,
+    begin: &str,
+    work: impl FnOnce(&mut dyn Snapshot) -> RepoResult<T>,
+) -> RepoResult<T> {
+    if let Err(error) = Manager::begin_transaction_sql(conn, begin) {
         // The statements before the one that failed ran: a stamp cancelled (its lock held by
         // a commit waiting for the standby) leaves the transaction it began open and aborted,
         // unknown to Diesel, and every later use of the connection would fail with it.
@@ -279,7 +329,12 @@ impl PgStore {
         // same round trip as the COMMIT (Diesel sees the transaction end from the server's
         // answer).
         match conn.batch_execute("SET LOCAL statement_timeout = 0; COMMIT") {
-            Ok(()) => Ok(()),
+            Ok(()) => {
+                if let Some(replicas) = &self.replicas {
+                    replicas.after_commit(conn, timeline);
+                }
+                Ok(())
+            }
             Err(error) => {
                 let error = StoreError::from(error);
                 if !is_connection_lost(&error) {
@@ -291,7 +346,14 @@ impl PgStore {
                     return Ok(());
                 };
                 match self.resolve((xid, timeline)) {
-                    Some(true) => Ok(()),
+                    Some(true) => {
+                        // Committed, at a position no connection gave: no token until one
+                        // asked after now is known.
+                        if let Some(replicas) = &self.replicas {
+                            replicas.commit_position_unknown();
+                        }
+                        Ok(())
+                    }
                     Some(false) => Err(error.into()),
                     None => Err(DomainError::OutcomeUnknown(Failure::caused_by(error))),
                 }

@@ -23,7 +23,8 @@ use super::connection::PrimaryOnly;
 use super::fetch::read_pets;
 use super::point_read::one_statement;
 use super::tx::PgTx;
-use super::{PgStore, read_in};
+use super::{PgStore, read_in, read_in_snapshot};
+use crate::freshness::Freshness;
 use crate::job::{self, JobStore, Lane, ReadJob, ThreadSpec};
 use crate::known_rows::KnownRows;
 
@@ -46,16 +47,68 @@ pub(super) fn readers(store: &PgStore) -> ThreadSpec<ReadJob> {
     }
 }
 
-/// Runs the reads a reader thread took at once: the pets they name fetched in one statement,
-/// then each read in turn on the same connection. Without a connection, each read meets
-/// that failure on its own, as it would have alone.
+/// Runs the reads a reader thread took at once. With read standbys, those that may be
+/// served by one go to one first (`replicas.rs`); the primary serves the rest.
 fn run_reads(store: &PgStore, jobs: Vec<ReadJob>) {
-    let Ok(mut conn) = store.pool.get() else {
+    let Some(replicas) = &store.replicas else {
+        return run_on_primary(store, jobs);
+    };
+    let (primary, any): (Vec<ReadJob>, Vec<ReadJob>) = jobs
+        .into_iter()
+        .partition(|job| job.freshness == Freshness::Primary);
+    let mut jobs = primary;
+    if !any.is_empty() {
+        jobs.extend(replicas.serve(store, any));
+    }
+    replicas.served_by_primary(jobs.len());
+    run_on_primary(store, jobs);
+}
+
+/// Runs reads on the primary: the pets they name fetched in one statement, then each read
+/// in turn on the same connection. Without a connection, each read meets that failure on
+/// its own, as it would have alone.
+fn run_on_primary(store: &PgStore, jobs: Vec<ReadJob>) {
+    if jobs.is_empty() {
+        return;
+    }
+    let Ok(conn) = store.pool.get() else {
         for job in jobs {
             job.run(JobStore::over(store));
         }
         return;
     };
+    run_burst(store, conn, Server::Primary, jobs);
+}
+
+/// Runs reads on a read standby's connection `conn`, which has replayed far enough for each.
+pub(super) fn run_on_standby(
+    store: &PgStore,
+    conn: PooledConnection<PrimaryOnly>,
+    jobs: Vec<ReadJob>,
+) {
+    if !jobs.is_empty() {
+        run_burst(store, conn, Server::Standby, jobs);
+    }
+}
+
+/// Which kind of server a burst reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Server {
+    /// The primary: a read transaction stamps the feed as it begins.
+    Primary,
+    /// A read standby: it cannot write, so nothing is stamped; no read of the feed comes
+    /// here.
+    Standby,
+}
+
+/// Runs `jobs` as one burst on `conn`: the pets they name fetched in one statement, then
+/// each read in turn.
+fn run_burst(
+    store: &PgStore,
+    mut conn: PooledConnection<PrimaryOnly>,
+    server: Server,
+    jobs: Vec<ReadJob>,
+) {
     let pets = job::named_pets(jobs.iter().map(|job| job.row));
     let fetched = if pets.is_empty() {
         KnownRows::served_once()
@@ -66,6 +119,7 @@ fn run_reads(store: &PgStore, jobs: Vec<ReadJob>) {
     };
     let burst = PgReadBurst {
         store,
+        server,
         conn: RefCell::new(conn),
         known: RefCell::new(fetched),
     };
@@ -74,7 +128,8 @@ fn run_reads(store: &PgStore, jobs: Vec<ReadJob>) {
     let (named, others): (Vec<ReadJob>, Vec<ReadJob>) =
         jobs.into_iter().partition(|job| job.row.is_some());
     for job in named.into_iter().chain(others) {
-        // A connection that broke under one read is not the next one's: it takes its own.
+        // A connection that broke under one read is not the next one's: it takes the
+        // primary's, as it would have alone.
         if R2D2Connection::is_broken(&mut burst.conn.borrow_mut().conn) {
             job.run(JobStore::over(store));
         } else {
@@ -86,6 +141,7 @@ fn run_reads(store: &PgStore, jobs: Vec<ReadJob>) {
 /// The reads of one burst, on one pooled connection, with the rows fetched for them.
 struct PgReadBurst<'s> {
     store: &'s PgStore,
+    server: Server,
     conn: RefCell<PooledConnection<PrimaryOnly>>,
     known: RefCell<KnownRows>,
 }
@@ -96,7 +152,10 @@ impl Lane for PgReadBurst<'_> {
         work: &mut dyn FnMut(&mut dyn Snapshot) -> RepoResult<()>,
     ) -> RepoResult<()> {
         match self.conn.try_borrow_mut() {
-            Ok(mut conn) => read_in(&mut conn.conn, work),
+            Ok(mut conn) => match self.server {
+                Server::Primary => read_in(&mut conn.conn, work),
+                Server::Standby => read_in_snapshot(&mut conn.conn, work),
+            },
             // A read made from inside another takes a connection of its own.
             Err(_) => Store::read(self.store, work),
         }

@@ -31,6 +31,12 @@ pub(crate) fn petstore_as_nobody(database: impl AsRef<OsStr>) -> Command {
 }
 
 fn configured(mut command: Command, database: impl AsRef<OsStr>) -> Command {
+    // The test server's read standby, where the run names one (`.ci/run`): every node reads
+    // from it, and every test must pass as it is.
+    match petstore_store::testing::replica_for(&database.as_ref().to_string_lossy()) {
+        Some(replica) => command.env("PETSTORE_DATABASE_REPLICAS", replica),
+        None => command.env_remove("PETSTORE_DATABASE_REPLICAS"),
+    };
     command
         .env_remove("PETSTORE_BOOTSTRAP_ADMIN_KEY")
         .env("PETSTORE_DATABASE", database)

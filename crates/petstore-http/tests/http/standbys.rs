@@ -1,0 +1,274 @@
+//! Reads from a hot standby, through two real `petstore serve` processes on a throwaway
+//! primary and standby: no read goes back in time, whichever node serves it, even while the
+//! standby's replay is paused (docs/deployment.md, "Read standbys").
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test stops at the first thing that is not as expected"
+)]
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use diesel::prelude::*;
+use serde_json::Value;
+
+use crate::binary::{Server, serve_with};
+use crate::cluster::Cluster;
+
+const ADMIN: &str = "standbys-admin-0123456789abcdef012345678";
+
+/// One answer: status, headers (names in lower case) and body.
+struct Answer {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Answer {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
+    }
+}
+
+fn exchange(
+    node: &Server,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&str>,
+) -> Answer {
+    let mut stream = TcpStream::connect(&node.address).unwrap();
+    let mut head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {ADMIN}\r\nConnection: close\r\n"
+    );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    if let Some(body) = body {
+        head.push_str(&format!(
+            "Content-Type: application/json\r\nContent-Length: {}\r\n",
+            body.len()
+        ));
+    }
+    head.push_str("\r\n");
+    head.push_str(body.unwrap_or(""));
+    stream.write_all(head.as_bytes()).unwrap();
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply).unwrap();
+    let (head, body) = reply.split_once("\r\n\r\n").unwrap();
+    let mut lines = head.lines();
+    let status = lines.next().unwrap()[9..12].parse().unwrap();
+    let headers = lines
+        .filter_map(|line| line.split_once(':'))
+        .map(|(name, value)| (name.trim().to_ascii_lowercase(), value.trim().to_owned()))
+        .collect();
+    Answer {
+        status,
+        headers,
+        body: body.to_owned(),
+    }
+}
+
+/// The value of the sample `name` (with its labels, as printed) on `node`'s `/metrics`.
+fn metric(node: &Server, name: &str) -> Option<f64> {
+    let text = exchange(node, "GET", "/metrics", &[], None).body;
+    text.lines()
+        .find_map(|line| line.strip_prefix(name)?.strip_prefix(' '))
+        .map(|value| value.trim().parse().unwrap())
+}
+
+fn standby_reads(node: &Server) -> f64 {
+    metric(node, r#"petstore_db_reads_total{server="replica-1"}"#).unwrap_or(0.0)
+}
+
+fn primary_reads(node: &Server) -> f64 {
+    metric(node, r#"petstore_db_reads_total{server="primary"}"#).unwrap_or(0.0)
+}
+
+/// Runs `sql` on the server at `url`.
+fn execute(url: &str, sql: &str) {
+    let mut conn = PgConnection::establish(url).unwrap();
+    diesel::sql_query(sql).execute(&mut conn).unwrap();
+}
+
+fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting: {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn stock(node: &Server, pet: i64, headers: &[(&str, &str)]) -> i64 {
+    let answer = exchange(node, "GET", &format!("/v1/inventory/{pet}"), headers, None);
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    answer.json()["quantity"].as_i64().unwrap()
+}
+
+#[test]
+fn a_read_on_another_node_sees_an_acknowledged_write_while_the_standby_replays_nothing() {
+    let Some(primary) = Cluster::init() else {
+        return;
+    };
+    primary.start();
+    let standby = Cluster::standby_of(&primary);
+    standby.start();
+    let flags = [
+        "--database-replica",
+        &standby.url(),
+        "--rate-limit",
+        "1000000",
+    ];
+    let a = serve_with(primary.url(), Some(ADMIN), &flags);
+    let b = serve_with(primary.url(), Some(ADMIN), &flags);
+    for node in [&a, &b] {
+        wait_for("the standby is up on the node", || {
+            metric(node, r#"petstore_db_replica_up{server="replica-1"}"#) == Some(1.0)
+        });
+    }
+
+    // A pet with 3 in stock, made on A.
+    let category = exchange(
+        &a,
+        "POST",
+        "/v1/categories",
+        &[],
+        Some(r#"{"name": "Dogs"}"#),
+    );
+    assert_eq!(category.status, 201, "{}", category.body);
+    let category = category.json()["id"].as_i64().unwrap();
+    let pet = exchange(
+        &a,
+        "POST",
+        "/v1/pets",
+        &[],
+        Some(&format!(r#"{{"name": "Rex", "categoryId": {category}}}"#)),
+    );
+    assert_eq!(pet.status, 201, "{}", pet.body);
+    let token = pet.header("consistency-token").unwrap().to_owned();
+    let pet = pet.json()["id"].as_i64().unwrap();
+    let set = exchange(
+        &a,
+        "PATCH",
+        &format!("/v1/inventory/{pet}"),
+        &[],
+        Some(r#"{"quantity": 3}"#),
+    );
+    assert_eq!(set.status, 200, "{}", set.body);
+
+    // While the standby replays, B's reads go to it, and see A's writes.
+    let before = standby_reads(&b);
+    assert_eq!(stock(&b, pet, &[]), 3);
+    assert_eq!(stock(&b, pet, &[("Consistency-Token", token.as_str())]), 3);
+    assert!(
+        standby_reads(&b) >= before + 2.0,
+        "the standby served B's reads"
+    );
+
+    // The standby stops replaying: it is frozen at 3 units.
+    execute(&standby.url(), "SELECT pg_wal_replay_pause()");
+    let set = exchange(
+        &a,
+        "PATCH",
+        &format!("/v1/inventory/{pet}"),
+        &[],
+        Some(r#"{"quantity": 7}"#),
+    );
+    assert_eq!(set.status, 200, "{}", set.body);
+    let token = set.header("consistency-token").unwrap().to_owned();
+
+    // Without a token and with one, a read on B sees the write A acknowledged: the standby
+    // has not replayed it, so the primary serves them.
+    let (on_standby, on_primary) = (standby_reads(&b), primary_reads(&b));
+    assert_eq!(stock(&b, pet, &[]), 7);
+    assert_eq!(stock(&b, pet, &[("Consistency-Token", token.as_str())]), 7);
+    assert_eq!(
+        standby_reads(&b),
+        on_standby,
+        "the paused standby served no read"
+    );
+    assert!(primary_reads(&b) >= on_primary + 2.0);
+
+    // A read that accepts an hour's staleness is served by the paused standby, as it was.
+    let on_standby = standby_reads(&b);
+    assert_eq!(stock(&b, pet, &[("Max-Staleness", "3600")]), 3);
+    assert_eq!(standby_reads(&b), on_standby + 1.0);
+
+    // Replaying again, the standby serves the token's read once it has the write.
+    execute(&standby.url(), "SELECT pg_wal_replay_resume()");
+    wait_for("the standby serves the token's read", || {
+        let on_standby = standby_reads(&b);
+        stock(&b, pet, &[("Consistency-Token", token.as_str())]) == 7
+            && standby_reads(&b) > on_standby
+    });
+}
+
+#[test]
+fn a_standby_that_is_gone_costs_a_read_no_more_than_the_wait() {
+    let Some(primary) = Cluster::init() else {
+        return;
+    };
+    primary.start();
+    let standby = Cluster::standby_of(&primary);
+    standby.start();
+    let a = serve_with(
+        primary.url(),
+        Some(ADMIN),
+        &[
+            "--database-replica",
+            &standby.url(),
+            "--replica-wait-ms",
+            "50",
+        ],
+    );
+    wait_for("the standby is up", || {
+        metric(&a, r#"petstore_db_replica_up{server="replica-1"}"#) == Some(1.0)
+    });
+    standby.kill();
+    // Reads go on, on the primary; the standby is marked down within a second.
+    let started = Instant::now();
+    for _ in 0..20 {
+        let answer = exchange(&a, "GET", "/v1/categories", &[], None);
+        assert_eq!(answer.status, 200, "{}", answer.body);
+    }
+    // Far below what waiting on the dead standby would cost (a connection time-out each).
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "20 reads took {:?}",
+        started.elapsed()
+    );
+    wait_for("the standby is marked down", || {
+        metric(&a, r#"petstore_db_replica_up{server="replica-1"}"#) == Some(0.0)
+    });
+}
+
+#[test]
+fn a_bad_consistency_header_is_a_json_400() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = serve_with(dir.path().join("shop.db"), Some(ADMIN), &[]);
+    for (name, value) in [("Consistency-Token", "tomorrow"), ("Max-Staleness", "-3")] {
+        let answer = exchange(&a, "GET", "/v1/categories", &[(name, value)], None);
+        assert_eq!(answer.status, 400, "{name}: {value}");
+        assert_eq!(answer.json()["code"], "invalid_parameter");
+    }
+    // A node on one database gives no token: its reads are never behind.
+    let made = exchange(
+        &a,
+        "POST",
+        "/v1/categories",
+        &[],
+        Some(r#"{"name": "Cats"}"#),
+    );
+    assert_eq!(made.status, 201);
+    assert_eq!(made.header("consistency-token"), None);
+}

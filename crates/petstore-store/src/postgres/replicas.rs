@@ -1,0 +1,561 @@
+//! Read standbys: hot standbys of the primary that serve reads, without any read going back
+//! in time (`docs/deployment.md`, "Read standbys").
+//!
+//! A read must see every write acknowledged before it was sent, on any node. A standby
+//! replays the primary's write-ahead log behind it, so a read may go to one only once it has
+//! replayed past a position the primary had *after* the read was queued: a write
+//! acknowledged before then committed at or before that position. As a Raft leader's
+//! ReadIndex does, a burst of reads asks the primary for its position once, in one cheap
+//! statement, after every read of the burst was queued ([`Freshness::Latest`]), unless a
+//! position was asked since they were (a commit's token, a probe, another burst): the
+//! standby's own replay position is then read on the connection the burst will use, before
+//! any of the burst's snapshots is taken. A read that names a position (a client's
+//! consistency token, [`Freshness::Since`]) or a staleness it accepts
+//! ([`Freshness::Within`], judged against the positions the primary was seen at) asks the
+//! primary nothing.
+//!
+//! Positions are compared only on one timeline: a standby still replaying an older one may
+//! have replayed, past the position asked for, a history the new primary never had.
+//!
+//! A read waits for a standby at most [`Replicas::wait`], then the primary serves it; a
+//! standby that is down, or not a standby of this primary, is skipped at once (each is probed
+//! on a thread of its own, [`PROBE_EVERY`]).
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
+use std::time::{Duration, Instant};
+
+use diesel::dsl::sql;
+use diesel::pg::PgConnection;
+use diesel::r2d2::{ConnectionManager, Pool};
+use diesel::sql_types::{BigInt, Bool, Nullable, Text};
+use diesel::{QueryResult, RunQueryDsl};
+
+use super::PgStore;
+use super::connection::{PgConn, PgPool, PrimaryOnly, postgres_url};
+use crate::config::{Database, StoreConfig};
+use crate::error::StoreError;
+use crate::freshness::{Freshness, Position};
+use crate::job::ReadJob;
+use crate::stats::ServerReads;
+
+/// How often each standby, and the primary, are asked where they are.
+pub(super) const PROBE_EVERY: Duration = Duration::from_millis(100);
+
+/// A standby whose last probe is older than this is taken for down.
+const PROBE_TRUSTED_FOR: Duration = Duration::from_secs(1);
+
+/// How long the primary's positions are kept for bounded-staleness reads; a bound beyond it
+/// is judged against the oldest kept, which asks for more than it needs, never less.
+const SAMPLES_KEPT: Duration = Duration::from_secs(60);
+
+/// The most often a position is kept: a read queued between two kept positions waits for
+/// the later, so more would spare the primary few questions; at most 60,000 are kept.
+const SAMPLE_SPACING: Duration = Duration::from_millis(1);
+
+/// How long a burst waiting for a standby to replay sleeps between two looks.
+const POLL: Duration = Duration::from_millis(1);
+
+/// The primary's flush position: past every commit it has acknowledged (a commit is flushed
+/// before its answer), and only as far as what it can send its standbys.
+const FLUSH_POSITION: &str = "(pg_current_wal_flush_lsn() - '0/0'::pg_lsn)::bigint";
+
+/// A standby's state: whether it is one, the timeline it receives (`NULL` without a WAL
+/// receiver, or for a role without `pg_read_all_stats`), and how far it has replayed.
+const REPLAYED: &str = "pg_is_in_recovery(), \
+     (SELECT received_tli FROM pg_stat_wal_receiver)::bigint, \
+     (pg_last_wal_replay_lsn() - '0/0'::pg_lsn)::bigint";
+
+/// The cluster's identity: a standby of this primary has the same.
+const SYSTEM: &str = "(SELECT system_identifier FROM pg_control_system())::text";
+
+/// The read standbys of one store, and what it has seen of them and of its primary.
+pub(super) struct Replicas {
+    standbys: Vec<Standby>,
+    /// The most a read waits for a standby before the primary serves it.
+    wait: Duration,
+    /// The primary's positions as asked (probes, bursts and commits), oldest first.
+    samples: Mutex<VecDeque<Sample>>,
+    /// The primary's cluster identity, once known.
+    system: OnceLock<String>,
+    /// Where this node's commits have reached: the consistency token of its writes.
+    committed: Mutex<CommitMark>,
+    primary_reads: AtomicU64,
+    /// Where the next burst starts looking for a standby (round robin).
+    next: AtomicUsize,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Sample {
+    /// When the question was sent: every write acknowledged before then is at or before
+    /// `position`.
+    asked: Instant,
+    position: Position,
+}
+
+/// One read standby.
+struct Standby {
+    /// `replica-<n>`, in the order configured: its name in metrics and logs.
+    name: String,
+    pool: PgPool,
+    /// Its last probe's answer, and when.
+    seen: Mutex<Option<(Instant, Option<Position>)>>,
+    reads: AtomicU64,
+}
+
+/// The position this node's commits reached, or that it is unknown since a commit whose
+/// position could not be asked: a position asked after that commit is past it again.
+#[derive(Debug, Default)]
+struct CommitMark {
+    reached: Option<Position>,
+    unknown_since: Option<Instant>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Replicas {
+    /// The standbys of `config`, each with a pool of its own that connects when first used:
+    /// a standby down at start delays nothing.
+    pub(super) fn open(config: &StoreConfig) -> Result<Option<Arc<Self>>, StoreError> {
+        if config.replicas.is_empty() {
+            return Ok(None);
+        }
+        let standbys = config
+            .replicas
+            .iter()
+            .enumerate()
+            .map(|(index, url)| {
+                let standby = StoreConfig {
+                    database: Database::Postgres(url.clone()),
+                    ..config.clone()
+                };
+                let pool = Pool::builder()
+                    .max_size(config.readers.max(2))
+                    .min_idle(Some(0))
+                    .connection_timeout(config.replica_wait.max(Duration::from_millis(1)))
+                    .build_unchecked(PrimaryOnly {
+                        manager: ConnectionManager::new(postgres_url(&standby)?),
+                        statement_timeout: config.statement_timeout,
+                        read_only: true,
+                    });
+                Ok(Standby {
+                    name: format!("replica-{}", index + 1),
+                    pool,
+                    seen: Mutex::new(None),
+                    reads: AtomicU64::new(0),
+                })
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        Ok(Some(Arc::new(Self {
+            standbys,
+            wait: config.replica_wait,
+            samples: Mutex::default(),
+            system: OnceLock::new(),
+            committed: Mutex::default(),
+            primary_reads: AtomicU64::new(0),
+            next: AtomicUsize::new(0),
+        })))
+    }
+
+    /// Starts the probes: one thread asking the primary where it is, one per standby asking
+    /// how far it has replayed. They stop once the store is gone.
+    pub(super) fn start_probes(this: &Arc<Self>, primary: PgPool) -> std::io::Result<()> {
+        let weak = Arc::downgrade(this);
+        std::thread::Builder::new()
+            .name("petstore-primary-probe".into())
+            .spawn(move || probe_primary(&weak, &primary))?;
+        for index in 0..this.standbys.len() {
+            let weak = Arc::downgrade(this);
+            std::thread::Builder::new()
+                .name(format!("petstore-replica-probe-{}", index + 1))
+                .spawn(move || probe_standby(&weak, index))?;
+        }
+        Ok(())
+    }
+
+    /// Serves what it can of `jobs` (none of which needs the primary itself) on one standby,
+    /// and gives back those the primary must serve: all of them when no standby is up, the
+    /// primary's position cannot be asked, or the standby fails; those the standby has not
+    /// replayed far enough for within [`Self::wait`].
+    pub(super) fn serve(&self, store: &PgStore, jobs: Vec<ReadJob>) -> Vec<ReadJob> {
+        let up = self.standbys_up();
+        if up.is_empty() {
+            return jobs;
+        }
+        let latest = if jobs.iter().any(|job| self.needs_latest(job)) {
+            match self.ask_primary(store) {
+                Ok(position) => Some(position),
+                Err(_) => return jobs,
+            }
+        } else {
+            None
+        };
+        // A job with no position to wait for (none of the reads that come here) is the
+        // primary's.
+        let mut primary = Vec::new();
+        let mut waiting: Vec<(Position, ReadJob)> = Vec::with_capacity(jobs.len());
+        for job in jobs {
+            match self.required(&job, latest) {
+                Some(needed) => waiting.push((needed, job)),
+                None => primary.push(job),
+            }
+        }
+        let Some(needed) = waiting.iter().map(|(needed, _)| *needed).max() else {
+            return primary;
+        };
+        let standby = self.choose(&up, needed);
+        let started = Instant::now();
+        let Ok(mut conn) = standby.pool.get_timeout(self.wait) else {
+            standby.seen_down();
+            primary.extend(waiting.into_iter().map(|(_, job)| job));
+            return primary;
+        };
+        let (ready, late) = match until_replayed(&mut conn, waiting, started + self.wait) {
+            Ok(split) => split,
+            Err(waiting) => {
+                standby.seen_down();
+                primary.extend(waiting);
+                return primary;
+            }
+        };
+        standby
+            .reads
+            .fetch_add(ready.len() as u64, Ordering::Relaxed);
+        super::reads::run_on_standby(store, conn, ready);
+        primary.extend(late);
+        primary
+    }
+
+    /// Counts reads the primary served.
+    pub(super) fn served_by_primary(&self, reads: usize) {
+        self.primary_reads
+            .fetch_add(reads as u64, Ordering::Relaxed);
+    }
+
+    /// Whether `job` needs the primary's position now: a read of the latest state, or one
+    /// of a staleness no kept position answers.
+    fn needs_latest(&self, job: &ReadJob) -> bool {
+        match job.freshness {
+            Freshness::Latest => self.position_since(job.queued, Duration::ZERO).is_none(),
+            Freshness::Within(bound) => self.position_since(job.queued, bound).is_none(),
+            Freshness::Since(_) | Freshness::Primary => false,
+        }
+    }
+
+    /// The position a standby must have replayed to serve `job`, given the primary's
+    /// `latest` (asked after every job was queued). A read of the latest state needs no
+    /// question of its own where a position was asked since it was queued (a commit's, a
+    /// probe's, another burst's): under writes, most are.
+    fn required(&self, job: &ReadJob, latest: Option<Position>) -> Option<Position> {
+        match job.freshness {
+            Freshness::Latest => self.position_since(job.queued, Duration::ZERO).or(latest),
+            Freshness::Since(position) => Some(position),
+            Freshness::Within(bound) => self.position_since(job.queued, bound).or(latest),
+            Freshness::Primary => None,
+        }
+    }
+
+    /// The earliest position the primary was asked at no earlier than `bound` before
+    /// `queued`: every write acknowledged before then is at or before it.
+    fn position_since(&self, queued: Instant, bound: Duration) -> Option<Position> {
+        let samples = lock(&self.samples);
+        let first = match queued.checked_sub(bound) {
+            Some(since) => samples.partition_point(|sample| sample.asked < since),
+            None => 0,
+        };
+        samples.get(first).map(|sample| sample.position)
+    }
+
+    /// Asks the primary where it is, and keeps the answer.
+    fn ask_primary(&self, store: &PgStore) -> QueryResult<Position> {
+        let mut conn = store
+            .pool
+            .get()
+            .map_err(|e| diesel::result::Error::QueryBuilderError(e.into()))?;
+        let asked = Instant::now();
+        let timeline = conn.timeline;
+        let position = primary_position(&mut conn.conn, timeline)?;
+        self.keep(asked, position);
+        Ok(position)
+    }
+
+    fn keep(&self, asked: Instant, position: Position) {
+        let mut samples = lock(&self.samples);
+        if samples
+            .back()
+            .is_some_and(|last| asked < last.asked + SAMPLE_SPACING)
+        {
+            return;
+        }
+        samples.push_back(Sample { asked, position });
+        while samples
+            .front()
+            .is_some_and(|first| first.asked + SAMPLES_KEPT < asked)
+        {
+            samples.pop_front();
+        }
+    }
+
+    /// The standbys whose last probe, recent enough, found them replaying this primary.
+    fn standbys_up(&self) -> Vec<&Standby> {
+        self.standbys
+            .iter()
+            .filter(|standby| standby.replayed().is_some())
+            .collect()
+    }
+
+    /// Of `up`, in round-robin order, the first that has replayed `needed` when last
+    /// probed, or else the one furthest along on its timeline.
+    fn choose<'r>(&self, up: &[&'r Standby], needed: Position) -> &'r Standby {
+        let start = self.next.fetch_add(1, Ordering::Relaxed);
+        let in_turn = (0..up.len()).map(|i| up[(start + i) % up.len()]);
+        let mut furthest = up[start % up.len()];
+        for standby in in_turn {
+            match standby.replayed() {
+                Some(replayed) if reaches(replayed, needed) => return standby,
+                Some(replayed)
+                    if replayed.timeline == needed.timeline
+                        && furthest.replayed().is_none_or(|best| {
+                            best.timeline != needed.timeline || best < replayed
+                        }) =>
+                {
+                    furthest = standby;
+                }
+                _ => {}
+            }
+        }
+        furthest
+    }
+
+    /// Where this node's commits have reached, unless a commit's position is unknown.
+    pub(super) fn committed(&self) -> Option<Position> {
+        let mark = lock(&self.committed);
+        match mark.unknown_since {
+            Some(_) => None,
+            None => mark.reached,
+        }
+    }
+
+    /// Asks the primary, on the connection a commit was just made on, where it is now, and
+    /// keeps it as where this node's commits reached. If it cannot, no token is given until
+    /// a position asked after this moment is known.
+    pub(super) fn after_commit(&self, conn: &mut PgConnection, timeline: i64) {
+        let asked = Instant::now();
+        match primary_position(conn, timeline) {
+            Ok(position) => {
+                self.keep(asked, position);
+                let mut mark = lock(&self.committed);
+                if mark.unknown_since.is_some_and(|since| since <= asked) {
+                    mark.unknown_since = None;
+                }
+                mark.reached = mark.reached.max(Some(position));
+            }
+            Err(_) => self.commit_position_unknown(),
+        }
+    }
+
+    /// A commit was made whose position is not known: no token is given until a position
+    /// asked after now is known.
+    pub(super) fn commit_position_unknown(&self) {
+        lock(&self.committed).unknown_since = Some(Instant::now());
+    }
+
+    /// What each server served, and each standby's lag behind the primary's last known
+    /// position.
+    pub(super) fn stats(&self) -> Vec<ServerReads> {
+        let primary = lock(&self.samples).back().map(|sample| sample.position);
+        let mut stats = vec![ServerReads {
+            server: "primary".into(),
+            reads: self.primary_reads.load(Ordering::Relaxed),
+            up: None,
+            lag_bytes: None,
+        }];
+        stats.extend(self.standbys.iter().map(|standby| {
+            let replayed = standby.replayed();
+            ServerReads {
+                server: standby.name.clone(),
+                reads: standby.reads.load(Ordering::Relaxed),
+                up: Some(replayed.is_some()),
+                lag_bytes: match (primary, replayed) {
+                    (Some(primary), Some(replayed)) if primary.timeline == replayed.timeline => {
+                        Some(primary.lsn.saturating_sub(replayed.lsn))
+                    }
+                    _ => None,
+                },
+            }
+        }));
+        stats
+    }
+}
+
+impl Standby {
+    /// How far it had replayed at its last probe, if that probe is recent and found it a
+    /// standby of this primary.
+    fn replayed(&self) -> Option<Position> {
+        match *lock(&self.seen) {
+            Some((at, replayed)) if at.elapsed() < PROBE_TRUSTED_FOR => replayed,
+            _ => None,
+        }
+    }
+
+    /// Marks it down until its next probe finds it up.
+    fn seen_down(&self) {
+        *lock(&self.seen) = Some((Instant::now(), None));
+    }
+}
+
+/// Whether a standby that replayed `replayed` shows every commit at or before `needed`.
+fn reaches(replayed: Position, needed: Position) -> bool {
+    replayed.timeline == needed.timeline && replayed.lsn >= needed.lsn
+}
+
+/// The primary's position, on a connection of its pool to a server of `timeline`.
+fn primary_position(conn: &mut PgConnection, timeline: i64) -> QueryResult<Position> {
+    let lsn: i64 = diesel::select(sql::<BigInt>(FLUSH_POSITION)).get_result(conn)?;
+    position(timeline, Some(lsn)).ok_or_else(|| not_a(timeline))
+}
+
+fn not_a(timeline: i64) -> diesel::result::Error {
+    diesel::result::Error::QueryBuilderError(
+        format!("no primary's position (timeline {timeline})").into(),
+    )
+}
+
+fn position(timeline: i64, lsn: Option<i64>) -> Option<Position> {
+    Some(Position {
+        timeline: u32::try_from(timeline).ok()?,
+        lsn: u64::try_from(lsn?).ok()?,
+    })
+}
+
+/// How far the standby of `conn` has replayed: `None` when it is not a standby, receives no
+/// timeline, or has replayed nothing.
+fn replayed_on(conn: &mut PgConnection) -> QueryResult<Option<Position>> {
+    let (recovering, timeline, lsn): (bool, Option<i64>, Option<i64>) =
+        diesel::select(sql::<(Bool, Nullable<BigInt>, Nullable<BigInt>)>(REPLAYED))
+            .get_result(conn)?;
+    Ok(match (recovering, timeline) {
+        (true, Some(timeline)) => position(timeline, lsn),
+        _ => None,
+    })
+}
+
+/// Looks at how far the standby of `conn` has replayed until it has for every job of
+/// `waiting`, or until `by`: the jobs it can serve, and those it cannot. `Err` gives every
+/// job back when the standby does not answer.
+#[allow(clippy::type_complexity, reason = "the two halves of one split")]
+fn until_replayed(
+    conn: &mut PgConn,
+    waiting: Vec<(Position, ReadJob)>,
+    by: Instant,
+) -> Result<(Vec<ReadJob>, Vec<ReadJob>), Vec<ReadJob>> {
+    #[cfg(feature = "plant-replica-unchecked")]
+    {
+        let _ = (&conn, by);
+        return Ok((
+            waiting.into_iter().map(|(_, job)| job).collect(),
+            Vec::new(),
+        ));
+    }
+    #[allow(unreachable_code, reason = "the planted bug returns above")]
+    loop {
+        let replayed = match replayed_on(&mut conn.conn) {
+            Ok(replayed) => replayed,
+            Err(_) => return Err(waiting.into_iter().map(|(_, job)| job).collect()),
+        };
+        let all = replayed
+            .is_some_and(|replayed| waiting.iter().all(|(needed, _)| reaches(replayed, *needed)));
+        if all || Instant::now() + POLL >= by {
+            let (ready, late): (Vec<_>, Vec<_>) = waiting
+                .into_iter()
+                .partition(|(needed, _)| replayed.is_some_and(|r| reaches(r, *needed)));
+            return Ok((
+                ready.into_iter().map(|(_, job)| job).collect(),
+                late.into_iter().map(|(_, job)| job).collect(),
+            ));
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
+/// Asks the primary where it is every [`PROBE_EVERY`], for staleness reads and the
+/// standbys' lag; learns its cluster's identity first.
+fn probe_primary(replicas: &Weak<Replicas>, primary: &PgPool) {
+    loop {
+        let asked = Instant::now();
+        let answer = primary.get().ok().and_then(|mut conn| {
+            let timeline = conn.timeline;
+            let position = primary_position(&mut conn.conn, timeline).ok()?;
+            let system = diesel::select(sql::<Text>(SYSTEM))
+                .get_result::<String>(&mut conn.conn)
+                .ok();
+            Some((position, system))
+        });
+        let Some(replicas) = replicas.upgrade() else {
+            return;
+        };
+        if let Some((position, system)) = answer {
+            replicas.keep(asked, position);
+            if let Some(system) = system {
+                let _ = replicas.system.set(system);
+            }
+        }
+        drop(replicas);
+        std::thread::sleep(PROBE_EVERY);
+    }
+}
+
+/// Asks standby `index` how far it has replayed every [`PROBE_EVERY`]. It is up only while
+/// it is a standby of the primary's cluster, receiving a timeline.
+fn probe_standby(replicas: &Weak<Replicas>, index: usize) {
+    let mut was_up = None;
+    loop {
+        let Some(this) = replicas.upgrade() else {
+            return;
+        };
+        let Some(standby) = this.standbys.get(index) else {
+            return;
+        };
+        let pool = standby.pool.clone();
+        let primary_system = this.system.get().cloned();
+        drop(this);
+        let asked = Instant::now();
+        let seen = pool.get().ok().and_then(|mut conn| {
+            let system = diesel::select(sql::<Text>(SYSTEM))
+                .get_result::<String>(&mut conn.conn)
+                .ok()?;
+            if primary_system.as_deref() != Some(system.as_str()) {
+                return None;
+            }
+            replayed_on(&mut conn.conn).ok().flatten()
+        });
+        let Some(this) = replicas.upgrade() else {
+            return;
+        };
+        if let Some(standby) = this.standbys.get(index) {
+            *lock(&standby.seen) = Some((asked, seen));
+            if was_up != Some(seen.is_some()) {
+                match seen {
+                    Some(at) => {
+                        tracing::info!(server = %standby.name, replayed = %at, "read standby up")
+                    }
+                    None if primary_system.is_some() => tracing::warn!(
+                        server = %standby.name,
+                        "read standby down: unreachable, not a standby of this primary, or \
+                         its WAL receiver not shown (the role needs pg_read_all_stats)"
+                    ),
+                    None => {}
+                }
+                was_up = Some(seen.is_some());
+            }
+        }
+        drop(this);
+        std::thread::sleep(PROBE_EVERY.saturating_sub(asked.elapsed()));
+    }
+}
+
+#[cfg(test)]
+mod tests;
