@@ -23,13 +23,13 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use diesel::dsl::sql;
 use diesel::pg::PgConnection;
 use diesel::r2d2::{ConnectionManager, Pool};
-use diesel::sql_types::{BigInt, Bool, Nullable, Text};
+use diesel::sql_types::{BigInt, Bool, Nullable};
 use diesel::{QueryResult, RunQueryDsl};
 
 use super::PgStore;
@@ -66,9 +66,6 @@ const FLUSH_POSITION: &str = "(pg_current_wal_flush_lsn() - '0/0'::pg_lsn)::bigi
 const REPLAYED: &str = "pg_is_in_recovery(), \
      (SELECT received_tli FROM pg_stat_wal_receiver)::bigint, \
      (pg_last_wal_replay_lsn() - '0/0'::pg_lsn)::bigint";
-
-/// The cluster's identity: a standby of this primary has the same.
-const SYSTEM: &str = "(SELECT system_identifier FROM pg_control_system())::text";
 
 /// The read standbys of one store, and what it has seen of them and of its primary.
 pub(super) struct Replicas {
@@ -166,12 +163,12 @@ impl Replicas {
         let weak = Arc::downgrade(this);
         std::thread::Builder::new()
             .name("petstore-primary-probe".into())
-            .spawn(move || probe_primary(&weak, &primary))?;
+            .spawn(move || probe::primary(&weak, &primary))?;
         for index in 0..this.standbys.len() {
             let weak = Arc::downgrade(this);
             std::thread::Builder::new()
                 .name(format!("petstore-replica-probe-{}", index + 1))
-                .spawn(move || probe_standby(&weak, index))?;
+                .spawn(move || probe::standby(&weak, index))?;
         }
         Ok(())
     }
@@ -481,81 +478,6 @@ fn until_replayed(
     }
 }
 
-/// Asks the primary where it is every [`PROBE_EVERY`], for staleness reads and the
-/// standbys' lag; learns its cluster's identity first.
-fn probe_primary(replicas: &Weak<Replicas>, primary: &PgPool) {
-    loop {
-        let asked = Instant::now();
-        let answer = primary.get().ok().and_then(|mut conn| {
-            let timeline = conn.timeline;
-            let position = primary_position(&mut conn.conn, timeline).ok()?;
-            let system = diesel::select(sql::<Text>(SYSTEM))
-                .get_result::<String>(&mut conn.conn)
-                .ok();
-            Some((position, system))
-        });
-        let Some(replicas) = replicas.upgrade() else {
-            return;
-        };
-        if let Some((position, system)) = answer {
-            replicas.keep(asked, position);
-            if let Some(system) = system {
-                let _ = replicas.system.set(system);
-            }
-        }
-        drop(replicas);
-        std::thread::sleep(PROBE_EVERY);
-    }
-}
-
-/// Asks standby `index` how far it has replayed every [`PROBE_EVERY`]. It is up only while
-/// it is a standby of the primary's cluster, receiving a timeline.
-fn probe_standby(replicas: &Weak<Replicas>, index: usize) {
-    let mut was_up = None;
-    loop {
-        let Some(this) = replicas.upgrade() else {
-            return;
-        };
-        let Some(standby) = this.standbys.get(index) else {
-            return;
-        };
-        let pool = standby.pool.clone();
-        let primary_system = this.system.get().cloned();
-        drop(this);
-        let asked = Instant::now();
-        let seen = pool.get().ok().and_then(|mut conn| {
-            let system = diesel::select(sql::<Text>(SYSTEM))
-                .get_result::<String>(&mut conn.conn)
-                .ok()?;
-            if primary_system.as_deref() != Some(system.as_str()) {
-                return None;
-            }
-            replayed_on(&mut conn.conn).ok().flatten()
-        });
-        let Some(this) = replicas.upgrade() else {
-            return;
-        };
-        if let Some(standby) = this.standbys.get(index) {
-            *lock(&standby.seen) = Some((asked, seen));
-            if was_up != Some(seen.is_some()) {
-                match seen {
-                    Some(at) => {
-                        tracing::info!(server = %standby.name, replayed = %at, "read standby up")
-                    }
-                    None if primary_system.is_some() => tracing::warn!(
-                        server = %standby.name,
-                        "read standby down: unreachable, not a standby of this primary, or \
-                         its WAL receiver not shown (the role needs pg_read_all_stats)"
-                    ),
-                    None => {}
-                }
-                was_up = Some(seen.is_some());
-            }
-        }
-        drop(this);
-        std::thread::sleep(PROBE_EVERY.saturating_sub(asked.elapsed()));
-    }
-}
-
+mod probe;
 #[cfg(test)]
 mod tests;
