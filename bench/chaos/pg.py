@@ -256,13 +256,10 @@ def sync_standby_names(names):
     return "FIRST 1 (" + ", ".join(f'"{name}"' for name in names) + ")"
 
 
-def replica_url(ports, standby_only=False):
-    """A libpq URL of a read standby through `ports` on 127.0.0.1. Over several ports,
-    `target_session_attrs=standby` keeps whichever of them is in recovery: the failover
-    pair's standby, whichever cluster that is now."""
-    hosts = ",".join(f"127.0.0.1:{port}" for port in ports)
-    attrs = "target_session_attrs=standby&" if standby_only else ""
-    return f"postgres://postgres@{hosts}/postgres?{attrs}sslmode=disable"
+def replica_url(port):
+    """A libpq URL of a read standby through `port` on 127.0.0.1 (one host: a node's
+    `--database-replica` values are split at commas)."""
+    return f"postgres://postgres@127.0.0.1:{port}/postgres?sslmode=disable"
 
 
 def url_for(ports):

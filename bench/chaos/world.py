@@ -2,7 +2,8 @@
 synchronous standby, the failover pair, which streams through a proxy of its own: the
 replication link; and an asynchronous standby for reads, through a link of its own that
 follows the primary), a proxy per node per cluster, and the `petstore` nodes, each reaching
-the primary through its own proxies with a multi-host URL, and both standbys for reads."""
+the primary through its own proxies with a multi-host URL, and every cluster as a read
+standby (the pair's primary of the moment is none)."""
 
 import os
 import shutil
@@ -15,10 +16,14 @@ from pg import CLOSING, Cluster, give_to_postgres, pg_bin_dir, replica_url, url_
 from proxy import ProxyHub
 from standbys import ReadStandby
 
-# What the nodes' `replica-N` series stand for: `--database-replica` in this order.
-REPLICA_SERVERS = {"replica-1": "the asynchronous read standby (pg-c)",
-                   "replica-2": "the synchronous standby (pg-a or pg-b, whichever is not the "
-                                "primary)"}
+# What the nodes' `replica-N` series stand for: `--database-replica` in this order. Both
+# clusters of the failover pair are given, each by a URL of its own (the flag's values are
+# split at commas, so a multi-host URL cannot name "whichever is in recovery"): the one that
+# is the synchronous standby serves reads, and the one that is the primary must be seen as no
+# standby (petstore_db_replica_up 0), before and after each failover.
+REPLICA_SERVERS = {"replica-1": "pg-c, the asynchronous read standby",
+                   "replica-2": "pg-a, of the failover pair (a standby when pg-b is primary)",
+                   "replica-3": "pg-b, of the failover pair (a standby when pg-a is primary)"}
 
 
 class World:
@@ -91,10 +96,8 @@ class World:
             url = url_for([ports[c.name] for c in self.pair])
             replicas = []
             if reader is not None:
-                # In REPLICA_SERVERS' order. The synchronous standby is whichever of the pair
-                # is in recovery (libpq's target_session_attrs=standby).
-                replicas = [replica_url([ports[reader.name]]),
-                            replica_url([ports[c.name] for c in self.pair], standby_only=True)]
+                # In REPLICA_SERVERS' order, each through the node's own proxy.
+                replicas = [replica_url(ports[c.name]) for c in [reader] + self.pair]
             node = Node(i, self.binary, url, self.out_dir, self.admin_key,
                         replicas=replicas, replica_wait_ms=self.replica_wait_ms,
                         legacy_binary=self.previous_binary)
