@@ -288,7 +288,7 @@ class Reads:
 def check_reads(history, final, anomalies):
     """Every read against the writes it must see; returns the report's summary of them."""
     reads = Reads(history, final)
-    checked, objects, unmatched = Counter(), 0, 0
+    checked, objects, unmatched, older = Counter(), 0, 0, Counter()
     for call in history.all_calls:
         if call.get("kind") not in READ_KINDS:
             continue
@@ -305,6 +305,10 @@ def check_reads(history, final, anomalies):
             verdict = reads.judge(key, states, call, before, required)
             if verdict is not None:
                 verdicts[verdict[0]].append(verdict[1])
+        if mode != "plain" and not verdicts and any(
+                reads.judge(key, states, call, call["sent"], ()) for key, states in shown):
+            # Allowed by its token or bound, not as a plain read: a standby served it behind.
+            older[mode] += 1
         where = (f"{how} read GET {call['path']} on node{call['node']} by {call.get('client')} "
                  f"(op {call['op']}, sent {call['sent']:.3f}, answered "
                  f"{call['answered']:.3f})")
@@ -336,7 +340,8 @@ def check_reads(history, final, anomalies):
                               f"{first['window']}"
                               + (f"; {len(found) - 1} more objects" if len(found) > 1 else ""),
                               call=call, objects=found[:10])
-    return {"checked": dict(checked), "objects": objects, "tokens_unmatched": unmatched}
+    return {"checked": dict(checked), "objects": objects, "tokens_unmatched": unmatched,
+            "older_than_plain": dict(older)}
 
 
 def reads_by_server(history):

@@ -190,6 +190,10 @@ def render_reads(reads):
                      + f" ({reads.get('objects', 0)} objects shown)"
                      + (f"; {reads['tokens_unmatched']} tokens no write's answer carried"
                         if reads.get("tokens_unmatched") else ""))
+        older = reads.get("older_than_plain") or {}
+        if older:
+            lines.append("  allowed by their token or bound, but older than a plain read may "
+                         "show: " + ", ".join(f"{mode} {n}" for mode, n in sorted(older.items())))
     by_server = reads.get("by_server") or {}
     total = by_server.get("total") or {}
     if total:

@@ -184,6 +184,8 @@ class BoundedStalenessReads(unittest.TestCase):
         report = shop.check()
         self.assertEqual(report["anomalies"], [])
         self.assertEqual(report["reads"]["checked"], {"staleness": 1})
+        self.assertEqual(report["reads"]["older_than_plain"], {"staleness": 1})
+        self.assertIn("older than a plain read may show: staleness 1", render(report))
         shop.read(f"/v1/inventory/{PET}", resp=stock(9))
         self.assertEqual(anomalies(shop.check()), ["stale-read"])
 
