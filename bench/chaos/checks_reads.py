@@ -321,13 +321,20 @@ def check_reads(history, final, anomalies):
                     acked = forcing.get("acknowledged") or 0
                     why = (f": {forcing.get('kind')} op {forcing.get('op')} by "
                            f"{forcing.get('client')} was answered at {acked:.3f} on "
-                           f"node{forcing.get('node')}, {call['sent'] - acked:.2f} s before "
-                           "the read was sent"
-                           + (" (it gave the token)" if forcing.get("op") in required
-                              else ""))
+                           f"node{forcing.get('node')}")
+                    if forcing.get("op") in required:
+                        why += " with the token"
+                    elif mode == "token":
+                        why += (f", before op {max(required, key=reads._first_sent)}, whose "
+                                f"answer carried the token, was sent (at {before:.3f})")
+                    else:
+                        why += f", {call['sent'] - acked:.2f} s before the read was sent"
+                shown_at = first["shown_state_of_event"]
                 anomalies.add(STALE[mode], f"{where}: {first['object']} shows "
-                              f"{'/'.join(first['shows'])} (as of event "
-                              f"{first['shown_state_of_event']}), but must show one of "
+                              f"{'/'.join(first['shows'])} ("
+                              + (f"as of event {shown_at}" if shown_at is not None
+                                 else "before its first event")
+                              + "), but must show one of "
                               f"{first['window']} (as of event {first['events'][0]} or "
                               f"later){why}"
                               + (f"; {len(found) - 1} more objects" if len(found) > 1 else ""),

@@ -132,6 +132,12 @@ class Nemesis(threading.Thread):
                 # The synchronous standby serves reads too; a failover must not promote it
                 # while its replay is paused, so this holds the pair.
                 ("replay_pause", "database", everyone, self._replay_pause("pair"), 2),
+                # Every read standby behind at once: a node sends a read to a standby that has
+                # replayed far enough when there is one, so only then must it wait for one
+                # (at most --replica-wait-ms) or read the primary. A node that skips that
+                # check (the replica-unchecked plant) serves stale reads only then.
+                ("replay_pause_all", "database", everyone, self._replay_pause("all"), 3,
+                 ("read-standby",)),
             ]
         if time.monotonic() - self.last_failover > self.failover_every:
             # The read standby must follow the new primary: no fault of its own meanwhile.
@@ -267,34 +273,43 @@ class Nemesis(threading.Thread):
         return f"{reader.name}'s link {seconds:.1f} s"
 
     def _replay_pause(self, which):
-        """pg_wal_replay_pause() on a read standby for 1 to 8 s, then
-        pg_wal_replay_resume(): it keeps receiving WAL but shows nothing new meanwhile.
+        """pg_wal_replay_pause() on read standbys for 1 to 8 s, then
+        pg_wal_replay_resume(): each keeps receiving WAL but shows nothing new meanwhile.
         `which` is None for the asynchronous read standby, "pair" for the synchronous one
-        (whose commits go on: a synchronous commit waits for the flush, not the replay)."""
+        (whose commits go on: a synchronous commit waits for the flush, not the replay), "all"
+        for both."""
         def pause():
-            if which == "pair":
-                with self.database.lock:
-                    cluster = self.database.standby
-            else:
-                cluster = self.database.read_standby.cluster
+            with self.database.lock:
+                pair_standby = self.database.standby
+            reader = self.database.read_standby.cluster
+            clusters = {None: [reader], "pair": [pair_standby],
+                        "all": [pair_standby, reader]}[which]
             seconds = self.rng.uniform(1.0, 8.0)
-            if cluster.query("SELECT pg_wal_replay_pause()") is None \
-                    or not cluster.replay_paused():
-                raise RuntimeError(f"{cluster.name}: pg_wal_replay_pause() did not pause")
+            paused = []
             try:
+                for cluster in clusters:
+                    paused.append(cluster)
+                    if cluster.query("SELECT pg_wal_replay_pause()") is None \
+                            or not cluster.replay_paused():
+                        raise RuntimeError(f"{cluster.name}: pg_wal_replay_pause() did not "
+                                           "pause")
                 time.sleep(seconds)
             finally:
-                resumed = False
-                for _ in range(20):
-                    if cluster.query("SELECT pg_wal_replay_resume()") is not None \
-                            and cluster.replay_paused() is False:
-                        resumed = True
-                        break
-                    time.sleep(0.5)
-                if not resumed:
-                    raise RuntimeError(f"{cluster.name}: replay not resumed")
-            return f"{cluster.name} {seconds:.1f} s"
+                stuck = [cluster.name for cluster in paused if not _resume(cluster)]
+                if stuck:
+                    raise RuntimeError(f"replay not resumed on {', '.join(stuck)}")
+            return f"{' and '.join(c.name for c in clusters)} {seconds:.1f} s"
         return pause
+
+
+def _resume(cluster):
+    """pg_wal_replay_resume() until the standby replays again (10 s at most)."""
+    for _ in range(20):
+        if cluster.query("SELECT pg_wal_replay_resume()") is not None \
+                and cluster.replay_paused() is False:
+            return True
+        time.sleep(0.5)
+    return False
 
 
 def _holds(option):
