@@ -76,16 +76,30 @@ def send(address, method, path, key=None, body=None, headers=None, timeout=15.0)
         conn.close()
 
 
+def _item(item):
+    """What the read checks need of one item of a page: an order's id and whether it is
+    complete, a stock level's pet and quantity, anything else's id."""
+    if not isinstance(item, dict):
+        return None
+    if "complete" in item:
+        return [item.get("id"), bool(item.get("complete"))]
+    if "id" not in item and "petId" in item:
+        return [item.get("petId"), item.get("quantity")]
+    return item.get("id")
+
+
 def trim(kind, answer):
     """What of an answer the history keeps: writes whole, reads summarised (a feed page by its
-    ids), so that a 30-minute run's history stays a few tens of megabytes."""
+    ids; a list by what each item shows, and whether a next page was linked), so that a
+    30-minute run's history stays a few tens of megabytes."""
     body = answer.body
     if not answer.ok or kind not in ("feed", "read_page", "read_point"):
         return body
     if kind == "feed" and isinstance(body, list):
         return {"ids": [int(event.get("id", 0)) for event in body]}
     if isinstance(body, list):
-        return {"count": len(body)}
+        return {"count": len(body), "items": [_item(item) for item in body],
+                "more": 'rel="next"' in answer.headers.get("link", "")}
     return body
 
 
@@ -112,5 +126,8 @@ class Recorder:
             record["body"] = body
         if headers:
             record["headers"] = headers
+        token = answer.headers.get("consistency-token")
+        if token:
+            record["token"] = token
         self.history.write(record)
         return answer

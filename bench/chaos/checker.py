@@ -17,6 +17,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import checks_events  # noqa: E402
 import checks_feed  # noqa: E402
+import checks_reads  # noqa: E402
 import checks_writes  # noqa: E402
 import history as history_file  # noqa: E402
 import report as reporting  # noqa: E402
@@ -88,6 +89,8 @@ def check(records, final, deadline, settings=None):
     checks_feed.check_statuses(state, anomalies)
     catch_up = checks_events.check_webhooks(history, state, anomalies)
     checks_events.check_sse(history, state, anomalies)
+    reads = checks_reads.check_reads(history, state, anomalies)
+    reads["by_server"] = checks_reads.check_standby_reads(history, anomalies)
     for node in final.get("not_ready", []):
         anomalies.add("never-healed", f"node{node} was not ready a minute after the faults "
                       "ended")
@@ -99,7 +102,7 @@ def check(records, final, deadline, settings=None):
     merged = {**history.meta.get("settings", {}), **(settings or {}), "deadline": deadline}
     if history.meta.get("sqlite_skipped"):
         merged["sqlite_skipped"] = history.meta["sqlite_skipped"]
-    return reporting.build(history, anomalies, healed, merged, catch_up)
+    return reporting.build(history, anomalies, healed, merged, catch_up, reads)
 
 
 def split_by_shop(records, final):

@@ -1,10 +1,11 @@
 """The workload: writer threads with a realistic mix, and one feed follower per node.
 
 Each logical operation gets an op id and an "op" line in the history saying what it meant
-(pet, quantity, idempotency key, the value a stock set wrote and the level it replaced...);
-each HTTP attempt of it is a "call" line. Writes are retried on any answer that is not
-definite (no answer, 5xx, 429, 408, 409 idempotency_key_in_use) until one is, or until the
-op's retry budget runs out; orders and creates retry with the SAME Idempotency-Key and body.
+(pet, quantity, idempotency key, the value a stock set wrote and the level it replaced, how a
+read was sent...); each HTTP attempt of it is a "call" line. Writes are retried on any answer
+that is not definite (no answer, 5xx, 429, 408, 409 idempotency_key_in_use) until one is, or
+until the op's retry budget runs out; orders and creates retry with the SAME Idempotency-Key
+and body.
 """
 
 import datetime
@@ -76,11 +77,20 @@ MIX = [  # (operation, weight)
 ]
 
 
+# How a read is sent on a shop with read standbys (docs/api.md): plain (the default: it sees
+# every write acknowledged before it was sent), with the Consistency-Token of this client's
+# last write (it sees that write, and what committed before it), or with Max-Staleness: N (it
+# sees every write acknowledged N s before it was sent). The checker judges each by its own.
+READ_MODES = ("plain", "token", "staleness")
+
+
 class Writer(threading.Thread):
     def __init__(self, index, recorder, history, shop, customer_key, staff_key, run_id,
-                 seed, stop, budget, prefix="w", plant=None):
+                 seed, stop, budget, prefix="w", plant=None, read_modes=False):
         super().__init__(name=f"{prefix}{index}", daemon=True)
         self.plant = plant
+        self.read_modes = read_modes
+        self.token = None  # the Consistency-Token of this client's last acknowledged write
         self.index = index
         self.rec = recorder
         self.history = history
@@ -122,6 +132,29 @@ class Writer(threading.Thread):
             time.sleep(pause + self.rng.uniform(0, pause))
             pause = min(pause * 2, 1.0)
 
+    def _write(self, op, kind, node, method, path, key, body=None, headers=None):
+        """One attempt of a write; keeps the Consistency-Token of an acknowledged one."""
+        answer = self.rec.call(op, kind, self.name, node, method, path, key=key, body=body,
+                               headers=headers)
+        if answer.ok and answer.headers.get("consistency-token"):
+            self.token = answer.headers["consistency-token"]
+        return answer
+
+    def _freshness(self):
+        """How the next read is sent: (what the op line says of it, its headers or None).
+        At random among READ_MODES where the shop has read standbys, plain elsewhere (and
+        plain until this client has a token)."""
+        if not self.read_modes:
+            return {}, None
+        mode = self.rng.choice(READ_MODES)
+        if mode == "token" and self.token:
+            return {"mode": "token", "token": self.token}, {"Consistency-Token": self.token}
+        if mode == "staleness":
+            seconds = self.rng.randint(1, 3)
+            return ({"mode": "staleness", "maxStaleness": seconds},
+                    {"Max-Staleness": str(seconds)})
+        return {"mode": "plain"}, None
+
     def place_order(self):
         pet, quantity = self.shop.pet(self.rng), self.rng.randint(1, 3)
         op = self.history.next_op_id()
@@ -136,9 +169,9 @@ class Writer(threading.Thread):
             # The retry-drops-key plant: every retry goes without the key.
             drop = self.plant == "retry-drops-key" and attempts
             attempts.append(node)
-            return self.rec.call(op, "place_order", self.name, node, "POST",
-                                 "/v1/store/orders", key=self.customer_key, body=body,
-                                 headers=None if drop else {"Idempotency-Key": key})
+            return self._write(op, "place_order", node, "POST", "/v1/store/orders",
+                               key=self.customer_key, body=body,
+                               headers=None if drop else {"Idempotency-Key": key})
         answer = self._until_definite(attempt)
         if answer is not None and answer.status == 201:
             self.shop.add_order(answer.body["id"], self.index, pet)
@@ -148,8 +181,8 @@ class Writer(threading.Thread):
         if order is None:
             return
         op = self._begin("cancel_order", orderId=order)
-        answer = self._until_definite(lambda node: self.rec.call(
-            op, "cancel_order", self.name, node, "DELETE", f"/v1/store/orders/{order}",
+        answer = self._until_definite(lambda node: self._write(
+            op, "cancel_order", node, "DELETE", f"/v1/store/orders/{order}",
             key=self.customer_key))
         if answer is not None:
             self.shop.close_order(order)
@@ -159,8 +192,8 @@ class Writer(threading.Thread):
         if order is None:
             return
         op = self._begin("complete_order", orderId=order)
-        answer = self._until_definite(lambda node: self.rec.call(
-            op, "complete_order", self.name, node, "PATCH", f"/v1/store/orders/{order}",
+        answer = self._until_definite(lambda node: self._write(
+            op, "complete_order", node, "PATCH", f"/v1/store/orders/{order}",
             key=self.staff_key, body={"complete": True}))
         if answer is not None:
             self.shop.close_order(order)
@@ -181,8 +214,8 @@ class Writer(threading.Thread):
             value = self.rng.choice([n for n in range(0, 13) if n != prior])
         etag = current.headers["etag"]
         op = self._begin("set_stock", petId=pet, prior=prior, value=value, etag=etag)
-        return self._until_definite(lambda node: self.rec.call(
-            op, "set_stock", self.name, node, "PATCH", f"/v1/inventory/{pet}",
+        return self._until_definite(lambda node: self._write(
+            op, "set_stock", node, "PATCH", f"/v1/inventory/{pet}",
             key=self.staff_key, body={"quantity": value}, headers={"If-Match": etag}))
 
     def _create(self, kind, path, body):
@@ -193,8 +226,8 @@ class Writer(threading.Thread):
         self.history.write({"t": "op", "op": op, "kind": kind, "client": self.name,
                             "at": round(time.time(), 4),
                             "meta": {**body, "idempotencyKey": key}})
-        return self._until_definite(lambda node: self.rec.call(
-            op, kind, self.name, node, "POST", path, key=self.staff_key, body=body,
+        return self._until_definite(lambda node: self._write(
+            op, kind, node, "POST", path, key=self.staff_key, body=body,
             headers={"Idempotency-Key": key}))
 
     def create_pet(self):
@@ -214,16 +247,18 @@ class Writer(threading.Thread):
         path = self.rng.choice(
             [f"/v1/inventory/{pet}", f"/v1/pets?id={pet}"]
             + ([f"/v1/store/orders/{order}"] if order else []))
-        op = self._begin("read_point", path=path)
+        meta, headers = self._freshness()
+        op = self._begin("read_point", path=path, **meta)
         self.rec.call(op, "read_point", self.name, self.rng.randrange(self.nodes), "GET",
-                      path, key=self.customer_key)
+                      path, key=self.customer_key, headers=headers)
 
     def read_page(self):
         path = self.rng.choice(["/v1/pets?limit=20", "/v1/inventory?limit=50",
                                 "/v1/store/orders?limit=20", "/v1/categories?limit=20"])
-        op = self._begin("read_page", path=path)
+        meta, headers = self._freshness()
+        op = self._begin("read_page", path=path, **meta)
         self.rec.call(op, "read_page", self.name, self.rng.randrange(self.nodes), "GET",
-                      path, key=self.customer_key)
+                      path, key=self.customer_key, headers=headers)
 
 
 class FeedReader(threading.Thread):

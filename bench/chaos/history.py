@@ -12,6 +12,11 @@ Line types (the "t" field):
   sse_end a listener's connection ended (why)
   drain  the wait for a shop's webhooks after the load: when it ended (`until`) and whether
          every subscription had caught up (`caught_up`) or the wait gave up
+  replicas the read standbys the shop's nodes were given (`servers`: the metrics' names)
+  metrics one node's /metrics: reads per server, each standby's lag and health, and how
+         many times the node was started (its counters restart at 0 each time)
+A call's `headers` are those the client sent (a read's Consistency-Token or Max-Staleness);
+its `token` the Consistency-Token its answer carried.
 Every line but meta carries its shop ("pg" or "sqlite"; "pg" when absent): each shop is
 checked alone against its own final state.
 The checker reads only this file and the final state; nothing else of a run is trusted.

@@ -69,6 +69,8 @@ class History:
         self.deliveries = []   # what the receiver got, in the order it got it
         self.sse = []          # stretches of SSE listeners' connections, in order
         self.drain = None      # how the wait for webhooks after the load ended (last one)
+        self.metrics = []      # the nodes' /metrics of reads per server, scraped in the run
+        self.replicas = None   # the read standbys the nodes were given, if any
         for record in records:
             kind = record.get("t")
             if kind == "call":
@@ -88,6 +90,10 @@ class History:
                 self.sse.append(record)
             elif kind == "drain":
                 self.drain = record
+            elif kind == "metrics":
+                self.metrics.append(record)
+            elif kind == "replicas":
+                self.replicas = record
         for calls in self.calls.values():
             calls.sort(key=lambda c: c["sent"])
         self.all_calls.sort(key=lambda c: c["sent"])

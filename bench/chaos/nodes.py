@@ -26,8 +26,13 @@ WEBHOOK_FLAGS = ["--webhook-allow-private-targets", "--webhook-first-retry-ms", 
 
 class Node:
     def __init__(self, index, binary, database_url, workdir, admin_key, name=None,
-                 env=None):
+                 env=None, replicas=(), replica_wait_ms=50, legacy_binary=None):
         self.index = index
+        # Read standbys' URLs (`--database-replica`), unless the node runs `legacy_binary`
+        # (the previous version, which has no such flag).
+        self.replicas = list(replicas)
+        self.replica_wait_ms = replica_wait_ms
+        self.legacy_binary = legacy_binary
         self.name = name or f"node{index}"
         self.binary = binary
         self.database_url = database_url
@@ -60,13 +65,21 @@ class Node:
                  "--admin-key-file", os.path.join(self.workdir, f"{self.name}.admin-key"),
                  # The soak measures faults, not the rate limiter.
                  "--rate-limit", "1000000",
-                 "--db-connections", "8", *WEBHOOK_FLAGS],
+                 "--db-connections", "8", *WEBHOOK_FLAGS, *self.replica_args()],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=self.workdir, env=env,
                 # Its own session: a Ctrl-C on the terminal reaches the runner only, whose
                 # cleanup then ends every node.
                 start_new_session=True)
             log.close()
             self.starts += 1
+
+    def replica_args(self):
+        if not self.replicas or (self.legacy_binary and self.binary == self.legacy_binary):
+            return []
+        args = []
+        for url in self.replicas:
+            args += ["--database-replica", url]
+        return args + ["--replica-wait-ms", str(self.replica_wait_ms)]
 
     def terminate(self, timeout=45):
         """SIGTERM, and the drain it starts; kill -9 if it is not over within `timeout`."""

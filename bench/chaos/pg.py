@@ -1,4 +1,5 @@
-"""Throwaway PostgreSQL clusters: a primary and a synchronous standby in a temporary folder.
+"""Throwaway PostgreSQL clusters in a temporary folder: a primary, its synchronous standby
+(the failover pair), and an asynchronous standby that only serves reads.
 
 initdb and postgres refuse to run as root, so when we are root every PostgreSQL program runs
 as the `postgres` OS user (as crates/petstore-http/tests/http/cluster/mod.rs does).
@@ -85,9 +86,15 @@ class Cluster:
     def _own_settings(self):
         return (f"port = {self.port}\n"
                 f"listen_addresses = '127.0.0.1'\n"
-                f"unix_socket_directories = '{self.dir}'\n")
+                f"unix_socket_directories = '{self.dir}'\n"
+                # A standby's WAL receiver names itself after its cluster (its
+                # application_name on the primary), which synchronous_standby_names matches.
+                f"cluster_name = '{self.name}'\n"
+                # A standby whose upstream went away (a failover, a killed standby's restart)
+                # tries again every second, not every 5 s.
+                "wal_retrieve_retry_interval = '1s'\n")
 
-    def init_primary(self, synchronous=True):
+    def init_primary(self, synchronous=True, sync_names=("*",)):
         os.makedirs(self.dir, exist_ok=True)
         give_to_postgres(self.dir)
         self.run("initdb", "-A", "trust", "-U", "postgres", "--no-sync", "-D", self.data)
@@ -96,7 +103,10 @@ class Cluster:
             # A commit is acknowledged only once a standby has it: a killed primary loses
             # nothing acknowledged. Copied to every standby, so a promoted one waits too.
             # (The async-standby plant sets it empty: the standby then trails behind.)
-            + f"synchronous_standby_names = '{'*' if synchronous else ''}'\n"
+            # Only the failover pair's clusters are named: the read standby streams too, and
+            # must never be the one a commit waits for (nor the one a failover promotes).
+            + "synchronous_standby_names = "
+            + f"'{sync_standby_names(sync_names) if synchronous else ''}'\n"
             # A crash of a process keeps the page cache; fsync would only load the disk
             # another engineer's builds share.
             + "fsync = off\n"
@@ -131,6 +141,11 @@ class Cluster:
             path = os.path.join(self.dir, name)
             if os.path.lexists(path):
                 os.remove(path)
+
+    def start_again(self):
+        """Starts a server this tool killed (kill -9): its socket's lock goes first."""
+        self._remove_stale_socket_lock()
+        self.start()
 
     def start(self):
         if CLOSING.is_set():
@@ -198,20 +213,53 @@ class Cluster:
         value = self.query("SELECT pg_is_in_recovery()")
         return None if value is None else value == "t"
 
-    def sync_standbys(self, synchronous=True):
+    def sync_standbys(self, synchronous=True, name=None):
+        """Standbys that are synchronous (streaming, for an asynchronous pair); only the one
+        whose WAL receiver is `name` (its cluster_name) when given."""
         value = self.query(
             "SELECT count(*) FROM pg_stat_replication WHERE "
-            + ("sync_state = 'sync'" if synchronous else "state = 'streaming'"))
+            + ("sync_state = 'sync'" if synchronous else "state = 'streaming'")
+            + (f" AND application_name = '{name}'" if name else ""))
         return int(value) if value and value.isdigit() else 0
 
-    def wait_sync_standby(self, timeout=60, synchronous=True):
-        """Until a standby is synchronous (streaming, for an asynchronous pair)."""
+    def wait_sync_standby(self, timeout=60, synchronous=True, name=None):
+        """Until a standby (`name`, when given) is synchronous (streaming, for an asynchronous
+        pair)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self.sync_standbys(synchronous) >= 1:
+            if self.sync_standbys(synchronous, name) >= 1:
                 return True
             time.sleep(0.2)
         return False
+
+    def timeline(self):
+        """The timeline this server writes (a primary) or receives (a standby), or None."""
+        value = self.query("SELECT CASE WHEN pg_is_in_recovery() "
+                           "THEN (SELECT received_tli FROM pg_stat_wal_receiver "
+                           "      WHERE status = 'streaming') "
+                           "ELSE ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))"
+                           "::bit(32)::int END")
+        return int(value) if value and value.isdigit() else None
+
+    def replay_paused(self):
+        """True when this standby's replay is paused (or asked to pause), None if it cannot
+        say."""
+        value = self.query("SELECT pg_get_wal_replay_pause_state()")
+        return None if value is None else value != "not paused"
+
+
+def sync_standby_names(names):
+    """synchronous_standby_names naming `names` (cluster names, quoted: they hold a '-'); the
+    first of them streaming is the synchronous one."""
+    if list(names) == ["*"]:
+        return "*"
+    return "FIRST 1 (" + ", ".join(f'"{name}"' for name in names) + ")"
+
+
+def replica_url(port):
+    """A libpq URL of a read standby through `port` on 127.0.0.1 (one host: a node's
+    `--database-replica` values are split at commas)."""
+    return f"postgres://postgres@127.0.0.1:{port}/postgres?sslmode=disable"
 
 
 def url_for(ports):

@@ -19,6 +19,9 @@ PLANTS = {
     "webhook-out-of-order": "the nodes of both shops run target/chaos-plant/"
                             "petstore-webhook-out-of-order, whose delivery runs swap the "
                             "first two events of each page they read ahead",
+    "replica-unchecked": "PostgreSQL nodes run target/chaos-plant/petstore-replica-unchecked, "
+                         "whose read standbys serve every read they get without checking how "
+                         "far they have replayed",
 }
 
 # Plants compiled into the node binary: each is petstore-http's Cargo feature of the same
@@ -32,6 +35,9 @@ BUILT_PLANTS = {
     "answer-before-commit": ("pg",),
     # The bug is in webhook delivery, which both backends share: both shops must catch it.
     "webhook-out-of-order": ("pg", "sqlite"),
+    # Read standbys are PostgreSQL's; the standby faults that make them lag (replay paused,
+    # link stalled, killed) show it.
+    "replica-unchecked": ("pg",),
 }
 
 

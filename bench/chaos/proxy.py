@@ -69,6 +69,12 @@ class Proxy:
     def reset(self):
         self.hub.call(self._reset)
 
+    def retarget(self, port):
+        """New connections go to `port` from now on; the ones open now are reset (the read
+        standby's link, when a failover gives the pair another primary)."""
+        self.target_port = port
+        self.hub.call(self._reset)
+
     async def _set_mode(self, mode):
         previous, self.mode = self.mode, mode
         if mode == "stall":

@@ -1,5 +1,6 @@
-"""The report: faults by kind, requests by kind and status, op outcomes, healing times, and
-how long after the load each webhook subscription took to catch up.
+"""The report: faults by kind, requests by kind and status, op outcomes, healing times, how
+long after the load each webhook subscription took to catch up, the reads checked by how
+they were sent, and which servers served reads (the nodes' petstore_db_reads_total).
 
 Healing of a fault: from its end to the first 2xx answer to a request sent after the end,
 through each node the fault hit (for a failover, every node); the slowest node counts. Every
@@ -75,7 +76,7 @@ def status_label(call):
     return f"{call['status']} {code}" if code else str(call["status"])
 
 
-def build(history, anomalies, healed, settings, catch_up=None):
+def build(history, anomalies, healed, settings, catch_up=None, reads=None):
     requests = defaultdict(Counter)
     for call in history.all_calls:
         requests[call["kind"]][status_label(call)] += 1
@@ -111,6 +112,7 @@ def build(history, anomalies, healed, settings, catch_up=None):
                      if f["kind"] == "upgrade" and not f.get("failed")],
         "healing_seconds": healing,
         "webhook_catch_up": catch_up or {"subscriptions": {}},
+        "reads": reads or {},
         "anomalies": anomalies.items,
         "anomaly_count": len(anomalies),
     }
@@ -144,6 +146,7 @@ def render(report):
         lines.append(f"  {kind:<16} max {entry['max']:.2f}  p99 {entry['p99']:.2f}  "
                      f"({entry['faults']} faults)")
     lines.extend(render_catch_up(report.get("webhook_catch_up") or {}))
+    lines.extend(render_reads(report.get("reads") or {}))
     lines.append(f"anomalies: {report['anomaly_count']}")
     for anomaly in report["anomalies"][:100]:
         lines.append(f"  [{anomaly['check']}] {anomaly['message']}")
@@ -174,6 +177,36 @@ def render_catch_up(catch_up):
         else:
             slow = "  SLOW" if limit is not None and seconds > limit else ""
             lines.append(f"  {name:<16} {seconds:8.2f}  ({entry['events']} events){slow}")
+    return lines
+
+
+def render_reads(reads):
+    """Lines for the reads checked, and the servers that served them."""
+    lines = []
+    checked = reads.get("checked") or {}
+    if checked:
+        lines.append("reads checked against the writes each must see: "
+                     + ", ".join(f"{mode} {n}" for mode, n in sorted(checked.items()))
+                     + f" ({reads.get('objects', 0)} objects shown)"
+                     + (f"; {reads['tokens_unmatched']} tokens no write's answer carried"
+                        if reads.get("tokens_unmatched") else ""))
+        older = reads.get("older_than_plain") or {}
+        if older:
+            lines.append("  allowed by their token or bound, but older than a plain read may "
+                         "show: " + ", ".join(f"{mode} {n}" for mode, n in sorted(older.items())))
+    by_server = reads.get("by_server") or {}
+    total = by_server.get("total") or {}
+    if total:
+        all_reads = sum(total.values())
+        standbys = sum(n for server, n in total.items() if server != "primary")
+        share = f" ({100 * standbys / all_reads:.0f} % on standbys)" if all_reads else ""
+        lines.append("reads per server (petstore_db_reads_total, every node, every start): "
+                     + ", ".join(f"{server} {n}" for server, n in total.items()) + share)
+        for node, last in sorted((by_server.get("last") or {}).items()):
+            up, lag = last.get("up") or {}, last.get("lag") or {}
+            text = ", ".join(f"{server} up {up.get(server, 0):.0f} lag {lag.get(server, 0):.0f} B"
+                             for server in sorted(set(up) | set(lag)))
+            lines.append(f"  node{node} at its last scrape: {text or 'no standby series'}")
     return lines
 
 

@@ -4,11 +4,12 @@ the checker over the recorded history (docs/reliability.md).
     python3 bench/chaos/run.py [--minutes 3] [--seed N] [--nodes 2] [--writers 6]
     python3 bench/chaos/run.py --plant NAME      (a negative control: the check must fail)
 
-Two shops run at once: PostgreSQL (the nodes on a primary and its synchronous standby) and
-SQLite (one node on a file of its own), each with its clients and faults, each checked
-alone. Builds nothing: it runs target/release/petstore. Everything it starts (nodes,
-clusters, proxies, the receiver, the SQLite disk) ends when it exits, Ctrl-C included. The
-run's files (history, final state, report, logs) stay in target/chaos/<time>-seed<N>/.
+Two shops run at once: PostgreSQL (the nodes on a primary and its synchronous standby, with
+both that standby and an asynchronous one serving reads) and SQLite (one node on a file of
+its own), each with its clients and faults, each checked alone. Builds nothing: it runs
+target/release/petstore. Everything it starts (nodes, clusters, proxies, the receiver, the
+SQLite disk) ends when it exits, Ctrl-C included. The run's files (history, final state,
+report, logs) stay in target/chaos/<time>-seed<N>/.
 """
 
 import argparse
@@ -31,8 +32,9 @@ from history import History, ShopHistory, read_history  # noqa: E402
 from nemesis import Nemesis  # noqa: E402
 from shops import ShopClients  # noqa: E402
 from sqlite_shop import SqliteNemesis, SqliteShop  # noqa: E402
+from standbys import MetricsScraper  # noqa: E402
 from webhooks import Receiver  # noqa: E402
-from world import World  # noqa: E402
+from world import REPLICA_SERVERS, World  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(HERE))
 BINARY = os.path.join(REPO, "target", "release", "petstore")
@@ -65,6 +67,12 @@ def parse_args(argv):
                         help="seconds at least between two failovers (40; 12 under "
                         "--plant async-standby)")
     parser.add_argument("--no-faults", action="store_true", help="the same run, no nemesis")
+    parser.add_argument("--no-replicas", action="store_true",
+                        help="no read standbys: the nodes read the primary only, reads are "
+                        "sent plain, no standby faults (for a binary without "
+                        "--database-replica)")
+    parser.add_argument("--replica-wait-ms", type=int, default=50,
+                        help="the nodes' --replica-wait-ms (50, their default)")
     parser.add_argument("--plant", choices=sorted(plants.PLANTS), default=None,
                         help="a planted bug the checker must catch (a negative control)")
     parser.add_argument("--out", default=None, help="the run's folder")
@@ -104,12 +112,18 @@ class Run:
         args, world = self.args, self.world
         rng = random.Random(args.seed)
         world.start()
+        replicas = not args.no_replicas
         if args.plant == "feed-unlocked":
             plants.plant_feed_unlocked(world.database.primary)
             log("planted: stamp_events() without its lock")
         stop_clients, stop_nemesis = threading.Event(), threading.Event()
         histories = self.histories
         histories["pg"] = ShopHistory(self.history, "pg")
+        scraper = None
+        if replicas:
+            histories["pg"].write({"t": "replicas", "servers": REPLICA_SERVERS,
+                                   "wait_ms": args.replica_wait_ms})
+            scraper = MetricsScraper(world.nodes, histories["pg"], stop_clients)
         if args.sqlite_writers > 0:
             self.sqlite = SqliteShop(self.sqlite_binary, world.out_dir, world.admin_key,
                                      log=log)
@@ -120,7 +134,8 @@ class Run:
         self.receiver.start()
         self.receiver.subscribe("pg", world.nodes[0].address, world.admin_key)
         pg = ShopClients("pg", world.nodes, histories["pg"], world.admin_key, args,
-                         args.writers, self.run_id, rng, stop_clients, args.plant)
+                         args.writers, self.run_id, rng, stop_clients, args.plant,
+                         read_modes=replicas)
         self.shops = [pg]
         nemeses = [Nemesis(world.nodes, world.proxies_by_node, world.database,
                            histories["pg"], rng.random(), stop_nemesis,
@@ -140,6 +155,8 @@ class Run:
         started = time.monotonic()
         for shop in self.shops:
             shop.start(sse_nodes=[0])
+        if scraper is not None:
+            scraper.start()
         if not args.no_faults:
             for nemesis in nemeses:
                 nemesis.start()
@@ -167,6 +184,9 @@ class Run:
         for shop in self.shops:
             if not shop.join(args.retry_budget + 30):
                 raise RuntimeError(f"a client of {shop.name} did not stop")
+        if scraper is not None:
+            scraper.join(timeout=10)
+            scraper.scrape()  # the counts up to the load's end
         return self.final_states()
 
     def final_states(self):
@@ -216,6 +236,10 @@ def main(argv=None):
         print(f"{args.binary} is missing: run `cargo build --release -p petstore-http --bin "
               "petstore` first", file=sys.stderr)
         return 2
+    if args.plant == "replica-unchecked" and args.no_replicas:
+        print("--plant replica-unchecked needs read standbys: drop --no-replicas",
+              file=sys.stderr)
+        return 2
     if args.seed is None:
         args.seed = secrets.randbelow(1_000_000)
     out_dir = args.out or os.path.join(
@@ -231,10 +255,13 @@ def main(argv=None):
     settings = {"seed": args.seed, "minutes": args.minutes, "nodes": args.nodes,
                 "writers": args.writers, "sqlite_writers": args.sqlite_writers,
                 "faults": not args.no_faults, "plant": args.plant,
-                "previous_binary": args.previous_binary}
+                "previous_binary": args.previous_binary, "replicas": not args.no_replicas,
+                "replica_wait_ms": args.replica_wait_ms}
     log(f"run {run_id} in {out_dir}")
     world = World(binaries["pg"], out_dir, args.nodes, f"chaos-admin-{secrets.token_hex(16)}",
-                  log=log, synchronous=args.plant != "async-standby", seed=args.seed)
+                  log=log, synchronous=args.plant != "async-standby", seed=args.seed,
+                  replicas=not args.no_replicas, replica_wait_ms=args.replica_wait_ms,
+                  previous_binary=args.previous_binary)
     history = History(os.path.join(out_dir, "history.jsonl"))
     history.write({"t": "meta", "run_id": run_id, "settings": settings,
                    "started": time.time()})

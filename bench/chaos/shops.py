@@ -17,8 +17,9 @@ def create_key(address, admin_key, role, name):
 
 class ShopClients:
     def __init__(self, name, nodes, history, admin_key, args, writers, run_id, rng, stop,
-                 plant=None):
+                 plant=None, read_modes=False):
         self.name = name
+        self.read_modes = read_modes  # reads sent three ways (clients.READ_MODES)
         self.nodes = nodes
         self.history = history
         self.admin_key = admin_key
@@ -63,7 +64,8 @@ class ShopClients:
     def _writer(self, i, name=None):
         writer = Writer(i, self.recorder, self.history, self.shop, self.customers[i],
                         self.staff, self.run_id, self.rng.random(), self.stop,
-                        self.args.retry_budget, prefix=f"{self.prefix}w", plant=self.plant)
+                        self.args.retry_budget, prefix=f"{self.prefix}w", plant=self.plant,
+                        read_modes=self.read_modes)
         if name:
             writer.name = f"{self.prefix}{name}"
         return writer

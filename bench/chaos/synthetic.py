@@ -18,19 +18,36 @@ class Shop:
     def event(self, kind, data):
         self.events.append({"id": str(len(self.events) + 1), "type": kind, "data": data})
 
-    def op(self, kind, **meta):
+    def op(self, kind, client="w0", **meta):
         self.next_op += 1
-        self.records.append({"t": "op", "op": self.next_op, "kind": kind, "client": "w0",
+        self.records.append({"t": "op", "op": self.next_op, "kind": kind, "client": client,
                              "meta": meta})
         return self.next_op
 
     def call(self, op, kind, status, resp=None, code=None, error=None, node=0, took=0.01,
-             path="/v1/x"):
+             path="/v1/x", method="POST", headers=None, token=None, client="w0"):
         self.clock += 0.1
-        self.records.append({"t": "call", "op": op, "kind": kind, "client": "w0", "node": node,
-                             "sent": self.clock, "answered": self.clock + took,
-                             "method": "POST", "path": path, "status": status, "code": code,
-                             "error": error, "resp": resp})
+        record = {"t": "call", "op": op, "kind": kind, "client": client, "node": node,
+                  "sent": self.clock, "answered": self.clock + took,
+                  "method": method, "path": path, "status": status, "code": code,
+                  "error": error, "resp": resp}
+        if headers:
+            record["headers"] = headers
+        if token:
+            record["token"] = token
+        self.records.append(record)
+        return record
+
+    def read(self, path, status=200, resp=None, headers=None, kind="read_point", client="w0",
+             took=0.01, node=0):
+        """One read (GET) and the answer it got; the call's record."""
+        op = self.op(kind, client=client, path=path)
+        return self.call(op, kind, status, resp, node=node, took=took, path=path,
+                         method="GET", headers=headers, client=client)
+
+    def tokened(self, token):
+        """The last write's answer carried this Consistency-Token."""
+        self.records[-1]["token"] = token
 
     def pet(self, stock):
         op = self.op("create_pet", name=f"s1-pet-{self.next_op + 1}", categoryId=1)
