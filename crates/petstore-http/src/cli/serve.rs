@@ -87,14 +87,14 @@ pub struct ServeArgs {
     #[arg(long, env = "PETSTORE_DB_TIMEOUT_MS", default_value_t = 5_000)]
     pub db_timeout_ms: u64,
     /// A hot standby of the PostgreSQL primary that may serve reads (a libpq URL of the same
-    /// database, with its own TLS settings); repeat it for several, or list them
-    /// comma-separated in the environment. A read still sees every write acknowledged before
-    /// it was sent (docs/deployment.md, "Read standbys"). None by default: the primary
-    /// serves every read.
+    /// database, with its own TLS settings); repeat it for several, or list them separated
+    /// by spaces in the environment (a URL may hold commas: several hosts). A read still
+    /// sees every write acknowledged before it was sent (docs/deployment.md, "Read
+    /// standbys"). None by default: the primary serves every read.
     #[arg(
         long = "database-replica",
         env = "PETSTORE_DATABASE_REPLICAS",
-        value_delimiter = ',',
+        value_delimiter = ' ',
         value_parser = values::postgres_url
     )]
     pub database_replicas: Vec<String>,

@@ -124,3 +124,42 @@ fn the_service_serves_with_what_the_file_says() {
     assert!(refused.starts_with("HTTP/1.1 413"), "{refused}");
     assert!(refused.contains("payload_too_large"), "{refused}");
 }
+
+#[test]
+fn read_standbys_are_listed_with_spaces_in_the_environment_so_a_url_keeps_its_commas() {
+    let dir = tempfile::tempdir().unwrap();
+    let many_hosts = "postgres://shop:secret@db2,db3/shop?target_session_attrs=standby";
+    let output = petstore(dir.path().join("shop.db"))
+        .env(
+            "PETSTORE_DATABASE_REPLICAS",
+            format!("{many_hosts} postgres://db4/shop"),
+        )
+        .args(["serve", "--print-config"])
+        .output()
+        .unwrap();
+    let settings = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        settings.contains(
+            "database-replica = [\"postgres://shop:***@db2,db3/shop?target_session_attrs=standby\", \"postgres://db4/shop\"]  # the environment"
+        ),
+        "{settings}"
+    );
+    // A standby of a SQLite file is refused before anything starts.
+    let output = petstore(dir.path().join("shop.db"))
+        .args([
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--database-replica",
+            "postgres://db4/shop",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(
+        stderr.contains("--database-replica needs a PostgreSQL --database"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("shop.db").exists(), "nothing started");
+}
