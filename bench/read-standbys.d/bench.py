@@ -1,0 +1,439 @@
+#!/usr/bin/env python3
+"""The measuring side of bench/read-standbys, one subcommand per step; Python's standard
+library only (the seeding is bench/webhooks.d/bench.py's).
+
+    bench.py snapshot --root DIR --service-pid PID --service URL --out FILE
+    bench.py wait-replicas --service URL --replicas N [--timeout S]
+    bench.py token    --service URL --key KEY --pet ID
+    bench.py verify   --service URL --key KEY --pets-file FILE [--header 'Name: value'] [--fresh]
+    bench.py record   --name NAME --round N --replicas N --before FILE --after FILE --wrk FILE
+                      --connections N [--min-standby-share X] --out FILE
+    bench.py summary  --work DIR --meta FILE --out FILE
+
+A snapshot holds what bench/read-standbys divides by the reads: the CPU seconds of each
+cluster (bench/read-standbys.d/clusters.py), of the service and of the whole machine, and the
+service's counters from /metrics. `record` takes a phase's two snapshots and its wrk summary,
+checks that the counts add up (every answer 200, the service counted the reads wrk got, the
+reads per server add up to the reads served) and writes the phase's figures; a check that
+fails stops the run (exit 1) before anything is printed as a result. `summary` prints the
+table and the ratios against the phase with no standby measured in the same round.
+"""
+
+import argparse
+import json
+import os
+import re
+import statistics
+import sys
+import time
+import urllib.error
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import clusters  # noqa: E402
+
+TICKS = os.sysconf("SC_CLK_TCK")
+# The point reads the load sends (route labels on /metrics end with these).
+READ_ROUTES = ("/pets/{petId}", "/inventory/{petId}")
+SEEDED_STOCK = 1_000_000  # what bench/webhooks.d/bench.py seed gives each pet
+
+
+class Failure(Exception):
+    """A check that failed: main() prints it and exits 1."""
+
+
+def write_json(path, value):
+    with open(path, "w") as file:
+        json.dump(value, file, indent=2)
+
+
+def read_json(path):
+    with open(path) as file:
+        return json.load(file)
+
+
+def call(method, url, key=None, body=None, headers=(), timeout=10):
+    """(status, headers, decoded JSON or raw bytes)."""
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, method=method)
+    if key:
+        request.add_header("Authorization", f"Bearer {key}")
+    if body is not None:
+        request.add_header("Content-Type", "application/json")
+    for header in headers:
+        name, _, value = header.partition(":")
+        request.add_header(name.strip(), value.strip())
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            raw, status, answer_headers = response.read(), response.status, response.headers
+    except urllib.error.HTTPError as error:
+        raw, status, answer_headers = error.read(), error.code, error.headers
+    try:
+        decoded = json.loads(raw) if raw else None
+    except ValueError:
+        decoded = raw
+    return status, answer_headers, decoded
+
+
+# ---------------------------------------------------------------- snapshot
+
+
+def metrics(service):
+    """The service's counters: {(name, ((label, value), ...)): value} for the series read here."""
+    with urllib.request.urlopen(f"{service}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    series = {}
+    for line in text.splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        match = re.match(r"([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)", line)
+        if not match:
+            continue
+        name, labels, value = match.groups()
+        if name not in ("petstore_http_requests_total", "petstore_db_reads_total",
+                        "petstore_db_replica_lag_bytes", "petstore_db_replica_up"):
+            continue
+        pairs = tuple(sorted(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', labels or "")))
+        series[json.dumps([name, pairs])] = float(value)
+    return series
+
+
+def process_cpu_seconds(pid):
+    fields = clusters.stat_fields(pid)
+    if fields is None:
+        raise Failure(f"process {pid} is gone")
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def machine_busy_seconds():
+    """Every core's busy time (not idle, not waiting for the disk)."""
+    with open("/proc/stat") as file:
+        fields = file.readline().split()
+    return sum(int(fields[i]) for i in (1, 2, 3, 6, 7, 8)) / TICKS
+
+
+def snapshot(args):
+    state = clusters.load_state(args.root)
+    out = {
+        "at": time.monotonic(),
+        "clusters": {},
+        "service": process_cpu_seconds(args.service_pid),
+        "machine": machine_busy_seconds(),
+        "metrics": metrics(args.service),
+    }
+    for cluster in clusters.clusters_of(state):
+        pid = cluster.postmaster_pid()
+        if pid is None:
+            raise Failure(f"{cluster.name}: no postmaster.pid (did it stop?)")
+        out["clusters"][cluster.name] = clusters.cluster_cpu_seconds(pid)
+    write_json(args.out, out)
+
+
+# ---------------------------------------------------------------- wait-replicas, token, verify
+
+
+def wait_replicas(args):
+    """Until /metrics shows every replica up (petstore_db_replica_up 1), at most --timeout s."""
+    wanted = [f"replica-{n}" for n in range(1, args.replicas + 1)]
+    deadline = time.monotonic() + args.timeout
+    while True:
+        up = {dict(json.loads(key)[1]).get("server"): value
+              for key, value in metrics(args.service).items()
+              if json.loads(key)[0] == "petstore_db_replica_up"}
+        if all(up.get(server) == 1 for server in wanted):
+            return
+        if time.monotonic() > deadline:
+            raise Failure(f"the node's replicas were not all up after {args.timeout} s: {up}")
+        time.sleep(0.2)
+
+
+def token(args):
+    """A write's Consistency-Token: the pet's stock set again to what it was seeded with (the
+    data stays the same in every phase)."""
+    status, headers, answer = call("PATCH", f"{args.service}/v1/inventory/{args.pet}", args.key,
+                                   {"quantity": SEEDED_STOCK})
+    if status != 200:
+        raise Failure(f"setting pet {args.pet}'s stock: expected 200, got {status}: {answer}")
+    value = headers.get("Consistency-Token")
+    if not value:
+        raise Failure("a write's answer carried no Consistency-Token (is a replica configured?)")
+    print(value)
+
+
+def verify(args):
+    """Reads of pets spread over the seeded ones, with the phase's header: each answered 200
+    with the pet asked for and its seeded stock. With --fresh, a write first (a stock level
+    never set before) and a read right after it, with no header, on the node, which must
+    show it (the promise the default keeps), then the seeded level back."""
+    pets = read_json(args.pets_file)["pets"]
+    step = max(1, len(pets) // 20)
+    headers = [args.header] if args.header else []
+    for pet in pets[::step]:
+        status, _, answer = call("GET", f"{args.service}/v1/pets/{pet}", args.key, headers=headers)
+        if status != 200 or not isinstance(answer, dict) or answer.get("id") != pet:
+            raise Failure(f"GET /v1/pets/{pet} {headers}: {status} {answer}")
+        status, _, answer = call("GET", f"{args.service}/v1/inventory/{pet}", args.key,
+                                 headers=headers)
+        if (status != 200 or not isinstance(answer, dict) or answer.get("petId") != pet
+                or answer.get("quantity") != SEEDED_STOCK):
+            raise Failure(f"GET /v1/inventory/{pet} {headers}: {status} {answer}")
+    if args.fresh:
+        pet = pets[len(pets) // 2]
+        level = SEEDED_STOCK + 1 + int(time.time() * 1000) % 100_000
+        for quantity, what in ((level, "a new level"), (SEEDED_STOCK, "the seeded level back")):
+            status, _, answer = call("PATCH", f"{args.service}/v1/inventory/{pet}", args.key,
+                                     {"quantity": quantity})
+            if status != 200:
+                raise Failure(f"setting pet {pet}'s stock to {what}: {status} {answer}")
+            status, _, answer = call("GET", f"{args.service}/v1/inventory/{pet}", args.key)
+            if status != 200 or not isinstance(answer, dict) or answer.get("quantity") != quantity:
+                raise Failure(f"a read right after setting pet {pet}'s stock to {quantity} "
+                              f"answered {status} {answer}: older than a write acknowledged "
+                              "before it was sent")
+
+
+# ---------------------------------------------------------------- record
+
+
+def counter_delta(before, after, name, where=lambda labels: True):
+    """The increase of every series of `name` whose labels pass `where`, by labels."""
+    deltas = {}
+    for key, value in after.items():
+        series, labels = json.loads(key)
+        if series != name:
+            continue
+        labels = dict(labels)
+        if where(labels):
+            deltas[tuple(sorted(labels.items()))] = value - before.get(key, 0.0)
+    return deltas
+
+
+def record(args):
+    before, after = read_json(args.before), read_json(args.after)
+    text = open(args.wrk).read()
+    found = re.search(r"RESULT (\d+) (\d+) (\d+) (\d+) ([0-9.]+) ([0-9.]+)", text)
+    if not found:
+        raise Failure(f"{args.name}: wrk gave no result:\n{text}")
+    requests, duration_us, non_2xx, socket_errors, p50, p99 = found.groups()
+    requests, non_2xx, socket_errors = int(requests), int(non_2xx), int(socket_errors)
+    seconds = int(duration_us) / 1e6
+    what = f"{args.name}, round {args.round}"
+    if requests == 0:
+        raise Failure(f"{what}: wrk got no answer")
+    if non_2xx or socket_errors:
+        raise Failure(f"{what}: wrk saw {non_2xx} answers not 2xx/3xx and {socket_errors} "
+                      "socket errors")
+
+    # What the service answered on the read routes, by status: every one 200, and as many as
+    # wrk got (more by at most one a connection: answers in flight when wrk stopped).
+    def read_route(labels):
+        return labels.get("method") == "GET" and labels.get("route", "").endswith(READ_ROUTES)
+
+    by_status = {}
+    for labels, delta in counter_delta(before["metrics"], after["metrics"],
+                                       "petstore_http_requests_total", read_route).items():
+        status = dict(labels).get("status")
+        by_status[status] = by_status.get(status, 0) + delta
+    served = int(by_status.pop("200", 0))
+    others = {status: int(n) for status, n in by_status.items() if n}
+    if others:
+        raise Failure(f"{what}: the service answered reads with other statuses than 200: {others}")
+    if not requests <= served <= requests + args.connections:
+        raise Failure(f"{what}: wrk got {requests} answers, the service counted {served} reads "
+                      f"answered 200 (expected {requests} to {requests + args.connections})")
+
+    # Where the reads went: petstore_db_reads_total by server (no series without replicas).
+    per_server = {dict(labels)["server"]: int(delta) for labels, delta in counter_delta(
+        before["metrics"], after["metrics"], "petstore_db_reads_total").items()}
+    if args.replicas:
+        if not per_server:
+            raise Failure(f"{what}: no petstore_db_reads_total series with {args.replicas} "
+                          "replicas configured")
+        expected = {"primary", *(f"replica-{n}" for n in range(1, args.replicas + 1))}
+        if not set(per_server) <= expected:
+            raise Failure(f"{what}: reads counted for servers {sorted(per_server)}, "
+                          f"expected only {sorted(expected)}")
+        counted = sum(per_server.values())
+        # Every read served is counted on one server; the node's own reads (its key cache,
+        # its change watcher) may add a few.
+        slack = max(50, served // 100)
+        if not served <= counted <= served + slack:
+            raise Failure(f"{what}: the servers' reads add up to {counted} ({per_server}), the "
+                          f"reads served to {served} (expected {served} to {served + slack})")
+        standby_share = sum(n for s, n in per_server.items() if s != "primary") / counted
+        if args.min_standby_share is not None and standby_share < args.min_standby_share:
+            raise Failure(f"{what}: the standbys served {standby_share:.0%} of the reads "
+                          f"({per_server}); below {args.min_standby_share:.0%}, this phase does "
+                          "not measure reads served by standbys")
+    else:
+        if per_server:
+            raise Failure(f"{what}: reads counted per server ({per_server}) with no replica "
+                          "configured")
+        per_server = {"primary": served}
+        standby_share = 0.0
+
+    cpu = {name: (after["clusters"][name] - before["clusters"][name]) * 1e6 / served
+           for name in before["clusters"]}
+    result = {
+        "name": args.name,
+        "round": args.round,
+        "replicas": args.replicas,
+        "seconds": seconds,
+        "wrk_answers": requests,
+        "reads_served": served,
+        "reads_per_second": requests / seconds,
+        "p50_ms": float(p50),
+        "p99_ms": float(p99),
+        "cpu_us_per_read": {
+            **cpu,
+            "service": (after["service"] - before["service"]) * 1e6 / served,
+            "machine": (after["machine"] - before["machine"]) * 1e6 / served,
+        },
+        "reads_by_server": per_server,
+        "standby_share": standby_share,
+        "lag_bytes_at_end": {dict(json.loads(k)[1]).get("server"): v
+                             for k, v in after["metrics"].items()
+                             if json.loads(k)[0] == "petstore_db_replica_lag_bytes"},
+    }
+    write_json(args.out, result)
+
+
+# ---------------------------------------------------------------- summary
+
+
+def summary(args):
+    meta = read_json(args.meta)
+    phases = meta["phases"]
+    results = {}
+    for file in sorted(os.listdir(args.work)):
+        if file.startswith("result-") and file.endswith(".json"):
+            result = read_json(os.path.join(args.work, file))
+            results.setdefault(result["name"], {})[result["round"]] = result
+    rounds = range(1, meta["rounds"] + 1)
+    for name in phases:
+        missing = [r for r in rounds if r not in results.get(name, {})]
+        if missing:
+            raise Failure(f"phase {name}: no result for rounds {missing}")
+    base = phases[0]
+    standbys = [f"standby-{n}" for n in range(1, meta["standbys"] + 1)]
+
+    def median(name, get):
+        return statistics.median(get(results[name][r]) for r in rounds)
+
+    def ratio(name, get):
+        values = [get(results[name][r]) / get(results[base][r]) for r in rounds]
+        return statistics.median(values), values
+
+    cpu = lambda who: lambda r: r["cpu_us_per_read"][who]
+    rate = lambda r: r["reads_per_second"]
+
+    print()
+    print(f"bench/read-standbys: {meta['binary']}")
+    print(f"  {meta['rounds']} rounds of {meta['duration']} s a phase (after {meta['warmup']} s of "
+          f"warm-up), wrk -t1 -c{meta['connections']}, GET /v1/pets/{{id}} and "
+          f"/v1/inventory/{{id}} in turn over {meta['pets']} pets drawn at random, keyed")
+    print(f"  cores ({meta['cores']} on this machine): service {meta['server_cpu']}, "
+          f"wrk {meta['load_cpu']}, primary {meta['primary_cpus'] or 'any'}, "
+          + ", ".join(f"{s} {c or 'any'}" for s, c in zip(standbys, meta['standby_cpus'])))
+    print("  medians of the rounds; CPU is per read served, from /proc/<pid>/stat (a cluster: its "
+          "postmaster and every child)")
+    print()
+    head = (f"{'phase':<28} {'reads/s':>8} {'p50 ms':>7} {'p99 ms':>7} | CPU µs/read: "
+            f"{'primary':>7} " + " ".join(f"{s:>9}" for s in standbys)
+            + f" {'service':>7} {'machine':>7} | reads served by")
+    print(head)
+    for name in phases:
+        label = meta["labels"][name]
+        shares = {}
+        for r in rounds:
+            total = sum(results[name][r]["reads_by_server"].values())
+            for server, n in results[name][r]["reads_by_server"].items():
+                shares.setdefault(server, []).append(n / total)
+        served_by = ", ".join(f"{server} {statistics.median(v):.1%}"
+                              for server, v in sorted(shares.items()))
+        print(f"{label:<28} {median(name, rate):>8.0f} "
+              f"{median(name, lambda r: r['p50_ms']):>7.2f} "
+              f"{median(name, lambda r: r['p99_ms']):>7.2f} |              "
+              f"{median(name, cpu('primary')):>7.2f} "
+              + " ".join(f"{median(name, cpu(s)):>9.2f}" for s in standbys)
+              + f" {median(name, cpu('service')):>7.2f} {median(name, cpu('machine')):>7.2f}"
+              f" | {served_by}")
+    print()
+    show = lambda values: ", ".join(f"{v:.2f}" for v in values)
+    ratios = {}
+    print(f"against {meta['labels'][base]} (the primary serves every read), same round; "
+          "median (rounds):")
+    for name in phases[1:]:
+        label = meta["labels"][name]
+        primary, primary_rounds = ratio(name, cpu("primary"))
+        reads, reads_rounds = ratio(name, rate)
+        ratios[name] = {"primary_cpu_per_read": primary_rounds, "reads_per_second": reads_rounds}
+        print(f"  {label:<26} primary CPU per read {primary:.2f} ({show(primary_rounds)}); "
+              f"reads/s {reads:.2f} ({show(reads_rounds)})")
+    total_reads = sum(results[n][r]["reads_served"] for n in phases for r in rounds)
+    print()
+    print(f"checks passed: {total_reads} reads served, every answer 200 and counted by the "
+          "service as wrk counted it; reads per server adding up to the reads served; sampled "
+          "answers showing the pets and stock seeded; a read right after a write seeing it "
+          "(default reads)")
+    write_json(args.out, {**meta, "results": results, "ratios_to_primary_only": ratios})
+    print(f"written to {args.out}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    def command(name, function):
+        sub = commands.add_parser(name)
+        sub.set_defaults(function=function)
+        return sub
+
+    sub = command("snapshot", snapshot)
+    sub.add_argument("--root", required=True)
+    sub.add_argument("--service-pid", type=int, required=True)
+    sub.add_argument("--service", required=True)
+    sub.add_argument("--out", required=True)
+
+    sub = command("wait-replicas", wait_replicas)
+    sub.add_argument("--service", required=True)
+    sub.add_argument("--replicas", type=int, required=True)
+    sub.add_argument("--timeout", type=float, default=30)
+
+    sub = command("token", token)
+    sub.add_argument("--service", required=True)
+    sub.add_argument("--key", required=True)
+    sub.add_argument("--pet", type=int, required=True)
+
+    sub = command("verify", verify)
+    sub.add_argument("--service", required=True)
+    sub.add_argument("--key", required=True)
+    sub.add_argument("--pets-file", required=True)
+    sub.add_argument("--header", default="")
+    sub.add_argument("--fresh", action="store_true")
+
+    sub = command("record", record)
+    sub.add_argument("--name", required=True)
+    sub.add_argument("--round", type=int, required=True)
+    sub.add_argument("--replicas", type=int, required=True)
+    sub.add_argument("--before", required=True)
+    sub.add_argument("--after", required=True)
+    sub.add_argument("--wrk", required=True)
+    sub.add_argument("--connections", type=int, required=True)
+    sub.add_argument("--min-standby-share", type=float)
+    sub.add_argument("--out", required=True)
+
+    sub = command("summary", summary)
+    sub.add_argument("--work", required=True)
+    sub.add_argument("--meta", required=True)
+    sub.add_argument("--out", required=True)
+
+    args = parser.parse_args()
+    try:
+        args.function(args)
+    except Failure as failure:
+        sys.exit(f"bench/read-standbys: FAILED: {failure}")
+
+
+if __name__ == "__main__":
+    main()
