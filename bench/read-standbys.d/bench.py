@@ -335,8 +335,8 @@ def summary(args):
     print(f"  cores ({meta['cores']} on this machine): service {meta['server_cpu']}, "
           f"wrk {meta['load_cpu']}, primary {meta['primary_cpus'] or 'any'}, "
           + ", ".join(f"{s} {c or 'any'}" for s, c in zip(standbys, meta['standby_cpus'])))
-    print("  medians of the rounds; CPU is per read served, from /proc/<pid>/stat (a cluster: its "
-          "postmaster and every child)")
+    print("  medians of the rounds; CPU (user + system) per read served; a cluster's: its "
+          "postmaster and every child")
     print()
     head = (f"{'phase':<28} {'reads/s':>8} {'p50 ms':>7} {'p99 ms':>7} | CPU µs/read: "
             f"{'primary':>7} " + " ".join(f"{s:>9}" for s in standbys)

@@ -8,9 +8,12 @@ each pinned to the cores it is given. Python's standard library and bench/chaos/
     clusters.py down      --root DIR                 (stops every cluster under DIR, removes DIR)
 
 `up` writes DIR/clusters.json (names, ports, URLs, data folders, cores) and prints it.
-A cluster's CPU time is its postmaster's (user + system), what its reaped children used
-(cutime + cstime: a backend counts once its client has gone) and every live child's, from
-/proc/<pid>/stat: the count bench/read-standbys divides by the reads served.
+A cluster's CPU time is its postmaster's (user + system), every live child's and what its
+reaped children used (cutime + cstime: a backend counts once its client has gone): the count
+bench/read-standbys divides by the reads served. A live process's time is utime + stime as
+/proc/<pid>/stat counts it, read to the nanosecond from /proc/<pid>/schedstat: at one or two
+microseconds a read, the primary's share of a 10 s phase is a few dozen ticks of 10 ms, and
+a tick lost per process would show.
 """
 
 import argparse
@@ -57,17 +60,29 @@ def children_of(pid):
     return found
 
 
+def run_seconds(pid, fields):
+    """CPU seconds process `pid` has run (user + system): /proc/PID/schedstat's first field,
+    in nanoseconds, for a process of one thread (as PostgreSQL's are); /proc/PID/stat's
+    utime + stime, in ticks of 10 ms, if it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/schedstat") as file:
+            return int(file.read().split()[0]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return (int(fields[11]) + int(fields[12])) / TICKS
+
+
 def cluster_cpu_seconds(postmaster):
-    """CPU seconds of a postmaster, its reaped children and its live children."""
+    """CPU seconds of a postmaster, of its live children and of those it has reaped (its
+    cutime + cstime: a backend counts once its client has gone)."""
     fields = stat_fields(postmaster)
     if fields is None:
         raise RuntimeError(f"postmaster {postmaster} is gone")
-    ticks = sum(int(f) for f in fields[11:15])  # utime stime cutime cstime
+    seconds = run_seconds(postmaster, fields) + (int(fields[13]) + int(fields[14])) / TICKS
     for child in children_of(postmaster):
         child_fields = stat_fields(child)
         if child_fields:
-            ticks += int(child_fields[11]) + int(child_fields[12])
-    return ticks / TICKS
+            seconds += run_seconds(child, child_fields)
+    return seconds
 
 
 def pin(postmaster, cpus):
