@@ -338,7 +338,7 @@ def summary(args):
     print("  medians of the rounds; CPU (user + system) per read served; a cluster's: its "
           "postmaster and every child")
     print()
-    head = (f"{'phase':<28} {'reads/s':>8} {'p50 ms':>7} {'p99 ms':>7} | CPU µs/read: "
+    head = (f"{'phase':<30} {'reads/s':>8} {'p50 ms':>7} {'p99 ms':>7} | CPU µs/read: "
             f"{'primary':>7} " + " ".join(f"{s:>9}" for s in standbys)
             + f" {'service':>7} {'machine':>7} | reads served by")
     print(head)
@@ -351,7 +351,7 @@ def summary(args):
                 shares.setdefault(server, []).append(n / total)
         served_by = ", ".join(f"{server} {statistics.median(v):.1%}"
                               for server, v in sorted(shares.items()))
-        print(f"{label:<28} {median(name, rate):>8.0f} "
+        print(f"{label:<30} {median(name, rate):>8.0f} "
               f"{median(name, lambda r: r['p50_ms']):>7.2f} "
               f"{median(name, lambda r: r['p99_ms']):>7.2f} |              "
               f"{median(name, cpu('primary')):>7.2f} "
@@ -360,6 +360,7 @@ def summary(args):
               f" | {served_by}")
     print()
     show = lambda values: ", ".join(f"{v:.2f}" for v in values)
+    show3 = lambda values: ", ".join(f"{v:.3f}" for v in values)
     ratios = {}
     print(f"against {meta['labels'][base]} (the primary serves every read), same round; "
           "median (rounds):")
@@ -368,7 +369,7 @@ def summary(args):
         primary, primary_rounds = ratio(name, cpu("primary"))
         reads, reads_rounds = ratio(name, rate)
         ratios[name] = {"primary_cpu_per_read": primary_rounds, "reads_per_second": reads_rounds}
-        print(f"  {label:<26} primary CPU per read {primary:.2f} ({show(primary_rounds)}); "
+        print(f"  {label:<30} primary CPU per read {primary:.3f} ({show3(primary_rounds)}); "
               f"reads/s {reads:.2f} ({show(reads_rounds)})")
     total_reads = sum(results[n][r]["reads_served"] for n in phases for r in rounds)
     print()
