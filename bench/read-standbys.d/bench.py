@@ -2,7 +2,7 @@
 """The measuring side of bench/read-standbys, one subcommand per step; Python's standard
 library only (the seeding is bench/webhooks.d/bench.py's).
 
-    bench.py snapshot --root DIR --service-pid PID --service URL --out FILE
+    bench.py snapshot --root DIR --service-pid PID --service URL --when before|after --out FILE
     bench.py wait-replicas --service URL --replicas N [--timeout S]
     bench.py token    --service URL --key KEY --pet ID
     bench.py verify   --service URL --key KEY --pets-file FILE [--header 'Name: value'] [--fresh]
@@ -113,19 +113,31 @@ def machine_busy_seconds():
 
 
 def snapshot(args):
+    """The counts at a phase's start (--when before) or end (after). Each cluster's
+    transactions are read through a connection of their own, whose backend costs the
+    cluster a few milliseconds: before the CPU times at the start, after them at the end,
+    so that no phase pays for it."""
     state = clusters.load_state(args.root)
-    out = {
-        "at": time.monotonic(),
-        "clusters": {},
-        "service": process_cpu_seconds(args.service_pid),
-        "machine": machine_busy_seconds(),
-        "metrics": metrics(args.service),
-    }
-    for cluster in clusters.clusters_of(state):
+    members = clusters.clusters_of(state)
+    out = {"clusters": {}, "transactions": {}}
+
+    def count_transactions():
+        for cluster in members:
+            out["transactions"][cluster.name] = clusters.transactions(cluster)
+
+    if args.when == "before":
+        count_transactions()
+    out["at"] = time.monotonic()
+    out["service"] = process_cpu_seconds(args.service_pid)
+    out["machine"] = machine_busy_seconds()
+    for cluster in members:
         pid = cluster.postmaster_pid()
         if pid is None:
             raise Failure(f"{cluster.name}: no postmaster.pid (did it stop?)")
         out["clusters"][cluster.name] = clusters.cluster_cpu_seconds(pid)
+    out["metrics"] = metrics(args.service)
+    if args.when == "after":
+        count_transactions()
     write_json(args.out, out)
 
 
@@ -179,7 +191,7 @@ def verify(args):
             raise Failure(f"GET /v1/inventory/{pet} {headers}: {status} {answer}")
     if args.fresh:
         pet = pets[len(pets) // 2]
-        level = SEEDED_STOCK + 1 + int(time.time() * 1000) % 100_000
+        level = SEEDED_STOCK - 1 - int(time.time() * 1000) % 100_000  # at most 1,000,000
         for quantity, what in ((level, "a new level"), (SEEDED_STOCK, "the seeded level back")):
             status, _, answer = call("PATCH", f"{args.service}/v1/inventory/{pet}", args.key,
                                      {"quantity": quantity})
@@ -286,9 +298,13 @@ def record(args):
         "p99_ms": float(p99),
         "cpu_us_per_read": {
             **cpu,
-            "service": (after["service"] - before["service"]) * 1e6 / served,
+            "node": (after["service"] - before["service"]) * 1e6 / served,
             "machine": (after["machine"] - before["machine"]) * 1e6 / served,
         },
+        # Statements (transactions) each cluster ran per read: how many reads shared one.
+        "statements_per_read": {
+            name: (after["transactions"][name] - before["transactions"][name]) / served
+            for name in before["transactions"]},
         "reads_by_server": per_server,
         "standby_share": standby_share,
         "lag_bytes_at_end": {dict(json.loads(k)[1]).get("server"): v
@@ -338,26 +354,32 @@ def summary(args):
     print("  medians of the rounds; CPU (user + system) per read served; a cluster's: its "
           "postmaster and every child")
     print()
-    head = (f"{'phase':<30} {'reads/s':>8} {'p50 ms':>7} {'p99 ms':>7} | CPU µs/read: "
-            f"{'primary':>7} " + " ".join(f"{s:>9}" for s in standbys)
-            + f" {'service':>7} {'machine':>7} | reads served by")
-    print(head)
+    print(f"{'':<30} {'':>8} {'':>7} {'':>7}   CPU µs per read served")
+    print(f"{'phase':<30} {'reads/s':>8} {'p50 ms':>7} {'p99 ms':>7}   {'primary':>7} "
+          + " ".join(f"{s:>9}" for s in standbys) + f" {'node':>7} {'machine':>7}")
     for name in phases:
-        label = meta["labels"][name]
+        print(f"{meta['labels'][name]:<30} {median(name, rate):>8.0f} "
+              f"{median(name, lambda r: r['p50_ms']):>7.2f} "
+              f"{median(name, lambda r: r['p99_ms']):>7.2f}   "
+              f"{median(name, cpu('primary')):>7.2f} "
+              + " ".join(f"{median(name, cpu(s)):>9.2f}" for s in standbys)
+              + f" {median(name, cpu('node')):>7.2f} {median(name, cpu('machine')):>7.2f}")
+    print()
+    servers = ["primary", *(f"replica-{n}" for n in range(1, meta["standbys"] + 1))]
+    print(f"{'':<30} statements per read (pg_stat_database)   reads served by (node's /metrics)")
+    print(f"{'phase':<30} {'primary':>9} " + " ".join(f"{s:>9}" for s in standbys)
+          + "      " + " ".join(f"{s:>9}" for s in servers))
+    for name in phases:
         shares = {}
         for r in rounds:
             total = sum(results[name][r]["reads_by_server"].values())
-            for server, n in results[name][r]["reads_by_server"].items():
-                shares.setdefault(server, []).append(n / total)
-        served_by = ", ".join(f"{server} {statistics.median(v):.1%}"
-                              for server, v in sorted(shares.items()))
-        print(f"{label:<30} {median(name, rate):>8.0f} "
-              f"{median(name, lambda r: r['p50_ms']):>7.2f} "
-              f"{median(name, lambda r: r['p99_ms']):>7.2f} |              "
-              f"{median(name, cpu('primary')):>7.2f} "
-              + " ".join(f"{median(name, cpu(s)):>9.2f}" for s in standbys)
-              + f" {median(name, cpu('service')):>7.2f} {median(name, cpu('machine')):>7.2f}"
-              f" | {served_by}")
+            for server in servers:
+                shares.setdefault(server, []).append(
+                    results[name][r]["reads_by_server"].get(server, 0) / total)
+        statements = lambda who: lambda r: r["statements_per_read"][who]
+        print(f"{meta['labels'][name]:<30} {median(name, statements('primary')):>9.3f} "
+              + " ".join(f"{median(name, statements(s)):>9.3f}" for s in standbys)
+              + "      " + " ".join(f"{statistics.median(shares[s]):>9.1%}" for s in servers))
     print()
     show = lambda values: ", ".join(f"{v:.2f}" for v in values)
     show3 = lambda values: ", ".join(f"{v:.3f}" for v in values)
@@ -367,16 +389,22 @@ def summary(args):
     for name in phases[1:]:
         label = meta["labels"][name]
         primary, primary_rounds = ratio(name, cpu("primary"))
+        databases, databases_rounds = ratio(name, lambda r: sum(
+            r["cpu_us_per_read"][c] for c in ["primary", *standbys]))
         reads, reads_rounds = ratio(name, rate)
-        ratios[name] = {"primary_cpu_per_read": primary_rounds, "reads_per_second": reads_rounds}
+        ratios[name] = {"primary_cpu_per_read": primary_rounds,
+                        "all_clusters_cpu_per_read": databases_rounds,
+                        "reads_per_second": reads_rounds}
         print(f"  {label:<30} primary CPU per read {primary:.3f} ({show3(primary_rounds)}); "
+              f"all clusters' {databases:.2f} ({show(databases_rounds)}); "
               f"reads/s {reads:.2f} ({show(reads_rounds)})")
     total_reads = sum(results[n][r]["reads_served"] for n in phases for r in rounds)
     print()
     print(f"checks passed: {total_reads} reads served, every answer 200 and counted by the "
-          "service as wrk counted it; reads per server adding up to the reads served; sampled "
-          "answers showing the pets and stock seeded; a read right after a write seeing it "
-          "(default reads)")
+          "node as wrk counted it; the reads per server adding up to the reads served; sampled "
+          "answers showing the pets and stock seeded; a read right after a write on the node "
+          "seeing it (default reads)")
+    print("(machine: every core's busy time, whatever else runs on the machine included)")
     write_json(args.out, {**meta, "results": results, "ratios_to_primary_only": ratios})
     print(f"written to {args.out}")
 
@@ -394,6 +422,7 @@ def main():
     sub.add_argument("--root", required=True)
     sub.add_argument("--service-pid", type=int, required=True)
     sub.add_argument("--service", required=True)
+    sub.add_argument("--when", choices=["before", "after"], required=True)
     sub.add_argument("--out", required=True)
 
     sub = command("wait-replicas", wait_replicas)

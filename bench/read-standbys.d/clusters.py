@@ -85,6 +85,17 @@ def cluster_cpu_seconds(postmaster):
     return seconds
 
 
+def transactions(cluster):
+    """Transactions the cluster has run in the service's database (committed or rolled back,
+    as pg_stat_database counts them: a statement outside a transaction is one). A backend
+    reports its counts when idle, at most once a second."""
+    value = cluster.query("SELECT xact_commit + xact_rollback FROM pg_stat_database "
+                          f"WHERE datname = '{DATABASE}'")
+    if value is None or not value.isdigit():
+        raise RuntimeError(f"{cluster.name}: pg_stat_database did not answer")
+    return int(value)
+
+
 def pin(postmaster, cpus):
     """The postmaster and every process it runs now on `cpus`; the backends it forks later
     inherit its mask."""
