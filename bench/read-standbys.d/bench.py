@@ -301,8 +301,9 @@ def record(args):
             "node": (after["service"] - before["service"]) * 1e6 / served,
             "machine": (after["machine"] - before["machine"]) * 1e6 / served,
         },
-        # Statements (transactions) each cluster ran per read: how many reads shared one.
-        "statements_per_read": {
+        # Transactions each cluster ran per read (a statement outside a transaction is one):
+        # how many reads shared one.
+        "transactions_per_read": {
             name: (after["transactions"][name] - before["transactions"][name]) / served
             for name in before["transactions"]},
         "reads_by_server": per_server,
@@ -351,8 +352,10 @@ def summary(args):
     print(f"  cores ({meta['cores']} on this machine): service {meta['server_cpu']}, "
           f"wrk {meta['load_cpu']}, primary {meta['primary_cpus'] or 'any'}, "
           + ", ".join(f"{s} {c or 'any'}" for s, c in zip(standbys, meta['standby_cpus'])))
-    print("  medians of the rounds; CPU (user + system) per read served; a cluster's: its "
-          "postmaster and every child")
+    print("  medians of the rounds; CPU (user + system) per read served, a cluster's: its "
+          "postmaster and every child;")
+    print("  transactions per read: pg_stat_database's, a statement outside a transaction "
+          "counting one; share of the reads: petstore_db_reads_total{server} on the node")
     print()
     print(f"{'':<30} {'':>8} {'':>7} {'':>7}   CPU µs per read served")
     print(f"{'phase':<30} {'reads/s':>8} {'p50 ms':>7} {'p99 ms':>7}   {'primary':>7} "
@@ -366,7 +369,7 @@ def summary(args):
               + f" {median(name, cpu('node')):>7.2f} {median(name, cpu('machine')):>7.2f}")
     print()
     servers = ["primary", *(f"replica-{n}" for n in range(1, meta["standbys"] + 1))]
-    print(f"{'':<30} statements per read (pg_stat_database)   reads served by (node's /metrics)")
+    print(f"{'':<30} {'transactions per read':^29}      {'share of the reads served':^29}")
     print(f"{'phase':<30} {'primary':>9} " + " ".join(f"{s:>9}" for s in standbys)
           + "      " + " ".join(f"{s:>9}" for s in servers))
     for name in phases:
@@ -376,9 +379,9 @@ def summary(args):
             for server in servers:
                 shares.setdefault(server, []).append(
                     results[name][r]["reads_by_server"].get(server, 0) / total)
-        statements = lambda who: lambda r: r["statements_per_read"][who]
-        print(f"{meta['labels'][name]:<30} {median(name, statements('primary')):>9.3f} "
-              + " ".join(f"{median(name, statements(s)):>9.3f}" for s in standbys)
+        transactions = lambda who: lambda r: r["transactions_per_read"][who]
+        print(f"{meta['labels'][name]:<30} {median(name, transactions('primary')):>9.3f} "
+              + " ".join(f"{median(name, transactions(s)):>9.3f}" for s in standbys)
               + "      " + " ".join(f"{statistics.median(shares[s]):>9.1%}" for s in servers))
     print()
     show = lambda values: ", ".join(f"{v:.2f}" for v in values)
