@@ -352,6 +352,10 @@ def summary(args):
     print(f"  cores ({meta['cores']} on this machine): service {meta['server_cpu']}, "
           f"wrk {meta['load_cpu']}, primary {meta['primary_cpus'] or 'any'}, "
           + ", ".join(f"{s} {c or 'any'}" for s, c in zip(standbys, meta['standby_cpus'])))
+    load_now = float(open("/proc/loadavg").read().split()[0])
+    meta["load_average_at_end"] = load_now
+    print(f"  the machine's load average (1 min): {meta['load_average_at_start']:.2f} when the "
+          f"phases began, {load_now:.2f} at the end")
     print("  medians of the rounds; CPU (user + system) per read served, a cluster's: its "
           "postmaster and every child;")
     print("  transactions per read: pg_stat_database's, a statement outside a transaction "
