@@ -5,9 +5,11 @@ library only (the seeding is bench/webhooks.d/bench.py's).
     bench.py snapshot --root DIR --service-pid PID --service URL --when before|after --out FILE
     bench.py wait-replicas --service URL --replicas N [--timeout S]
     bench.py token    --service URL --key KEY --pet ID
-    bench.py verify   --service URL --key KEY --pets-file FILE [--header 'Name: value'] [--fresh]
-    bench.py record   --name NAME --round N --replicas N --before FILE --after FILE --wrk FILE
-                      --connections N [--min-standby-share X] --out FILE
+    bench.py pages    --service URL --key KEY --out FILE
+    bench.py verify   --service URL --key KEY --pets-file FILE [--pages FILE]
+                      [--header 'Name: value'] [--fresh]
+    bench.py record   --name NAME --round N --replicas N --load point|page --before FILE
+                      --after FILE --wrk FILE --connections N [--min-standby-share X] --out FILE
     bench.py summary  --work DIR --meta FILE --out FILE
 
 A snapshot holds what bench/read-standbys divides by the reads: the CPU seconds of each
@@ -27,14 +29,18 @@ import statistics
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import clusters  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
-# The point reads the load sends (route labels on /metrics end with these).
-READ_ROUTES = ("/pets/{petId}", "/inventory/{petId}")
+# The reads each load sends (route labels on /metrics end with these): point reads, and
+# pages of the pet list.
+READ_ROUTES = {"point": ("/pets/{petId}", "/inventory/{petId}"), "page": ("/pets",)}
+# The page reads' page size.
+PAGE_SIZE = 20
 SEEDED_STOCK = 1_000_000  # what bench/webhooks.d/bench.py seed gives each pet
 
 
@@ -172,11 +178,74 @@ def token(args):
     print(value)
 
 
+def next_link(headers):
+    """The path and query of a `Link: <…>; rel="next"` header, or None."""
+    for part in (headers.get("Link") or "").split(","):
+        found = re.match(r'\s*<([^>]*)>\s*;\s*rel="?next"?', part)
+        if found:
+            target = urllib.parse.urlsplit(found.group(1))
+            return target.path + (f"?{target.query}" if target.query else "")
+    return None
+
+
+def pages(args):
+    """Every page of the pet list, PAGE_SIZE a page, unfiltered and with status=available,
+    walked by the `Link` headers the node gives (its cursors are opaque): each page's path
+    and query and the pets it holds, for the page load and `verify --pages`."""
+    walked = []
+    for first in (f"/v1/pets?limit={PAGE_SIZE}", f"/v1/pets?limit={PAGE_SIZE}&status=available"):
+        path = first
+        while path:
+            status, headers, answer = call("GET", f"{args.service}{path}", args.key)
+            if status != 200 or not isinstance(answer, list):
+                raise Failure(f"GET {path}: {status} {answer}")
+            walked.append({"path": path, "pets": answer})
+            path = next_link(headers)
+            if len(walked) > 10_000:
+                raise Failure("the pet list's pages do not end")
+    write_json(args.out, {"pages": walked})
+
+
+def verify_pages(args, headers):
+    """Pages spread over those walked, with the phase's header: each answered 200 with the
+    same pets, in the same order, as when walked after seeding. With --fresh, a pet of a
+    page renamed and the page read right after, with no header, on the node, which must show
+    the new name; then the seeded name back, read the same way."""
+    walked = read_json(args.pages)["pages"]
+    step = max(1, len(walked) // 20)
+    for page in walked[::step]:
+        status, _, answer = call("GET", f"{args.service}{page['path']}", args.key,
+                                 headers=headers)
+        if status != 200 or answer != page["pets"]:
+            raise Failure(f"GET {page['path']} {headers}: {status}, not the page walked after "
+                          f"seeding: {answer}")
+    if args.fresh:
+        page = walked[len(walked) // 4]
+        pet = page["pets"][len(page["pets"]) // 2]
+        renamed = f"{pet['name']} {int(time.time() * 1000)}"
+        for name, what in ((renamed, "a new name"), (pet["name"], "its seeded name back")):
+            status, _, answer = call("PUT", f"{args.service}/v1/pets/{pet['id']}", args.key,
+                                     {"name": name, "categoryId": pet["categoryId"],
+                                      "status": pet["status"]})
+            if status != 200:
+                raise Failure(f"giving pet {pet['id']} {what}: {status} {answer}")
+            status, _, answer = call("GET", f"{args.service}{page['path']}", args.key)
+            shown = ([p.get("name") for p in answer if p.get("id") == pet["id"]]
+                     if status == 200 and isinstance(answer, list) else None)
+            if shown != [name]:
+                raise Failure(f"a page read right after renaming pet {pet['id']} to {name!r} "
+                              f"answered {status} with {shown}: older than a write "
+                              "acknowledged before it was sent")
+
+
 def verify(args):
     """Reads of pets spread over the seeded ones, with the phase's header: each answered 200
     with the pet asked for and its seeded stock. With --fresh, a write first (a stock level
     never set before) and a read right after it, with no header, on the node, which must
-    show it (the promise the default keeps), then the seeded level back."""
+    show it (the promise the default keeps), then the seeded level back. With --pages, the
+    same of page reads instead (verify_pages)."""
+    if args.pages:
+        return verify_pages(args, [args.header] if args.header else [])
     pets = read_json(args.pets_file)["pets"]
     step = max(1, len(pets) // 20)
     headers = [args.header] if args.header else []
@@ -236,10 +305,12 @@ def record(args):
         raise Failure(f"{what}: wrk saw {non_2xx} answers not 2xx/3xx and {socket_errors} "
                       "socket errors")
 
-    # What the service answered on the read routes, by status: every one 200, and as many as
-    # wrk got (more by at most one a connection: answers in flight when wrk stopped).
+    # What the service answered on the load's routes, by status: every one 200, and as many
+    # as wrk got (more by at most one a connection: answers in flight when wrk stopped).
+    routes = READ_ROUTES[args.load]
+
     def read_route(labels):
-        return labels.get("method") == "GET" and labels.get("route", "").endswith(READ_ROUTES)
+        return labels.get("method") == "GET" and labels.get("route", "").endswith(routes)
 
     by_status = {}
     for labels, delta in counter_delta(before["metrics"], after["metrics"],
@@ -290,6 +361,7 @@ def record(args):
         "name": args.name,
         "round": args.round,
         "replicas": args.replicas,
+        "load": args.load,
         "seconds": seconds,
         "wrk_answers": requests,
         "reads_served": served,
@@ -442,10 +514,16 @@ def main():
     sub.add_argument("--key", required=True)
     sub.add_argument("--pet", type=int, required=True)
 
+    sub = command("pages", pages)
+    sub.add_argument("--service", required=True)
+    sub.add_argument("--key", required=True)
+    sub.add_argument("--out", required=True)
+
     sub = command("verify", verify)
     sub.add_argument("--service", required=True)
     sub.add_argument("--key", required=True)
     sub.add_argument("--pets-file", required=True)
+    sub.add_argument("--pages", help="verify page reads: the pages `pages` walked")
     sub.add_argument("--header", default="")
     sub.add_argument("--fresh", action="store_true")
 
@@ -453,6 +531,7 @@ def main():
     sub.add_argument("--name", required=True)
     sub.add_argument("--round", type=int, required=True)
     sub.add_argument("--replicas", type=int, required=True)
+    sub.add_argument("--load", choices=sorted(READ_ROUTES), default="point")
     sub.add_argument("--before", required=True)
     sub.add_argument("--after", required=True)
     sub.add_argument("--wrk", required=True)
