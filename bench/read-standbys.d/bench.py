@@ -18,7 +18,8 @@ service's counters from /metrics. `record` takes a phase's two snapshots and its
 checks that the counts add up (every answer 200, the service counted the reads wrk got, the
 reads per server add up to the reads served) and writes the phase's figures; a check that
 fails stops the run (exit 1) before anything is printed as a result. `summary` prints the
-table and the ratios against the phase with no standby measured in the same round.
+table and the ratios of each phase against the phase with no standby and the same load
+(point reads or page reads) measured in the same round.
 """
 
 import argparse
@@ -393,6 +394,7 @@ def record(args):
 def summary(args):
     meta = read_json(args.meta)
     phases = meta["phases"]
+    baselines = meta["baselines"]
     results = {}
     for file in sorted(os.listdir(args.work)):
         if file.startswith("result-") and file.endswith(".json"):
@@ -403,13 +405,17 @@ def summary(args):
         missing = [r for r in rounds if r not in results.get(name, {})]
         if missing:
             raise Failure(f"phase {name}: no result for rounds {missing}")
-    base = phases[0]
+        loads = {results[name][r]["load"] for r in rounds}
+        if loads != {meta["loads"][name]} or meta["loads"][baselines[name]] != meta["loads"][name]:
+            raise Failure(f"phase {name}: measured with {sorted(loads)} reads, expected "
+                          f"{meta['loads'][name]}, against a baseline of the same")
     standbys = [f"standby-{n}" for n in range(1, meta["standbys"] + 1)]
 
     def median(name, get):
         return statistics.median(get(results[name][r]) for r in rounds)
 
     def ratio(name, get):
+        base = baselines[name]
         values = [get(results[name][r]) / get(results[base][r]) for r in rounds]
         return statistics.median(values), values
 
@@ -418,9 +424,14 @@ def summary(args):
 
     print()
     print(f"bench/read-standbys: {meta['binary']}")
-    print(f"  {meta['rounds']} rounds of {meta['duration']} s a phase (after {meta['warmup']} s of "
-          f"warm-up), wrk -t1 -c{meta['connections']}, GET /v1/pets/{{id}} and "
-          f"/v1/inventory/{{id}} in turn over {meta['pets']} pets drawn at random, keyed")
+    print(f"  {meta['rounds']} rounds of {meta['duration']:g} s a phase (BENCH_DURATION"
+          + (f", shortened from 10 s {meta['duration_note']}" if meta.get("duration_note") else "")
+          + f"), after {meta['warmup']:g} s of warm-up; wrk -t1 -c{meta['connections']}, keyed")
+    print(f"  point reads: GET /v1/pets/{{id}} and /v1/inventory/{{id}} in turn over {meta['pets']} "
+          "pets drawn at random")
+    if "page" in meta["loads"].values():
+        print(f"  page reads: GET /v1/pets?limit={PAGE_SIZE} and ?limit={PAGE_SIZE}&status=available, "
+              f"one of the {meta['pages']} pages walked by their Link headers drawn at random")
     print(f"  cores ({meta['cores']} on this machine): service {meta['server_cpu']}, "
           f"wrk {meta['load_cpu']}, primary {meta['primary_cpus'] or 'any'}, "
           + ", ".join(f"{s} {c or 'any'}" for s, c in zip(standbys, meta['standby_cpus'])))
@@ -459,32 +470,41 @@ def summary(args):
         print(f"{meta['labels'][name]:<30} {median(name, transactions('primary')):>9.3f} "
               + " ".join(f"{median(name, transactions(s)):>9.3f}" for s in standbys)
               + "      " + " ".join(f"{statistics.median(shares[s]):>9.1%}" for s in servers))
-    print()
     show = lambda values: ", ".join(f"{v:.2f}" for v in values)
     show3 = lambda values: ", ".join(f"{v:.3f}" for v in values)
     ratios = {}
-    print(f"against {meta['labels'][base]} (the primary serves every read), same round; "
-          "median (rounds):")
-    for name in phases[1:]:
-        label = meta["labels"][name]
-        primary, primary_rounds = ratio(name, cpu("primary"))
-        databases, databases_rounds = ratio(name, lambda r: sum(
-            r["cpu_us_per_read"][c] for c in ["primary", *standbys]))
-        reads, reads_rounds = ratio(name, rate)
-        ratios[name] = {"primary_cpu_per_read": primary_rounds,
-                        "all_clusters_cpu_per_read": databases_rounds,
-                        "reads_per_second": reads_rounds}
-        print(f"  {label:<30} primary CPU per read {primary:.3f} ({show3(primary_rounds)}); "
-              f"all clusters' {databases:.2f} ({show(databases_rounds)}); "
-              f"reads/s {reads:.2f} ({show(reads_rounds)})")
+    for base in [p for p in phases if baselines[p] == p]:
+        what = {"point": "point read", "page": "page read"}[meta["loads"][base]]
+        print()
+        print(f"against {meta['labels'][base]} (the primary serves every {what}), same round; "
+              "median (rounds):")
+        for name in [p for p in phases if baselines[p] == base and p != base]:
+            label = meta["labels"][name]
+            primary, primary_rounds = ratio(name, cpu("primary"))
+            databases, databases_rounds = ratio(name, lambda r: sum(
+                r["cpu_us_per_read"][c] for c in ["primary", *standbys]))
+            reads, reads_rounds = ratio(name, rate)
+            ratios[name] = {"baseline": base,
+                            "primary_cpu_per_read": primary_rounds,
+                            "all_clusters_cpu_per_read": databases_rounds,
+                            "reads_per_second": reads_rounds}
+            print(f"  {label:<30} primary CPU per read {primary:.3f} ({show3(primary_rounds)}); "
+                  f"all clusters' {databases:.2f} ({show(databases_rounds)}); "
+                  f"reads/s {reads:.2f} ({show(reads_rounds)})")
     total_reads = sum(results[n][r]["reads_served"] for n in phases for r in rounds)
     print()
     print(f"checks passed: {total_reads} reads served, every answer 200 and counted by the "
           "node as wrk counted it; the reads per server adding up to the reads served; sampled "
-          "answers showing the pets and stock seeded; a read right after a write on the node "
-          "seeing it (default reads)")
+          "answers showing the pets and stock seeded"
+          + (" (pages: the pets walked after seeding, in order)" if "pages" in meta else "")
+          + "; a read right after a write on the node seeing it (default reads"
+          + (", point and page" if "pages" in meta else "") + ")")
     print("(machine: every core's busy time, whatever else runs on the machine included)")
-    write_json(args.out, {**meta, "results": results, "ratios_to_primary_only": ratios})
+    if meta.get("started_at"):
+        took = time.time() - meta["started_at"]
+        meta["run_seconds"] = took
+        print(f"the run took {int(took // 60)} min {int(took % 60)} s, clusters and seeding included")
+    write_json(args.out, {**meta, "results": results, "ratios_to_baseline": ratios})
     print(f"written to {args.out}")
 
 
@@ -531,7 +551,7 @@ def main():
     sub.add_argument("--name", required=True)
     sub.add_argument("--round", type=int, required=True)
     sub.add_argument("--replicas", type=int, required=True)
-    sub.add_argument("--load", choices=sorted(READ_ROUTES), default="point")
+    sub.add_argument("--load", choices=sorted(READ_ROUTES), required=True)
     sub.add_argument("--before", required=True)
     sub.add_argument("--after", required=True)
     sub.add_argument("--wrk", required=True)
