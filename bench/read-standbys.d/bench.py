@@ -503,7 +503,8 @@ def summary(args):
     if meta.get("started_at"):
         took = time.time() - meta["started_at"]
         meta["run_seconds"] = took
-        print(f"the run took {int(took // 60)} min {int(took % 60)} s, clusters and seeding included")
+        print(f"the run took {int(took // 60)} min {int(took % 60)} s up to this summary (making "
+              "the clusters and seeding included; removing them follows)")
     write_json(args.out, {**meta, "results": results, "ratios_to_baseline": ratios})
     print(f"written to {args.out}")
 
