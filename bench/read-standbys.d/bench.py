@@ -492,13 +492,14 @@ def summary(args):
                   f"all clusters' {databases:.2f} ({show(databases_rounds)}); "
                   f"reads/s {reads:.2f} ({show(reads_rounds)})")
     total_reads = sum(results[n][r]["reads_served"] for n in phases for r in rounds)
+    paged = "page" in meta["loads"].values()
     print()
     print(f"checks passed: {total_reads} reads served, every answer 200 and counted by the "
           "node as wrk counted it; the reads per server adding up to the reads served; sampled "
           "answers showing the pets and stock seeded"
-          + (" (pages: the pets walked after seeding, in order)" if "pages" in meta else "")
+          + (" (pages: the pets walked after seeding, in order)" if paged else "")
           + "; a read right after a write on the node seeing it (default reads"
-          + (", point and page" if "pages" in meta else "") + ")")
+          + (", point and page" if paged else "") + ")")
     print("(machine: every core's busy time, whatever else runs on the machine included)")
     if meta.get("started_at"):
         took = time.time() - meta["started_at"]
