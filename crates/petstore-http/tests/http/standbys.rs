@@ -8,38 +8,21 @@
     reason = "a test stops at the first thing that is not as expected"
 )]
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use diesel::prelude::*;
 use serde_json::Value;
 
-use crate::binary::{Server, serve_with};
+use crate::binary::{self, Answer, Server, serve_with};
 use crate::cluster::Cluster;
 
 const ADMIN: &str = "standbys-admin-0123456789abcdef012345678";
 
-/// One answer: status, headers (names in lower case) and body.
-struct Answer {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: String,
+fn json(answer: &Answer) -> Value {
+    serde_json::from_str(&answer.body).unwrap_or_else(|e| panic!("{e}: {}", answer.body))
 }
 
-impl Answer {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
-    }
-
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
-    }
-}
-
+/// One request to `node` with the admin key.
 fn exchange(
     node: &Server,
     method: &str,
@@ -47,36 +30,7 @@ fn exchange(
     headers: &[(&str, &str)],
     body: Option<&str>,
 ) -> Answer {
-    let mut stream = TcpStream::connect(&node.address).unwrap();
-    let mut head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {ADMIN}\r\nConnection: close\r\n"
-    );
-    for (name, value) in headers {
-        head.push_str(&format!("{name}: {value}\r\n"));
-    }
-    if let Some(body) = body {
-        head.push_str(&format!(
-            "Content-Type: application/json\r\nContent-Length: {}\r\n",
-            body.len()
-        ));
-    }
-    head.push_str("\r\n");
-    head.push_str(body.unwrap_or(""));
-    stream.write_all(head.as_bytes()).unwrap();
-    let mut reply = String::new();
-    stream.read_to_string(&mut reply).unwrap();
-    let (head, body) = reply.split_once("\r\n\r\n").unwrap();
-    let mut lines = head.lines();
-    let status = lines.next().unwrap()[9..12].parse().unwrap();
-    let headers = lines
-        .filter_map(|line| line.split_once(':'))
-        .map(|(name, value)| (name.trim().to_ascii_lowercase(), value.trim().to_owned()))
-        .collect();
-    Answer {
-        status,
-        headers,
-        body: body.to_owned(),
-    }
+    binary::exchange(&node.address, method, path, ADMIN, headers, body).expect("the node answers")
 }
 
 /// The value of the sample `name` (with its labels, as printed) on `node`'s `/metrics`.
@@ -112,7 +66,7 @@ fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
 fn stock(node: &Server, pet: i64, headers: &[(&str, &str)]) -> i64 {
     let answer = exchange(node, "GET", &format!("/v1/inventory/{pet}"), headers, None);
     assert_eq!(answer.status, 200, "{}", answer.body);
-    answer.json()["quantity"].as_i64().unwrap()
+    json(&answer)["quantity"].as_i64().unwrap()
 }
 
 #[test]
@@ -146,7 +100,7 @@ fn a_read_on_another_node_sees_an_acknowledged_write_while_the_standby_replays_n
         Some(r#"{"name": "Dogs"}"#),
     );
     assert_eq!(category.status, 201, "{}", category.body);
-    let category = category.json()["id"].as_i64().unwrap();
+    let category = json(&category)["id"].as_i64().unwrap();
     let pet = exchange(
         &a,
         "POST",
@@ -156,7 +110,7 @@ fn a_read_on_another_node_sees_an_acknowledged_write_while_the_standby_replays_n
     );
     assert_eq!(pet.status, 201, "{}", pet.body);
     let token = pet.header("consistency-token").unwrap().to_owned();
-    let pet = pet.json()["id"].as_i64().unwrap();
+    let pet = json(&pet)["id"].as_i64().unwrap();
     let set = exchange(
         &a,
         "PATCH",
@@ -259,7 +213,7 @@ fn a_bad_consistency_header_is_a_json_400() {
     for (name, value) in [("Consistency-Token", "tomorrow"), ("Max-Staleness", "-3")] {
         let answer = exchange(&a, "GET", "/v1/categories", &[(name, value)], None);
         assert_eq!(answer.status, 400, "{name}: {value}");
-        assert_eq!(answer.json()["code"], "invalid_parameter");
+        assert_eq!(json(&answer)["code"], "invalid_parameter");
     }
     // A node on one database gives no token: its reads are never behind.
     let made = exchange(

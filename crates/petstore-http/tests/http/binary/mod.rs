@@ -325,6 +325,35 @@ pub(crate) fn send_to(
     headers: &[(&str, &str)],
     body: Option<&str>,
 ) -> Option<(u16, String)> {
+    exchange(address, method, path, key, headers, body).map(|answer| (answer.status, answer.body))
+}
+
+/// One answer: status, headers (names in lower case) and body.
+pub(crate) struct Answer {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl Answer {
+    /// A header's value, if the answer has it.
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// [`send_to`], keeping the answer's headers.
+pub(crate) fn exchange(
+    address: &str,
+    method: &str,
+    path: &str,
+    key: &str,
+    headers: &[(&str, &str)],
+    body: Option<&str>,
+) -> Option<Answer> {
     let mut stream = TcpStream::connect(address).ok()?;
     let mut head = format!(
         "{method} {path} HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {key}\r\nConnection: close\r\n"
@@ -343,7 +372,16 @@ pub(crate) fn send_to(
     stream.write_all(head.as_bytes()).ok()?;
     let mut reply = String::new();
     stream.read_to_string(&mut reply).ok()?;
-    let status = reply.get(9..12)?.parse().ok()?;
-    let body = reply.split_once("\r\n\r\n").map_or("", |(_, body)| body);
-    Some((status, body.to_owned()))
+    let (head, body) = reply.split_once("\r\n\r\n").unwrap_or((&reply, ""));
+    let mut lines = head.lines();
+    let status = lines.next()?.get(9..12)?.parse().ok()?;
+    let headers = lines
+        .filter_map(|line| line.split_once(':'))
+        .map(|(name, value)| (name.trim().to_ascii_lowercase(), value.trim().to_owned()))
+        .collect();
+    Some(Answer {
+        status,
+        headers,
+        body: body.to_owned(),
+    })
 }
