@@ -96,7 +96,8 @@ impl Executor {
     }
 
     /// Queues `work`, which only reads, for a reader thread; `answer` gets its result as soon
-    /// as it returns. If `work` panics, `answer` is dropped uncalled. Where the backend has a
+    /// as it returns. If `work` panics, `answer` is dropped uncalled. `work` may run twice:
+    /// a read a read standby failed under (it died, say) runs again on the primary. Where the backend has a
     /// [deadline](Self::deadline), a read no thread has taken by then answers `Unavailable`
     /// without running: its caller has had its answer, and a read started after it would
     /// only take a connection from those still waited for.
@@ -107,24 +108,22 @@ impl Executor {
     pub fn read<T: Send + 'static>(
         &self,
         names: impl Into<ReadNames>,
-        work: impl for<'b> FnOnce(JobStore<'b>) -> RepoResult<T> + Send + 'static,
+        mut work: impl for<'b> FnMut(JobStore<'b>) -> RepoResult<T> + Send + 'static,
         answer: impl FnOnce(RepoResult<T>) + Send + 'static,
     ) {
         let queued = Instant::now();
         let start_by = self.deadline.map(|deadline| queued + deadline);
-        self.reads.queue(ReadJob::new(names.into(), move |store| {
+        let work = move |store: JobStore<'_>| {
             let taken = Instant::now();
             if start_by.is_some_and(|start_by| taken >= start_by) {
-                answer(Err(DomainError::Unavailable(Failure::new(format!(
+                return Err(DomainError::Unavailable(Failure::new(format!(
                     "the read waited {:?} for a reader thread; not started",
                     taken - queued
-                )))));
-                return;
+                ))));
             }
-            if let Ok(value) = catch_unwind(AssertUnwindSafe(|| work(store))) {
-                answer(value);
-            }
-        }));
+            work(store)
+        };
+        self.reads.queue(ReadJob::new(names, work, answer));
     }
 
     /// Queues `work`, which may write, for a writer thread; `answer` gets its result once

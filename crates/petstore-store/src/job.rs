@@ -79,26 +79,90 @@ pub(crate) struct ReadJob {
     pub(crate) freshness: Freshness,
     /// When it was queued: a read must see every write acknowledged before then.
     pub(crate) queued: Instant,
-    work: Box<dyn for<'b> FnOnce(JobStore<'b>) + Send>,
+    /// Runs the work on a store and answers its caller, unless told it may run again
+    /// elsewhere (`false`) and the infrastructure failed; whether it answered.
+    work: Box<dyn for<'b> FnMut(JobStore<'b>, Retry) -> Answered + Send>,
+}
+
+/// Whether a read that met an infrastructure failure may run again on another server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Retry {
+    /// Answer whatever the outcome.
+    Never,
+    /// A failure of the infrastructure (a standby gone under the read) is not answered: the
+    /// read runs again, on the primary.
+    Elsewhere,
+}
+
+/// Whether a run of a read answered its caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Answered {
+    Yes,
+    No,
 }
 
 impl ReadJob {
-    pub(crate) fn new(
+    /// A read of `work`, whose result goes to `answer` (only the run that answers counts).
+    pub(crate) fn new<T: 'static>(
         names: impl Into<ReadNames>,
-        work: impl for<'b> FnOnce(JobStore<'b>) + Send + 'static,
+        mut work: impl for<'b> FnMut(JobStore<'b>) -> RepoResult<T> + Send + 'static,
+        answer: impl FnOnce(RepoResult<T>) + Send + 'static,
     ) -> Self {
         let names = names.into();
+        let mut answer = Some(answer);
         Self {
             row: names.row,
             freshness: names.freshness,
             queued: Instant::now(),
-            work: Box::new(work),
+            work: Box::new(move |store, retry| {
+                let Ok(result) = catch_unwind(AssertUnwindSafe(|| work(store))) else {
+                    // A read that panicked is not answered: its answer is dropped.
+                    answer = None;
+                    return Answered::Yes;
+                };
+                if retry == Retry::Elsewhere
+                    && result.as_ref().is_err_and(DomainError::is_infrastructure)
+                {
+                    return Answered::No;
+                }
+                if let Some(answer) = answer.take() {
+                    answer(result);
+                }
+                Answered::Yes
+            }),
         }
     }
 
-    /// Runs the work on `store`; it answers its caller itself.
-    pub(crate) fn run(self, store: JobStore<'_>) {
-        (self.work)(store);
+    /// A read whose work answers by itself, run once (tests).
+    #[cfg(test)]
+    pub(crate) fn once(
+        names: impl Into<ReadNames>,
+        work: impl for<'b> FnOnce(JobStore<'b>) + Send + 'static,
+    ) -> Self {
+        let mut work = Some(work);
+        Self::new(
+            names,
+            move |store| {
+                if let Some(work) = work.take() {
+                    work(store);
+                }
+                Ok(())
+            },
+            |_| {},
+        )
+    }
+
+    /// Runs the work on `store` and answers its caller.
+    pub(crate) fn run(mut self, store: JobStore<'_>) {
+        (self.work)(store, Retry::Never);
+    }
+
+    /// Runs the work on `store`, a standby's; if the infrastructure failed under it, runs it
+    /// again on `primary`, which answers.
+    pub(crate) fn run_or_on(mut self, store: JobStore<'_>, primary: JobStore<'_>) {
+        if (self.work)(store, Retry::Elsewhere) == Answered::No {
+            (self.work)(primary, Retry::Never);
+        }
     }
 }
 
@@ -428,3 +492,76 @@ macro_rules! store_lane {
     };
 }
 pub(crate) use store_lane;
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::mpsc;
+
+    use super::*;
+
+    /// A lane the tests' work never calls.
+    struct Unused;
+
+    impl Lane for Unused {
+        fn run_read(
+            &self,
+            _: &mut dyn FnMut(&mut dyn Snapshot) -> RepoResult<()>,
+        ) -> RepoResult<()> {
+            Err(not_run())
+        }
+        fn run_read_one(
+            &self,
+            _: &mut dyn FnMut(&mut dyn Snapshot) -> RepoResult<()>,
+        ) -> RepoResult<()> {
+            Err(not_run())
+        }
+        fn run_write(
+            &self,
+            _: &mut dyn FnMut(&mut dyn Transaction) -> RepoResult<()>,
+        ) -> RepoResult<()> {
+            Err(not_run())
+        }
+    }
+
+    /// A read whose first run fails with `first`, and whose later runs answer their number;
+    /// what it answered, and how often it ran.
+    fn standby_then_primary(first: DomainError) -> (Vec<RepoResult<usize>>, usize) {
+        let runs = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&runs);
+        let (answer, answered) = mpsc::channel();
+        let mut first = Some(first);
+        let job = ReadJob::new(
+            None,
+            move |_| {
+                let run = counted.fetch_add(1, Ordering::SeqCst);
+                match first.take() {
+                    Some(failure) => Err(failure),
+                    None => Ok(run),
+                }
+            },
+            move |result| answer.send(result).unwrap(),
+        );
+        job.run_or_on(JobStore::over(&Unused), JobStore::over(&Unused));
+        (answered.try_iter().collect(), runs.load(Ordering::SeqCst))
+    }
+
+    #[test]
+    fn a_read_a_standby_failed_under_runs_again_on_the_primary_which_alone_answers() {
+        let (answers, runs) =
+            standby_then_primary(DomainError::Unavailable(Failure::new("the standby died")));
+        assert_eq!(runs, 2);
+        assert!(matches!(answers.as_slice(), [Ok(1)]), "{answers:?}");
+    }
+
+    #[test]
+    fn a_refusal_by_the_rules_on_a_standby_is_the_answer() {
+        let (answers, runs) = standby_then_primary(DomainError::InvalidTransition("no".into()));
+        assert_eq!(runs, 1);
+        assert!(
+            matches!(answers.as_slice(), [Err(DomainError::InvalidTransition(_))]),
+            "{answers:?}"
+        );
+    }
+}

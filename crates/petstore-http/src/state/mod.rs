@@ -169,10 +169,11 @@ impl AppState {
     ///
     /// With read standbys a standby may serve it, as fresh as the request asks
     /// ([`crate::consistency`]): by default it sees every write acknowledged before the
-    /// request was sent.
+    /// request was sent. So `work` may run twice: a read a standby failed under (it died
+    /// since its check) runs again on the primary.
     pub fn read<T: Send + 'static>(
         &self,
-        work: impl for<'s> FnOnce(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
+        work: impl for<'s> FnMut(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
     ) -> impl Future<Output = Result<T, ApiError>> {
         let span = self.store_span("store read");
         ending(
@@ -186,7 +187,7 @@ impl AppState {
     pub fn read_row<T: Send + 'static>(
         &self,
         row: Row,
-        work: impl for<'s> FnOnce(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
+        work: impl for<'s> FnMut(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
     ) -> impl Future<Output = Result<T, ApiError>> {
         let span = self.store_span("store read");
         ending(
@@ -200,7 +201,7 @@ impl AppState {
     /// deliveries) keep its order and have no gap only there.
     pub fn read_primary<T: Send + 'static>(
         &self,
-        work: impl for<'s> FnOnce(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
+        work: impl for<'s> FnMut(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
     ) -> impl Future<Output = Result<T, ApiError>> {
         let span = self.store_span("store read");
         ending(span, self.hand_over_read(None, Freshness::Primary, work))
@@ -249,7 +250,7 @@ impl AppState {
         &self,
         row: Option<Row>,
         freshness: Freshness,
-        work: impl for<'s> FnOnce(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
+        mut work: impl for<'s> FnMut(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
     ) -> impl Future<Output = Result<T, ApiError>> + 'static {
         let service = Arc::clone(&self.service);
         let work = in_span(move |store: JobStore<'_>| work(&service.over(store)));
@@ -350,8 +351,8 @@ fn ending<T>(
 
 /// `work` run inside the tracing span of the request that queued it.
 fn in_span<T>(
-    work: impl for<'s> FnOnce(JobStore<'s>) -> T + Send + 'static,
-) -> impl for<'s> FnOnce(JobStore<'s>) -> T + Send + 'static {
+    mut work: impl for<'s> FnMut(JobStore<'s>) -> T + Send + 'static,
+) -> impl for<'s> FnMut(JobStore<'s>) -> T + Send + 'static {
     let span = tracing::Span::current();
     move |store: JobStore<'_>| {
         let _entered = span.enter();

@@ -12,7 +12,7 @@ use crate::postgres::tests::{statements, store_with_pets};
 /// A point read of `pet`'s stock naming the pet it reads, answering on `answer`.
 fn stock_read(pet: PetId, answer: &mpsc::Sender<(PetId, Option<u32>)>) -> ReadJob {
     let answer = answer.clone();
-    ReadJob::new(Some(Row::Pet(pet)), move |store| {
+    ReadJob::once(Some(Row::Pet(pet)), move |store| {
         let item = store.read_one(|s| s.inventory_item(pet)).unwrap();
         answer
             .send((pet, item.map(|item| item.quantity.get())))
@@ -48,7 +48,7 @@ fn a_burst_of_point_reads_sends_one_statement() {
 
     // A read naming one pet and reading another reads that one itself.
     let (other, answered) = mpsc::channel();
-    let stray = ReadJob::new(Some(Row::Pet(pets[1])), move |store| {
+    let stray = ReadJob::once(Some(Row::Pet(pets[1])), move |store| {
         let item = store.read_one(|s| s.inventory_item(pets[2])).unwrap();
         other.send(item.map(|item| item.quantity.get())).unwrap();
     });
@@ -69,13 +69,13 @@ fn a_read_of_several_statements_uses_nothing_fetched() {
     let (answer, answered) = mpsc::channel();
     let writer = store.clone();
     let jobs = vec![
-        ReadJob::new(Some(Row::Pet(pet)), move |_| {
+        ReadJob::once(Some(Row::Pet(pet)), move |_| {
             // Runs after the fetch, before the next read: a write of another client.
             writer
                 .write(|tx| tx.set_stock(pet, Stock::from_level(40)))
                 .unwrap();
         }),
-        ReadJob::new(Some(Row::Pet(pet)), move |store| {
+        ReadJob::once(Some(Row::Pet(pet)), move |store| {
             let item = store.read(|s| s.inventory_item(pet)).unwrap().unwrap();
             answer.send(item.quantity.get()).unwrap();
         }),
@@ -109,12 +109,12 @@ fn a_read_whose_stamp_is_cancelled_leaves_its_connection_usable() {
     let (answer, answered) = mpsc::channel();
     let (first, second) = (answer.clone(), answer);
     let jobs = vec![
-        ReadJob::new(None, move |store| {
+        ReadJob::once(None, move |store| {
             first
                 .send(store.read(|s| s.last_event_id()).is_ok())
                 .unwrap();
         }),
-        ReadJob::new(None, move |store| {
+        ReadJob::once(None, move |store| {
             second
                 .send(
                     store
@@ -145,7 +145,7 @@ fn a_point_read_is_answered_before_a_read_of_several_statements_ahead_of_it() {
     let (order, answered) = mpsc::channel();
     let slow = {
         let order = order.clone();
-        ReadJob::new(None, move |store| {
+        ReadJob::once(None, move |store| {
             store
                 .read(|s| {
                     s.inventory_item(pet)?;
@@ -155,7 +155,7 @@ fn a_point_read_is_answered_before_a_read_of_several_statements_ahead_of_it() {
             order.send("several statements").unwrap();
         })
     };
-    let point = ReadJob::new(Some(Row::Pet(pet)), move |store| {
+    let point = ReadJob::once(Some(Row::Pet(pet)), move |store| {
         store.read_one(|s| s.inventory_item(pet)).unwrap();
         order.send("point read").unwrap();
     });

@@ -87,7 +87,7 @@ fn no_token_is_given_while_a_commits_position_is_unknown() {
 #[test]
 fn a_read_of_the_latest_asks_the_primary_only_if_nothing_was_asked_since_it_was_queued() {
     let replicas = replicas();
-    let read = ReadJob::new(None, |_| {});
+    let read = ReadJob::once(None, |_| {});
     assert!(replicas.needs_latest(&read), "nothing asked yet");
     // A position asked before the read was queued may miss a write acknowledged since.
     replicas.keep(read.queued - Duration::from_millis(5), at(1, 10));
@@ -98,7 +98,7 @@ fn a_read_of_the_latest_asks_the_primary_only_if_nothing_was_asked_since_it_was_
     assert!(!replicas.needs_latest(&read));
     assert_eq!(replicas.required(&read, None), Some(at(1, 20)));
     // A token asks for its position, whatever was asked.
-    let token = ReadJob::new(
+    let token = ReadJob::once(
         crate::job::ReadNames {
             row: None,
             freshness: Freshness::Since(at(1, 15)),
