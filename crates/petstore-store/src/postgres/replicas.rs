@@ -182,10 +182,14 @@ impl Replicas {
         if up.is_empty() {
             return jobs;
         }
-        let latest = if jobs.iter().any(|job| self.needs_latest(job)) {
+        let known: Vec<(Option<Position>, ReadJob)> = jobs
+            .into_iter()
+            .map(|job| (self.known_requirement(&job), job))
+            .collect();
+        let latest = if known.iter().any(|(needed, _)| needed.is_none()) {
             match self.ask_primary(store) {
-                Ok(position) => Some(position),
-                Err(_) => return jobs,
+                Some(position) => Some(position),
+                None => return known.into_iter().map(|(_, job)| job).collect(),
             }
         } else {
             None
@@ -193,9 +197,9 @@ impl Replicas {
         // A job with no position to wait for (none of the reads that come here) is the
         // primary's.
         let mut primary = Vec::new();
-        let mut waiting: Vec<(Position, ReadJob)> = Vec::with_capacity(jobs.len());
-        for job in jobs {
-            match self.required(&job, latest) {
+        let mut waiting: Vec<(Position, ReadJob)> = Vec::with_capacity(known.len());
+        for (needed, job) in known {
+            match needed.or(latest) {
                 Some(needed) => waiting.push((needed, job)),
                 None => primary.push(job),
             }
@@ -232,25 +236,16 @@ impl Replicas {
             .fetch_add(reads as u64, Ordering::Relaxed);
     }
 
-    /// Whether `job` needs the primary's position now: a read of the latest state, or one
-    /// of a staleness no kept position answers.
-    fn needs_latest(&self, job: &ReadJob) -> bool {
+    /// The position a standby must have replayed to serve `job`, if known without asking
+    /// the primary: a token's; or, for a read of the latest state or of a staleness, a
+    /// position asked no earlier than that long before it was queued (a commit's, a
+    /// probe's, another burst's: under writes, most reads of the latest state find one).
+    /// `None`: the primary must be asked, after the job was queued.
+    fn known_requirement(&self, job: &ReadJob) -> Option<Position> {
         match job.freshness {
-            Freshness::Latest => self.position_since(job.queued, Duration::ZERO).is_none(),
-            Freshness::Within(bound) => self.position_since(job.queued, bound).is_none(),
-            Freshness::Since(_) | Freshness::Primary => false,
-        }
-    }
-
-    /// The position a standby must have replayed to serve `job`, given the primary's
-    /// `latest` (asked after every job was queued). A read of the latest state needs no
-    /// question of its own where a position was asked since it was queued (a commit's, a
-    /// probe's, another burst's): under writes, most are.
-    fn required(&self, job: &ReadJob, latest: Option<Position>) -> Option<Position> {
-        match job.freshness {
-            Freshness::Latest => self.position_since(job.queued, Duration::ZERO).or(latest),
             Freshness::Since(position) => Some(position),
-            Freshness::Within(bound) => self.position_since(job.queued, bound).or(latest),
+            Freshness::Latest => self.position_since(job.queued, Duration::ZERO),
+            Freshness::Within(bound) => self.position_since(job.queued, bound),
             Freshness::Primary => None,
         }
     }
@@ -266,17 +261,14 @@ impl Replicas {
         samples.get(first).map(|sample| sample.position)
     }
 
-    /// Asks the primary where it is, and keeps the answer.
-    fn ask_primary(&self, store: &PgStore) -> QueryResult<Position> {
-        let mut conn = store
-            .pool
-            .get()
-            .map_err(|e| diesel::result::Error::QueryBuilderError(e.into()))?;
+    /// Asks the primary where it is, and keeps the answer; `None` when it cannot say.
+    fn ask_primary(&self, store: &PgStore) -> Option<Position> {
+        let mut conn = store.pool.get().ok()?;
         let asked = Instant::now();
         let timeline = conn.timeline;
-        let position = primary_position(&mut conn.conn, timeline)?;
+        let position = primary_position(&mut conn.conn, timeline).ok()?;
         self.keep(asked, position);
-        Ok(position)
+        Some(position)
     }
 
     fn keep(&self, asked: Instant, position: Position) {

@@ -16,16 +16,23 @@ use crate::postgres::connection::PgPool;
 const SYSTEM: &str = "(SELECT system_identifier FROM pg_control_system())::text";
 
 /// Asks the primary where it is every [`PROBE_EVERY`], for staleness reads and the
-/// standbys' lag; learns its cluster's identity first.
+/// standbys' lag; and its cluster's identity, until it is known (a promotion keeps it).
 pub(super) fn primary(replicas: &Weak<Replicas>, primary: &PgPool) {
     loop {
+        let Some(system_known) = replicas.upgrade().map(|this| this.system.get().is_some()) else {
+            return;
+        };
         let asked = Instant::now();
         let answer = primary.get().ok().and_then(|mut conn| {
             let timeline = conn.timeline;
             let position = primary_position(&mut conn.conn, timeline).ok()?;
-            let system = diesel::select(sql::<Text>(SYSTEM))
-                .get_result::<String>(&mut conn.conn)
-                .ok();
+            let system = if system_known {
+                None
+            } else {
+                diesel::select(sql::<Text>(SYSTEM))
+                    .get_result::<String>(&mut conn.conn)
+                    .ok()
+            };
             Some((position, system))
         });
         let Some(replicas) = replicas.upgrade() else {

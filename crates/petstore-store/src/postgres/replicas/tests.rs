@@ -88,15 +88,14 @@ fn no_token_is_given_while_a_commits_position_is_unknown() {
 fn a_read_of_the_latest_asks_the_primary_only_if_nothing_was_asked_since_it_was_queued() {
     let replicas = replicas();
     let read = ReadJob::once(None, |_| {});
-    assert!(replicas.needs_latest(&read), "nothing asked yet");
+    assert_eq!(replicas.known_requirement(&read), None, "nothing asked yet");
     // A position asked before the read was queued may miss a write acknowledged since.
     replicas.keep(read.queued - Duration::from_millis(5), at(1, 10));
-    assert!(replicas.needs_latest(&read));
+    assert_eq!(replicas.known_requirement(&read), None);
     // One asked after it was queued (a commit's, say) is past every write acknowledged
     // before: the read needs it, and no question of its own.
     replicas.keep(read.queued + Duration::from_millis(1), at(1, 20));
-    assert!(!replicas.needs_latest(&read));
-    assert_eq!(replicas.required(&read, None), Some(at(1, 20)));
+    assert_eq!(replicas.known_requirement(&read), Some(at(1, 20)));
     // A token asks for its position, whatever was asked.
     let token = ReadJob::once(
         crate::job::ReadNames {
@@ -105,6 +104,5 @@ fn a_read_of_the_latest_asks_the_primary_only_if_nothing_was_asked_since_it_was_
         },
         |_| {},
     );
-    assert!(!replicas.needs_latest(&token));
-    assert_eq!(replicas.required(&token, Some(at(1, 99))), Some(at(1, 15)));
+    assert_eq!(replicas.known_requirement(&token), Some(at(1, 15)));
 }
