@@ -10,7 +10,6 @@ use serde_json::json;
 use utoipa_swagger_ui::SwaggerUi;
 
 use crate::auth::{RateLimits, authenticate};
-use crate::consistency::around_reads_and_writes;
 use crate::cors::{CorsOrigins, cross_origin};
 use crate::endpoint::method_not_allowed;
 use crate::error::{ApiError, ErrorCode};
@@ -67,8 +66,6 @@ pub fn app(
         .fold(
             web::scope(routes::BASE)
                 .wrap(from_fn(authenticate))
-                // Outside authentication, whose read of the key is as fresh as the request asks.
-                .wrap(from_fn(around_reads_and_writes))
                 .default_service(web::to(unknown_route)),
             |scope, endpoint| scope.service(endpoint),
         )

@@ -19,6 +19,7 @@ use actix_web::middleware::Next;
 use actix_web::{Error, FromRequest, HttpMessage, HttpRequest, web};
 use petstore_core::{Caller, KeySecret, Permission};
 
+use crate::consistency;
 use crate::error::{ApiError, ErrorCode};
 use crate::rate_limit::Bucket;
 pub use crate::rate_limit::RateLimits;
@@ -58,8 +59,18 @@ fn secret_of(token: &[u8]) -> Result<KeySecret, ()> {
 }
 
 /// Resolves the caller's key, applies the rate limit, and marks every answer `no-store`
-/// (answers to authenticated requests must not sit in shared caches).
+/// (answers to authenticated requests must not sit in shared caches); all of it, the key's
+/// read included, as fresh as the request asks its reads to be ([`consistency::within`]).
 pub async fn authenticate(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<impl MessageBody>, Error> {
+    // A consistency header of the wrong form is refused before the key is looked at.
+    let wants = consistency::asked(req.headers())?;
+    consistency::within(wants, authenticated(req, next)).await
+}
+
+async fn authenticated(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<impl MessageBody>, Error> {

@@ -8,7 +8,7 @@
 //! - `Max-Staleness: <seconds>`: the read sees every write acknowledged at least that long
 //!   before it was sent ([`Freshness::Within`]).
 //!
-//! The request's wish is kept for the request's task ([`around_reads_and_writes`]), where
+//! The request's wish is kept for the request's task ([`within`]), where
 //! [`AppState::read`](crate::state::AppState::read) finds it, and where a write's answer
 //! leaves its token for the response; so no handler passes either along. The feed and its
 //! stream read the primary whatever the request asks (`AppState::read_primary`).
@@ -16,10 +16,8 @@
 use std::cell::Cell;
 use std::time::Duration;
 
-use actix_web::body::MessageBody;
-use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::dev::ServiceResponse;
 use actix_web::http::header::{HeaderMap, HeaderName, HeaderValue};
-use actix_web::middleware::Next;
 use petstore_store::{Freshness, Position};
 
 use crate::error::ApiError;
@@ -83,7 +81,7 @@ pub const TOKEN_PATTERN: &str = "^[0-9]{1,9}/[0-9A-Fa-f]{1,16}$";
 
 /// The freshness `headers` ask for: refused when a header is not of its form. Both sent
 /// together ask for a state that meets both: the latest does.
-fn asked(headers: &HeaderMap) -> Result<Freshness, ApiError> {
+pub fn asked(headers: &HeaderMap) -> Result<Freshness, ApiError> {
     let token = headers.get(CONSISTENCY_TOKEN).map(token_of).transpose()?;
     let staleness = headers.get(MAX_STALENESS).map(staleness_of).transpose()?;
     Ok(match (token, staleness) {
@@ -120,18 +118,19 @@ fn staleness_of(seconds: &HeaderValue) -> Result<Freshness, ApiError> {
         })
 }
 
-/// Keeps what the request asks of its reads for its task, and gives a successful answer
-/// the token its writes reached (a node without read standbys gives none: its reads are
-/// never behind).
-pub async fn around_reads_and_writes(
-    req: ServiceRequest,
-    next: Next<impl MessageBody + 'static>,
-) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
-    let wants = asked(req.headers())?;
+/// Runs `serve`, the request's handling, with `wants` ([`asked`] of its headers) kept for
+/// its task, and gives a successful answer the token its writes reached (a node without read
+/// standbys gives none: its reads are never behind). Called by `authenticate`, the one layer
+/// every `/v1` request crosses, rather than as a layer of its own (each costs a boxed future
+/// per request).
+pub async fn within<B>(
+    wants: Freshness,
+    serve: impl Future<Output = Result<ServiceResponse<B>, actix_web::Error>>,
+) -> Result<ServiceResponse<B>, actix_web::Error> {
     let request = RequestConsistency::new(wants);
     let (response, token) = REQUEST
         .scope(request, async move {
-            let response = next.call(req).await;
+            let response = serve.await;
             (response, REQUEST.with(|request| request.token.get()))
         })
         .await;
