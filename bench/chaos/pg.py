@@ -130,21 +130,26 @@ class Cluster:
                  # A spread checkpoint could take minutes; the next failover waits for this.
                  "--checkpoint=fast", "-D", self.data, timeout=120)
         self.configure(self._own_settings())
-        self._remove_stale_socket_lock()
+        self._remove_stale_locks()
         self.start()
 
-    def _remove_stale_socket_lock(self):
-        """A killed postmaster leaves its socket's lock file naming its pid; until the
-        machine's init reaps it, that pid still answers kill(pid, 0), and a new postmaster
-        on the same port refuses to start. We know it is dead: we killed it."""
-        for name in (f".s.PGSQL.{self.port}.lock", f".s.PGSQL.{self.port}"):
-            path = os.path.join(self.dir, name)
+    def _remove_stale_locks(self):
+        """A killed postmaster leaves lock files naming its pid, its socket's and its data
+        folder's (postmaster.pid); until the machine's init reaps it (where init reaps at
+        all), that pid still answers kill(pid, 0), and a new postmaster refuses to start on
+        either. We know it is dead: we killed it; and the locks go only once no process
+        runs in the data folder, so no backend of it is left either."""
+        if any(self._cwd_is_data(entry) for entry in os.listdir("/proc") if entry.isdigit()):
+            raise RuntimeError(f"{self.name}: processes still run in its data folder")
+        for path in (os.path.join(self.dir, f".s.PGSQL.{self.port}.lock"),
+                     os.path.join(self.dir, f".s.PGSQL.{self.port}"),
+                     os.path.join(self.data, "postmaster.pid")):
             if os.path.lexists(path):
                 os.remove(path)
 
     def start_again(self):
-        """Starts a server this tool killed (kill -9): its socket's lock goes first."""
-        self._remove_stale_socket_lock()
+        """Starts a server this tool killed (kill -9): its stale locks go first."""
+        self._remove_stale_locks()
         self.start()
 
     def start(self):
