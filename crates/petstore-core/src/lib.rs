@@ -73,6 +73,7 @@ mod query;
 mod repository;
 mod rules;
 mod service;
+mod session;
 #[cfg(any(test, feature = "testkit"))]
 pub mod testkit;
 mod trace;
@@ -99,13 +100,15 @@ pub use query::{
 pub use repository::{
     CatalogueReader, CatalogueWriter, EventReader, EventWriter, IdempotencyReader,
     IdempotencyWriter, InventoryReader, InventoryWriter, KeyReader, KeyWriter, OrderReader,
-    OrderWriter, RepoResult, Snapshot, Store, Transaction, WebhookReader, WebhookWriter,
+    OrderWriter, RepoResult, SessionReader, SessionWriter, Snapshot, Store, Transaction,
+    WebhookReader, WebhookWriter,
 };
 pub use rules::{PetStock, Transition};
 pub use service::{
     Bootstrap, CategoryUseCases, DeliveryStatus, EventUseCases, InventoryUseCases, KeyUseCases,
-    OrderUseCases, PetUseCases, Service, Settings, WebhookUseCases,
+    OrderUseCases, PetUseCases, Resumed, Service, SessionUseCases, Settings, WebhookUseCases,
 };
+pub use session::{SessionLifetime, SessionToken, StaffSession};
 pub use trace::TraceParent;
 pub use validation::ValidationError;
 pub use values::{Description, Name, PageSize, Quantity, Stock};

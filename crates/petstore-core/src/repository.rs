@@ -24,6 +24,7 @@ use crate::idempotency::IdempotencyRecord;
 use crate::ids::{CategoryId, EventId, KeyId, OrderId, OwnerId, PetId, WebhookId};
 use crate::model::{Category, InventoryItem, NewCategory, NewOrder, NewPet, Order, Pet};
 use crate::query::{CategoryQuery, InventoryQuery, KeyQuery, OrderQuery, PetQuery};
+use crate::session::StaffSession;
 use crate::trace::TraceParent;
 use crate::values::{Name, Stock};
 use crate::webhooks::{
@@ -136,6 +137,34 @@ pub trait KeyWriter: KeyReader {
     ) -> RepoResult<ApiKey>;
     /// Marks a key revoked at `at`.
     fn revoke_key(&mut self, id: KeyId, at: DateTime<Utc>) -> RepoResult<()>;
+}
+
+// ---- staff sessions -------------------------------------------------------------------
+
+/// Reads staff sessions.
+pub trait SessionReader {
+    /// The session whose token hashes to `hash`, ended or not (the caller judges by its
+    /// times).
+    fn staff_session(&mut self, hash: &[u8; 32]) -> RepoResult<Option<StaffSession>>;
+}
+
+/// Opens, records the use of, and ends staff sessions.
+pub trait SessionWriter: SessionReader {
+    /// Stores a new session under the hash of its token.
+    fn insert_staff_session(&mut self, hash: &[u8; 32], session: &StaffSession) -> RepoResult<()>;
+    /// Sets a session's last use; a session that is not stored stays so.
+    fn touch_staff_session(&mut self, hash: &[u8; 32], at: DateTime<Utc>) -> RepoResult<()>;
+    /// Forgets one session, if stored.
+    fn delete_staff_session(&mut self, hash: &[u8; 32]) -> RepoResult<()>;
+    /// Forgets every session of a key.
+    fn delete_key_staff_sessions(&mut self, key: KeyId) -> RepoResult<()>;
+    /// Forgets the sessions last used at or before `seen_by` or opened at or before
+    /// `started_by`: those that have ended by then.
+    fn delete_ended_staff_sessions(
+        &mut self,
+        seen_by: DateTime<Utc>,
+        started_by: DateTime<Utc>,
+    ) -> RepoResult<()>;
 }
 
 // ---- events: the outbox and the feed ------------------------------------------------
@@ -264,6 +293,7 @@ pub trait Snapshot:
     + InventoryReader
     + OrderReader
     + KeyReader
+    + SessionReader
     + EventReader
     + IdempotencyReader
     + WebhookReader
@@ -275,6 +305,7 @@ impl<T> Snapshot for T where
         + InventoryReader
         + OrderReader
         + KeyReader
+        + SessionReader
         + EventReader
         + IdempotencyReader
         + WebhookReader
@@ -293,6 +324,7 @@ pub trait Transaction:
     + InventoryWriter
     + OrderWriter
     + KeyWriter
+    + SessionWriter
     + EventWriter
     + IdempotencyWriter
     + WebhookWriter
@@ -304,6 +336,7 @@ impl<T> Transaction for T where
         + InventoryWriter
         + OrderWriter
         + KeyWriter
+        + SessionWriter
         + EventWriter
         + IdempotencyWriter
         + WebhookWriter

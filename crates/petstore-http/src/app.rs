@@ -10,6 +10,7 @@ use serde_json::json;
 use utoipa_swagger_ui::SwaggerUi;
 
 use crate::auth::{RateLimits, authenticate};
+use crate::console::{self, ConsoleSettings};
 use crate::cors::{CorsOrigins, cross_origin};
 use crate::endpoint::method_not_allowed;
 use crate::error::{ApiError, ErrorCode};
@@ -31,6 +32,8 @@ pub struct HttpLimits {
     pub rate: RateLimits,
     /// The origins whose pages may call the API (CORS); none by default.
     pub cors: CorsOrigins,
+    /// The staff console's sessions.
+    pub console: ConsoleSettings,
 }
 
 impl Default for HttpLimits {
@@ -40,6 +43,7 @@ impl Default for HttpLimits {
             body_timeout: std::time::Duration::from_secs(10),
             rate: RateLimits::new(DEFAULT_RATE, DEFAULT_RATE),
             cors: CorsOrigins::default(),
+            console: ConsoleSettings::default(),
         }
     }
 }
@@ -77,7 +81,9 @@ pub fn app(
         .app_data(BodyDeadline(limits.body_timeout))
         .app_data(web::PayloadConfig::new(limits.max_body_bytes))
         .app_data(web::Data::new(limits.cors))
+        .app_data(web::Data::new(limits.console))
         .service(v1)
+        .service(console::scope())
         .service(get_only("/healthz", healthz))
         .service(get_only("/readyz", readyz))
         .service(get_only("/metrics", metrics))

@@ -53,6 +53,16 @@ impl ApiError {
         self.code
     }
 
+    /// The error's status.
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    /// What the error says, for the client.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
     /// 400 `invalid_json`: the body is not JSON, or has the wrong JSON types.
     pub fn invalid_json(message: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, ErrorCode::InvalidJson, message)

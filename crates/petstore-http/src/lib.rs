@@ -17,6 +17,7 @@ pub mod changes;
 pub mod cli;
 pub mod conditional;
 pub mod consistency;
+pub mod console;
 pub mod cors;
 pub mod delivery;
 mod endpoint;

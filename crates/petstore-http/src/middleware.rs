@@ -252,12 +252,15 @@ pub fn method_label(method: &Method) -> &'static str {
 /// The last line of the error contract: an error response that is not JSON (from actix
 /// itself, or any path this crate forgot) is replaced by the JSON body its status stands for.
 fn json_error<B>(response: ServiceResponse<B>) -> ServiceResponse<EitherBody<B>> {
-    let is_json = response
+    let content_type = response
         .headers()
         .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("application/json"));
-    if is_json {
+        .and_then(|v| v.to_str().ok());
+    let is_json = content_type.is_some_and(|v| v.starts_with("application/json"));
+    // The console answers a browser: its refusals are pages that say what the API said.
+    let is_console_page = content_type.is_some_and(|v| v.starts_with("text/html"))
+        && response.request().path().starts_with(crate::console::BASE);
+    if is_json || is_console_page {
         return response.map_into_left_body();
     }
     let (request, original) = response.into_parts();

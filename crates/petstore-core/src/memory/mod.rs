@@ -18,6 +18,7 @@ use crate::idempotency::IdempotencyRecord;
 use crate::ids::{CategoryId, DeliveryId, KeyId, OrderId, OwnerId, PetId, WebhookId};
 use crate::model::{Category, InventoryItem, Order, Pet};
 use crate::repository::{RepoResult, Snapshot, Store, Transaction};
+use crate::session::StaffSession;
 use crate::validation::ValidationError;
 use crate::values::{PageSize, Stock};
 use crate::webhooks::{DeliveryAttempt, Webhook, WebhookSecret};
@@ -28,6 +29,7 @@ mod idempotency;
 mod inventory;
 mod keys;
 mod orders;
+mod sessions;
 mod webhooks;
 
 /// A [`Store`] in memory: writes serialised by one mutex, each on a copy of the data that
@@ -50,6 +52,8 @@ struct Catalogue {
     stock: BTreeMap<PetId, Stock>,
     orders: BTreeMap<OrderId, Order>,
     keys: BTreeMap<KeyId, StoredKey>,
+    /// Staff sessions, by their token's hash.
+    sessions: BTreeMap<[u8; 32], StaffSession>,
     idempotency: BTreeMap<(OwnerId, String), IdempotencyRecord>,
     webhooks: BTreeMap<WebhookId, (Webhook, WebhookSecret)>,
     deliveries: BTreeMap<DeliveryId, (WebhookId, DeliveryAttempt)>,

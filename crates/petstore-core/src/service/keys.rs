@@ -78,7 +78,7 @@ impl<S: Store, C: Clock> KeyUseCases<'_, S, C> {
     }
 
     /// Revokes a key (admin), if `condition` holds for it as it is: it authenticates nothing
-    /// from then on. Revoking a revoked key changes nothing. A key cannot revoke itself, so an
+    /// from then on, and its console sessions end. Revoking a revoked key changes nothing. A key cannot revoke itself, so an
     /// admin cannot lock itself out by mistake; the operator can revoke any.
     pub fn revoke(
         &self,
@@ -101,6 +101,9 @@ impl<S: Store, C: Clock> KeyUseCases<'_, S, C> {
             require(&condition, &key, Resource::Key)?;
             if key.revoked_at.is_none() {
                 tx.revoke_key(id, now)?;
+                // Its console sessions end with it (a page of one would find it revoked
+                // anyway; this forgets them at once).
+                tx.delete_key_staff_sessions(id)?;
             }
             Ok(())
         })

@@ -24,6 +24,7 @@ mod events;
 mod inventory;
 mod keys;
 mod orders;
+mod sessions;
 mod webhooks;
 
 pub use catalogue::{CategoryUseCases, PetUseCases};
@@ -31,6 +32,7 @@ pub use events::EventUseCases;
 pub use inventory::InventoryUseCases;
 pub use keys::{Bootstrap, KeyUseCases};
 pub use orders::OrderUseCases;
+pub use sessions::{Resumed, SessionUseCases};
 pub use webhooks::{DeliveryStatus, WebhookUseCases};
 
 /// The pet store's use cases over a [`Store`].
@@ -136,6 +138,11 @@ impl<S: Store, C: Clock> Service<S, C> {
     /// API keys: creating, authenticating, listing, revoking, bootstrapping.
     pub fn keys(&self) -> KeyUseCases<'_, S, C> {
         KeyUseCases { shop: self }
+    }
+
+    /// The staff console's sessions: opening, resuming, ending.
+    pub fn sessions(&self) -> SessionUseCases<'_, S, C> {
+        SessionUseCases { shop: self }
     }
 
     /// The event feed.

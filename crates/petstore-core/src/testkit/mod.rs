@@ -153,6 +153,9 @@ macro_rules! __conformance_scenarios {
             keys_authenticate_until_revoked,
             admin_keys_are_bootstrapped_once,
             revocations_are_counted,
+            // staff sessions
+            staff_and_admins_open_sessions_customers_do_not,
+            sessions_end_when_idle_when_old_and_when_their_key_is_revoked,
             // events
             every_change_records_its_events_in_order,
             events_keep_the_trace_of_the_request_that_caused_them,
@@ -209,6 +212,7 @@ mod tests {
         ("inventory.rs", include_str!("scenarios/inventory.rs")),
         ("keys.rs", include_str!("scenarios/keys.rs")),
         ("orders.rs", include_str!("scenarios/orders.rs")),
+        ("sessions.rs", include_str!("scenarios/sessions.rs")),
         ("webhooks.rs", include_str!("scenarios/webhooks.rs")),
     ];
 

@@ -10,7 +10,8 @@ use clap::Args;
 use std::num::NonZeroU32;
 
 use anyhow::{Context, anyhow};
-use petstore_core::{RetryPolicy, Settings, SystemClock};
+use chrono::TimeDelta;
+use petstore_core::{RetryPolicy, SessionLifetime, Settings, SystemClock};
 use petstore_store::{AnyStore, Database, HEARTBEAT_EVERY};
 
 mod admin_key;
@@ -21,6 +22,7 @@ use super::signals::Signals;
 use super::{DatabaseArgs, values};
 use crate::app::{DEFAULT_RATE, HttpLimits, app};
 use crate::auth::{RateLimits, random_bytes};
+use crate::console::ConsoleSettings;
 use crate::cors::CorsOrigins;
 use crate::delivery::DeliverySettings;
 use crate::state::AppState;
@@ -127,6 +129,12 @@ pub struct ServeArgs {
     /// How long in-flight requests may finish after SIGTERM, in seconds.
     #[arg(long, env = "PETSTORE_SHUTDOWN_TIMEOUT_SECS", default_value_t = 30)]
     pub shutdown_timeout_secs: u64,
+    /// How long a staff console session lasts unused, in seconds.
+    #[arg(long, env = "PETSTORE_CONSOLE_IDLE_SECS", default_value_t = 1800, value_parser = clap::value_parser!(u32).range(1..))]
+    pub console_idle_secs: u32,
+    /// How long a staff console session lasts at most, used or not, in seconds.
+    #[arg(long, env = "PETSTORE_CONSOLE_MAX_AGE_SECS", default_value_t = 43_200, value_parser = clap::value_parser!(u32).range(1..))]
+    pub console_max_age_secs: u32,
     /// Webhook deliveries.
     #[command(flatten)]
     pub webhooks: WebhookArgs,
@@ -320,6 +328,12 @@ pub async fn serve(args: ServeArgs, signals: Signals) -> anyhow::Result<()> {
             args.rate_limit,
             args.rate_limit_burst.unwrap_or(args.rate_limit),
         ),
+        console: ConsoleSettings {
+            lifetime: SessionLifetime {
+                idle: TimeDelta::seconds(args.console_idle_secs.into()),
+                absolute: TimeDelta::seconds(args.console_max_age_secs.into()),
+            },
+        },
     };
     // Build the document once, before the workers need it.
     let _ = crate::openapi::document();

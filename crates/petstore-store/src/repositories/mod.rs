@@ -18,6 +18,7 @@ mod idempotency;
 mod inventory;
 mod keys;
 mod orders;
+mod sessions;
 mod webhooks;
 
 use petstore_core::PetId;

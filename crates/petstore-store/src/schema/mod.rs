@@ -129,6 +129,18 @@ diesel::table! {
 }
 
 diesel::table! {
+    use diesel::sql_types::*;
+    use crate::schema::sql_types::*;
+
+    staff_sessions (token_hash) {
+        token_hash -> Binary,
+        key_id -> BigInt,
+        started_at -> UtcTime,
+        seen_at -> UtcTime,
+    }
+}
+
+diesel::table! {
     node_heartbeats (node) {
         node -> Text,
         schema_version -> Text,
@@ -142,6 +154,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     orders,
     events,
     api_keys,
+    staff_sessions,
     idempotency_records,
     webhooks,
     webhook_deliveries

@@ -12,6 +12,7 @@ mod idempotency;
 mod inventory;
 mod keys;
 mod orders;
+mod sessions;
 mod webhooks;
 
 use std::sync::Arc;
@@ -26,6 +27,7 @@ pub use idempotency::*;
 pub use inventory::*;
 pub use keys::*;
 pub use orders::*;
+pub use sessions::*;
 pub use webhooks::*;
 
 use super::{Made, Must};

@@ -1,0 +1,425 @@
+//! The admins' pages: API keys (create, with the secret shown once; revoke) and webhook
+//! subscriptions (create, with the secret shown once; deliveries; resend; delete). Staff
+//! reaching them are refused by the use cases, as the API refuses them.
+
+use actix_web::web;
+use maud::{Markup, html};
+use petstore_core::{
+    ApiKey, DeliveryQuery, EventType, EventTypes, KeyId, KeyQuery, KeySecret, Name, NewApiKey,
+    NewWebhook, PageSize, Webhook, WebhookId, WebhookQuery, WebhookSecret, WebhookUrl,
+};
+use serde::Deserialize;
+
+use super::reply::{Answer, Shown, VersionOnly, html, parsed, see_other, status_of, unchanged};
+use super::session::{Staff, Submitted};
+use super::view::{page, refusal, token_field};
+use crate::auth::{generate_secret, random_bytes};
+use crate::conditional::entity_tag;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// A secret just made, to show once: what it is of, and the secret.
+struct Shows<'a> {
+    what: &'a str,
+    secret: &'a str,
+}
+
+fn shown_once(shows: &Shows<'_>) -> Markup {
+    html! {
+        div.message role="status" {
+            p { "The " (shows.what) "'s secret, shown this once (it is not stored, only its hash): copy it now." }
+            p.secret { (shows.secret) }
+        }
+    }
+}
+
+/// `GET /console/keys`.
+pub(super) async fn keys_page(staff: Staff, state: web::Data<AppState>) -> Answer {
+    keys_answer(&staff, &state, None, None).await
+}
+
+async fn keys_answer(
+    staff: &Staff,
+    state: &AppState,
+    shown: Shown,
+    made: Option<Shows<'_>>,
+) -> Answer {
+    let caller = staff.caller();
+    let query = KeyQuery {
+        limit: PageSize::MAX_PAGE,
+        ..KeyQuery::default()
+    };
+    let keys = state
+        .read(move |shop| shop.keys().list(caller, &query))
+        .await?;
+    let body = html! {
+        @if let Some(error) = &shown { (refusal(error)) }
+        @if let Some(made) = &made { (shown_once(made)) }
+        table {
+            caption.sr-only { "API keys" }
+            thead { tr { th scope="col" { "Id" } th scope="col" { "Name" } th scope="col" { "Role" } th scope="col" { "Starts with" } th scope="col" { "State" } } }
+            tbody {
+                @for key in &keys.items { (key_row(staff, key)) }
+            }
+        }
+        h2 { "Create a key" }
+        form.stacked method="post" action="/console/keys" {
+            (token_field(staff))
+            label for="key-name" { "What it is for" }
+            input #key-name name="name" required maxlength="100";
+            label for="key-role" { "Role" }
+            select #key-role name="role" {
+                option value="customer" { "customer" }
+                option value="staff" { "staff" }
+                option value="admin" { "admin" }
+            }
+            button type="submit" { "Create the key" }
+        }
+    };
+    Ok(html(
+        status_of(&shown),
+        page(staff, "/console/keys", "API keys", body),
+    ))
+}
+
+fn key_row(staff: &Staff, key: &ApiKey) -> Markup {
+    html! {
+        tr {
+            td { (key.id) }
+            td { (key.name.as_str()) }
+            td { (key.role.as_str()) }
+            td { code { (key.prefix) "…" } }
+            td {
+                @if let Some(at) = key.revoked_at {
+                    "revoked " (at.format("%Y-%m-%d %H:%M"))
+                } @else if staff.caller().key() == Some(key.id) {
+                    "active (this session's key)"
+                } @else {
+                    form.inline method="post" action={ "/console/keys/" (key.id) "/revoke" } {
+                        (token_field(staff))
+                        input type="hidden" name="version" value=(entity_tag(key));
+                        button.danger type="submit" { "Revoke " (key.name.as_str()) }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The new key form's fields.
+#[derive(Debug, Deserialize)]
+pub(super) struct KeyFields {
+    name: String,
+    role: String,
+}
+
+/// `POST /console/keys`: the answer shows the new key's secret, once.
+pub(super) async fn create_key(state: web::Data<AppState>, form: Submitted<KeyFields>) -> Answer {
+    let Submitted { staff, fields } = form;
+    let caller = staff.caller();
+    let made = async {
+        let new = NewApiKey {
+            name: Name::parse(&fields.name).map_err(petstore_core::DomainError::from)?,
+            role: parsed(&fields.role)?,
+        };
+        let secret: KeySecret = generate_secret()?;
+        let shown = secret.reveal().to_owned();
+        let key = state
+            .write(move |shop| shop.keys().create(caller, new.clone(), &secret))
+            .await?;
+        Ok::<_, ApiError>((key, shown))
+    }
+    .await;
+    match made {
+        Ok((key, secret)) => {
+            let what = format!("key \u{201c}{}\u{201d}", key.name.as_str());
+            let shows = Shows {
+                what: &what,
+                secret: &secret,
+            };
+            keys_answer(&staff, &state, None, Some(shows)).await
+        }
+        Err(error) => keys_answer(&staff, &state, Some(error), None).await,
+    }
+}
+
+/// `POST /console/keys/{keyId}/revoke`: the key authenticates nothing from now on, and its
+/// console sessions end.
+pub(super) async fn revoke_key(
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+    form: Submitted<VersionOnly>,
+) -> Answer {
+    let Submitted { staff, fields } = form;
+    let id: KeyId = parsed(&id)?;
+    let caller = staff.caller();
+    let condition = unchanged::<ApiKey>(fields.version);
+    let revoked = state
+        .write(move |shop| shop.keys().revoke(caller, id, condition.clone()))
+        .await;
+    match revoked {
+        Ok(()) => Ok(see_other("/console/keys")),
+        Err(error) => keys_answer(&staff, &state, Some(error), None).await,
+    }
+}
+
+/// `GET /console/webhooks`.
+pub(super) async fn webhooks_page(staff: Staff, state: web::Data<AppState>) -> Answer {
+    webhooks_answer(&staff, &state, None, None).await
+}
+
+async fn webhooks_answer(
+    staff: &Staff,
+    state: &AppState,
+    shown: Shown,
+    made: Option<Shows<'_>>,
+) -> Answer {
+    let caller = staff.caller();
+    let query = WebhookQuery {
+        limit: PageSize::MAX_PAGE,
+        ..WebhookQuery::default()
+    };
+    let hooks = state
+        .read(move |shop| shop.webhooks().list(caller, &query))
+        .await?;
+    let body = html! {
+        @if let Some(error) = &shown { (refusal(error)) }
+        @if let Some(made) = &made { (shown_once(made)) }
+        table {
+            caption.sr-only { "Webhook subscriptions" }
+            thead { tr { th scope="col" { "Id" } th scope="col" { "URL" } th scope="col" { "Events" } th scope="col" { "Delivered through" } } }
+            tbody {
+                @for hook in &hooks.items {
+                    tr {
+                        td { a href={ "/console/webhooks/" (hook.id) } { "Subscription " (hook.id) } }
+                        td { (hook.url.to_string()) }
+                        td { (event_list(hook)) }
+                        td { (hook.delivery.delivered_through.map(|id| id.to_string()).unwrap_or_else(|| "none yet".into())) }
+                    }
+                }
+            }
+        }
+        h2 { "Subscribe" }
+        form.stacked method="post" action="/console/webhooks" {
+            (token_field(staff))
+            label for="webhook-url" { "URL (https, or http to a private address when the operator allows it)" }
+            input #webhook-url name="url" type="url" required;
+            fieldset {
+                legend { "Events" }
+                @for event_type in EventType::ALL {
+                    @let field = format!("event-{}", event_type.as_str().replace('.', "-"));
+                    div {
+                        input id=(field) type="checkbox" name="events" value=(event_type.as_str());
+                        " "
+                        label for=(field) { (event_type.as_str()) }
+                    }
+                }
+            }
+            button type="submit" { "Subscribe" }
+        }
+    };
+    Ok(html(
+        status_of(&shown),
+        page(staff, "/console/webhooks", "Webhooks", body),
+    ))
+}
+
+fn event_list(hook: &Webhook) -> String {
+    let names: Vec<&str> = hook.events.as_slice().iter().map(|t| t.as_str()).collect();
+    names.join(", ")
+}
+
+/// The new subscription form's fields.
+#[derive(Debug, Deserialize)]
+pub(super) struct WebhookFields {
+    url: String,
+    #[serde(default)]
+    events: Vec<String>,
+}
+
+/// `POST /console/webhooks`: the answer shows the subscription's secret, once.
+pub(super) async fn create_webhook(
+    state: web::Data<AppState>,
+    form: Submitted<WebhookFields>,
+) -> Answer {
+    let Submitted { staff, fields } = form;
+    let caller = staff.caller();
+    let made = async {
+        let types = fields
+            .events
+            .iter()
+            .map(|text| parsed::<EventType>(text))
+            .collect::<Result<Vec<_>, _>>()?;
+        let new = NewWebhook {
+            url: WebhookUrl::parse(fields.url.trim()).map_err(petstore_core::DomainError::from)?,
+            events: EventTypes::new(types).map_err(petstore_core::DomainError::from)?,
+        };
+        let secret = WebhookSecret::from_random(random_bytes()?);
+        let shown = secret.reveal().to_owned();
+        let hook = state
+            .write(move |shop| shop.webhooks().create(caller, new.clone(), &secret))
+            .await?;
+        Ok::<_, ApiError>((hook, shown))
+    }
+    .await;
+    match made {
+        Ok((hook, secret)) => {
+            let what = format!("subscription {}", hook.id);
+            let shows = Shows {
+                what: &what,
+                secret: &secret,
+            };
+            webhooks_answer(&staff, &state, None, Some(shows)).await
+        }
+        Err(error) => webhooks_answer(&staff, &state, Some(error), None).await,
+    }
+}
+
+/// `GET /console/webhooks/{webhookId}`: a subscription and its latest delivery attempts.
+pub(super) async fn webhook_page(
+    staff: Staff,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+) -> Answer {
+    let id: WebhookId = parsed(&id)?;
+    webhook_answer(&staff, &state, id, None, None).await
+}
+
+async fn webhook_answer(
+    staff: &Staff,
+    state: &AppState,
+    id: WebhookId,
+    shown: Shown,
+    note: Option<&str>,
+) -> Answer {
+    let caller = staff.caller();
+    let query = DeliveryQuery {
+        limit: PageSize::MAX_PAGE,
+        ..DeliveryQuery::default()
+    };
+    let (hook, attempts) = state
+        .read(move |shop| {
+            let hooks = shop.webhooks();
+            Ok((
+                hooks.get(caller, id)?,
+                hooks.deliveries(caller, id, &query)?.items,
+            ))
+        })
+        .await?;
+    let action = format!("/console/webhooks/{id}");
+    let body = html! {
+        @if let Some(error) = &shown { (refusal(error)) }
+        @if let Some(note) = note { div.message role="status" { (note) } }
+        dl {
+            dt { "URL" } dd { (hook.url.to_string()) }
+            dt { "Events" } dd { (event_list(&hook)) }
+            dt { "Delivered through event" } dd { (hook.delivery.delivered_through.map(|e| e.to_string()).unwrap_or_else(|| "none yet".into())) }
+            dt { "Failed attempts in a row" } dd { (hook.delivery.failed_attempts) }
+        }
+        h2 { "Send events again" }
+        form.inline method="post" action={ (action) "/resend" } {
+            (token_field(staff))
+            input type="hidden" name="version" value=(entity_tag(&hook));
+            label for="resend-from" { "From event id" }
+            input #resend-from name="from_event_id" type="number" min="1" required value="1";
+            button.plain type="submit" { "Resend" }
+        }
+        h2 { "Latest delivery attempts" }
+        table {
+            caption.sr-only { "Delivery attempts" }
+            thead { tr { th scope="col" { "Event" } th scope="col" { "Type" } th scope="col" { "Attempt" } th scope="col" { "At (UTC)" } th scope="col" { "Outcome" } } }
+            tbody {
+                @for attempt in attempts.iter().rev() {
+                    tr {
+                        td { (attempt.event_id) }
+                        td { (attempt.event_type.as_str()) }
+                        td { (attempt.attempt) }
+                        td { (attempt.attempted_at.format("%Y-%m-%d %H:%M:%S")) }
+                        td {
+                            (format!("{:?}", attempt.outcome).to_lowercase())
+                            @if let Some(code) = attempt.status_code { " (HTTP " (code) ")" }
+                            @if let Some(error) = &attempt.error { " " (error) }
+                        }
+                    }
+                }
+            }
+        }
+        @if attempts.is_empty() { p { "No attempt yet." } }
+        h2 { "Delete" }
+        form.inline method="post" action={ (action) "/delete" } {
+            (token_field(staff))
+            input type="hidden" name="version" value=(entity_tag(&hook));
+            button.danger type="submit" { "Delete subscription " (id) }
+        }
+    };
+    let title = format!("Subscription {id}");
+    Ok(html(
+        status_of(&shown),
+        page(staff, "/console/webhooks", &title, body),
+    ))
+}
+
+/// The resend form's fields.
+#[derive(Debug, Deserialize)]
+pub(super) struct ResendFields {
+    from_event_id: String,
+    #[serde(default)]
+    version: String,
+}
+
+/// `POST /console/webhooks/{webhookId}/resend`.
+pub(super) async fn resend_webhook(
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+    form: Submitted<ResendFields>,
+) -> Answer {
+    let Submitted { staff, fields } = form;
+    let id: WebhookId = parsed(&id)?;
+    let caller = staff.caller();
+    let resent = async {
+        let from = fields
+            .from_event_id
+            .trim()
+            .parse::<i64>()
+            .ok()
+            .and_then(|id| petstore_core::EventId::new(id).ok())
+            .ok_or_else(|| ApiError::validation("from_event_id: must be an event id"))?;
+        let condition = unchanged::<Webhook>(fields.version.clone());
+        state
+            .write(move |shop| shop.webhooks().resend(caller, id, from, condition.clone()))
+            .await
+    }
+    .await;
+    match resent {
+        Ok(_) => {
+            webhook_answer(
+                &staff,
+                &state,
+                id,
+                None,
+                Some("Events from there on will be sent again."),
+            )
+            .await
+        }
+        Err(error) => webhook_answer(&staff, &state, id, Some(error), None).await,
+    }
+}
+
+/// `POST /console/webhooks/{webhookId}/delete`.
+pub(super) async fn delete_webhook(
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+    form: Submitted<VersionOnly>,
+) -> Answer {
+    let Submitted { staff, fields } = form;
+    let id: WebhookId = parsed(&id)?;
+    let caller = staff.caller();
+    let condition = unchanged::<Webhook>(fields.version);
+    let deleted = state
+        .write(move |shop| shop.webhooks().delete(caller, id, condition.clone()))
+        .await;
+    match deleted {
+        Ok(()) => Ok(see_other("/console/webhooks")),
+        Err(error) => webhook_answer(&staff, &state, id, Some(error), None).await,
+    }
+}

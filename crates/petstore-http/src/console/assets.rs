@@ -1,0 +1,92 @@
+//! The console's script and style, compiled into the binary and served under names that
+//! carry a hash of their content: a browser keeps them for a year, and a new binary's
+//! different content has a different name, so no page ever runs a stale copy.
+//!
+//! htmx is vendored as its authors publish it (`assets/htmx-LICENSE`, 0BSD); nothing is
+//! fetched at build time, and no Node or npm is needed.
+
+use std::sync::LazyLock;
+
+use actix_web::http::header;
+use actix_web::{HttpResponse, web};
+use sha2::{Digest, Sha256};
+
+use crate::error::ApiError;
+
+/// One asset: its name as served, its type and its bytes.
+#[derive(Debug)]
+pub struct Asset {
+    /// The name pages link to: the stem, 12 hex digits of the content's SHA-256, the extension.
+    pub name: String,
+    content_type: &'static str,
+    bytes: &'static [u8],
+}
+
+impl Asset {
+    fn new(stem: &str, extension: &str, content_type: &'static str, bytes: &'static [u8]) -> Self {
+        let digest = Sha256::digest(bytes);
+        let hash: String = digest[..6].iter().map(|b| format!("{b:02x}")).collect();
+        Self {
+            name: format!("{stem}-{hash}.{extension}"),
+            content_type,
+            bytes,
+        }
+    }
+
+    /// Where a page links to it.
+    pub fn url(&self) -> String {
+        format!("{}/assets/{}", super::BASE, self.name)
+    }
+
+    /// Its size, uncompressed.
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Whether it is empty (never: for clippy's pairing with `len`).
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    /// Its bytes.
+    pub fn bytes(&self) -> &'static [u8] {
+        self.bytes
+    }
+}
+
+/// htmx, as published.
+pub static HTMX: LazyLock<Asset> = LazyLock::new(|| {
+    Asset::new(
+        "htmx",
+        "js",
+        "text/javascript; charset=utf-8",
+        include_bytes!("assets/htmx-2.0.11.min.js"),
+    )
+});
+
+/// The console's style sheet.
+pub static STYLE: LazyLock<Asset> = LazyLock::new(|| {
+    Asset::new(
+        "console",
+        "css",
+        "text/css; charset=utf-8",
+        include_bytes!("assets/console.css"),
+    )
+});
+
+/// Every asset.
+pub fn all() -> [&'static Asset; 2] {
+    [&HTMX, &STYLE]
+}
+
+/// `GET /console/assets/{name}`: an asset by its hashed name, cached for a year.
+pub async fn serve(name: web::Path<String>) -> Result<HttpResponse, ApiError> {
+    let asset = all()
+        .into_iter()
+        .find(|asset| asset.name == *name)
+        .ok_or_else(|| ApiError::not_found(format!("no console asset {name}")))?;
+    Ok(HttpResponse::Ok()
+        .content_type(asset.content_type)
+        .insert_header((header::CACHE_CONTROL, "public, max-age=31536000, immutable"))
+        .body(asset.bytes))
+}

@@ -1,0 +1,464 @@
+//! The catalogue's pages: pets (list, filter, create, edit, change status, delete) and
+//! categories (list, create, rename, delete).
+
+use actix_web::web;
+use maud::{Markup, html};
+use petstore_core::{
+    Category, CategoryId, CategoryQuery, Description, Name, NewCategory, NewPet, PageSize, Pet,
+    PetId, PetQuery, PetStatus,
+};
+use serde::Deserialize;
+
+use super::reply::{Answer, Shown, VersionOnly, html, parsed, see_other, status_of, unchanged};
+use super::session::{Staff, Submitted};
+use super::view::{page, refusal, token_field};
+use crate::conditional::entity_tag;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// Every category, for names and choices (a shop has far fewer than a page's 100).
+fn all_categories() -> CategoryQuery {
+    CategoryQuery {
+        limit: PageSize::MAX_PAGE,
+        ..CategoryQuery::default()
+    }
+}
+
+/// The pets list's filters, as its form sends them.
+#[derive(Debug, Default, Clone, Deserialize)]
+pub(super) struct PetFilter {
+    #[serde(default)]
+    status: String,
+    #[serde(default)]
+    category: String,
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    after: String,
+}
+
+impl PetFilter {
+    fn query(&self) -> Result<PetQuery, ApiError> {
+        let optional = |text: &str| (!text.trim().is_empty()).then(|| text.to_owned());
+        let status = optional(&self.status).map(|s| parsed(&s)).transpose()?;
+        let category = optional(&self.category).map(|c| parsed(&c)).transpose()?;
+        let after = optional(&self.after).map(|a| parsed(&a)).transpose()?;
+        Ok(
+            PetQuery::new(status, category, optional(&self.name), Vec::new())
+                .map_err(|e| ApiError::invalid_parameter(e.to_string()))?
+                .page(after, PageSize::MAX_PAGE),
+        )
+    }
+}
+
+/// `GET /console/`: the pets, filtered.
+pub(super) async fn pets_page(
+    staff: Staff,
+    state: web::Data<AppState>,
+    filter: web::Query<PetFilter>,
+) -> Answer {
+    pets_answer(&staff, &state, &filter, None).await
+}
+
+async fn pets_answer(staff: &Staff, state: &AppState, filter: &PetFilter, shown: Shown) -> Answer {
+    let query = filter.query()?;
+    let (pets, categories) = state
+        .read(move |shop| {
+            Ok((
+                shop.pets().list(&query)?,
+                shop.categories().list(&all_categories())?.items,
+            ))
+        })
+        .await?;
+    let next = pets.next_after.map(|after| {
+        let mut next = filter.clone();
+        next.after = after.to_string();
+        serde_html_form::to_string(&[
+            ("status", next.status),
+            ("category", next.category),
+            ("name", next.name),
+            ("after", next.after),
+        ])
+        .unwrap_or_default()
+    });
+    let body = html! {
+        @if let Some(error) = &shown { (refusal(error)) }
+        form.filters method="get" action="/console/" role="search" {
+            div {
+                label for="filter-status" { "Status" }
+                (status_select("filter-status", "status", None, true, &filter.status))
+            }
+            div {
+                label for="filter-category" { "Category" }
+                (category_select("filter-category", "category", &categories, true, &filter.category))
+            }
+            div {
+                label for="filter-name" { "Name contains" }
+                input #filter-name name="name" type="search" value=(filter.name);
+            }
+            button type="submit" { "Filter" }
+        }
+        table {
+            caption.sr-only { "Pets" }
+            thead { tr { th scope="col" { "Id" } th scope="col" { "Name" } th scope="col" { "Category" } th scope="col" { "Status" } } }
+            tbody {
+                @for pet in &pets.items {
+                    tr {
+                        td { (pet.id) }
+                        td { a href={ "/console/pets/" (pet.id) } { (pet.name.as_str()) } }
+                        td { (category_name(&categories, pet.category_id)) }
+                        td { (pet.status.as_str()) }
+                    }
+                }
+            }
+        }
+        @if pets.items.is_empty() { p { "No pet matches." } }
+        @if let Some(next) = next { p { a href={ "/console/?" (next) } { "Next page" } } }
+        h2 { "Add a pet" }
+        (pet_form(staff, "/console/pets", None, &categories, "Add the pet"))
+    };
+    Ok(html(
+        status_of(&shown),
+        page(staff, "/console/", "Pets", body),
+    ))
+}
+
+fn category_name(categories: &[Category], id: CategoryId) -> String {
+    categories
+        .iter()
+        .find(|category| category.id == id)
+        .map_or_else(
+            || format!("#{id}"),
+            |category| category.name.as_str().to_owned(),
+        )
+}
+
+fn status_select(
+    id: &str,
+    name: &str,
+    current: Option<PetStatus>,
+    any: bool,
+    chosen: &str,
+) -> Markup {
+    html! {
+        select id=(id) name=(name) {
+            @if any { option value="" { "Any" } }
+            @for status in PetStatus::ALL {
+                @let selected = current == Some(status) || chosen == status.as_str();
+                option value=(status.as_str()) selected[selected] { (status.as_str()) }
+            }
+        }
+    }
+}
+
+fn category_select(
+    id: &str,
+    name: &str,
+    categories: &[Category],
+    any: bool,
+    chosen: &str,
+) -> Markup {
+    html! {
+        select id=(id) name=(name) required[!any] {
+            @if any { option value="" { "Any" } }
+            @for category in categories {
+                @let value = category.id.to_string();
+                option value=(value) selected[value == chosen] { (category.name.as_str()) }
+            }
+        }
+    }
+}
+
+/// The form that creates a pet (`pet` absent) or edits one, with the version it was read at.
+fn pet_form(
+    staff: &Staff,
+    action: &str,
+    pet: Option<&Pet>,
+    categories: &[Category],
+    submit: &str,
+) -> Markup {
+    let category = pet.map(|p| p.category_id.to_string()).unwrap_or_default();
+    html! {
+        form.stacked method="post" action=(action) {
+            (token_field(staff))
+            @if let Some(pet) = pet { input type="hidden" name="version" value=(entity_tag(pet)); }
+            label for="pet-name" { "Name" }
+            input #pet-name name="name" required maxlength="100" value=(pet.map(|p| p.name.as_str()).unwrap_or_default());
+            label for="pet-category" { "Category" }
+            (category_select("pet-category", "category", categories, false, &category))
+            label for="pet-status" { "Status" }
+            (status_select("pet-status", "status", pet.map(|p| p.status), false, "available"))
+            button type="submit" { (submit) }
+        }
+    }
+}
+
+/// A pet's fields, as its form sends them.
+#[derive(Debug, Deserialize)]
+pub(super) struct PetFields {
+    name: String,
+    category: String,
+    status: String,
+    #[serde(default)]
+    version: String,
+}
+
+impl PetFields {
+    fn new_pet(&self) -> Result<NewPet, ApiError> {
+        Ok(NewPet {
+            name: Name::parse(&self.name).map_err(petstore_core::DomainError::from)?,
+            category_id: parsed(&self.category)?,
+            status: parsed(&self.status)?,
+        })
+    }
+}
+
+/// `POST /console/pets`.
+pub(super) async fn create_pet(state: web::Data<AppState>, form: Submitted<PetFields>) -> Answer {
+    let Submitted { staff, fields } = form;
+    let caller = staff.caller();
+    let made = match fields.new_pet() {
+        Ok(new) => {
+            state
+                .write(move |shop| shop.pets().create(caller, new.clone(), None))
+                .await
+        }
+        Err(error) => Err(error),
+    };
+    match made {
+        Ok(_) => Ok(see_other("/console/")),
+        Err(error) => pets_answer(&staff, &state, &PetFilter::default(), Some(error)).await,
+    }
+}
+
+/// `GET /console/pets/{petId}`: one pet, to edit or delete.
+pub(super) async fn pet_page(
+    staff: Staff,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+) -> Answer {
+    let id: PetId = parsed(&id)?;
+    pet_answer(&staff, &state, id, None).await
+}
+
+async fn pet_answer(staff: &Staff, state: &AppState, id: PetId, shown: Shown) -> Answer {
+    let (pet, categories) = state
+        .read(move |shop| {
+            Ok((
+                shop.pets().get(id)?,
+                shop.categories().list(&all_categories())?.items,
+            ))
+        })
+        .await?;
+    let action = format!("/console/pets/{id}");
+    let body = html! {
+        @if let Some(error) = &shown { (refusal(error)) }
+        (pet_form(staff, &action, Some(&pet), &categories, "Save the pet"))
+        h2 { "Delete" }
+        form.inline method="post" action={ (action) "/delete" } {
+            (token_field(staff))
+            input type="hidden" name="version" value=(entity_tag(&pet));
+            button.danger type="submit" { "Delete " (pet.name.as_str()) }
+        }
+        p { a href="/console/" { "Back to the pets" } }
+    };
+    let title = format!("Pet {}", pet.name.as_str());
+    Ok(html(
+        status_of(&shown),
+        page(staff, "/console/", &title, body),
+    ))
+}
+
+/// `POST /console/pets/{petId}`: saves the form, if nobody changed the pet since it was read.
+pub(super) async fn replace_pet(
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+    form: Submitted<PetFields>,
+) -> Answer {
+    let Submitted { staff, fields } = form;
+    let id: PetId = parsed(&id)?;
+    let caller = staff.caller();
+    let saved = match fields.new_pet() {
+        Ok(new) => {
+            let condition = unchanged::<Pet>(fields.version.clone());
+            state
+                .write(move |shop| {
+                    shop.pets()
+                        .replace(caller, id, new.clone(), condition.clone())
+                })
+                .await
+        }
+        Err(error) => Err(error),
+    };
+    match saved {
+        Ok(_) => Ok(see_other(&format!("/console/pets/{id}"))),
+        Err(error) => pet_answer(&staff, &state, id, Some(error)).await,
+    }
+}
+
+/// `POST /console/pets/{petId}/delete`.
+pub(super) async fn delete_pet(
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+    form: Submitted<VersionOnly>,
+) -> Answer {
+    let Submitted { staff, fields } = form;
+    let id: PetId = parsed(&id)?;
+    let caller = staff.caller();
+    let condition = unchanged::<Pet>(fields.version);
+    let deleted = state
+        .write(move |shop| shop.pets().delete(caller, id, condition.clone()))
+        .await;
+    match deleted {
+        Ok(()) => Ok(see_other("/console/")),
+        Err(error) => pet_answer(&staff, &state, id, Some(error)).await,
+    }
+}
+
+/// `GET /console/categories`.
+pub(super) async fn categories_page(staff: Staff, state: web::Data<AppState>) -> Answer {
+    categories_answer(&staff, &state, None).await
+}
+
+async fn categories_answer(staff: &Staff, state: &AppState, shown: Shown) -> Answer {
+    let categories = state
+        .read(move |shop| Ok(shop.categories().list(&all_categories())?.items))
+        .await?;
+    let body = html! {
+        @if let Some(error) = &shown { (refusal(error)) }
+        table {
+            caption.sr-only { "Categories" }
+            thead { tr { th scope="col" { "Id" } th scope="col" { "Name and description" } th scope="col" { "Delete" } } }
+            tbody {
+                @for category in &categories {
+                    @let action = format!("/console/categories/{}", category.id);
+                    @let label = format!("category-{}", category.id);
+                    tr {
+                        td { (category.id) }
+                        td {
+                            form.inline method="post" action=(action) {
+                                (token_field(staff))
+                                input type="hidden" name="version" value=(entity_tag(category));
+                                label.sr-only for={ (label) "-name" } { "Name of " (category.name.as_str()) }
+                                input id={ (label) "-name" } name="name" required maxlength="100" value=(category.name.as_str());
+                                label.sr-only for={ (label) "-description" } { "Description of " (category.name.as_str()) }
+                                input id={ (label) "-description" } name="description" maxlength="1000" value=(category.description.as_ref().map_or("", |d| d.as_str()));
+                                button.plain type="submit" { "Save" }
+                            }
+                        }
+                        td {
+                            form.inline method="post" action={ (action) "/delete" } {
+                                (token_field(staff))
+                                input type="hidden" name="version" value=(entity_tag(category));
+                                button.danger type="submit" { "Delete " (category.name.as_str()) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        h2 { "Add a category" }
+        form.stacked method="post" action="/console/categories" {
+            (token_field(staff))
+            label for="category-name" { "Name" }
+            input #category-name name="name" required maxlength="100";
+            label for="category-description" { "Description" }
+            input #category-description name="description" maxlength="1000";
+            button type="submit" { "Add the category" }
+        }
+    };
+    Ok(html(
+        status_of(&shown),
+        page(staff, "/console/categories", "Categories", body),
+    ))
+}
+
+/// A category's fields, as its form sends them.
+#[derive(Debug, Deserialize)]
+pub(super) struct CategoryFields {
+    name: String,
+    #[serde(default)]
+    description: String,
+    #[serde(default)]
+    version: String,
+}
+
+impl CategoryFields {
+    fn new_category(&self) -> Result<NewCategory, ApiError> {
+        let description = match self.description.trim() {
+            "" => None,
+            text => Some(Description::parse(text).map_err(petstore_core::DomainError::from)?),
+        };
+        Ok(NewCategory {
+            name: Name::parse(&self.name).map_err(petstore_core::DomainError::from)?,
+            description,
+        })
+    }
+}
+
+/// `POST /console/categories`.
+pub(super) async fn create_category(
+    state: web::Data<AppState>,
+    form: Submitted<CategoryFields>,
+) -> Answer {
+    let Submitted { staff, fields } = form;
+    let caller = staff.caller();
+    let made = match fields.new_category() {
+        Ok(new) => {
+            state
+                .write(move |shop| shop.categories().create(caller, new.clone(), None))
+                .await
+        }
+        Err(error) => Err(error),
+    };
+    match made {
+        Ok(_) => Ok(see_other("/console/categories")),
+        Err(error) => categories_answer(&staff, &state, Some(error)).await,
+    }
+}
+
+/// `POST /console/categories/{categoryId}`.
+pub(super) async fn replace_category(
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+    form: Submitted<CategoryFields>,
+) -> Answer {
+    let Submitted { staff, fields } = form;
+    let id: CategoryId = parsed(&id)?;
+    let caller = staff.caller();
+    let saved = match fields.new_category() {
+        Ok(new) => {
+            let condition = unchanged::<Category>(fields.version.clone());
+            state
+                .write(move |shop| {
+                    shop.categories()
+                        .replace(caller, id, new.clone(), condition.clone())
+                })
+                .await
+        }
+        Err(error) => Err(error),
+    };
+    match saved {
+        Ok(_) => Ok(see_other("/console/categories")),
+        Err(error) => categories_answer(&staff, &state, Some(error)).await,
+    }
+}
+
+/// `POST /console/categories/{categoryId}/delete`.
+pub(super) async fn delete_category(
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+    form: Submitted<VersionOnly>,
+) -> Answer {
+    let Submitted { staff, fields } = form;
+    let id: CategoryId = parsed(&id)?;
+    let caller = staff.caller();
+    let condition = unchanged::<Category>(fields.version);
+    let deleted = state
+        .write(move |shop| shop.categories().delete(caller, id, condition.clone()))
+        .await;
+    match deleted {
+        Ok(()) => Ok(see_other("/console/categories")),
+        Err(error) => categories_answer(&staff, &state, Some(error)).await,
+    }
+}

@@ -1,0 +1,141 @@
+//! The staff console: server-rendered pages under `/console/` for staff and admins
+//! (`docs/console.md`).
+//!
+//! Each page is a thin view over the use cases the API runs, called the way the `/v1` handlers
+//! call them (the same reads, the same writes, the same preconditions), so a refusal on a page
+//! is the API's refusal, shown with its code and message. Templates (`view`) only lay out
+//! what a handler hands them.
+//!
+//! What keeps a session safe ([`session`]):
+//! - the API key is posted once, exchanged for a session whose token lives only in an
+//!   `HttpOnly`, `SameSite=Strict` cookie (`Secure` under HTTPS); the key never reaches a page;
+//! - every change is a `POST` that must carry the session's form token and, when the browser
+//!   says where it comes from (`Origin`, `Sec-Fetch-Site`), come from this origin;
+//! - every answer carries a Content-Security-Policy without inline script and `no-store`
+//!   ([`security_headers`]); the only script is htmx, served by the binary ([`assets`]).
+
+mod admin;
+pub mod assets;
+mod catalogue;
+mod events;
+mod orders;
+mod reply;
+mod session;
+mod stock;
+mod view;
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::header::{self, HeaderName, HeaderValue};
+use actix_web::middleware::{Next, from_fn};
+use actix_web::{Error, HttpResponse, Scope, web};
+
+pub use session::ConsoleSettings;
+
+/// Where the console is served.
+pub const BASE: &str = "/console";
+
+/// The console's routes, for the application to mount.
+pub fn scope() -> Scope<
+    impl actix_web::dev::ServiceFactory<
+        ServiceRequest,
+        Config = (),
+        Response = ServiceResponse<impl MessageBody>,
+        Error = Error,
+        InitError = (),
+    >,
+> {
+    web::scope(BASE)
+        .wrap(from_fn(security_headers))
+        .route("", web::get().to(to_console_root))
+        .route("/", web::get().to(catalogue::pets_page))
+        .route("/assets/{name}", web::get().to(assets::serve))
+        .route("/sign-in", web::get().to(session::sign_in_page))
+        .route("/sign-in", web::post().to(session::sign_in))
+        .route("/sign-out", web::post().to(session::sign_out))
+        .route("/pets", web::post().to(catalogue::create_pet))
+        .route("/pets/{petId}", web::get().to(catalogue::pet_page))
+        .route("/pets/{petId}", web::post().to(catalogue::replace_pet))
+        .route(
+            "/pets/{petId}/delete",
+            web::post().to(catalogue::delete_pet),
+        )
+        .route("/categories", web::get().to(catalogue::categories_page))
+        .route("/categories", web::post().to(catalogue::create_category))
+        .route(
+            "/categories/{categoryId}",
+            web::post().to(catalogue::replace_category),
+        )
+        .route(
+            "/categories/{categoryId}/delete",
+            web::post().to(catalogue::delete_category),
+        )
+        .route("/stock", web::get().to(stock::stock_page))
+        .route("/stock/{petId}", web::post().to(stock::set_stock))
+        .route("/orders", web::get().to(orders::orders_page))
+        .route(
+            "/orders/{orderId}/complete",
+            web::post().to(orders::complete_order),
+        )
+        .route(
+            "/orders/{orderId}/cancel",
+            web::post().to(orders::cancel_order),
+        )
+        .route("/events", web::get().to(events::events_page))
+        .route("/keys", web::get().to(admin::keys_page))
+        .route("/keys", web::post().to(admin::create_key))
+        .route("/keys/{keyId}/revoke", web::post().to(admin::revoke_key))
+        .route("/webhooks", web::get().to(admin::webhooks_page))
+        .route("/webhooks", web::post().to(admin::create_webhook))
+        .route("/webhooks/{webhookId}", web::get().to(admin::webhook_page))
+        .route(
+            "/webhooks/{webhookId}/resend",
+            web::post().to(admin::resend_webhook),
+        )
+        .route(
+            "/webhooks/{webhookId}/delete",
+            web::post().to(admin::delete_webhook),
+        )
+}
+
+/// `/console` is a folder: its pages' relative links need the slash.
+async fn to_console_root() -> HttpResponse {
+    HttpResponse::PermanentRedirect()
+        .insert_header((header::LOCATION, "/console/"))
+        .finish()
+}
+
+/// What no page may be without: a policy that runs only the console's own script and style
+/// and lets no other site frame it or receive its forms, and (but for the hashed assets,
+/// which never change) no copy in any cache, shared or not.
+const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; \
+    style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; \
+    frame-ancestors 'none'; base-uri 'none'";
+
+async fn security_headers(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<impl MessageBody>, Error> {
+    let mut response = next.call(req).await?;
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CONTENT_SECURITY_POLICY),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("same-origin"),
+    );
+    headers.insert(
+        HeaderName::from_static("cross-origin-opener-policy"),
+        HeaderValue::from_static("same-origin"),
+    );
+    if !headers.contains_key(header::CACHE_CONTROL) {
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
+    Ok(response)
+}

@@ -1,0 +1,255 @@
+//! The orders page: every order, filtered by status, each completed or cancelled in place
+//! (htmx swaps the one row).
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, web};
+use maud::{Markup, html};
+use petstore_core::{Order, OrderId, OrderPatch, OrderQuery, PageSize, PetQuery};
+use serde::Deserialize;
+
+use super::reply::{
+    Answer, Shown, VersionOnly, html, is_htmx, parsed, see_other, status_of, unchanged,
+};
+use super::session::{Staff, Submitted};
+use super::view::{done, page, refusal, token_field};
+use crate::conditional::entity_tag;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// The orders list's filter and position, as its form and links send them.
+#[derive(Debug, Default, Clone, Deserialize)]
+pub(super) struct OrderFilter {
+    /// `open`, `complete`, or empty for every order.
+    #[serde(default)]
+    status: String,
+    #[serde(default)]
+    after: String,
+}
+
+impl OrderFilter {
+    fn query(&self) -> Result<OrderQuery, ApiError> {
+        let complete = match self.status.as_str() {
+            "" => None,
+            "open" => Some(false),
+            "complete" => Some(true),
+            _ => {
+                return Err(ApiError::invalid_parameter(
+                    "status: must be open, complete or empty",
+                ));
+            }
+        };
+        let after = match self.after.as_str() {
+            "" => None,
+            text => Some(parsed(text)?),
+        };
+        Ok(OrderQuery {
+            complete,
+            after,
+            limit: PageSize::MAX_PAGE,
+            ..OrderQuery::default()
+        })
+    }
+}
+
+/// An order with its pet's name.
+struct Line {
+    order: Order,
+    pet: String,
+}
+
+/// `GET /console/orders`.
+pub(super) async fn orders_page(
+    staff: Staff,
+    state: web::Data<AppState>,
+    filter: web::Query<OrderFilter>,
+) -> Answer {
+    orders_answer(&staff, &state, &filter, None).await
+}
+
+async fn orders_answer(
+    staff: &Staff,
+    state: &AppState,
+    filter: &OrderFilter,
+    shown: Shown,
+) -> Answer {
+    let query = filter.query()?;
+    let caller = staff.caller();
+    let (lines, next) = state
+        .read(move |shop| {
+            let page = shop.orders().list(caller, &query)?;
+            let mut ids: Vec<_> = page.items.iter().map(|order| order.pet_id).collect();
+            ids.sort_unstable();
+            ids.dedup();
+            let pets = shop
+                .pets()
+                .list(&PetQuery::new(None, None, None, ids)?.page(None, PageSize::MAX_PAGE))?;
+            let lines = page
+                .items
+                .into_iter()
+                .map(|order| Line {
+                    pet: pets
+                        .items
+                        .iter()
+                        .find(|pet| pet.id == order.pet_id)
+                        .map_or_else(
+                            || format!("#{}", order.pet_id),
+                            |pet| pet.name.as_str().to_owned(),
+                        ),
+                    order,
+                })
+                .collect::<Vec<_>>();
+            Ok((lines, page.next_after))
+        })
+        .await?;
+    let body = html! {
+        @if let Some(error) = &shown { (refusal(error)) }
+        form.filters method="get" action="/console/orders" role="search" {
+            div {
+                label for="filter-order-status" { "Status" }
+                select #filter-order-status name="status" {
+                    @for (value, label) in [("", "Any"), ("open", "Open"), ("complete", "Complete")] {
+                        option value=(value) selected[filter.status == value] { (label) }
+                    }
+                }
+            }
+            button type="submit" { "Filter" }
+        }
+        table {
+            caption.sr-only { "Orders" }
+            thead { tr {
+                th scope="col" { "Order" } th scope="col" { "Pet" } th scope="col" { "Units" }
+                th scope="col" { "Ship date" } th scope="col" { "Status" } th scope="col" { "Actions" }
+            } }
+            tbody {
+                @for line in &lines { (row(staff, line, None)) }
+            }
+        }
+        @if lines.is_empty() { p { "No order matches." } }
+        @if let Some(next) = next {
+            p { a href={ "/console/orders?status=" (filter.status) "&after=" (next) } { "Next page" } }
+        }
+    };
+    Ok(html(
+        status_of(&shown),
+        page(staff, "/console/orders", "Orders", body),
+    ))
+}
+
+/// One order's row, with what the last change to it gave.
+fn row(staff: &Staff, line: &Line, outcome: Option<Result<&str, &ApiError>>) -> Markup {
+    let order = &line.order;
+    let action = format!("/console/orders/{}", order.id);
+    html! {
+        tr #{ "order-" (order.id) } {
+            td { (order.id) }
+            td { (line.pet) }
+            td { (order.quantity.get()) }
+            td { (order.ship_date.map(|d| d.format("%Y-%m-%d").to_string()).unwrap_or_default()) }
+            td { @if order.complete { "complete" } @else { "open" } }
+            td {
+                @if !order.complete {
+                    form.inline method="post" action={ (action) "/complete" } hx-post={ (action) "/complete" } hx-target="closest tr" hx-swap="outerHTML" {
+                        (token_field(staff))
+                        input type="hidden" name="version" value=(entity_tag(order));
+                        button.plain type="submit" { "Complete order " (order.id) }
+                    }
+                    " "
+                    form.inline method="post" action={ (action) "/cancel" } hx-post={ (action) "/cancel" } hx-target="closest tr" hx-swap="outerHTML" {
+                        (token_field(staff))
+                        input type="hidden" name="version" value=(entity_tag(order));
+                        button.danger type="submit" { "Cancel order " (order.id) }
+                    }
+                }
+                @match outcome {
+                    Some(Ok(text)) => (done(text)),
+                    Some(Err(error)) => (refusal(error)),
+                    None => {},
+                }
+            }
+        }
+    }
+}
+
+/// The order `id` with its pet's name, as it is now.
+async fn line(state: &AppState, staff: &Staff, id: OrderId) -> Result<Line, ApiError> {
+    let caller = staff.caller();
+    state
+        .read(move |shop| {
+            let order = shop.orders().get(caller, id)?;
+            let pet = shop.pets().get(order.pet_id)?;
+            Ok(Line {
+                order,
+                pet: pet.name.as_str().to_owned(),
+            })
+        })
+        .await
+}
+
+/// `POST /console/orders/{orderId}/complete`.
+pub(super) async fn complete_order(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+    form: Submitted<VersionOnly>,
+) -> Answer {
+    let Submitted { staff, fields } = form;
+    let id: OrderId = parsed(&id)?;
+    let caller = staff.caller();
+    let condition = unchanged::<Order>(fields.version);
+    let patch = OrderPatch {
+        complete: Some(true),
+        ship_date: None,
+    };
+    let completed = state
+        .write(move |shop| {
+            shop.orders()
+                .update(caller, id, patch.clone(), condition.clone())
+        })
+        .await;
+    if !is_htmx(&req) {
+        return match completed {
+            Ok(_) => Ok(see_other("/console/orders")),
+            Err(error) => orders_answer(&staff, &state, &OrderFilter::default(), Some(error)).await,
+        };
+    }
+    let now = line(&state, &staff, id).await?;
+    let status = completed
+        .as_ref()
+        .map_or_else(ApiError::status, |_| StatusCode::OK);
+    let outcome = completed.as_ref().map(|_| "Completed.");
+    Ok(html(status, row(&staff, &now, Some(outcome))))
+}
+
+/// `POST /console/orders/{orderId}/cancel`: the order goes, its units back to stock.
+pub(super) async fn cancel_order(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+    form: Submitted<VersionOnly>,
+) -> Answer {
+    let Submitted { staff, fields } = form;
+    let id: OrderId = parsed(&id)?;
+    let caller = staff.caller();
+    let condition = unchanged::<Order>(fields.version);
+    let cancelled = state
+        .write(move |shop| shop.orders().cancel(caller, id, condition.clone()))
+        .await;
+    match (cancelled, is_htmx(&req)) {
+        (Ok(()), false) => Ok(see_other("/console/orders")),
+        (Ok(()), true) => Ok(html(
+            StatusCode::OK,
+            html! {
+                tr #{ "order-" (id) } {
+                    td colspan="6" { (done(&format!("Order {id} cancelled: its units are back in stock."))) }
+                }
+            },
+        )),
+        (Err(error), false) => {
+            orders_answer(&staff, &state, &OrderFilter::default(), Some(error)).await
+        }
+        (Err(error), true) => {
+            let now = line(&state, &staff, id).await?;
+            Ok(html(error.status(), row(&staff, &now, Some(Err(&error)))))
+        }
+    }
+}

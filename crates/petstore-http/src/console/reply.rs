@@ -1,0 +1,112 @@
+//! What a console handler answers: a page, a part of one (htmx), or a redirect; and the one
+//! mapping of failures to pages.
+
+use actix_web::http::StatusCode;
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::{HttpRequest, HttpResponse, ResponseError};
+use maud::Markup;
+
+use super::view;
+use crate::error::ApiError;
+
+/// A page's answer.
+pub(super) type Answer = Result<HttpResponse, ConsoleError>;
+
+/// An HTML answer with `status`.
+pub(super) fn html(status: StatusCode, markup: Markup) -> HttpResponse {
+    HttpResponse::build(status)
+        .content_type("text/html; charset=utf-8")
+        .body(markup.into_string())
+}
+
+/// After a change: back to the page that shows it (Post/Redirect/Get), so reloading the page
+/// does not make the change again.
+pub(super) fn see_other(location: &str) -> HttpResponse {
+    HttpResponse::SeeOther()
+        .insert_header((header::LOCATION, location.to_owned()))
+        .finish()
+}
+
+/// Whether htmx sent the request (it then swaps the answer into part of the page).
+pub(super) fn is_htmx(req: &HttpRequest) -> bool {
+    req.headers().contains_key("hx-request")
+}
+
+/// Why a console request was not served.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum ConsoleError {
+    /// No open session: signed out, expired, or its key revoked. The browser goes to the
+    /// sign-in page.
+    #[error("signed out")]
+    SignedOut {
+        /// Whether htmx asked (it is told to load the sign-in page as a whole).
+        htmx: bool,
+    },
+    /// Refused the way the API refuses it (the API's status, code and message).
+    #[error("{0}")]
+    Api(#[from] ApiError),
+}
+
+impl From<petstore_core::DomainError> for ConsoleError {
+    fn from(error: petstore_core::DomainError) -> Self {
+        Self::Api(error.into())
+    }
+}
+
+impl ResponseError for ConsoleError {
+    fn status_code(&self) -> StatusCode {
+        match self {
+            ConsoleError::SignedOut { .. } => StatusCode::SEE_OTHER,
+            ConsoleError::Api(error) => error.status(),
+        }
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        match self {
+            ConsoleError::SignedOut { htmx: false } => see_other(super::session::SIGN_IN),
+            ConsoleError::SignedOut { htmx: true } => HttpResponse::Ok()
+                .insert_header((
+                    "hx-redirect",
+                    HeaderValue::from_static(super::session::SIGN_IN),
+                ))
+                .finish(),
+            ConsoleError::Api(error) => html(error.status(), view::error_page(error)),
+        }
+    }
+}
+
+/// A form's text read by the domain's own rule for the value (a name, an id, a status), so
+/// the page refuses exactly what the API refuses, with the same message.
+pub(super) fn parsed<T: std::str::FromStr<Err = petstore_core::ValidationError>>(
+    text: &str,
+) -> Result<T, ApiError> {
+    text.trim()
+        .parse()
+        .map_err(|error: petstore_core::ValidationError| {
+            ApiError::from(petstore_core::DomainError::from(error))
+        })
+}
+
+/// A refusal to show on the page it came from, with its status: the page is drawn again
+/// around the message.
+pub(super) type Shown = Option<ApiError>;
+
+/// The status of a page drawn with `shown`: the refusal's, or 200.
+pub(super) fn status_of(shown: &Shown) -> StatusCode {
+    shown.as_ref().map_or(StatusCode::OK, ApiError::status)
+}
+
+/// The condition a form's change holds to: the resource is still as the form showed it (its
+/// entity tag, the API's `If-Match`), so of two people editing from one state, the second is
+/// refused with `precondition_failed` instead of undoing the first's change unseen.
+pub(super) fn unchanged<T: serde::Serialize>(version: String) -> impl Fn(&T) -> bool + Clone {
+    move |now: &T| crate::conditional::entity_tag(now) == version
+}
+
+/// A form that names the version it was read at, and nothing else.
+#[derive(Debug, serde::Deserialize)]
+pub(super) struct VersionOnly {
+    /// The entity tag of the resource as the form showed it.
+    #[serde(default)]
+    pub(super) version: String,
+}

@@ -1,0 +1,340 @@
+//! Signing in and out, and the two extractors every other console handler starts with:
+//! [`Staff`] (an open session) for a page, [`Submitted`] (an open session, its form token
+//! and this origin) for a change.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use actix_web::dev::Payload;
+use actix_web::http::StatusCode;
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::{FromRequest, HttpRequest, HttpResponse, web};
+use futures_util::StreamExt as _;
+use petstore_core::{Caller, KeySecret, Role, SessionLifetime, SessionToken};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+
+use super::reply::{Answer, ConsoleError, html, is_htmx, see_other};
+use super::view;
+use crate::auth::random_bytes;
+use crate::error::{ApiError, ErrorCode};
+use crate::state::AppState;
+
+/// The sign-in page.
+pub(super) const SIGN_IN: &str = "/console/sign-in";
+
+/// The cookie holding the session's token.
+const COOKIE: &str = "petstore_console";
+
+/// The largest form the console accepts: a pet's or a webhook's fields, with room to spare.
+const MAX_FORM_BYTES: usize = 16 * 1024;
+
+/// The operator's choices for the console (`--console-idle-secs`, `--console-max-age-secs`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ConsoleSettings {
+    /// How long a session lasts.
+    pub lifetime: SessionLifetime,
+}
+
+fn settings(req: &HttpRequest) -> ConsoleSettings {
+    req.app_data::<web::Data<ConsoleSettings>>()
+        .map(|settings| *settings.get_ref())
+        .unwrap_or_default()
+}
+
+fn state(req: &HttpRequest) -> Result<web::Data<AppState>, ConsoleError> {
+    req.app_data::<web::Data<AppState>>()
+        .cloned()
+        .ok_or_else(|| ApiError::internal().into())
+}
+
+/// The session token the request's cookie holds, if it holds one of the right form.
+fn presented_token(req: &HttpRequest) -> Option<SessionToken> {
+    let cookies = req.headers().get(header::COOKIE)?.to_str().ok()?;
+    cookies
+        .split(';')
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(name, _)| *name == COOKIE)
+        .and_then(|(_, value)| SessionToken::parse(value).ok())
+}
+
+/// The `Set-Cookie` value that gives the browser `token`, or (with `None`) takes it away.
+/// `HttpOnly`: no script reads it; `SameSite=Strict`: no other site's page sends it;
+/// `Secure` under HTTPS; no `Max-Age`, so it goes when the browser closes, and the server
+/// ends it before then by time.
+fn session_cookie(req: &HttpRequest, token: Option<&SessionToken>) -> String {
+    let secure = if req.connection_info().scheme() == "https" {
+        "; Secure"
+    } else {
+        ""
+    };
+    match token {
+        Some(token) => format!(
+            "{COOKIE}={}; Path=/console/; HttpOnly; SameSite=Strict{secure}",
+            token.reveal()
+        ),
+        None => format!("{COOKIE}=; Path=/console/; HttpOnly; SameSite=Strict; Max-Age=0{secure}"),
+    }
+}
+
+/// A request of an open session: who it acts as.
+#[derive(Debug, Clone)]
+pub(super) struct Staff {
+    caller: Caller,
+    token: SessionToken,
+}
+
+impl Staff {
+    /// Who the session acts as.
+    pub(super) fn caller(&self) -> Caller {
+        self.caller
+    }
+
+    /// Whether the session's key is an admin's (the keys and webhooks pages).
+    pub(super) fn is_admin(&self) -> bool {
+        self.caller.role() == Role::Admin
+    }
+
+    /// The token this session's forms carry.
+    pub(super) fn form_token(&self) -> String {
+        self.token.form_token()
+    }
+
+    async fn resume(req: HttpRequest) -> Result<Self, ConsoleError> {
+        let signed_out = ConsoleError::SignedOut {
+            htmx: is_htmx(&req),
+        };
+        let Some(token) = presented_token(&req) else {
+            return Err(signed_out);
+        };
+        let state = state(&req)?;
+        let lifetime = settings(&req).lifetime;
+        let asked = token.clone();
+        let resumed = state
+            .read(move |shop| shop.sessions().resume(&asked, &lifetime))
+            .await?;
+        let Some(resumed) = resumed else {
+            return Err(signed_out);
+        };
+        if resumed.touch_due {
+            let touched = token.clone();
+            state
+                .write(move |shop| shop.sessions().touch(&touched))
+                .await?;
+        }
+        Ok(Self {
+            caller: resumed.caller,
+            token,
+        })
+    }
+}
+
+impl FromRequest for Staff {
+    type Error = ConsoleError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, ConsoleError>>>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        Box::pin(Self::resume(req.clone()))
+    }
+}
+
+/// A form posted by an open session, from this origin, with the session's form token: the
+/// only way a console handler changes anything.
+#[derive(Debug)]
+pub(super) struct Submitted<T> {
+    /// The session.
+    pub(super) staff: Staff,
+    /// The form's fields.
+    pub(super) fields: T,
+}
+
+/// A form as posted: the session's form token beside its own fields.
+#[derive(Deserialize)]
+struct Envelope<T> {
+    #[serde(default)]
+    form_token: String,
+    #[serde(flatten)]
+    fields: T,
+}
+
+/// 403 for a change that does not show it comes from the console's own page.
+fn cross_site(message: &str) -> ConsoleError {
+    ApiError::new(StatusCode::FORBIDDEN, ErrorCode::Forbidden, message).into()
+}
+
+/// Refuses a request a browser says came from another site. Browsers send `Origin` with
+/// every `POST` and `Sec-Fetch-Site` with every request; a client that sends neither is not a
+/// browser page, and the form token still has to be right.
+fn check_origin(req: &HttpRequest) -> Result<(), ConsoleError> {
+    let headers = req.headers();
+    if let Some(site) = headers.get("sec-fetch-site")
+        && !matches!(site.as_bytes(), b"same-origin" | b"none")
+    {
+        return Err(cross_site("this form was sent from another site"));
+    }
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let info = req.connection_info();
+        let own = format!("{}://{}", info.scheme(), info.host());
+        if origin.as_bytes() != own.as_bytes() {
+            return Err(cross_site("this form was sent from another origin"));
+        }
+    }
+    Ok(())
+}
+
+/// The body of a form, at most [`MAX_FORM_BYTES`].
+async fn form_body(mut payload: Payload) -> Result<Vec<u8>, ConsoleError> {
+    let mut body = Vec::new();
+    while let Some(chunk) = payload.next().await {
+        let chunk =
+            chunk.map_err(|_| ApiError::invalid_parameter("the form did not arrive whole"))?;
+        if body.len() + chunk.len() > MAX_FORM_BYTES {
+            return Err(ApiError::payload_too_large(MAX_FORM_BYTES).into());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+fn parse_form<T: DeserializeOwned>(body: &[u8]) -> Result<Envelope<T>, ConsoleError> {
+    serde_html_form::from_bytes(body)
+        .map_err(|error| ApiError::validation(format!("the form: {error}")).into())
+}
+
+impl<T: DeserializeOwned + 'static> FromRequest for Submitted<T> {
+    type Error = ConsoleError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, ConsoleError>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let req = req.clone();
+        let payload = payload.take();
+        Box::pin(async move {
+            check_origin(&req)?;
+            let staff = Staff::resume(req).await?;
+            let form: Envelope<T> = parse_form(&form_body(payload).await?)?;
+            if !staff.token.accepts_form_token(&form.form_token) {
+                return Err(cross_site(
+                    "the form's token is missing or not this session's; reload the page",
+                ));
+            }
+            Ok(Self {
+                staff,
+                fields: form.fields,
+            })
+        })
+    }
+}
+
+/// `GET /console/sign-in`.
+pub(super) async fn sign_in_page(req: HttpRequest) -> HttpResponse {
+    let note = match req.query_string() {
+        "ended" => Some("You have signed out."),
+        _ => None,
+    };
+    html(StatusCode::OK, view::sign_in_page(note, None))
+}
+
+/// The sign-in form.
+#[derive(Debug, Deserialize)]
+pub(super) struct SignInForm {
+    key: String,
+}
+
+/// `POST /console/sign-in`: exchanges an API key of staff or an admin for a session.
+pub(super) async fn sign_in(req: HttpRequest, payload: web::Payload) -> Answer {
+    check_origin(&req)?;
+    let body = form_body(payload.into_inner()).await?;
+    let form: SignInForm = serde_html_form::from_bytes(&body)
+        .map_err(|error| ApiError::validation(format!("the form: {error}")))?;
+    let refused = |status, message: &str| Ok(html(status, view::sign_in_page(None, Some(message))));
+    let Ok(secret) = KeySecret::parse(form.key.trim()) else {
+        return refused(
+            StatusCode::UNAUTHORIZED,
+            "That is not an API key: a key is 32 to 256 visible characters.",
+        );
+    };
+    let token = SessionToken::from_random(random_bytes()?);
+    let lifetime = settings(&req).lifetime;
+    let state = state(&req)?;
+    let opening = token.clone();
+    let opened = state
+        .write(move |shop| shop.sessions().open(&secret, &opening, &lifetime))
+        .await;
+    match opened {
+        Ok(Some(_)) => Ok(HttpResponse::SeeOther()
+            .insert_header((header::LOCATION, "/console/"))
+            .insert_header((header::SET_COOKIE, session_cookie(&req, Some(&token))))
+            .finish()),
+        Ok(None) => refused(
+            StatusCode::UNAUTHORIZED,
+            "This key is not valid: unknown or revoked.",
+        ),
+        Err(error) if error.code() == ErrorCode::Forbidden => refused(
+            StatusCode::FORBIDDEN,
+            "A customer's key cannot sign in to the console: use a staff or admin key.",
+        ),
+        Err(error) => Err(error.into()),
+    }
+}
+
+/// `POST /console/sign-out`: ends the session, here and on every node.
+pub(super) async fn sign_out(req: HttpRequest, form: Submitted<NoFields>) -> Answer {
+    let state = state(&req)?;
+    let token = form.staff.token;
+    state
+        .write(move |shop| shop.sessions().close(&token))
+        .await?;
+    let mut answer = see_other(&format!("{SIGN_IN}?ended"));
+    answer.headers_mut().insert(
+        header::SET_COOKIE,
+        HeaderValue::from_str(&session_cookie(&req, None)).map_err(|_| ApiError::internal())?,
+    );
+    Ok(answer)
+}
+
+/// A form with no fields but its token.
+#[derive(Debug, Deserialize)]
+pub(super) struct NoFields {}
+
+#[cfg(test)]
+mod tests {
+    use actix_web::test::TestRequest;
+
+    use super::*;
+
+    #[test]
+    fn the_cookie_is_read_only_in_its_form() {
+        let token = SessionToken::from_random([3; 32]);
+        let req = TestRequest::default()
+            .insert_header((
+                header::COOKIE,
+                format!("other=1; {COOKIE}={}; last=2", token.reveal()),
+            ))
+            .to_http_request();
+        assert_eq!(presented_token(&req), Some(token));
+        let req = TestRequest::default()
+            .insert_header((header::COOKIE, format!("{COOKIE}=pss_short")))
+            .to_http_request();
+        assert_eq!(presented_token(&req), None);
+    }
+
+    #[test]
+    fn other_origins_are_refused() {
+        let same = TestRequest::post()
+            .insert_header((header::HOST, "shop.example"))
+            .insert_header((header::ORIGIN, "http://shop.example"))
+            .insert_header(("sec-fetch-site", "same-origin"))
+            .to_http_request();
+        assert!(check_origin(&same).is_ok());
+        let other = TestRequest::post()
+            .insert_header((header::HOST, "shop.example"))
+            .insert_header((header::ORIGIN, "http://evil.example"))
+            .to_http_request();
+        assert!(check_origin(&other).is_err());
+        let cross = TestRequest::post()
+            .insert_header((header::HOST, "shop.example"))
+            .insert_header(("sec-fetch-site", "cross-site"))
+            .to_http_request();
+        assert!(check_origin(&cross).is_err());
+    }
+}

@@ -1,0 +1,186 @@
+//! The stock page: every pet's units, each set in place (htmx swaps the one row), refused
+//! when someone changed it since the page was read.
+
+use actix_web::{HttpRequest, web};
+use maud::{Markup, html};
+use petstore_core::{InventoryItem, InventoryQuery, PageSize, PetId, PetQuery, Stock};
+use serde::Deserialize;
+
+use super::reply::{Answer, Shown, html, is_htmx, parsed, see_other, status_of, unchanged};
+use super::session::{Staff, Submitted};
+use super::view::{done, page, refusal, token_field};
+use crate::conditional::entity_tag;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// The page's position, as its "next page" link sends it.
+#[derive(Debug, Default, Deserialize)]
+pub(super) struct StockPosition {
+    #[serde(default)]
+    after: String,
+}
+
+/// A stock entry with its pet's name.
+struct Line {
+    item: InventoryItem,
+    name: String,
+}
+
+/// The entries after `after` (a page), each with its pet's name.
+async fn lines(
+    state: &AppState,
+    after: Option<PetId>,
+) -> Result<(Vec<Line>, Option<i64>), ApiError> {
+    state
+        .read(move |shop| {
+            let page = shop.inventory().list(&InventoryQuery {
+                after,
+                limit: PageSize::MAX_PAGE,
+                ..InventoryQuery::default()
+            })?;
+            let ids = page.items.iter().map(|item| item.pet_id).collect();
+            let pets = shop
+                .pets()
+                .list(&PetQuery::new(None, None, None, ids)?.page(None, PageSize::MAX_PAGE))?;
+            let lines = page
+                .items
+                .into_iter()
+                .map(|item| Line {
+                    name: pets
+                        .items
+                        .iter()
+                        .find(|pet| pet.id == item.pet_id)
+                        .map_or_else(String::new, |pet| pet.name.as_str().to_owned()),
+                    item,
+                })
+                .collect();
+            Ok((lines, page.next_after))
+        })
+        .await
+}
+
+/// `GET /console/stock`.
+pub(super) async fn stock_page(
+    staff: Staff,
+    state: web::Data<AppState>,
+    position: web::Query<StockPosition>,
+) -> Answer {
+    let after = match position.after.as_str() {
+        "" => None,
+        text => Some(parsed(text)?),
+    };
+    stock_answer(&staff, &state, after, None).await
+}
+
+async fn stock_answer(
+    staff: &Staff,
+    state: &AppState,
+    after: Option<PetId>,
+    shown: Shown,
+) -> Answer {
+    let (lines, next) = lines(state, after).await?;
+    let body = html! {
+        @if let Some(error) = &shown { (refusal(error)) }
+        table {
+            caption.sr-only { "Stock per pet" }
+            thead { tr { th scope="col" { "Pet" } th scope="col" { "Status" } th scope="col" { "Units" } th scope="col" { "Result" } } }
+            tbody {
+                @for line in &lines { (row(staff, line, None)) }
+            }
+        }
+        @if lines.is_empty() { p { "No pet yet: add one on the Pets page." } }
+        @if let Some(next) = next { p { a href={ "/console/stock?after=" (next) } { "Next page" } } }
+    };
+    Ok(html(
+        status_of(&shown),
+        page(staff, "/console/stock", "Stock", body),
+    ))
+}
+
+/// One pet's row: its units, a form to set them, and what the last change gave.
+fn row(staff: &Staff, line: &Line, outcome: Option<Result<(), &ApiError>>) -> Markup {
+    let id = line.item.pet_id;
+    let action = format!("/console/stock/{id}");
+    let field = format!("units-{id}");
+    html! {
+        tr #{ "stock-" (id) } {
+            td { a href={ "/console/pets/" (id) } { (line.name) } }
+            td { (line.item.status.as_str()) }
+            td {
+                form.inline method="post" action=(action) hx-post=(action) hx-target="closest tr" hx-swap="outerHTML" {
+                    (token_field(staff))
+                    input type="hidden" name="version" value=(entity_tag(&line.item));
+                    label.sr-only for=(field) { "Units of " (line.name) }
+                    input id=(field) name="quantity" type="number" min="0" max="1000000" required value=(line.item.quantity.get());
+                    button.plain type="submit" { "Set" }
+                }
+            }
+            td {
+                @match outcome {
+                    Some(Ok(())) => (done("Saved.")),
+                    Some(Err(error)) => (refusal(error)),
+                    None => {},
+                }
+            }
+        }
+    }
+}
+
+/// The stock form's fields.
+#[derive(Debug, Deserialize)]
+pub(super) struct StockFields {
+    quantity: String,
+    #[serde(default)]
+    version: String,
+}
+
+/// `POST /console/stock/{petId}`: sets the units, if nobody changed them since the form was
+/// read. htmx gets the row back; a page without script, the whole page.
+pub(super) async fn set_stock(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+    form: Submitted<StockFields>,
+) -> Answer {
+    let Submitted { staff, fields } = form;
+    let id: PetId = parsed(&id)?;
+    let caller = staff.caller();
+    // An integer out of range and text that is none are refused alike, as the API does.
+    let level = fields.quantity.trim().parse::<i64>().unwrap_or(-1);
+    let set = match Stock::settable(level).map_err(|e| petstore_core::DomainError::from(e).into()) {
+        Ok(stock) => {
+            let condition = unchanged::<InventoryItem>(fields.version);
+            state
+                .write(move |shop| {
+                    shop.inventory()
+                        .set_stock(caller, id, stock, condition.clone())
+                })
+                .await
+        }
+        Err(error) => Err(error),
+    };
+    if !is_htmx(&req) {
+        return match set {
+            Ok(_) => Ok(see_other("/console/stock")),
+            Err(error) => stock_answer(&staff, &state, None, Some(error)).await,
+        };
+    }
+    // The row as it is now, whatever happened: after a refusal, the units someone else set.
+    let item = state
+        .read(move |shop| {
+            let item = shop.inventory().get(id)?;
+            let pet = shop.pets().get(id)?;
+            Ok(Line {
+                item,
+                name: pet.name.as_str().to_owned(),
+            })
+        })
+        .await?;
+    let status = set
+        .as_ref()
+        .map_or_else(ApiError::status, |_| actix_web::http::StatusCode::OK);
+    Ok(html(
+        status,
+        row(&staff, &item, Some(set.as_ref().map(|_| ()))),
+    ))
+}

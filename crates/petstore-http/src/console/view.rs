@@ -1,0 +1,146 @@
+//! What every console page shares: the layout, the navigation, messages, and the pages that
+//! belong to no section (signing in, a failure).
+
+use maud::{DOCTYPE, Markup, html};
+
+use super::assets::{HTMX, STYLE};
+use super::session::Staff;
+use crate::error::ApiError;
+
+/// htmx's settings: no `eval` (the policy forbids it anyway), no inline style of its own, no
+/// copy of pages in the browser's storage (they hold form tokens, and a new key's secret),
+/// requests to this origin only, and refusals (4xx) swapped in like answers, since they
+/// carry the message to show.
+const HTMX_CONFIG: &str = r#"{"allowEval":false,"allowScriptTags":false,"includeIndicatorStyles":false,"historyCacheSize":0,"refreshOnHistoryMiss":true,"selfRequestsOnly":true,"responseHandling":[{"code":"204","swap":false},{"code":"[23]..","swap":true},{"code":"[45]..","swap":true,"error":true}]}"#;
+
+/// The sections of the navigation: path, label, and whether only admins see it.
+const SECTIONS: &[(&str, &str, bool)] = &[
+    ("/console/", "Pets", false),
+    ("/console/categories", "Categories", false),
+    ("/console/stock", "Stock", false),
+    ("/console/orders", "Orders", false),
+    ("/console/events", "Events", false),
+    ("/console/keys", "Keys", true),
+    ("/console/webhooks", "Webhooks", true),
+];
+
+fn head(title: &str) -> Markup {
+    html! {
+        head {
+            meta charset="utf-8";
+            meta name="viewport" content="width=device-width, initial-scale=1";
+            meta name="htmx-config" content=(HTMX_CONFIG);
+            title { (title) " · Pet store console" }
+            link rel="stylesheet" href=(STYLE.url());
+            script src=(HTMX.url()) defer {}
+        }
+    }
+}
+
+/// A page of a signed-in session: `current` is the section it belongs to.
+pub(super) fn page(staff: &Staff, current: &str, title: &str, body: Markup) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            (head(title))
+            // Links and forms load the next page into this one (no flash, focus kept at
+            // the top); they work the same without script.
+            body hx-boost="true" {
+                a.skip href="#main" { "Skip to the content" }
+                header.top {
+                    nav aria-label="Console" {
+                        ul {
+                            @for (path, label, admin_only) in SECTIONS {
+                                @if !*admin_only || staff.is_admin() {
+                                    li {
+                                        @if *path == current {
+                                            a href=(path) aria-current="page" { (label) }
+                                        } @else {
+                                            a href=(path) { (label) }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    span.who { "Signed in as " (staff.caller().role()) }
+                    form method="post" action="/console/sign-out" {
+                        (token_field(staff))
+                        button.plain type="submit" { "Sign out" }
+                    }
+                }
+                main #main {
+                    h1 { (title) }
+                    (body)
+                }
+            }
+        }
+    }
+}
+
+/// The hidden field every form of the session carries.
+pub(super) fn token_field(staff: &Staff) -> Markup {
+    html! { input type="hidden" name="form_token" value=(staff.form_token()); }
+}
+
+/// What the API answered a refused change with, for the page: its message and code.
+pub(super) fn refusal(error: &ApiError) -> Markup {
+    html! {
+        div.message.error role="alert" {
+            (error.message()) " "
+            span.muted { "(" code { (error.code().as_str()) } ")" }
+        }
+    }
+}
+
+/// A change that went through.
+pub(super) fn done(text: &str) -> Markup {
+    html! { div.message role="status" { (text) } }
+}
+
+/// A failure with no page of its own to show it on.
+pub(super) fn error_page(error: &ApiError) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            (head("Not done"))
+            body {
+                main #main {
+                    h1 { "Not done" }
+                    (refusal(error))
+                    p { a href="/console/" { "Back to the console" } }
+                }
+            }
+        }
+    }
+}
+
+/// The sign-in page, with a note (signed out) or a refusal.
+pub(super) fn sign_in_page(note: Option<&str>, refused: Option<&str>) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            (head("Sign in"))
+            body {
+                main #main {
+                    h1 { "Sign in to the pet store console" }
+                    @if let Some(note) = note {
+                        div.message role="status" { (note) }
+                    }
+                    @if let Some(refused) = refused {
+                        div.message.error role="alert" { (refused) }
+                    }
+                    form.stacked method="post" action="/console/sign-in" {
+                        label for="key" { "API key (staff or admin)" }
+                        input #key name="key" type="password" autocomplete="off" required
+                            autofocus;
+                        button type="submit" { "Sign in" }
+                    }
+                    p.muted {
+                        "The key is exchanged for a session; it is not kept in this browser."
+                    }
+                }
+            }
+        }
+    }
+}
