@@ -1,11 +1,11 @@
-//! The catalogue's pages: pets (list, filter, create, edit, change status, delete) and
-//! categories (list, create, rename, delete).
+//! The pets' pages: list and filter, create, edit and change status, place an order,
+//! delete. The categories' page is `categories.rs`.
 
 use actix_web::web;
 use maud::{Markup, html};
 use petstore_core::{
-    Category, CategoryId, CategoryQuery, Description, Name, NewCategory, NewPet, PageSize, Pet,
-    PetId, PetQuery, PetStatus,
+    Category, CategoryId, CategoryQuery, DomainError, Name, NewOrder, NewPet, PageSize, Pet, PetId,
+    PetQuery, PetStatus, Quantity,
 };
 use serde::Deserialize;
 
@@ -17,7 +17,7 @@ use crate::error::ApiError;
 use crate::state::AppState;
 
 /// Every category, for names and choices (a shop has far fewer than a page's 100).
-fn all_categories() -> CategoryQuery {
+pub(super) fn all_categories() -> CategoryQuery {
     CategoryQuery {
         limit: PageSize::MAX_PAGE,
         ..CategoryQuery::default()
@@ -254,6 +254,14 @@ async fn pet_answer(staff: &Staff, state: &AppState, id: PetId, shown: Shown) ->
     let body = html! {
         @if let Some(error) = &shown { (refusal(error)) }
         (pet_form(staff, &action, Some(&pet), &categories, "Save the pet"))
+        h2 { "Place an order" }
+        p.muted { "For a customer who orders by phone or at the counter: the units leave the stock at once." }
+        form.inline method="post" action={ (action) "/order" } {
+            (token_field(staff))
+            label for="order-quantity" { "Units" }
+            input #order-quantity name="quantity" type="number" min="1" required value="1";
+            button.plain type="submit" { "Place the order" }
+        }
         h2 { "Delete" }
         form.inline method="post" action={ (action) "/delete" } {
             (token_field(staff))
@@ -296,6 +304,40 @@ pub(super) async fn replace_pet(
     }
 }
 
+/// The order form's field.
+#[derive(Debug, Deserialize)]
+pub(super) struct OrderFields {
+    quantity: String,
+}
+
+/// `POST /console/pets/{petId}/order`: places an order for the pet, owned by nobody's key
+/// but the session's, then shows it among the orders.
+pub(super) async fn place_order(
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+    form: Submitted<OrderFields>,
+) -> Answer {
+    let Submitted { staff, fields } = form;
+    let id: PetId = parsed(&id)?;
+    let caller = staff.caller();
+    let quantity = fields.quantity.trim().parse::<i64>().unwrap_or(0);
+    let placed = match Quantity::new(quantity).map_err(|e| DomainError::from(e).into()) {
+        Ok(quantity) => {
+            state
+                .write(move |shop| {
+                    shop.orders()
+                        .place(caller, NewOrder::new(id, quantity), None)
+                })
+                .await
+        }
+        Err(error) => Err(error),
+    };
+    match placed {
+        Ok(_) => Ok(see_other("/console/orders?status=open")),
+        Err(error) => pet_answer(&staff, &state, id, Some(error)).await,
+    }
+}
+
 /// `POST /console/pets/{petId}/delete`.
 pub(super) async fn delete_pet(
     state: web::Data<AppState>,
@@ -312,153 +354,5 @@ pub(super) async fn delete_pet(
     match deleted {
         Ok(()) => Ok(see_other("/console/")),
         Err(error) => pet_answer(&staff, &state, id, Some(error)).await,
-    }
-}
-
-/// `GET /console/categories`.
-pub(super) async fn categories_page(staff: Staff, state: web::Data<AppState>) -> Answer {
-    categories_answer(&staff, &state, None).await
-}
-
-async fn categories_answer(staff: &Staff, state: &AppState, shown: Shown) -> Answer {
-    let categories = state
-        .read(move |shop| Ok(shop.categories().list(&all_categories())?.items))
-        .await?;
-    let body = html! {
-        @if let Some(error) = &shown { (refusal(error)) }
-        table {
-            caption.sr-only { "Categories" }
-            thead { tr { th scope="col" { "Id" } th scope="col" { "Name and description" } th scope="col" { "Delete" } } }
-            tbody {
-                @for category in &categories {
-                    @let action = format!("/console/categories/{}", category.id);
-                    @let label = format!("category-{}", category.id);
-                    tr {
-                        td { (category.id) }
-                        td {
-                            form.inline method="post" action=(action) {
-                                (token_field(staff))
-                                input type="hidden" name="version" value=(entity_tag(category));
-                                label.sr-only for={ (label) "-name" } { "Name of " (category.name.as_str()) }
-                                input id={ (label) "-name" } name="name" required maxlength="100" value=(category.name.as_str());
-                                label.sr-only for={ (label) "-description" } { "Description of " (category.name.as_str()) }
-                                input id={ (label) "-description" } name="description" maxlength="1000" value=(category.description.as_ref().map_or("", |d| d.as_str()));
-                                button.plain type="submit" { "Save" }
-                            }
-                        }
-                        td {
-                            form.inline method="post" action={ (action) "/delete" } {
-                                (token_field(staff))
-                                input type="hidden" name="version" value=(entity_tag(category));
-                                button.danger type="submit" { "Delete " (category.name.as_str()) }
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        h2 { "Add a category" }
-        form.stacked method="post" action="/console/categories" {
-            (token_field(staff))
-            label for="category-name" { "Name" }
-            input #category-name name="name" required maxlength="100";
-            label for="category-description" { "Description" }
-            input #category-description name="description" maxlength="1000";
-            button type="submit" { "Add the category" }
-        }
-    };
-    Ok(html(
-        status_of(&shown),
-        page(staff, "/console/categories", "Categories", body),
-    ))
-}
-
-/// A category's fields, as its form sends them.
-#[derive(Debug, Deserialize)]
-pub(super) struct CategoryFields {
-    name: String,
-    #[serde(default)]
-    description: String,
-    #[serde(default)]
-    version: String,
-}
-
-impl CategoryFields {
-    fn new_category(&self) -> Result<NewCategory, ApiError> {
-        let description = match self.description.trim() {
-            "" => None,
-            text => Some(Description::parse(text).map_err(petstore_core::DomainError::from)?),
-        };
-        Ok(NewCategory {
-            name: Name::parse(&self.name).map_err(petstore_core::DomainError::from)?,
-            description,
-        })
-    }
-}
-
-/// `POST /console/categories`.
-pub(super) async fn create_category(
-    state: web::Data<AppState>,
-    form: Submitted<CategoryFields>,
-) -> Answer {
-    let Submitted { staff, fields } = form;
-    let caller = staff.caller();
-    let made = match fields.new_category() {
-        Ok(new) => {
-            state
-                .write(move |shop| shop.categories().create(caller, new.clone(), None))
-                .await
-        }
-        Err(error) => Err(error),
-    };
-    match made {
-        Ok(_) => Ok(see_other("/console/categories")),
-        Err(error) => categories_answer(&staff, &state, Some(error)).await,
-    }
-}
-
-/// `POST /console/categories/{categoryId}`.
-pub(super) async fn replace_category(
-    state: web::Data<AppState>,
-    id: web::Path<String>,
-    form: Submitted<CategoryFields>,
-) -> Answer {
-    let Submitted { staff, fields } = form;
-    let id: CategoryId = parsed(&id)?;
-    let caller = staff.caller();
-    let saved = match fields.new_category() {
-        Ok(new) => {
-            let condition = unchanged::<Category>(fields.version.clone());
-            state
-                .write(move |shop| {
-                    shop.categories()
-                        .replace(caller, id, new.clone(), condition.clone())
-                })
-                .await
-        }
-        Err(error) => Err(error),
-    };
-    match saved {
-        Ok(_) => Ok(see_other("/console/categories")),
-        Err(error) => categories_answer(&staff, &state, Some(error)).await,
-    }
-}
-
-/// `POST /console/categories/{categoryId}/delete`.
-pub(super) async fn delete_category(
-    state: web::Data<AppState>,
-    id: web::Path<String>,
-    form: Submitted<VersionOnly>,
-) -> Answer {
-    let Submitted { staff, fields } = form;
-    let id: CategoryId = parsed(&id)?;
-    let caller = staff.caller();
-    let condition = unchanged::<Category>(fields.version);
-    let deleted = state
-        .write(move |shop| shop.categories().delete(caller, id, condition.clone()))
-        .await;
-    match deleted {
-        Ok(()) => Ok(see_other("/console/categories")),
-        Err(error) => categories_answer(&staff, &state, Some(error)).await,
     }
 }

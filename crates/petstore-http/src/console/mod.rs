@@ -17,6 +17,7 @@
 mod admin;
 pub mod assets;
 mod catalogue;
+mod categories;
 mod events;
 mod orders;
 mod reply;
@@ -57,18 +58,22 @@ pub fn scope() -> Scope<
         .route("/pets/{petId}", web::get().to(catalogue::pet_page))
         .route("/pets/{petId}", web::post().to(catalogue::replace_pet))
         .route(
+            "/pets/{petId}/order",
+            web::post().to(catalogue::place_order),
+        )
+        .route(
             "/pets/{petId}/delete",
             web::post().to(catalogue::delete_pet),
         )
-        .route("/categories", web::get().to(catalogue::categories_page))
-        .route("/categories", web::post().to(catalogue::create_category))
+        .route("/categories", web::get().to(categories::categories_page))
+        .route("/categories", web::post().to(categories::create_category))
         .route(
             "/categories/{categoryId}",
-            web::post().to(catalogue::replace_category),
+            web::post().to(categories::replace_category),
         )
         .route(
             "/categories/{categoryId}/delete",
-            web::post().to(catalogue::delete_category),
+            web::post().to(categories::delete_category),
         )
         .route("/stock", web::get().to(stock::stock_page))
         .route("/stock/{petId}", web::post().to(stock::set_stock))

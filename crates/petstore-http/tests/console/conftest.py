@@ -255,5 +255,6 @@ def screenshot(page, name):
     if not folder:
         return
     Path(folder).mkdir(parents=True, exist_ok=True)
-    # Without animations, a run that changed nothing draws the same pictures again.
-    page.screenshot(path=Path(folder) / f"{name}.png", full_page=True, animations="disabled")
+    # Playwright's defaults (hiding the caret, stopping animations) inject an inline style,
+    # which the console's policy rightly blocks; the console has no animation to stop.
+    page.screenshot(path=Path(folder) / f"{name}.png", full_page=True, caret="initial")

@@ -1,0 +1,159 @@
+"""The catalogue and its stock, as staff run them."""
+
+from playwright.sync_api import expect
+
+from conftest import check_accessibility, screenshot
+from steps import alert, catalogue, made, signed_in, units
+
+
+def test_the_whole_catalogue_and_stock_flow(server, page):
+    signed_in(page, server)
+    page.get_by_role("link", name="Categories").click()
+    page.get_by_label("Name", exact=True).fill("Cats")
+    page.get_by_label("Description", exact=True).fill("Small and independent")
+    page.get_by_role("button", name="Add the category").click()
+    expect(page.get_by_role("button", name="Delete Cats")).to_be_visible()
+    check_accessibility(page)
+    screenshot(page, "categories")
+
+    page.get_by_role("link", name="Pets").click()
+    page.get_by_label("Name", exact=True).fill("Tom")
+    # The second "Category" is the new pet's (the first filters the list).
+    page.get_by_label("Category", exact=True).last.select_option(label="Cats")
+    page.get_by_role("button", name="Add the pet").click()
+    expect(page.get_by_role("link", name="Tom")).to_be_visible()
+    check_accessibility(page)
+
+    page.get_by_role("link", name="Stock").click()
+    page.get_by_label("Units of Tom").fill("4")
+    page.get_by_role("button", name="Set").click()
+    expect(page.get_by_role("status")).to_contain_text("Saved.")
+    check_accessibility(page)
+    screenshot(page, "stock")
+    status, pets = server.api.call("GET", "/v1/pets?name=Tom")
+    assert [p["name"] for p in pets] == ["Tom"]
+    assert units(server, pets[0]) == 4
+
+    # Edited: renamed, and set pending by hand.
+    page.get_by_role("link", name="Pets").click()
+    page.get_by_role("link", name="Tom").click()
+    page.get_by_label("Name", exact=True).fill("Thomas")
+    page.get_by_label("Status", exact=True).select_option("pending")
+    page.get_by_role("button", name="Save the pet").click()
+    expect(page.get_by_role("heading", name="Pet Thomas")).to_be_visible()
+    check_accessibility(page)
+    screenshot(page, "pet")
+    status, pet = server.api.call("GET", f"/v1/pets?id={pets[0]['id']}")
+    assert (pet[0]["name"], pet[0]["status"]) == ("Thomas", "pending")
+
+    # Deleted, with its stock entry.
+    page.get_by_role("button", name="Delete Thomas").click()
+    expect(page.get_by_role("heading", name="Pets")).to_be_visible()
+    assert server.api.call("GET", f"/v1/pets?id={pets[0]['id']}")[1] == []
+    page.get_by_role("link", name="Categories").click()
+    page.get_by_role("button", name="Delete Cats").click()
+    expect(page.get_by_role("button", name="Delete Cats")).to_have_count(0)
+    assert server.api.call("GET", "/v1/categories")[1] == []
+
+
+def test_pets_are_filtered_by_status_category_and_name(server, page):
+    dogs, pets = catalogue(server, (("Rex", 2), ("Fido", 0), ("Rover", 1)))
+    fido = pets["Fido"]
+    status, _ = server.api.call(
+        "PUT", f"/v1/pets/{fido['id']}", {"name": "Fido", "categoryId": dogs["id"], "status": "sold"})
+    assert status == 200
+    made(server, "/v1/categories", {"name": "Cats"})
+    signed_in(page, server)
+    page.get_by_label("Status", exact=True).first.select_option("available")
+    page.get_by_role("button", name="Filter").click()
+    expect(page.get_by_role("link", name="Rex")).to_be_visible()
+    expect(page.get_by_role("link", name="Rover")).to_be_visible()
+    expect(page.get_by_role("link", name="Fido")).to_have_count(0)
+    page.get_by_label("Name contains").fill("rov")
+    page.get_by_role("button", name="Filter").click()
+    expect(page.get_by_role("link", name="Rover")).to_be_visible()
+    expect(page.get_by_role("link", name="Rex")).to_have_count(0)
+    page.get_by_label("Status", exact=True).first.select_option("")
+    page.get_by_label("Name contains").fill("")
+    page.get_by_label("Category", exact=True).first.select_option(label="Cats")
+    page.get_by_role("button", name="Filter").click()
+    expect(page.get_by_text("No pet matches.")).to_be_visible()
+    check_accessibility(page)
+
+
+def test_a_category_with_pets_is_not_deleted(server, page):
+    catalogue(server)
+    signed_in(page, server)
+    page.get_by_role("link", name="Categories").click()
+    page.get_by_role("button", name="Delete Dogs").click()
+    expect(alert(page)).to_contain_text("category_in_use")
+    check_accessibility(page)
+    assert [c["name"] for c in server.api.call("GET", "/v1/categories")[1]] == ["Dogs"]
+
+
+def test_a_duplicate_category_and_a_blank_name_are_refused_with_the_api_s_error(server, page):
+    catalogue(server)
+    signed_in(page, server)
+    page.get_by_role("link", name="Categories").click()
+    page.get_by_label("Name", exact=True).fill("DOGS")
+    page.get_by_role("button", name="Add the category").click()
+    expect(alert(page)).to_contain_text("category_exists")
+    page.get_by_label("Name", exact=True).fill("   ")
+    page.get_by_role("button", name="Add the category").click()
+    expect(alert(page)).to_contain_text("validation_failed")
+    assert len(server.api.call("GET", "/v1/categories")[1]) == 1
+
+
+def test_a_stale_stock_edit_is_refused_and_keeps_the_other_change(server, page):
+    _, pets = catalogue(server, (("Rex", 3),))
+    rex = pets["Rex"]
+    signed_in(page, server)
+    page.get_by_role("link", name="Stock").click()
+    expect(page.get_by_label("Units of Rex")).to_have_value("3")
+    # Someone else sets the stock after this page was read.
+    assert server.api.call("PATCH", f"/v1/inventory/{rex['id']}", {"quantity": 9})[0] == 200
+    page.get_by_label("Units of Rex").fill("5")
+    page.get_by_role("button", name="Set").click()
+    expect(alert(page)).to_contain_text("precondition_failed")
+    check_accessibility(page)
+    screenshot(page, "stock-stale-edit")
+    assert units(server, rex) == 9
+    # The row now shows the other change; setting from there goes through.
+    expect(page.get_by_label("Units of Rex")).to_have_value("9")
+    page.get_by_label("Units of Rex").fill("5")
+    page.get_by_role("button", name="Set").click()
+    expect(page.get_by_role("status")).to_contain_text("Saved.")
+    assert units(server, rex) == 5
+
+
+def test_a_stale_pet_edit_is_refused(server, page):
+    _, pets = catalogue(server, (("Rex", 0),))
+    rex = pets["Rex"]
+    signed_in(page, server)
+    page.get_by_role("link", name="Rex").click()
+    status, _ = server.api.call(
+        "PUT", f"/v1/pets/{rex['id']}",
+        {"name": "Rex II", "categoryId": rex["categoryId"], "status": "available"})
+    assert status == 200
+    page.get_by_label("Name", exact=True).fill("Rexy")
+    page.get_by_role("button", name="Save the pet").click()
+    expect(alert(page)).to_contain_text("precondition_failed")
+    assert server.api.call("GET", f"/v1/pets?id={rex['id']}")[1][0]["name"] == "Rex II"
+
+
+def test_an_order_beyond_the_stock_is_refused_with_the_api_s_error(server, page):
+    _, pets = catalogue(server, (("Rex", 2),))
+    rex = pets["Rex"]
+    signed_in(page, server)
+    page.get_by_role("link", name="Rex").click()
+    page.get_by_label("Units").fill("3")
+    page.get_by_role("button", name="Place the order").click()
+    expect(alert(page)).to_contain_text("insufficient_stock")
+    check_accessibility(page)
+    screenshot(page, "out-of-stock")
+    assert server.api.call("GET", "/v1/store/orders")[1] == []
+    assert units(server, rex) == 2
+    page.get_by_label("Units").fill("2")
+    page.get_by_role("button", name="Place the order").click()
+    expect(page.get_by_role("heading", name="Orders")).to_be_visible()
+    assert units(server, rex) == 0

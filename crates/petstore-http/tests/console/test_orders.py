@@ -1,0 +1,80 @@
+"""Orders placed through the API, completed and cancelled in the console."""
+
+from playwright.sync_api import expect
+
+from conftest import check_accessibility, screenshot
+from steps import catalogue, made, signed_in, units
+
+
+def order(server, pet, quantity):
+    return made(server, "/v1/store/orders", {"petId": pet["id"], "quantity": quantity})
+
+
+def test_an_order_from_the_api_appears_and_is_completed(server, page):
+    _, pets = catalogue(server, (("Rex", 3),))
+    placed = order(server, pets["Rex"], 2)
+    signed_in(page, server)
+    page.get_by_role("link", name="Orders").click()
+    row = page.locator(f"#order-{placed['id']}")
+    expect(row).to_contain_text("Rex")
+    expect(row).to_contain_text("open")
+    check_accessibility(page)
+    screenshot(page, "orders")
+    row.get_by_role("button", name=f"Complete order {placed['id']}").click()
+    expect(row.get_by_role("status")).to_contain_text("Completed.")
+    expect(row).to_contain_text("complete")
+    status, now = server.api.call("GET", f"/v1/store/orders/{placed['id']}")
+    assert now["complete"] is True
+
+
+def test_a_cancelled_order_puts_its_units_back(server, page):
+    _, pets = catalogue(server, (("Rex", 3),))
+    placed = order(server, pets["Rex"], 2)
+    assert units(server, pets["Rex"]) == 1
+    signed_in(page, server)
+    page.get_by_role("link", name="Orders").click()
+    page.get_by_role("button", name=f"Cancel order {placed['id']}").click()
+    expect(page.get_by_role("status")).to_contain_text("its units are back in stock")
+    assert server.api.call("GET", f"/v1/store/orders/{placed['id']}")[0] == 404
+    assert units(server, pets["Rex"]) == 3
+    page.get_by_role("link", name="Stock").click()
+    expect(page.get_by_label("Units of Rex")).to_have_value("3")
+
+
+def test_orders_are_filtered_by_status(server, page):
+    _, pets = catalogue(server, (("Rex", 5),))
+    first, second = order(server, pets["Rex"], 1), order(server, pets["Rex"], 1)
+    assert server.api.call("PATCH", f"/v1/store/orders/{first['id']}", {"complete": True})[0] == 200
+    signed_in(page, server)
+    page.goto(server.url + "/console/orders?status=open")
+    expect(page.locator(f"#order-{second['id']}")).to_be_visible()
+    expect(page.locator(f"#order-{first['id']}")).to_have_count(0)
+    page.get_by_label("Status").select_option("complete")
+    page.get_by_role("button", name="Filter").click()
+    expect(page.locator(f"#order-{first['id']}")).to_be_visible()
+    expect(page.locator(f"#order-{second['id']}")).to_have_count(0)
+
+
+def test_a_completed_order_cannot_be_cancelled_behind_the_page_s_back(server, page):
+    _, pets = catalogue(server, (("Rex", 3),))
+    placed = order(server, pets["Rex"], 1)
+    signed_in(page, server)
+    page.get_by_role("link", name="Orders").click()
+    cancel = page.get_by_role("button", name=f"Cancel order {placed['id']}")
+    expect(cancel).to_be_visible()
+    assert server.api.call("PATCH", f"/v1/store/orders/{placed['id']}", {"complete": True})[0] == 200
+    cancel.click()
+    expect(page.get_by_role("alert")).to_be_visible()
+    assert server.api.call("GET", f"/v1/store/orders/{placed['id']}")[1]["complete"] is True
+
+
+def test_the_events_page_shows_the_changes(server, page):
+    _, pets = catalogue(server, (("Rex", 3),))
+    order(server, pets["Rex"], 1)
+    signed_in(page, server)
+    page.get_by_role("link", name="Events").click()
+    table = page.get_by_role("table", name="Events")
+    for event_type in ("category.created", "pet.created", "order.placed"):
+        expect(table).to_contain_text(event_type)
+    check_accessibility(page)
+    screenshot(page, "events")
