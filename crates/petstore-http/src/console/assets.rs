@@ -90,3 +90,42 @@ pub async fn serve(name: web::Path<String>) -> Result<HttpResponse, ApiError> {
         .insert_header((header::CACHE_CONTROL, "public, max-age=31536000, immutable"))
         .body(asset.bytes))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write as _;
+
+    use super::*;
+
+    /// What a browser downloads for the console, compressed as the service sends it (gzip,
+    /// the encoding every browser accepts), stays within the budget `docs/console.md` gives:
+    /// a page must not cost a slow link more than 60 KB before it works.
+    #[test]
+    fn the_assets_fit_in_60_kb_compressed() {
+        let mut total = 0;
+        for asset in all() {
+            let mut gzip =
+                flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+            gzip.write_all(asset.bytes()).unwrap();
+            let compressed = gzip.finish().unwrap().len();
+            assert!(compressed > 0 && compressed < asset.len(), "{}", asset.name);
+            total += compressed;
+        }
+        assert!(
+            total <= 60 * 1024,
+            "the console's assets take {total} bytes compressed"
+        );
+    }
+
+    #[test]
+    fn names_change_with_the_content_and_only_with_it() {
+        let one = Asset::new("a", "js", "text/javascript", b"console.log(1)");
+        let again = Asset::new("a", "js", "text/javascript", b"console.log(1)");
+        let other = Asset::new("a", "js", "text/javascript", b"console.log(2)");
+        assert_eq!(one.name, again.name);
+        assert_ne!(one.name, other.name);
+        assert!(one.name.starts_with("a-") && one.name.ends_with(".js"));
+        assert_eq!(one.name.len(), "a-".len() + 12 + ".js".len());
+        assert_eq!(one.url(), format!("/console/assets/{}", one.name));
+    }
+}

@@ -319,6 +319,26 @@ mod tests {
     }
 
     #[test]
+    fn the_cookie_is_secure_under_https_and_taken_away_on_sign_out() {
+        let token = SessionToken::from_random([3; 32]);
+        let plain = TestRequest::default().to_http_request();
+        let behind_tls = TestRequest::default()
+            .insert_header(("x-forwarded-proto", "https"))
+            .to_http_request();
+        let given = session_cookie(&plain, Some(&token));
+        assert_eq!(
+            given,
+            format!(
+                "{COOKIE}={}; Path=/console/; HttpOnly; SameSite=Strict",
+                token.reveal()
+            )
+        );
+        assert!(session_cookie(&behind_tls, Some(&token)).ends_with("; Secure"));
+        let taken = session_cookie(&plain, None);
+        assert!(taken.starts_with(&format!("{COOKIE}=;")) && taken.contains("Max-Age=0"));
+    }
+
+    #[test]
     fn other_origins_are_refused() {
         let same = TestRequest::post()
             .insert_header((header::HOST, "shop.example"))

@@ -100,6 +100,7 @@ class Server:
     url: str
     admin_key: str
     api: Api
+    database: str
 
     def new_key(self, role, name):
         """A new key's secret: its only appearance is in the answer that creates it."""
@@ -110,15 +111,16 @@ class Server:
 
 @pytest.fixture
 def start_server(request, tmp_path):
-    """`start_server(extra_args=[...])` starts a `petstore serve` on a database of its own."""
+    """`start_server(extra_args=[...])` starts a `petstore serve` on a database of its own;
+    `start_server(beside=other)` another node on `other`'s database."""
     started = 0
 
-    def start(extra_args=()):
+    def start(extra_args=(), beside=None):
         nonlocal started
         started += 1
         folder = tmp_path / f"server-{started}"
         folder.mkdir()
-        database = _new_database(request, folder)
+        database = beside.database if beside else _new_database(request, folder)
         port = _free_port()
         log = folder / "server.log"
         # Written by the binary itself: a database with no key gets an admin key on its
@@ -135,8 +137,9 @@ def start_server(request, tmp_path):
         request.addfinalizer(lambda: _stop(process, log, request.node))
         url = f"http://127.0.0.1:{port}"
         _wait_until_serving(url, process)
-        admin_key = key_file.read_text().strip()
-        return Server(url, admin_key, Api(url, admin_key))
+        # Only the first node of a database writes its admin key.
+        admin_key = beside.admin_key if beside else key_file.read_text().strip()
+        return Server(url, admin_key, Api(url, admin_key), database)
 
     return start
 

@@ -119,3 +119,16 @@ def test_sign_in_by_keyboard_alone(server, page):
     page.keyboard.press("Tab")
     page.keyboard.press("Enter")
     expect(page.get_by_role("heading", name="Categories")).to_be_visible()
+
+
+def test_a_session_is_shared_by_every_node(start_server, page):
+    first = start_server()
+    second = start_server(beside=first)
+    signed_in(page, first)
+    # The same browser, the same cookie (it names a path, not a port: cookies do not keep
+    # ports apart), the other node: the session is in the database both read.
+    page.goto(second.url + "/console/orders")
+    expect(page.get_by_role("heading", name="Orders")).to_be_visible()
+    page.get_by_role("button", name="Sign out").click()
+    page.goto(first.url + "/console/orders")
+    expect(page).to_have_url(first.url + "/console/sign-in")

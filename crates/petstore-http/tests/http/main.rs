@@ -11,6 +11,7 @@ mod auth;
 mod cli;
 mod conditional;
 mod config;
+mod console;
 mod events;
 mod house_rules;
 mod https;

@@ -1,0 +1,238 @@
+//! The staff console through the real app, without a browser (the browser's journeys are
+//! `tests/console/`): sessions, their cookie, their ends on the app's clock, and the guards
+//! on every change.
+
+use actix_web::dev::{Service, ServiceResponse};
+use actix_web::test::TestRequest;
+use chrono::Duration;
+use petstore_core::{Clock, Role};
+use serde_json::json;
+
+use crate::common::{Reply, TestApp, start};
+
+/// The cookie a sign-in set (`name=value`), and the whole `Set-Cookie` line.
+async fn sign_in<S, B>(api: &TestApp<S>, key: &str, https: bool) -> (String, String)
+where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: actix_web::body::MessageBody + 'static,
+{
+    let mut request = TestRequest::post()
+        .uri("/console/sign-in")
+        .set_form([("key", key)]);
+    if https {
+        request = request.insert_header(("x-forwarded-proto", "https"));
+    }
+    let reply = api.send_as(None, request).await;
+    assert_eq!(reply.status, 303, "{reply:?}");
+    assert_eq!(reply.header("location"), Some("/console/"));
+    let line = reply.header("set-cookie").unwrap().to_owned();
+    let cookie = line.split(';').next().unwrap().to_owned();
+    (cookie, line)
+}
+
+async fn page<S, B>(api: &TestApp<S>, cookie: &str, path: &str) -> Reply
+where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: actix_web::body::MessageBody + 'static,
+{
+    api.send_as(
+        None,
+        TestRequest::get()
+            .uri(path)
+            .insert_header(("cookie", cookie.to_owned())),
+    )
+    .await
+}
+
+/// The form token a page's forms carry.
+fn form_token(page: &Reply) -> String {
+    let html = page.body.as_str().unwrap();
+    let at = html.find("name=\"form_token\" value=\"").unwrap() + 25;
+    html[at..at + 64].to_owned()
+}
+
+fn html_of(reply: &Reply) -> &str {
+    reply.body.as_str().unwrap_or_default()
+}
+
+#[actix_web::test]
+async fn a_staff_key_opens_a_session_that_signing_out_ends() {
+    let api = start().await;
+    let staff = api.key(Role::Staff, 1).await;
+    let (cookie, line) = sign_in(&api, &staff, false).await;
+    assert!(cookie.starts_with("petstore_console=pss_"), "{line}");
+    for attribute in ["Path=/console/", "HttpOnly", "SameSite=Strict"] {
+        assert!(line.contains(attribute), "{line}");
+    }
+    assert!(!line.contains("Secure"), "plain HTTP: {line}");
+    assert!(!line.contains(&staff), "the key is not the cookie");
+
+    let pets = page(&api, &cookie, "/console/").await;
+    assert_eq!(pets.status, 200);
+    assert_eq!(pets.content_type, "text/html; charset=utf-8");
+    assert_eq!(pets.header("cache-control"), Some("no-store"));
+    let policy = pets.header("content-security-policy").unwrap();
+    assert!(policy.contains("script-src 'self'") && !policy.contains("unsafe"));
+    assert!(!html_of(&pets).contains(&staff));
+
+    let token = form_token(&pets);
+    let out = api
+        .send_as(
+            None,
+            TestRequest::post()
+                .uri("/console/sign-out")
+                .insert_header(("cookie", cookie.clone()))
+                .set_form([("form_token", token.as_str())]),
+        )
+        .await;
+    assert_eq!(out.status, 303);
+    assert!(out.header("set-cookie").unwrap().contains("Max-Age=0"));
+    let after = page(&api, &cookie, "/console/").await;
+    assert_eq!(after.status, 303, "the session ended on the server");
+    assert_eq!(after.header("location"), Some("/console/sign-in"));
+}
+
+#[actix_web::test]
+async fn under_https_the_cookie_is_secure() {
+    let api = start().await;
+    let (_, line) = sign_in(&api, &api.admin, true).await;
+    assert!(line.contains("; Secure"), "{line}");
+}
+
+#[actix_web::test]
+async fn a_customer_key_and_an_unknown_key_open_nothing() {
+    let api = start().await;
+    let customer = api.key(Role::Customer, 2).await;
+    for (key, status) in [
+        (customer.as_str(), 403),
+        (&*format!("pst_{}", "0".repeat(64)), 401),
+    ] {
+        let reply = api
+            .send_as(
+                None,
+                TestRequest::post()
+                    .uri("/console/sign-in")
+                    .set_form([("key", key)]),
+            )
+            .await;
+        assert_eq!(reply.status, status, "{reply:?}");
+        assert_eq!(reply.content_type, "text/html; charset=utf-8");
+        assert!(reply.header("set-cookie").is_none());
+    }
+}
+
+#[actix_web::test]
+async fn a_session_ends_idle_after_30_minutes_and_in_use_after_12_hours() {
+    let api = start().await;
+    let (cookie, _) = sign_in(&api, &api.admin, false).await;
+    api.clock.set(api.clock.now() + Duration::minutes(29));
+    assert_eq!(page(&api, &cookie, "/console/stock").await.status, 200);
+    // Used every 29 minutes, it lives until the twelfth hour.
+    for _ in 0..23 {
+        api.clock.set(api.clock.now() + Duration::minutes(29));
+        assert_eq!(page(&api, &cookie, "/console/stock").await.status, 200);
+    }
+    api.clock.set(api.clock.now() + Duration::minutes(29));
+    assert_eq!(page(&api, &cookie, "/console/stock").await.status, 303);
+
+    let (idle, _) = sign_in(&api, &api.admin, false).await;
+    api.clock.set(api.clock.now() + Duration::minutes(30));
+    assert_eq!(page(&api, &idle, "/console/stock").await.status, 303);
+}
+
+#[actix_web::test]
+async fn a_change_needs_the_form_token_and_this_origin() {
+    let api = start().await;
+    let (cookie, _) = sign_in(&api, &api.admin, false).await;
+    let token = form_token(&page(&api, &cookie, "/console/categories").await);
+    let post = |form: Vec<(&'static str, String)>, origin: Option<&'static str>| {
+        let mut request = TestRequest::post()
+            .uri("/console/categories")
+            .insert_header(("cookie", cookie.clone()))
+            .set_form(form);
+        if let Some(origin) = origin {
+            request = request.insert_header(("origin", origin));
+        }
+        request
+    };
+    let name = ("name", "Cats".to_owned());
+    for (request, why) in [
+        (post(vec![name.clone()], None), "no token"),
+        (
+            post(vec![name.clone(), ("form_token", "0".repeat(64))], None),
+            "another token",
+        ),
+        (
+            post(
+                vec![name.clone(), ("form_token", token.clone())],
+                Some("http://evil.example"),
+            ),
+            "another origin",
+        ),
+    ] {
+        let reply = api.send_as(None, request).await;
+        assert_eq!(reply.status, 403, "{why}: {reply:?}");
+        assert!(html_of(&reply).contains("forbidden"), "{why}");
+    }
+    assert_eq!(api.get("/v1/categories").await.body, json!([]));
+
+    let made = api
+        .send_as(None, post(vec![name, ("form_token", token)], None))
+        .await;
+    assert_eq!(made.status, 303, "{made:?}");
+    assert_eq!(api.get("/v1/categories").await.body[0]["name"], "Cats");
+}
+
+#[actix_web::test]
+async fn a_refusal_is_the_api_s_shown_on_the_page() {
+    let api = start().await;
+    api.pet_with_stock("Rex", 1).await;
+    let (cookie, _) = sign_in(&api, &api.admin, false).await;
+    let token = form_token(&page(&api, &cookie, "/console/categories").await);
+    let categories = api.get("/v1/categories").await;
+    let name = categories.body[0]["name"].as_str().unwrap().to_uppercase();
+    let reply = api
+        .send_as(
+            None,
+            TestRequest::post()
+                .uri("/console/categories")
+                .insert_header(("cookie", cookie.clone()))
+                .set_form([("name", name.as_str()), ("form_token", token.as_str())]),
+        )
+        .await;
+    assert_eq!(reply.status, 409, "the API's status");
+    assert_eq!(reply.content_type, "text/html; charset=utf-8");
+    assert!(html_of(&reply).contains("<code>category_exists</code>"));
+    assert_eq!(
+        api.get("/v1/categories")
+            .await
+            .body
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+#[actix_web::test]
+async fn assets_are_kept_a_year_and_unknown_paths_are_json_errors() {
+    let api = start().await;
+    let sign_in = api
+        .send_as(None, TestRequest::get().uri("/console/sign-in"))
+        .await;
+    let html = html_of(&sign_in);
+    let at = html.find("/console/assets/htmx-").unwrap();
+    let script = &html[at..at + html[at..].find('"').unwrap()];
+    let asset = api.send_as(None, TestRequest::get().uri(script)).await;
+    assert_eq!(asset.status, 200);
+    assert_eq!(
+        asset.header("cache-control"),
+        Some("public, max-age=31536000, immutable")
+    );
+    api.send_as(None, TestRequest::get().uri("/console/assets/htmx-0.js"))
+        .await
+        .assert_error(404, "not_found");
+    api.send_as(None, TestRequest::get().uri("/console/nowhere"))
+        .await
+        .assert_error(404, "not_found");
+}
