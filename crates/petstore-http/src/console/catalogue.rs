@@ -1,6 +1,8 @@
 //! The pets' pages: list and filter, create, edit and change status, place an order,
 //! delete. The categories' page is `categories.rs`.
 
+use std::collections::HashMap;
+
 use actix_web::web;
 use maud::{Markup, html};
 use petstore_core::{
@@ -14,7 +16,7 @@ use super::session::{Staff, Submitted};
 use super::view::{page, refusal, token_field};
 use crate::conditional::entity_tag;
 use crate::error::ApiError;
-use crate::state::AppState;
+use crate::state::{AppState, PetService};
 
 /// Every category, for names and choices (a shop has far fewer than a page's 100).
 pub(super) fn all_categories() -> CategoryQuery {
@@ -22,6 +24,22 @@ pub(super) fn all_categories() -> CategoryQuery {
         limit: PageSize::MAX_PAGE,
         ..CategoryQuery::default()
     }
+}
+
+/// The names of pets `ids` (at most a page's worth), for pages that show other things of a
+/// pet (its stock, its orders): one read beside theirs.
+pub(super) fn pet_names(
+    shop: &PetService<'_>,
+    ids: Vec<PetId>,
+) -> Result<HashMap<PetId, String>, DomainError> {
+    let query = PetQuery::new(None, None, None, ids)?.page(None, PageSize::MAX_PAGE);
+    Ok(shop
+        .pets()
+        .list(&query)?
+        .items
+        .into_iter()
+        .map(|pet| (pet.id, pet.name.as_str().to_owned()))
+        .collect())
 }
 
 /// The pets list's filters, as its form sends them.

@@ -4,9 +4,10 @@
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, web};
 use maud::{Markup, html};
-use petstore_core::{Order, OrderId, OrderPatch, OrderQuery, PageSize, PetQuery};
+use petstore_core::{Order, OrderId, OrderPatch, OrderQuery, PageSize};
 use serde::Deserialize;
 
+use super::catalogue::pet_names;
 use super::reply::{
     Answer, Shown, VersionOnly, html, is_htmx, parsed, see_other, status_of, unchanged,
 };
@@ -77,24 +78,15 @@ async fn orders_answer(
     let (lines, next) = state
         .read(move |shop| {
             let page = shop.orders().list(caller, &query)?;
-            let mut ids: Vec<_> = page.items.iter().map(|order| order.pet_id).collect();
-            ids.sort_unstable();
-            ids.dedup();
-            let pets = shop
-                .pets()
-                .list(&PetQuery::new(None, None, None, ids)?.page(None, PageSize::MAX_PAGE))?;
+            let names = pet_names(shop, page.items.iter().map(|order| order.pet_id).collect())?;
             let lines = page
                 .items
                 .into_iter()
                 .map(|order| Line {
-                    pet: pets
-                        .items
-                        .iter()
-                        .find(|pet| pet.id == order.pet_id)
-                        .map_or_else(
-                            || format!("#{}", order.pet_id),
-                            |pet| pet.name.as_str().to_owned(),
-                        ),
+                    pet: names
+                        .get(&order.pet_id)
+                        .cloned()
+                        .unwrap_or_else(|| format!("#{}", order.pet_id)),
                     order,
                 })
                 .collect::<Vec<_>>();

@@ -3,9 +3,10 @@
 
 use actix_web::{HttpRequest, web};
 use maud::{Markup, html};
-use petstore_core::{InventoryItem, InventoryQuery, PageSize, PetId, PetQuery, Stock};
+use petstore_core::{InventoryItem, InventoryQuery, PageSize, PetId, Stock};
 use serde::Deserialize;
 
+use super::catalogue::pet_names;
 use super::reply::{Answer, Shown, html, is_htmx, parsed, see_other, status_of, unchanged};
 use super::session::{Staff, Submitted};
 use super::view::{done, page, refusal, token_field};
@@ -38,19 +39,12 @@ async fn lines(
                 limit: PageSize::MAX_PAGE,
                 ..InventoryQuery::default()
             })?;
-            let ids = page.items.iter().map(|item| item.pet_id).collect();
-            let pets = shop
-                .pets()
-                .list(&PetQuery::new(None, None, None, ids)?.page(None, PageSize::MAX_PAGE))?;
+            let mut names = pet_names(shop, page.items.iter().map(|item| item.pet_id).collect())?;
             let lines = page
                 .items
                 .into_iter()
                 .map(|item| Line {
-                    name: pets
-                        .items
-                        .iter()
-                        .find(|pet| pet.id == item.pet_id)
-                        .map_or_else(String::new, |pet| pet.name.as_str().to_owned()),
+                    name: names.remove(&item.pet_id).unwrap_or_default(),
                     item,
                 })
                 .collect();
