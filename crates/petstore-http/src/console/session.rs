@@ -82,6 +82,8 @@ fn session_cookie(req: &HttpRequest, token: Option<&SessionToken>) -> String {
 pub(super) struct Staff {
     caller: Caller,
     token: SessionToken,
+    /// Its forms' token, worked out once: a page of 100 rows has 100 forms.
+    form_token: String,
 }
 
 impl Staff {
@@ -96,8 +98,8 @@ impl Staff {
     }
 
     /// The token this session's forms carry.
-    pub(super) fn form_token(&self) -> String {
-        self.token.form_token()
+    pub(super) fn form_token(&self) -> &str {
+        &self.form_token
     }
 
     async fn resume(req: HttpRequest) -> Result<Self, ConsoleError> {
@@ -124,6 +126,7 @@ impl Staff {
         }
         Ok(Self {
             caller: resumed.caller,
+            form_token: token.form_token(),
             token,
         })
     }
