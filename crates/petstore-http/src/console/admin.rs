@@ -12,9 +12,8 @@ use serde::Deserialize;
 
 use super::reply::{Answer, Shown, VersionOnly, html, parsed, see_other, status_of, unchanged};
 use super::session::{Staff, Submitted};
-use super::view::{page, refusal, token_field};
+use super::view::{page, refusal, token_field, version_field};
 use crate::auth::{generate_secret, random_bytes};
-use crate::conditional::entity_tag;
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -97,7 +96,7 @@ fn key_row(staff: &Staff, key: &ApiKey) -> Markup {
                 } @else {
                     form.inline method="post" action={ "/console/keys/" (key.id) "/revoke" } {
                         (token_field(staff))
-                        input type="hidden" name="version" value=(entity_tag(key));
+                        (version_field(key))
                         button.danger type="submit" { "Revoke " (key.name.as_str()) }
                     }
                 }
@@ -319,7 +318,7 @@ async fn webhook_answer(
         h2 { "Send events again" }
         form.inline method="post" action={ (action) "/resend" } {
             (token_field(staff))
-            input type="hidden" name="version" value=(entity_tag(&hook));
+            (version_field(&hook))
             label for="resend-from" { "From event id" }
             input #resend-from name="from_event_id" type="number" min="1" required value="1";
             button.plain type="submit" { "Resend" }
@@ -348,7 +347,7 @@ async fn webhook_answer(
         h2 { "Delete" }
         form.inline method="post" action={ (action) "/delete" } {
             (token_field(staff))
-            input type="hidden" name="version" value=(entity_tag(&hook));
+            (version_field(&hook))
             button.danger type="submit" { "Delete subscription " (id) }
         }
     };

@@ -13,8 +13,7 @@ use serde::Deserialize;
 
 use super::reply::{Answer, Shown, VersionOnly, html, parsed, see_other, status_of, unchanged};
 use super::session::{Staff, Submitted};
-use super::view::{page, refusal, token_field};
-use crate::conditional::entity_tag;
+use super::view::{page, refusal, token_field, version_field};
 use crate::error::ApiError;
 use crate::state::{AppState, PetService};
 
@@ -199,7 +198,7 @@ fn pet_form(
     html! {
         form.stacked method="post" action=(action) {
             (token_field(staff))
-            @if let Some(pet) = pet { input type="hidden" name="version" value=(entity_tag(pet)); }
+            @if let Some(pet) = pet { (version_field(pet)) }
             label for="pet-name" { "Name" }
             input #pet-name name="name" required maxlength="100" value=(pet.map(|p| p.name.as_str()).unwrap_or_default());
             label for="pet-category" { "Category" }
@@ -283,7 +282,7 @@ async fn pet_answer(staff: &Staff, state: &AppState, id: PetId, shown: Shown) ->
         h2 { "Delete" }
         form.inline method="post" action={ (action) "/delete" } {
             (token_field(staff))
-            input type="hidden" name="version" value=(entity_tag(&pet));
+            (version_field(&pet))
             button.danger type="submit" { "Delete " (pet.name.as_str()) }
         }
         p { a href="/console/" { "Back to the pets" } }

@@ -8,8 +8,7 @@ use serde::Deserialize;
 use super::catalogue::all_categories;
 use super::reply::{Answer, Shown, VersionOnly, html, parsed, see_other, status_of, unchanged};
 use super::session::{Staff, Submitted};
-use super::view::{page, refusal, token_field};
-use crate::conditional::entity_tag;
+use super::view::{page, refusal, token_field, version_field};
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -36,7 +35,7 @@ async fn categories_answer(staff: &Staff, state: &AppState, shown: Shown) -> Ans
                         td {
                             form.inline method="post" action=(action) {
                                 (token_field(staff))
-                                input type="hidden" name="version" value=(entity_tag(category));
+                                (version_field(category))
                                 label.sr-only for={ (label) "-name" } { "Name of " (category.name.as_str()) }
                                 input id={ (label) "-name" } name="name" required maxlength="100" value=(category.name.as_str());
                                 label.sr-only for={ (label) "-description" } { "Description of " (category.name.as_str()) }
@@ -47,7 +46,7 @@ async fn categories_answer(staff: &Staff, state: &AppState, shown: Shown) -> Ans
                         td {
                             form.inline method="post" action={ (action) "/delete" } {
                                 (token_field(staff))
-                                input type="hidden" name="version" value=(entity_tag(category));
+                                (version_field(category))
                                 button.danger type="submit" { "Delete " (category.name.as_str()) }
                             }
                         }

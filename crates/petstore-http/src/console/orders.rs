@@ -12,8 +12,7 @@ use super::reply::{
     Answer, Shown, VersionOnly, html, is_htmx, parsed, see_other, status_of, unchanged,
 };
 use super::session::{Staff, Submitted};
-use super::view::{done, page, refusal, token_field};
-use crate::conditional::entity_tag;
+use super::view::{done, page, refusal, token_field, version_field};
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -142,13 +141,13 @@ fn row(staff: &Staff, line: &Line, outcome: Option<Result<&str, &ApiError>>) -> 
                 @if !order.complete {
                     form.inline method="post" action={ (action) "/complete" } hx-post={ (action) "/complete" } hx-target="closest tr" hx-swap="outerHTML" {
                         (token_field(staff))
-                        input type="hidden" name="version" value=(entity_tag(order));
+                        (version_field(order))
                         button.plain type="submit" { "Complete order " (order.id) }
                     }
                     " "
                     form.inline method="post" action={ (action) "/cancel" } hx-post={ (action) "/cancel" } hx-target="closest tr" hx-swap="outerHTML" {
                         (token_field(staff))
-                        input type="hidden" name="version" value=(entity_tag(order));
+                        (version_field(order))
                         button.danger type="submit" { "Cancel order " (order.id) }
                     }
                 }

@@ -97,10 +97,10 @@ pub(super) fn status_of(shown: &Shown) -> StatusCode {
 }
 
 /// The condition a form's change holds to: the resource is still as the form showed it (its
-/// entity tag, the API's `If-Match`), so of two people editing from one state, the second is
+/// entity tag, as the API's `If-Match` compares it), so of two people editing from one state, the second is
 /// refused with `precondition_failed` instead of undoing the first's change unseen.
 pub(super) fn unchanged<T: serde::Serialize>(version: String) -> impl Fn(&T) -> bool + Clone {
-    move |now: &T| crate::conditional::entity_tag(now) == version
+    move |now: &T| super::view::version_of(now) == version
 }
 
 /// A form that names the version it was read at, and nothing else.

@@ -1,10 +1,11 @@
 //! What every console page shares: the layout, the navigation, messages, and the pages that
 //! belong to no section (signing in, a failure).
 
-use maud::{DOCTYPE, Markup, html};
+use maud::{DOCTYPE, Markup, PreEscaped, html};
 
 use super::assets::{HTMX, STYLE};
 use super::session::Staff;
+use crate::conditional::entity_tag;
 use crate::error::ApiError;
 
 /// htmx's settings: no `eval` (the policy forbids it anyway), no inline style of its own, no
@@ -78,9 +79,21 @@ pub(super) fn page(staff: &Staff, current: &str, title: &str, body: Markup) -> M
     }
 }
 
-/// The hidden field every form of the session carries.
+/// The hidden field every form of the session carries. The token is hex digits: written as
+/// it is, with no escaping to do (a page of 100 rows has 100 of them).
 pub(super) fn token_field(staff: &Staff) -> Markup {
-    html! { input type="hidden" name="form_token" value=(staff.form_token()); }
+    html! { input type="hidden" name="form_token" value=(PreEscaped(staff.form_token())); }
+}
+
+/// The hidden field of a form that changes `value`: the version (its entity tag's hex
+/// digits) the form showed, which the change must still find ([`super::reply::unchanged`]).
+pub(super) fn version_field<T: serde::Serialize>(value: &T) -> Markup {
+    html! { input type="hidden" name="version" value=(PreEscaped(version_of(value))); }
+}
+
+/// The version of `value` a form carries: the hex digits of the entity tag the API gives it.
+pub(super) fn version_of<T: serde::Serialize>(value: &T) -> String {
+    entity_tag(value).trim_matches('"').to_owned()
 }
 
 /// What the API answered a refused change with, for the page: its message and code.
