@@ -25,16 +25,15 @@ pub(super) fn all_categories() -> CategoryQuery {
     }
 }
 
-/// The names of pets `ids` (at most a page's worth), for pages that show other things of a
-/// pet (its stock, its orders): one read beside theirs.
+/// The names of the pets `query` finds (at most a page's worth), for pages that show other
+/// things of a pet (its stock, its orders): one read beside theirs.
 pub(super) fn pet_names(
     shop: &PetService<'_>,
-    ids: Vec<PetId>,
+    query: &PetQuery,
 ) -> Result<HashMap<PetId, String>, DomainError> {
-    let query = PetQuery::new(None, None, None, ids)?.page(None, PageSize::MAX_PAGE);
     Ok(shop
         .pets()
-        .list(&query)?
+        .list(query)?
         .items
         .into_iter()
         .map(|pet| (pet.id, pet.name.as_str().to_owned()))

@@ -4,7 +4,7 @@
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, web};
 use maud::{Markup, html};
-use petstore_core::{Order, OrderId, OrderPatch, OrderQuery, PageSize};
+use petstore_core::{Order, OrderId, OrderPatch, OrderQuery, PageSize, PetQuery};
 use serde::Deserialize;
 
 use super::catalogue::pet_names;
@@ -77,7 +77,9 @@ async fn orders_answer(
     let (lines, next) = state
         .read(move |shop| {
             let page = shop.orders().list(caller, &query)?;
-            let names = pet_names(shop, page.items.iter().map(|order| order.pet_id).collect())?;
+            let ids = page.items.iter().map(|order| order.pet_id).collect();
+            let of_these = PetQuery::new(None, None, None, ids)?.page(None, PageSize::MAX_PAGE);
+            let names = pet_names(shop, &of_these)?;
             let lines = page
                 .items
                 .into_iter()

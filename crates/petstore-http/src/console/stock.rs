@@ -3,11 +3,10 @@
 
 use actix_web::{HttpRequest, web};
 use maud::{Markup, PreEscaped, html};
-use std::collections::HashMap;
-
 use petstore_core::{InventoryItem, InventoryQuery, PageSize, PetId, PetQuery, Stock};
 use serde::Deserialize;
 
+use super::catalogue::pet_names;
 use super::reply::{Answer, Shown, html, is_htmx, parsed, see_other, status_of, unchanged};
 use super::session::{Staff, Submitted};
 use super::view::{done, page, refusal, token_field, version_field};
@@ -41,14 +40,9 @@ async fn lines(
             })?;
             // Every pet has one stock entry, so the same range of pets holds their names: a
             // range read, cheaper than looking 100 ids up.
-            let pets = PetQuery::new(None, None, None, Vec::new())?.page(after, PageSize::MAX_PAGE);
-            let mut names: HashMap<PetId, String> = shop
-                .pets()
-                .list(&pets)?
-                .items
-                .into_iter()
-                .map(|pet| (pet.id, pet.name.as_str().to_owned()))
-                .collect();
+            let same_range =
+                PetQuery::new(None, None, None, Vec::new())?.page(after, PageSize::MAX_PAGE);
+            let mut names = pet_names(shop, &same_range)?;
             let lines = page
                 .items
                 .into_iter()
