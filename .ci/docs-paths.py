@@ -1,6 +1,7 @@
-"""The docs name only what exists, and the architecture names every big source file.
+"""The docs name only what exists, the architecture names every big source file, and every
+doc stays short.
 
-Two checks of ours; links and #anchors between the docs are lychee's (.ci/docs-check).
+Four checks of ours; links and #anchors between the docs are lychee's (.ci/docs-check).
 
 1. Every repository path a doc names (in `code`, in a fenced block, or as a link target)
    exists. A path is a word that starts with a top-level entry of the repository
@@ -12,6 +13,9 @@ Two checks of ours; links and #anchors between the docs are lychee's (.ci/docs-c
    `struct`, `enum`, `trait`, `type`, `union`, `const`, `static`, `fn`, `mod` or
    `macro_rules!` of that name (for `Type::method`, a `fn method`). A path that does not start
    at the repository or a crate's folder may be any tracked file ending with it.
+4. Every `README.md` (wherever git tracks one) and every `docs/**/*.md` is at most 450 lines,
+   as `wc -l` counts: a doc says how things are now, and past runs belong in git and
+   docs/history.md.
 
 Prints each miss and exits 1 if there is one.
 """
@@ -24,6 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BIG = 300
+LONGEST_DOC = 450
 
 tracked = subprocess.run(
     ["git", "ls-files"], cwd=ROOT, check=True, capture_output=True, text=True
@@ -174,8 +179,26 @@ def check_items_in_files():
     return misses
 
 
+def check_docs_short():
+    misses = []
+    docs = [path for path in tracked if path.split("/")[-1] == "README.md"] + [
+        str(path.relative_to(ROOT)) for path in sorted((ROOT / "docs").rglob("*.md"))
+    ]
+    for doc in docs:
+        if not (ROOT / doc).is_file():
+            continue
+        with open(ROOT / doc, "rb") as text:
+            lines = text.read().count(b"\n")  # as `wc -l` counts
+        if lines > LONGEST_DOC:
+            misses.append(f"{doc}: {lines} lines, more than {LONGEST_DOC}")
+    return misses
+
+
 def main():
-    misses = check_named_paths() + check_big_files_named() + check_items_in_files()
+    misses = (
+        check_named_paths() + check_big_files_named() + check_items_in_files()
+        + check_docs_short()
+    )
     for miss in misses:
         print(miss, file=sys.stderr)
     if misses:
