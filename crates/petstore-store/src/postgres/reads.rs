@@ -25,7 +25,7 @@ use super::point_read::one_statement;
 use super::tx::PgTx;
 use super::{PgStore, read_in, read_in_snapshot};
 use crate::freshness::Freshness;
-use crate::job::{self, JobStore, Lane, ReadJob, ThreadSpec};
+use crate::job::{self, Answered, JobStore, Lane, ReadJob, ThreadSpec};
 use crate::known_rows::KnownRows;
 
 /// Reader threads, and the most reads each takes at once: a burst costs about one round trip
@@ -58,7 +58,11 @@ fn run_reads(store: &PgStore, jobs: Vec<ReadJob>) {
         .partition(|job| job.freshness == Freshness::Primary);
     let mut jobs = primary;
     if !any.is_empty() {
-        jobs.extend(replicas.serve(store, any));
+        let routed = replicas.serve(store, any);
+        if let Some((conn, ready)) = routed.standby {
+            run_on_standby(store, conn, ready);
+        }
+        jobs.extend(routed.primary);
     }
     replicas.served_by_primary(jobs.len());
     run_on_primary(store, jobs);
@@ -81,11 +85,7 @@ fn run_on_primary(store: &PgStore, jobs: Vec<ReadJob>) {
 }
 
 /// Runs reads on a read standby's connection `conn`, which has replayed far enough for each.
-pub(super) fn run_on_standby(
-    store: &PgStore,
-    conn: PooledConnection<PrimaryOnly>,
-    jobs: Vec<ReadJob>,
-) {
+fn run_on_standby(store: &PgStore, conn: PooledConnection<PrimaryOnly>, jobs: Vec<ReadJob>) {
     if !jobs.is_empty() {
         run_burst(store, conn, Server::Standby, jobs);
     }
@@ -135,10 +135,19 @@ fn run_burst(
         } else if server == Server::Standby {
             // A standby that fails under a read (gone since its check) costs it a second
             // run, on the primary, not an error.
-            job.run_or_on(JobStore::over(&burst), JobStore::over(store));
+            run_on_standby_or_primary(job, JobStore::over(&burst), JobStore::over(store));
         } else {
             job.run(JobStore::over(&burst));
         }
+    }
+}
+
+/// Runs `job` on `standby`, a standby's store; if the infrastructure failed under it (the
+/// standby gone since its check), runs it again on `primary`, which answers. A refusal by the
+/// rules is the answer wherever it was met.
+fn run_on_standby_or_primary(mut job: ReadJob, standby: JobStore<'_>, primary: JobStore<'_>) {
+    if job.run_unless_infrastructure_fails(standby) == Answered::No {
+        job.run(primary);
     }
 }
 

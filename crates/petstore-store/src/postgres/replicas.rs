@@ -26,19 +26,17 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
-use diesel::dsl::sql;
-use diesel::pg::PgConnection;
-use diesel::r2d2::{ConnectionManager, Pool};
-use diesel::sql_types::{BigInt, Bool, Nullable};
-use diesel::{QueryResult, RunQueryDsl};
+use diesel::r2d2::{ConnectionManager, Pool, PooledConnection};
 
 use super::PgStore;
-use super::connection::{PgConn, PgPool, PrimaryOnly, postgres_url};
+use super::connection::{PgPool, PrimaryOnly, postgres_url};
 use crate::config::{Database, StoreConfig};
 use crate::error::StoreError;
 use crate::freshness::{Freshness, Position};
 use crate::job::ReadJob;
 use crate::stats::ServerReads;
+use commits::CommitMark;
+use positions::{primary_position, reaches, until_replayed};
 
 /// How often each standby, and the primary, are asked where they are.
 pub(super) const PROBE_EVERY: Duration = Duration::from_millis(100);
@@ -53,19 +51,6 @@ const SAMPLES_KEPT: Duration = Duration::from_secs(60);
 /// The most often a position is kept: a read queued between two kept positions waits for
 /// the later, so more would spare the primary few questions; at most 60,000 are kept.
 const SAMPLE_SPACING: Duration = Duration::from_millis(1);
-
-/// How long a burst waiting for a standby to replay sleeps between two looks.
-const POLL: Duration = Duration::from_millis(1);
-
-/// The primary's flush position: past every commit it has acknowledged (a commit is flushed
-/// before its answer), and only as far as what it can send its standbys.
-const FLUSH_POSITION: &str = "(pg_current_wal_flush_lsn() - '0/0'::pg_lsn)::bigint";
-
-/// A standby's state: whether it is one, the timeline it receives (`NULL` without a WAL
-/// receiver, or for a role without `pg_read_all_stats`), and how far it has replayed.
-const REPLAYED: &str = "pg_is_in_recovery(), \
-     (SELECT received_tli FROM pg_stat_wal_receiver)::bigint, \
-     (pg_last_wal_replay_lsn() - '0/0'::pg_lsn)::bigint";
 
 /// The read standbys of one store, and what it has seen of them and of its primary.
 pub(super) struct Replicas {
@@ -101,16 +86,24 @@ struct Standby {
     reads: AtomicU64,
 }
 
-/// The position this node's commits reached, or that it is unknown since a commit whose
-/// position could not be asked: a position asked after that commit is past it again.
-#[derive(Debug, Default)]
-struct CommitMark {
-    reached: Option<Position>,
-    unknown_since: Option<Instant>,
-}
-
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Where a burst's reads go: those a standby has replayed far enough for, with a connection
+/// to it, and the rest, to the primary (which serves them after the standby's).
+pub(super) struct Routed {
+    pub(super) standby: Option<(PooledConnection<PrimaryOnly>, Vec<ReadJob>)>,
+    pub(super) primary: Vec<ReadJob>,
+}
+
+impl Routed {
+    fn to_primary(jobs: Vec<ReadJob>) -> Self {
+        Self {
+            standby: None,
+            primary: jobs,
+        }
+    }
 }
 
 impl Replicas {
@@ -173,14 +166,14 @@ impl Replicas {
         Ok(())
     }
 
-    /// Serves what it can of `jobs` (none of which needs the primary itself) on one standby,
-    /// and gives back those the primary must serve: all of them when no standby is up, the
-    /// primary's position cannot be asked, or the standby fails; those the standby has not
-    /// replayed far enough for within [`Self::wait`].
-    pub(super) fn serve(&self, store: &PgStore, jobs: Vec<ReadJob>) -> Vec<ReadJob> {
+    /// Routes `jobs` (none of which needs the primary itself): to one standby, with a
+    /// connection to it, those it has replayed far enough for; to the primary the rest: all
+    /// of them when no standby is up, the primary's position cannot be asked, or the standby
+    /// fails; those the standby has not replayed far enough for within [`Self::wait`].
+    pub(super) fn serve(&self, store: &PgStore, jobs: Vec<ReadJob>) -> Routed {
         let up = self.standbys_up();
         if up.is_empty() {
-            return jobs;
+            return Routed::to_primary(jobs);
         }
         let known: Vec<(Option<Position>, ReadJob)> = jobs
             .into_iter()
@@ -189,7 +182,7 @@ impl Replicas {
         let latest = if known.iter().any(|(needed, _)| needed.is_none()) {
             match self.ask_primary(store) {
                 Some(position) => Some(position),
-                None => return known.into_iter().map(|(_, job)| job).collect(),
+                None => return Routed::to_primary(known.into_iter().map(|(_, job)| job).collect()),
             }
         } else {
             None
@@ -205,29 +198,31 @@ impl Replicas {
             }
         }
         let Some(needed) = waiting.iter().map(|(needed, _)| *needed).max() else {
-            return primary;
+            return Routed::to_primary(primary);
         };
         let standby = self.choose(&up, needed);
         let started = Instant::now();
         let Ok(mut conn) = standby.pool.get_timeout(self.wait) else {
             standby.seen_down();
             primary.extend(waiting.into_iter().map(|(_, job)| job));
-            return primary;
+            return Routed::to_primary(primary);
         };
         let (ready, late) = match until_replayed(&mut conn, waiting, started + self.wait) {
             Ok(split) => split,
             Err(waiting) => {
                 standby.seen_down();
                 primary.extend(waiting);
-                return primary;
+                return Routed::to_primary(primary);
             }
         };
         standby
             .reads
             .fetch_add(ready.len() as u64, Ordering::Relaxed);
-        super::reads::run_on_standby(store, conn, ready);
         primary.extend(late);
-        primary
+        Routed {
+            standby: Some((conn, ready)),
+            primary,
+        }
     }
 
     /// Counts reads the primary served.
@@ -319,39 +314,6 @@ impl Replicas {
         furthest
     }
 
-    /// Where this node's commits have reached, unless a commit's position is unknown.
-    pub(super) fn committed(&self) -> Option<Position> {
-        let mark = lock(&self.committed);
-        match mark.unknown_since {
-            Some(_) => None,
-            None => mark.reached,
-        }
-    }
-
-    /// Asks the primary, on the connection a commit was just made on, where it is now, and
-    /// keeps it as where this node's commits reached. If it cannot, no token is given until
-    /// a position asked after this moment is known.
-    pub(super) fn after_commit(&self, conn: &mut PgConnection, timeline: i64) {
-        let asked = Instant::now();
-        match primary_position(conn, timeline) {
-            Ok(position) => {
-                self.keep(asked, position);
-                let mut mark = lock(&self.committed);
-                if mark.unknown_since.is_some_and(|since| since <= asked) {
-                    mark.unknown_since = None;
-                }
-                mark.reached = mark.reached.max(Some(position));
-            }
-            Err(_) => self.commit_position_unknown(),
-        }
-    }
-
-    /// A commit was made whose position is not known: no token is given until a position
-    /// asked after now is known.
-    pub(super) fn commit_position_unknown(&self) {
-        lock(&self.committed).unknown_since = Some(Instant::now());
-    }
-
     /// What each server served, and each standby's lag behind the primary's last known
     /// position.
     pub(super) fn stats(&self) -> Vec<ServerReads> {
@@ -396,80 +358,8 @@ impl Standby {
     }
 }
 
-/// Whether a standby that replayed `replayed` shows every commit at or before `needed`.
-fn reaches(replayed: Position, needed: Position) -> bool {
-    replayed.timeline == needed.timeline && replayed.lsn >= needed.lsn
-}
-
-/// The primary's position, on a connection of its pool to a server of `timeline`.
-fn primary_position(conn: &mut PgConnection, timeline: i64) -> QueryResult<Position> {
-    let lsn: i64 = diesel::select(sql::<BigInt>(FLUSH_POSITION)).get_result(conn)?;
-    position(timeline, Some(lsn)).ok_or_else(|| not_a(timeline))
-}
-
-fn not_a(timeline: i64) -> diesel::result::Error {
-    diesel::result::Error::QueryBuilderError(
-        format!("no primary's position (timeline {timeline})").into(),
-    )
-}
-
-fn position(timeline: i64, lsn: Option<i64>) -> Option<Position> {
-    Some(Position {
-        timeline: u32::try_from(timeline).ok()?,
-        lsn: u64::try_from(lsn?).ok()?,
-    })
-}
-
-/// How far the standby of `conn` has replayed: `None` when it is not a standby, receives no
-/// timeline, or has replayed nothing.
-fn replayed_on(conn: &mut PgConnection) -> QueryResult<Option<Position>> {
-    let (recovering, timeline, lsn): (bool, Option<i64>, Option<i64>) =
-        diesel::select(sql::<(Bool, Nullable<BigInt>, Nullable<BigInt>)>(REPLAYED))
-            .get_result(conn)?;
-    Ok(match (recovering, timeline) {
-        (true, Some(timeline)) => position(timeline, lsn),
-        _ => None,
-    })
-}
-
-/// Looks at how far the standby of `conn` has replayed until it has for every job of
-/// `waiting`, or until `by`: the jobs it can serve, and those it cannot. `Err` gives every
-/// job back when the standby does not answer.
-#[allow(clippy::type_complexity, reason = "the two halves of one split")]
-fn until_replayed(
-    conn: &mut PgConn,
-    waiting: Vec<(Position, ReadJob)>,
-    by: Instant,
-) -> Result<(Vec<ReadJob>, Vec<ReadJob>), Vec<ReadJob>> {
-    #[cfg(feature = "plant-replica-unchecked")]
-    {
-        let _ = (&conn, by);
-        return Ok((
-            waiting.into_iter().map(|(_, job)| job).collect(),
-            Vec::new(),
-        ));
-    }
-    #[allow(unreachable_code, reason = "the planted bug returns above")]
-    loop {
-        let replayed = match replayed_on(&mut conn.conn) {
-            Ok(replayed) => replayed,
-            Err(_) => return Err(waiting.into_iter().map(|(_, job)| job).collect()),
-        };
-        let all = replayed
-            .is_some_and(|replayed| waiting.iter().all(|(needed, _)| reaches(replayed, *needed)));
-        if all || Instant::now() + POLL >= by {
-            let (ready, late): (Vec<_>, Vec<_>) = waiting
-                .into_iter()
-                .partition(|(needed, _)| replayed.is_some_and(|r| reaches(r, *needed)));
-            return Ok((
-                ready.into_iter().map(|(_, job)| job).collect(),
-                late.into_iter().map(|(_, job)| job).collect(),
-            ));
-        }
-        std::thread::sleep(POLL);
-    }
-}
-
+mod commits;
+mod positions;
 mod probe;
 #[cfg(test)]
 mod tests;

@@ -13,7 +13,22 @@ use crate::postgres::{self, connect_postgres};
 use crate::sqlite::connect;
 
 use super::TABLES;
-use super::tables::{Events, Table, on_backend};
+
+/// Runs `$body` with `$c` bound to the connection of whichever backend `$conn` holds: the
+/// statement is written once and compiled for each.
+macro_rules! on_backend {
+    ($conn:expr, |$c:ident| $body:expr) => {
+        match $conn {
+            Conn::Sqlite($c) => $body,
+            Conn::Pg($c) => $body,
+        }
+    };
+}
+pub(crate) use on_backend;
+
+/// The feed's table: on PostgreSQL its ids are given in commit order by the feed, not by a
+/// plain sequence (`postgres/feed.rs`).
+const FEED_TABLE: &str = "events";
 
 /// A connection to either backend.
 pub(crate) enum Conn {
@@ -153,7 +168,7 @@ pub(crate) fn id_position(conn: &mut Conn, table: &str) -> Result<i64, StoreErro
         )
         .bind::<Text, _>(table)
         .get_result::<Position>(c)?,
-        Conn::Pg(c) if table == Events::NAME => Position {
+        Conn::Pg(c) if table == FEED_TABLE => Position {
             id: postgres::feed::event_id_position(c)?,
         },
         Conn::Pg(c) => {
@@ -196,7 +211,7 @@ pub(super) fn set_id_position(
                     .execute(c)?;
             }
         }
-        Conn::Pg(c) if table == Events::NAME => postgres::feed::move_event_ids_past(c, position)?,
+        Conn::Pg(c) if table == FEED_TABLE => postgres::feed::move_event_ids_past(c, position)?,
         Conn::Pg(c) => {
             let sequence = pg_sequence(c, table)?;
             diesel::sql_query(format!(
@@ -221,4 +236,14 @@ fn pg_sequence(conn: &mut PgConnection, table: &str) -> Result<String, StoreErro
         .get_result::<Name>(conn)?
         .name
         .ok_or_else(|| StoreError::Corrupt(format!("{table}.id has no sequence")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tables::{Events, Table};
+
+    #[test]
+    fn the_feed_table_is_the_table_events_are_copied_from() {
+        assert_eq!(super::FEED_TABLE, Events::NAME);
+    }
 }

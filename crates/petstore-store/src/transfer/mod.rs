@@ -25,9 +25,8 @@ use crate::config::{Database, StoreConfig};
 use crate::error::StoreError;
 use crate::postgres::{self, connect_postgres, migrate_postgres};
 use crate::sqlite::{connect, migrate_sqlite};
-pub(crate) use conn::{Conn, id_position, max_id};
+pub(crate) use conn::{Conn, id_position, max_id, on_backend};
 use conn::{in_snapshot, in_transaction, restore_triggers, set_id_position, suspend_triggers};
-pub(crate) use tables::on_backend;
 use tables::{Categories, Deliveries, Events, Idempotency, Keys, Orders, Pets, Table, Webhooks};
 
 /// What a copy has done so far, for a progress display.

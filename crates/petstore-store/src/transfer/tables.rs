@@ -4,26 +4,14 @@
 
 use diesel::prelude::*;
 
+use super::conn::{Conn, on_backend};
 use crate::schema::sql_types::{Json, Time};
 use crate::schema::{
     api_keys, categories, events, idempotency_records, orders, pets, webhook_deliveries, webhooks,
 };
-use crate::transfer::Conn;
 
 /// Rows read or written at once: within the bind limits of both backends for the widest row.
 pub(crate) const CHUNK: i64 = 500;
-
-/// Runs `$body` with `$c` bound to the connection of whichever backend `$conn` holds: the
-/// statement is written once and compiled for each.
-macro_rules! on_backend {
-    ($conn:expr, |$c:ident| $body:expr) => {
-        match $conn {
-            Conn::Sqlite($c) => $body,
-            Conn::Pg($c) => $body,
-        }
-    };
-}
-pub(crate) use on_backend;
 
 /// A table a copy moves: its rows read in chunks, in key order, and written as they were.
 pub(crate) trait Table {

@@ -9,7 +9,8 @@ use diesel::RunQueryDsl;
 use diesel::dsl::sql;
 use diesel::sql_types::Text;
 
-use super::{PROBE_EVERY, Replicas, lock, primary_position, replayed_on};
+use super::positions::{primary_position, replayed_on};
+use super::{PROBE_EVERY, Replicas, lock};
 use crate::postgres::connection::PgPool;
 
 /// The cluster's identity: a standby of this primary has the same.

@@ -1,0 +1,101 @@
+//! What the servers say of their place in the log: the primary's flush position, a standby's
+//! replay position, and the wait for a standby to replay far enough for a burst's reads.
+
+use std::time::{Duration, Instant};
+
+use diesel::QueryResult;
+use diesel::RunQueryDsl;
+use diesel::dsl::sql;
+use diesel::pg::PgConnection;
+use diesel::sql_types::{BigInt, Bool, Nullable};
+
+use crate::freshness::Position;
+use crate::job::ReadJob;
+use crate::postgres::connection::PgConn;
+
+/// How long a burst waiting for a standby to replay sleeps between two looks.
+const POLL: Duration = Duration::from_millis(1);
+
+/// The primary's flush position: past every commit it has acknowledged (a commit is flushed
+/// before its answer), and only as far as what it can send its standbys.
+const FLUSH_POSITION: &str = "(pg_current_wal_flush_lsn() - '0/0'::pg_lsn)::bigint";
+
+/// A standby's state: whether it is one, the timeline it receives (`NULL` without a WAL
+/// receiver, or for a role without `pg_read_all_stats`), and how far it has replayed.
+const REPLAYED: &str = "pg_is_in_recovery(), \
+     (SELECT received_tli FROM pg_stat_wal_receiver)::bigint, \
+     (pg_last_wal_replay_lsn() - '0/0'::pg_lsn)::bigint";
+
+/// Whether a standby that replayed `replayed` shows every commit at or before `needed`.
+pub(super) fn reaches(replayed: Position, needed: Position) -> bool {
+    replayed.timeline == needed.timeline && replayed.lsn >= needed.lsn
+}
+
+/// The primary's position, on a connection of its pool to a server of `timeline`.
+pub(super) fn primary_position(conn: &mut PgConnection, timeline: i64) -> QueryResult<Position> {
+    let lsn: i64 = diesel::select(sql::<BigInt>(FLUSH_POSITION)).get_result(conn)?;
+    position(timeline, Some(lsn)).ok_or_else(|| not_a(timeline))
+}
+
+fn not_a(timeline: i64) -> diesel::result::Error {
+    diesel::result::Error::QueryBuilderError(
+        format!("no primary's position (timeline {timeline})").into(),
+    )
+}
+
+pub(super) fn position(timeline: i64, lsn: Option<i64>) -> Option<Position> {
+    Some(Position {
+        timeline: u32::try_from(timeline).ok()?,
+        lsn: u64::try_from(lsn?).ok()?,
+    })
+}
+
+/// How far the standby of `conn` has replayed: `None` when it is not a standby, receives no
+/// timeline, or has replayed nothing.
+pub(super) fn replayed_on(conn: &mut PgConnection) -> QueryResult<Option<Position>> {
+    let (recovering, timeline, lsn): (bool, Option<i64>, Option<i64>) =
+        diesel::select(sql::<(Bool, Nullable<BigInt>, Nullable<BigInt>)>(REPLAYED))
+            .get_result(conn)?;
+    Ok(match (recovering, timeline) {
+        (true, Some(timeline)) => position(timeline, lsn),
+        _ => None,
+    })
+}
+
+/// Looks at how far the standby of `conn` has replayed until it has for every job of
+/// `waiting`, or until `by`: the jobs it can serve, and those it cannot. `Err` gives every
+/// job back when the standby does not answer.
+#[allow(clippy::type_complexity, reason = "the two halves of one split")]
+pub(super) fn until_replayed(
+    conn: &mut PgConn,
+    waiting: Vec<(Position, ReadJob)>,
+    by: Instant,
+) -> Result<(Vec<ReadJob>, Vec<ReadJob>), Vec<ReadJob>> {
+    #[cfg(feature = "plant-replica-unchecked")]
+    {
+        let _ = (&conn, by);
+        return Ok((
+            waiting.into_iter().map(|(_, job)| job).collect(),
+            Vec::new(),
+        ));
+    }
+    #[allow(unreachable_code, reason = "the planted bug returns above")]
+    loop {
+        let replayed = match replayed_on(&mut conn.conn) {
+            Ok(replayed) => replayed,
+            Err(_) => return Err(waiting.into_iter().map(|(_, job)| job).collect()),
+        };
+        let all = replayed
+            .is_some_and(|replayed| waiting.iter().all(|(needed, _)| reaches(replayed, *needed)));
+        if all || Instant::now() + POLL >= by {
+            let (ready, late): (Vec<_>, Vec<_>) = waiting
+                .into_iter()
+                .partition(|(needed, _)| replayed.is_some_and(|r| reaches(r, *needed)));
+            return Ok((
+                ready.into_iter().map(|(_, job)| job).collect(),
+                late.into_iter().map(|(_, job)| job).collect(),
+            ));
+        }
+        std::thread::sleep(POLL);
+    }
+}
