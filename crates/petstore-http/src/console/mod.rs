@@ -14,16 +14,17 @@
 //! - every answer carries a Content-Security-Policy without inline script and `no-store`
 //!   ([`security_headers`]); the only script is htmx, served by the binary ([`assets`]).
 
-mod admin;
 pub mod assets;
 mod catalogue;
 mod categories;
 mod events;
+mod keys;
 mod orders;
 mod reply;
 mod session;
 mod stock;
 mod view;
+mod webhooks;
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
@@ -87,19 +88,22 @@ pub fn scope() -> Scope<
             web::post().to(orders::cancel_order),
         )
         .route("/events", web::get().to(events::events_page))
-        .route("/keys", web::get().to(admin::keys_page))
-        .route("/keys", web::post().to(admin::create_key))
-        .route("/keys/{keyId}/revoke", web::post().to(admin::revoke_key))
-        .route("/webhooks", web::get().to(admin::webhooks_page))
-        .route("/webhooks", web::post().to(admin::create_webhook))
-        .route("/webhooks/{webhookId}", web::get().to(admin::webhook_page))
+        .route("/keys", web::get().to(keys::keys_page))
+        .route("/keys", web::post().to(keys::create_key))
+        .route("/keys/{keyId}/revoke", web::post().to(keys::revoke_key))
+        .route("/webhooks", web::get().to(webhooks::webhooks_page))
+        .route("/webhooks", web::post().to(webhooks::create_webhook))
+        .route(
+            "/webhooks/{webhookId}",
+            web::get().to(webhooks::webhook_page),
+        )
         .route(
             "/webhooks/{webhookId}/resend",
-            web::post().to(admin::resend_webhook),
+            web::post().to(webhooks::resend_webhook),
         )
         .route(
             "/webhooks/{webhookId}/delete",
-            web::post().to(admin::delete_webhook),
+            web::post().to(webhooks::delete_webhook),
         )
 }
 

@@ -9,6 +9,9 @@ use maud::Markup;
 use super::view;
 use crate::error::ApiError;
 
+/// The sign-in page, where a request of no open session is sent.
+pub(super) const SIGN_IN: &str = "/console/sign-in";
+
 /// A page's answer.
 pub(super) type Answer = Result<HttpResponse, ConsoleError>;
 
@@ -63,12 +66,9 @@ impl ResponseError for ConsoleError {
 
     fn error_response(&self) -> HttpResponse {
         match self {
-            ConsoleError::SignedOut { htmx: false } => see_other(super::session::SIGN_IN),
+            ConsoleError::SignedOut { htmx: false } => see_other(SIGN_IN),
             ConsoleError::SignedOut { htmx: true } => HttpResponse::Ok()
-                .insert_header((
-                    "hx-redirect",
-                    HeaderValue::from_static(super::session::SIGN_IN),
-                ))
+                .insert_header(("hx-redirect", HeaderValue::from_static(SIGN_IN)))
                 .finish(),
             ConsoleError::Api(error) => html(error.status(), view::error_page(error)),
         }
@@ -100,7 +100,7 @@ pub(super) fn status_of(shown: &Shown) -> StatusCode {
 /// entity tag, as the API's `If-Match` compares it), so of two people editing from one state, the second is
 /// refused with `precondition_failed` instead of undoing the first's change unseen.
 pub(super) fn unchanged<T: serde::Serialize>(version: String) -> impl Fn(&T) -> bool + Clone {
-    move |now: &T| super::view::version_of(now) == version
+    move |now: &T| view::version_of(now) == version
 }
 
 /// A form that names the version it was read at, and nothing else.

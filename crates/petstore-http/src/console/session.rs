@@ -14,14 +14,11 @@ use petstore_core::{Caller, KeySecret, Role, SessionLifetime, SessionToken};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
-use super::reply::{Answer, ConsoleError, html, is_htmx, see_other};
+use super::reply::{Answer, ConsoleError, SIGN_IN, html, is_htmx, see_other};
 use super::view;
 use crate::auth::random_bytes;
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
-
-/// The sign-in page.
-pub(super) const SIGN_IN: &str = "/console/sign-in";
 
 /// The cookie holding the session's token.
 const COOKIE: &str = "petstore_console";
@@ -77,6 +74,16 @@ fn session_cookie(req: &HttpRequest, token: Option<&SessionToken>) -> String {
     }
 }
 
+impl view::Viewer for Staff {
+    fn role(&self) -> Role {
+        self.caller.role()
+    }
+
+    fn form_token(&self) -> &str {
+        &self.form_token
+    }
+}
+
 /// A request of an open session: who it acts as.
 #[derive(Debug, Clone)]
 pub(super) struct Staff {
@@ -90,16 +97,6 @@ impl Staff {
     /// Who the session acts as.
     pub(super) fn caller(&self) -> Caller {
         self.caller
-    }
-
-    /// Whether the session's key is an admin's (the keys and webhooks pages).
-    pub(super) fn is_admin(&self) -> bool {
-        self.caller.role() == Role::Admin
-    }
-
-    /// The token this session's forms carry.
-    pub(super) fn form_token(&self) -> &str {
-        &self.form_token
     }
 
     async fn resume(req: HttpRequest) -> Result<Self, ConsoleError> {

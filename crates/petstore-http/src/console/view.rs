@@ -3,8 +3,9 @@
 
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 
+use petstore_core::Role;
+
 use super::assets::{HTMX, STYLE};
-use super::session::Staff;
 use crate::conditional::entity_tag;
 use crate::error::ApiError;
 
@@ -25,6 +26,16 @@ const SECTIONS: &[(&str, &str, bool)] = &[
     ("/console/webhooks", "Webhooks", true),
 ];
 
+/// What a page needs of the session it is drawn for: the navigation shows the sections its
+/// role may use, and every form carries its token. (The session's extractor, `Staff`, is one;
+/// the views sit below it and name none of its workings.)
+pub(super) trait Viewer {
+    /// The role of the key the session acts as.
+    fn role(&self) -> Role;
+    /// The token this session's forms carry.
+    fn form_token(&self) -> &str;
+}
+
 fn head(title: &str) -> Markup {
     html! {
         head {
@@ -39,7 +50,7 @@ fn head(title: &str) -> Markup {
 }
 
 /// A page of a signed-in session: `current` is the section it belongs to.
-pub(super) fn page(staff: &Staff, current: &str, title: &str, body: Markup) -> Markup {
+pub(super) fn page(viewer: &impl Viewer, current: &str, title: &str, body: Markup) -> Markup {
     html! {
         (DOCTYPE)
         html lang="en" {
@@ -52,7 +63,7 @@ pub(super) fn page(staff: &Staff, current: &str, title: &str, body: Markup) -> M
                     nav aria-label="Console" {
                         ul {
                             @for (path, label, admin_only) in SECTIONS {
-                                @if !*admin_only || staff.is_admin() {
+                                @if !*admin_only || viewer.role() == Role::Admin {
                                     li {
                                         @if *path == current {
                                             a href=(path) aria-current="page" { (label) }
@@ -64,9 +75,9 @@ pub(super) fn page(staff: &Staff, current: &str, title: &str, body: Markup) -> M
                             }
                         }
                     }
-                    span.who { "Signed in as " (staff.caller().role()) }
+                    span.who { "Signed in as " (viewer.role()) }
                     form method="post" action="/console/sign-out" {
-                        (token_field(staff))
+                        (token_field(viewer))
                         button.plain type="submit" { "Sign out" }
                     }
                 }
@@ -81,12 +92,12 @@ pub(super) fn page(staff: &Staff, current: &str, title: &str, body: Markup) -> M
 
 /// The hidden field every form of the session carries. The token is hex digits: written as
 /// it is, with no escaping to do (a page of 100 rows has 100 of them).
-pub(super) fn token_field(staff: &Staff) -> Markup {
-    html! { input type="hidden" name="form_token" value=(PreEscaped(staff.form_token())); }
+pub(super) fn token_field(viewer: &impl Viewer) -> Markup {
+    html! { input type="hidden" name="form_token" value=(PreEscaped(viewer.form_token())); }
 }
 
 /// The hidden field of a form that changes `value`: the version (its entity tag's hex
-/// digits) the form showed, which the change must still find ([`super::reply::unchanged`]).
+/// digits) the form showed, which the change must still find (`reply::unchanged`).
 pub(super) fn version_field<T: serde::Serialize>(value: &T) -> Markup {
     html! { input type="hidden" name="version" value=(PreEscaped(version_of(value))); }
 }
@@ -102,6 +113,21 @@ pub(super) fn refusal(error: &ApiError) -> Markup {
         div.message.error role="alert" {
             (error.message()) " "
             span.muted { "(" code { (error.code().as_str()) } ")" }
+        }
+    }
+}
+
+/// A secret just made, to show once: what it is of, and the secret.
+pub(super) struct Shows<'a> {
+    pub(super) what: &'a str,
+    pub(super) secret: &'a str,
+}
+
+pub(super) fn shown_once(shows: &Shows<'_>) -> Markup {
+    html! {
+        div.message role="status" {
+            p { "The " (shows.what) "'s secret, shown this once (it is not stored, only its hash): copy it now." }
+            p.secret { (shows.secret) }
         }
     }
 }
