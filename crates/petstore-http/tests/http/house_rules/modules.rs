@@ -19,90 +19,110 @@ use proc_macro2::{TokenStream, TokenTree};
 use syn::punctuated::Punctuated;
 use syn::visit::Visit;
 
-/// Each top-level module of a crate and the other top-level modules its code names.
+/// Each module of a crate that has modules of its own, with the import graph between its
+/// child modules: `[]` (the crate root) holds the top-level modules, `["console"]` the files of
+/// `console/`.
+pub(super) type ModuleGraphs = BTreeMap<Vec<String>, ImportGraph>;
+
+/// Each child module of one module and the other child modules of it its code names.
 pub(super) type ImportGraph = BTreeMap<String, BTreeSet<String>>;
 
-/// The import graph of the crate whose sources are in `src` (from its `lib.rs`).
+/// The import graph between the top-level modules of the crate whose sources are in `src`.
 pub(super) fn imports(src: &Path) -> ImportGraph {
+    module_graphs(src).remove(&Vec::new()).unwrap_or_default()
+}
+
+/// The import graphs between the child modules of every module of the crate in `src`.
+///
+/// Code of module `a::x::y` naming an item of `a::z` makes the edge `x -> z` in the graph
+/// of `a`: the first modules where the two paths part. Naming an item of an enclosing module
+/// (`super::Item` of `a`'s own file) makes none, as the crate root's naming of its modules
+/// makes none: a module's own file is above its children.
+pub(super) fn module_graphs(src: &Path) -> ModuleGraphs {
     let root = parse(&src.join("lib.rs"));
-    let top_level: BTreeSet<String> = root
-        .items
-        .iter()
-        .filter_map(|item| match item {
-            syn::Item::Mod(module) if !test_only(&module.attrs) => Some(module.ident.to_string()),
-            _ => None,
-        })
-        .collect();
-    let crate_root = CrateRoot {
-        re_exports: re_exports(&root, &top_level),
-        top_level,
-    };
-    let mut named = Vec::new();
+    let mut crate_modules = Modules::default();
     let place = Place {
         children: src.to_path_buf(),
         path_base: src.to_path_buf(),
     };
-    read_module(&root.items, &place, &[], &mut named);
+    read_module(&root.items, &place, &[], &mut crate_modules);
 
-    let mut graph: ImportGraph = crate_root
-        .top_level
-        .iter()
-        .map(|module| (module.clone(), BTreeSet::new()))
-        .collect();
-    for (module, path) in named {
-        let Some(from) = module.first() else {
-            continue; // `lib.rs` itself: the root names every module by declaring it.
-        };
-        if let Some(to) = crate_root.top_level_of(&module, &path)
-            && to != *from
-        {
-            graph.entry(from.clone()).or_default().insert(to);
+    let mut graphs = ModuleGraphs::new();
+    for module in &crate_modules.modules {
+        let children = crate_modules
+            .modules
+            .iter()
+            .filter(|child| child.len() == module.len() + 1 && child.starts_with(module))
+            .map(|child| (child[module.len()].clone(), BTreeSet::new()));
+        let graph: ImportGraph = children.collect();
+        if !graph.is_empty() {
+            graphs.insert(module.clone(), graph);
         }
     }
-    graph
+    for (from, path) in &crate_modules.named {
+        let Some(to) = crate_modules.module_of(from, path) else {
+            continue;
+        };
+        let parted = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+        if let (Some(from_child), Some(to_child)) = (from.get(parted), to.get(parted))
+            && let Some(graph) = graphs.get_mut(&from[..parted])
+        {
+            graph
+                .entry(from_child.clone())
+                .or_default()
+                .insert(to_child.clone());
+        }
+    }
+    graphs
 }
 
-/// The item names `lib.rs` re-exports (`pub use b::{Item, …}`), each with the top-level module
-/// it comes from.
-pub(super) fn re_exports(
-    root: &syn::File,
-    top_level: &BTreeSet<String>,
-) -> BTreeMap<String, String> {
-    let mut names = BTreeMap::new();
-    for item in &root.items {
-        let syn::Item::Use(used) = item else { continue };
-        if matches!(used.vis, syn::Visibility::Inherited) || test_only(&used.attrs) {
-            continue;
-        }
-        let mut leaves = Vec::new();
-        use_tree(&mut Vec::new(), &used.tree, &mut leaves);
-        for (path, name) in leaves {
-            // In `lib.rs`, `b::Item` starts at the root as `crate::b::Item` does.
-            let path = absolute(&[], &path).unwrap_or(path);
-            if let (Some(module), Some(name)) = (path.first(), name)
-                && top_level.contains(module)
-            {
-                names.insert(name, module.clone());
+/// What reading a crate's files found.
+#[derive(Default)]
+struct Modules {
+    /// Every module, as its path from the crate root (`[]` is the root).
+    modules: BTreeSet<Vec<String>>,
+    /// Each path the code names (as written), with the module that names it.
+    named: Vec<(Vec<String>, Vec<String>)>,
+    /// The names each module brings in with a `use` of its own file (`pub use b::Item`,
+    /// `use super::b::Item`), each with the path it names, as written.
+    uses: BTreeMap<Vec<String>, BTreeMap<String, Vec<String>>>,
+}
+
+impl Modules {
+    /// `path`, named in `module`, from the crate root: a path that starts at `crate`, `self`
+    /// or `super`, or at one of `module`'s own child modules (`use session::Settings` in
+    /// `console/mod.rs`), or any path named in `lib.rs`. `None` for another crate's path or a
+    /// name in scope.
+    fn rooted(&self, module: &[String], path: &[String]) -> Option<Vec<String>> {
+        absolute(module, path).or_else(|| {
+            let child = [module, &path[..1.min(path.len())]].concat();
+            (module.is_empty() || self.modules.contains(&child)).then(|| [module, path].concat())
+        })
+    }
+
+    /// The module whose item `path`, named in `module`, reaches: the longest module path it
+    /// starts with, after following what modules bring in with `use`. `None` for a path that
+    /// does not start at `crate`, `self` or `super` (another crate, or a name in scope).
+    fn module_of(&self, module: &[String], path: &[String]) -> Option<Vec<String>> {
+        let mut path = self.rooted(module, path)?;
+        // A re-export can name another (`pub use a::Item` where `a` has `pub use b::Item`);
+        // a bound, not a proof of termination, guards against a `use` naming itself.
+        for _ in 0..16 {
+            let within = (0..=path.len())
+                .rev()
+                .find(|end| self.modules.contains(&path[..*end]))?;
+            let brought_in = path
+                .get(within)
+                .and_then(|name| self.uses.get(&path[..within])?.get(name));
+            let brought_in = brought_in.and_then(|target| self.rooted(&path[..within], target));
+            match brought_in {
+                Some(target) if target.as_slice() != &path[..=within] => {
+                    path = [target.as_slice(), &path[within + 1..]].concat();
+                }
+                _ => return Some(path[..within].to_vec()),
             }
         }
-    }
-    names
-}
-
-struct CrateRoot {
-    top_level: BTreeSet<String>,
-    re_exports: BTreeMap<String, String>,
-}
-
-impl CrateRoot {
-    /// The top-level module that `path`, named in `module`, reaches, if it reaches one.
-    fn top_level_of(&self, module: &[String], path: &[String]) -> Option<String> {
-        let first = absolute(module, path)?.into_iter().next()?;
-        if self.top_level.contains(&first) {
-            Some(first)
-        } else {
-            self.re_exports.get(&first).cloned()
-        }
+        None
     }
 }
 
@@ -118,14 +138,10 @@ fn parse(file: &Path) -> syn::File {
     syn::parse_file(&text).unwrap_or_else(|e| panic!("{file:?} does not parse: {e}"))
 }
 
-/// Reads the items of `module` (at `place`) and of every module under it, adding each path
-/// their code names to `named`, with the module that names it.
-fn read_module(
-    items: &[syn::Item],
-    place: &Place,
-    module: &[String],
-    named: &mut Vec<(Vec<String>, Vec<String>)>,
-) {
+/// Reads the items of `module` (at `place`) and of every module under it into `found`: the
+/// module itself, what its `use` items bring in, and each path its code names.
+fn read_module(items: &[syn::Item], place: &Place, module: &[String], found: &mut Modules) {
+    found.modules.insert(module.to_vec());
     let mut names = Names::default();
     for item in items {
         match item {
@@ -139,17 +155,33 @@ fn read_module(
                         children: place.children.join(&name),
                         path_base: place.children.join(&name),
                     };
-                    read_module(items, &inner, &path, named);
+                    read_module(items, &inner, &path, found);
                 } else {
                     let (file, inner) = module_file(child, place);
-                    read_module(&parse(&file).items, &inner, &path, named);
+                    read_module(&parse(&file).items, &inner, &path, found);
                 }
             }
             syn::Item::Mod(_) => {}
+            syn::Item::Use(used) if used.leading_colon.is_none() && !test_only(&used.attrs) => {
+                let mut leaves = Vec::new();
+                use_tree(&mut Vec::new(), &used.tree, &mut leaves);
+                for (path, name) in leaves {
+                    if let Some(name) = name {
+                        found
+                            .uses
+                            .entry(module.to_vec())
+                            .or_default()
+                            .insert(name, path);
+                    }
+                }
+                names.visit_item(item);
+            }
             other => names.visit_item(other),
         }
     }
-    named.extend(names.found.into_iter().map(|path| (module.to_vec(), path)));
+    found
+        .named
+        .extend(names.found.into_iter().map(|path| (module.to_vec(), path)));
 }
 
 /// The file of `mod name;` declared at `place`, and where that file's own modules are.
