@@ -17,7 +17,7 @@ use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderMap, HeaderValue};
 use actix_web::middleware::Next;
 use actix_web::{Error, FromRequest, HttpMessage, HttpRequest, web};
-use petstore_core::{Caller, KeySecret, Permission};
+use petstore_core::{ApiKey, Caller, KeyId, KeySecret, Permission};
 
 use crate::consistency;
 use crate::error::{ApiError, ErrorCode};
@@ -117,6 +117,9 @@ async fn authenticated(
         }
         None => None,
     };
+    if let Authentication::Valid(caller) = authentication {
+        record_key(caller);
+    }
     req.extensions_mut().insert(authentication);
 
     let mut response = next.call(req).await?;
@@ -126,6 +129,37 @@ async fn authenticated(
     }
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     Ok(response)
+}
+
+/// Names the caller's key on the request's log line (the span `around_every_request` opened,
+/// current while the request runs).
+pub(crate) fn record_key(caller: Caller) {
+    if let Some(key) = caller.key() {
+        tracing::Span::current().record("key_id", key.get());
+    }
+}
+
+/// Who made a change, as the log names them: `key 12`, or `operator` (the command line).
+struct By(Caller);
+
+impl std::fmt::Display for By {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0.key() {
+            Some(key) => write!(f, "key {key}"),
+            None => f.write_str("operator"),
+        }
+    }
+}
+
+/// Logs a key made, and by whom, whichever door it came through (the API, the console, the
+/// command line): keys are who may do what, so each change of them is on the record.
+pub(crate) fn log_key_created(key: &ApiKey, by: Caller) {
+    tracing::info!(key_id = %key.id, role = %key.role, by = %By(by), "key created");
+}
+
+/// Logs a key revoked, and by whom (see [`log_key_created`]).
+pub(crate) fn log_key_revoked(id: KeyId, by: Caller) {
+    tracing::info!(key_id = %id, by = %By(by), "key revoked");
 }
 
 /// What an operation requires of its caller, named in the handler's signature:

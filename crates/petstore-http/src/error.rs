@@ -48,6 +48,11 @@ impl ApiError {
         self
     }
 
+    /// The headers the error's answer carries besides its body (`Retry-After`, `Allow`).
+    pub fn headers(&self) -> &[(HeaderName, HeaderValue)] {
+        &self.headers
+    }
+
     /// The error's code.
     pub fn code(&self) -> ErrorCode {
         self.code

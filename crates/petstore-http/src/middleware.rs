@@ -117,6 +117,7 @@ pub async fn around_every_request(
         method = method,
         route = tracing::field::Empty,
         trace_id = tracing::field::Empty,
+        key_id = tracing::field::Empty,
     );
     let caller = req
         .headers()

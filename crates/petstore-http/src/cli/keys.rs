@@ -7,7 +7,7 @@ use petstore_core::{Always, Caller, KeyId, KeyQuery, Name, NewApiKey, PageSize, 
 use petstore_store::AnyStore;
 
 use super::DatabaseArgs;
-use crate::auth::generate_secret;
+use crate::auth::{generate_secret, log_key_created, log_key_revoked};
 
 /// `petstore keys …`.
 #[derive(Debug, Subcommand)]
@@ -55,7 +55,7 @@ pub fn keys(action: KeysCommand, database: &DatabaseArgs) -> anyhow::Result<()> 
             let key = shop
                 .keys()
                 .create(operator, NewApiKey { name, role }, &secret)?;
-            tracing::info!(key_id = %key.id, role = %key.role, "key created");
+            log_key_created(&key, operator);
             println!("{}", secret.reveal());
         }
         KeysCommand::List => {
@@ -98,7 +98,7 @@ pub fn keys(action: KeysCommand, database: &DatabaseArgs) -> anyhow::Result<()> 
         KeysCommand::Revoke { id } => {
             let id = KeyId::new(id).map_err(|e| anyhow!("key id {}", e.reason))?;
             shop.keys().revoke(operator, id, Always)?;
-            tracing::info!(key_id = %id, "key revoked");
+            log_key_revoked(id, operator);
         }
     }
     Ok(())

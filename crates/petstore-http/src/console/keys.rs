@@ -9,7 +9,7 @@ use serde::Deserialize;
 use super::reply::{Answer, Shown, VersionOnly, html, parsed, see_other, status_of, unchanged};
 use super::session::{Staff, Submitted};
 use super::view::{Shows, page, refusal, shown_once, token_field, version_field};
-use crate::auth::generate_secret;
+use crate::auth::{generate_secret, log_key_created, log_key_revoked};
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -107,6 +107,7 @@ pub(super) async fn create_key(state: web::Data<AppState>, form: Submitted<KeyFi
         let key = state
             .write(move |shop| shop.keys().create(caller, new.clone(), &secret))
             .await?;
+        log_key_created(&key, caller);
         Ok::<_, ApiError>((key, shown))
     }
     .await;
@@ -138,7 +139,13 @@ pub(super) async fn revoke_key(
         .write(move |shop| shop.keys().revoke(caller, id, condition.clone()))
         .await;
     match revoked {
-        Ok(()) => Ok(see_other("/console/keys")),
+        Ok(()) => {
+            log_key_revoked(id, caller);
+            // As the API's revocation: the key stops working now, not when its cache entry
+            // runs out.
+            state.key_cache().clear();
+            Ok(see_other("/console/keys"))
+        }
         Err(error) => keys_answer(&staff, &state, Some(error), None).await,
     }
 }

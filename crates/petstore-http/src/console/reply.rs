@@ -70,7 +70,14 @@ impl ResponseError for ConsoleError {
             ConsoleError::SignedOut { htmx: true } => HttpResponse::Ok()
                 .insert_header(("hx-redirect", HeaderValue::from_static(SIGN_IN)))
                 .finish(),
-            ConsoleError::Api(error) => html(error.status(), view::error_page(error)),
+            ConsoleError::Api(error) => {
+                let mut page = html(error.status(), view::error_page(error));
+                // What the API's answer would carry, `Retry-After` after a rate limit among it.
+                for (name, value) in error.headers() {
+                    page.headers_mut().insert(name.clone(), value.clone());
+                }
+                page
+            }
         }
     }
 }

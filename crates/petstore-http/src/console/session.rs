@@ -16,8 +16,9 @@ use serde::de::DeserializeOwned;
 
 use super::reply::{Answer, ConsoleError, SIGN_IN, html, is_htmx, see_other};
 use super::view;
-use crate::auth::random_bytes;
+use crate::auth::{random_bytes, record_key};
 use crate::error::{ApiError, ErrorCode};
+use crate::rate_limit::{Bucket, RateLimits};
 use crate::state::AppState;
 
 /// The cookie holding the session's token.
@@ -43,6 +44,22 @@ fn state(req: &HttpRequest) -> Result<web::Data<AppState>, ConsoleError> {
     req.app_data::<web::Data<AppState>>()
         .cloned()
         .ok_or_else(|| ApiError::internal().into())
+}
+
+/// Takes one request from `bucket` of the limiter `/v1` uses: a sign-in from the client
+/// address's allowance (there is no key yet), a change from its key's, so that neither door
+/// lets a client past the other's limit. A refusal is the API's 429, shown as a page saying
+/// when to try again, with `Retry-After`.
+fn take_rate(req: &HttpRequest, bucket: &Bucket) -> Result<(), ConsoleError> {
+    let Some(limits) = req.app_data::<RateLimits>() else {
+        return Ok(());
+    };
+    limits.take(bucket).map(|_| ()).map_err(|refusal| {
+        if let Some(state) = req.app_data::<web::Data<AppState>>() {
+            state.metrics().rate_limited();
+        }
+        refusal.into()
+    })
 }
 
 /// The session token the request's cookie holds, if it holds one of the right form.
@@ -121,6 +138,7 @@ impl Staff {
                 .write(move |shop| shop.sessions().touch(&touched))
                 .await?;
         }
+        record_key(resumed.caller);
         Ok(Self {
             caller: resumed.caller,
             form_token: token.form_token(),
@@ -210,7 +228,10 @@ impl<T: DeserializeOwned + 'static> FromRequest for Submitted<T> {
         let payload = payload.take();
         Box::pin(async move {
             check_origin(&req)?;
-            let staff = Staff::resume(req).await?;
+            let staff = Staff::resume(req.clone()).await?;
+            if let Some(key) = staff.caller.key() {
+                take_rate(&req, &Bucket::Key(key))?;
+            }
             let form: Envelope<T> = parse_form(&form_body(payload).await?)?;
             if !staff.token.accepts_form_token(&form.form_token) {
                 return Err(cross_site(
@@ -243,6 +264,10 @@ pub(super) struct SignInForm {
 /// `POST /console/sign-in`: exchanges an API key of staff or an admin for a session.
 pub(super) async fn sign_in(req: HttpRequest, payload: web::Payload) -> Answer {
     check_origin(&req)?;
+    take_rate(
+        &req,
+        &Bucket::Address(req.peer_addr().map(|addr| addr.ip())),
+    )?;
     let body = form_body(payload.into_inner()).await?;
     let form: SignInForm = serde_html_form::from_bytes(&body)
         .map_err(|error| ApiError::validation(format!("the form: {error}")))?;

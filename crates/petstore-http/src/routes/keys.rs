@@ -3,7 +3,7 @@
 use actix_web::{HttpResponse, web};
 use petstore_core::{ApiKey, KeyId, KeyQuery, NewApiKey};
 
-use crate::auth::{AdminOnly, Auth, generate_secret};
+use crate::auth::{AdminOnly, Auth, generate_secret, log_key_created, log_key_revoked};
 use crate::conditional::{IdempotencyHeader, IfMatch, IfNoneMatch, read_response};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{JsonBody, PathId};
@@ -64,6 +64,7 @@ pub async fn create_key(
     let shown = secret.reveal().to_owned();
     let create = move |shop: &PetService<'_>| shop.keys().create(caller.0, new.clone(), &secret);
     create_showing_secret(&state, &idempotency, "createKey", create, |key| {
+        log_key_created(&key, caller.0);
         (
             format!("/v1/keys/{}", key.id),
             CreatedApiKey::new(key, shown),
@@ -119,6 +120,7 @@ pub async fn revoke_key(
             shop.keys().revoke(caller.0, id, condition)
         })
         .await?;
+    log_key_revoked(id, caller.0);
     // The revoked key must not keep working from the cache of verified keys.
     state.key_cache().clear();
     Ok(HttpResponse::NoContent().finish())

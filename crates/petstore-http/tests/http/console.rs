@@ -240,3 +240,66 @@ async fn assets_are_kept_a_year_and_unknown_paths_are_json_errors() {
         .await
         .assert_error(404, "not_found");
 }
+
+/// The console's doors are under the limiter `/v1` uses: sign-ins take from the client
+/// address's allowance, changes from the session key's; a refusal is a page saying when to
+/// try again, with `Retry-After`, and nothing is done.
+#[actix_web::test]
+async fn sign_ins_and_changes_are_rate_limited_as_the_api_is() {
+    use std::num::NonZeroU32;
+
+    use petstore_http::app::HttpLimits;
+    use petstore_http::auth::RateLimits;
+
+    let two = NonZeroU32::new(2).unwrap();
+    let api = crate::common::start_with(HttpLimits {
+        rate: RateLimits::new(two, two),
+        ..HttpLimits::default()
+    })
+    .await;
+    let guess = || {
+        TestRequest::post()
+            .uri("/console/sign-in")
+            .set_form([("key", format!("pst_{}", "ab".repeat(32)))])
+    };
+    for _ in 0..2 {
+        assert_eq!(api.send_as(None, guess()).await.status, 401);
+    }
+    let limited = api.send_as(None, guess()).await;
+    assert_eq!(limited.status, 429, "{limited:?}");
+    assert_eq!(limited.content_type, "text/html; charset=utf-8");
+    assert_eq!(limited.header("retry-after"), Some("1"));
+    assert!(html_of(&limited).contains("retry in 1 s"), "{limited:?}");
+
+    // A window later the address may sign in again; the session's changes then take from its
+    // key's allowance, pages not at all.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let staff = api.key(Role::Staff, 1).await;
+    let (cookie, _) = sign_in(&api, &staff, false).await;
+    let token = form_token(&page(&api, &cookie, "/console/categories").await);
+    let create = |name: &str| {
+        TestRequest::post()
+            .uri("/console/categories")
+            .insert_header(("cookie", cookie.clone()))
+            .set_form([("name", name), ("form_token", token.as_str())])
+    };
+    assert_eq!(api.send_as(None, create("Cats")).await.status, 303);
+    assert_eq!(api.send_as(None, create("Dogs")).await.status, 303);
+    let limited = api.send_as(None, create("Fish")).await;
+    assert_eq!(limited.status, 429, "{limited:?}");
+    assert_eq!(limited.header("retry-after"), Some("1"));
+    let names: Vec<_> = api
+        .get("/v1/categories")
+        .await
+        .body
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|category| category["name"].clone())
+        .collect();
+    assert_eq!(
+        names,
+        [json!("Cats"), json!("Dogs")],
+        "nothing made past the limit"
+    );
+}

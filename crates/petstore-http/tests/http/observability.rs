@@ -412,3 +412,52 @@ async fn the_dashboard_and_the_alerts_name_only_metrics_the_service_exports() {
         assert!(exported, "{name} is not in /metrics:\n{text}");
     }
 }
+
+/// The log line of the event `message` logged while the request `request_id` ran.
+fn logged_line(text: &str, request_id: &str, message: &str) -> serde_json::Value {
+    text.lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .find(|event| {
+            event["span"]["request_id"] == request_id && event["fields"]["message"] == message
+        })
+        .unwrap_or_else(|| panic!("no {message:?} line for {request_id} in {text}"))
+}
+
+/// Who did what is in the log: each request's line names its key, and a key made or
+/// revoked through the API names the key that did it, as the command line's lines name the
+/// operator.
+#[actix_web::test]
+async fn request_lines_name_the_key_and_key_changes_name_who_made_them() {
+    let logs = common::captured_logs();
+    let api = start().await;
+    let admin_id = api.get("/v1/keys").await.body[0]["id"].as_i64().unwrap();
+    let created = api
+        .send(
+            TestRequest::post()
+                .uri("/v1/keys")
+                .insert_header(("x-request-id", "who-made-key"))
+                .set_json(json!({"name": "Till", "role": "customer"})),
+        )
+        .await;
+    assert_eq!(created.status, 201, "{created:?}");
+    let new_id = created.body["id"].as_i64().unwrap();
+    let revoked = api
+        .send(
+            TestRequest::delete()
+                .uri(&format!("/v1/keys/{new_id}"))
+                .insert_header(("x-request-id", "who-revoked-key")),
+        )
+        .await;
+    assert_eq!(revoked.status, 204, "{revoked:?}");
+
+    let text = logs.text();
+    let handled = logged_line(&text, "who-made-key", "request handled");
+    assert_eq!(handled["span"]["key_id"], admin_id, "{handled}");
+    let made = logged_line(&text, "who-made-key", "key created");
+    assert_eq!(made["fields"]["key_id"], new_id.to_string(), "{made}");
+    assert_eq!(made["fields"]["role"], "customer", "{made}");
+    assert_eq!(made["fields"]["by"], format!("key {admin_id}"), "{made}");
+    let gone = logged_line(&text, "who-revoked-key", "key revoked");
+    assert_eq!(gone["fields"]["key_id"], new_id.to_string(), "{gone}");
+    assert_eq!(gone["fields"]["by"], format!("key {admin_id}"), "{gone}");
+}
