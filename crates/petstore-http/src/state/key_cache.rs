@@ -13,8 +13,10 @@ use siphasher::sip128::{Hasher128, SipHasher13};
 /// at random when the process starts (the secret itself is not kept): without those keys
 /// nobody can make a secret that lands on a remembered one, and it costs a few hundred
 /// instructions where the stored SHA-256 cost a few thousand (docs/performance.md). Entries
-/// live [`KeyCache::TTL`] and are all dropped when any key is revoked through the API. A key
-/// revoked by another process (`petstore keys revoke`) stops working within the TTL.
+/// live [`KeyCache::TTL`] and are all dropped when any key is revoked: at once on the node
+/// that revoked it (the API, the console), and on every other node, or after
+/// `petstore keys revoke`, when the node's watcher sees the count of revoked keys change
+/// (`changes.rs`, a few times a second).
 #[derive(Debug)]
 pub struct KeyCache {
     hash_keys: (u64, u64),
