@@ -131,6 +131,8 @@ def test_a_stale_pet_edit_is_refused(server, page):
     rex = pets["Rex"]
     signed_in(page, server)
     page.get_by_role("link", name="Rex").click()
+    # The form must have been read before the other change, or it shows that change.
+    expect(page.get_by_role("heading", name="Pet Rex", exact=True)).to_be_visible()
     status, _ = server.api.call(
         "PUT", f"/v1/pets/{rex['id']}",
         {"name": "Rex II", "categoryId": rex["categoryId"], "status": "available"})
