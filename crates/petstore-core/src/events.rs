@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::actor::Actor;
 use crate::ids::{CategoryId, EventId, PetId};
 use crate::model::{Category, InventoryItem, Order, Pet, PetStatus};
 use crate::trace::TraceParent;
@@ -224,6 +225,9 @@ pub struct Event {
     /// The trace of the request that caused the change, when it came with one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub traceparent: Option<TraceParent>,
+    /// Who caused the change; `None` for events recorded before actors were (unknown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actor: Option<Actor>,
 }
 
 #[cfg(test)]

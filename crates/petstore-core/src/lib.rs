@@ -57,6 +57,7 @@
 #![deny(missing_docs)]
 
 mod access;
+mod actor;
 mod clock;
 mod error;
 mod events;
@@ -82,6 +83,7 @@ mod values;
 mod webhooks;
 
 pub use access::{ApiKey, Caller, KeySecret, NewApiKey, Role, StoredKey, hashes_match};
+pub use actor::{Actor, Cause, Door, KeyHolder};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::{DomainError, Failure, Resource};
 pub use events::{DomainEvent, Event, EventType};
@@ -105,8 +107,9 @@ pub use repository::{
 };
 pub use rules::{PetStock, Transition};
 pub use service::{
-    Bootstrap, CategoryUseCases, DeliveryStatus, EventUseCases, InventoryUseCases, KeyUseCases,
-    OrderUseCases, PetUseCases, Resumed, Service, SessionUseCases, Settings, WebhookUseCases,
+    Bootstrap, CategoryUseCases, DeliveryStatus, EventListener, EventUseCases, InventoryUseCases,
+    KeyUseCases, OrderUseCases, PetUseCases, Resumed, Service, SessionUseCases, Settings,
+    WebhookUseCases,
 };
 pub use session::{SessionLifetime, SessionToken, StaffSession};
 pub use trace::TraceParent;

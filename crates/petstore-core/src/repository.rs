@@ -18,6 +18,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::access::{ApiKey, NewApiKey, Role, StoredKey};
+use crate::actor::Cause;
 use crate::error::DomainError;
 use crate::events::{DomainEvent, Event};
 use crate::idempotency::IdempotencyRecord;
@@ -25,7 +26,6 @@ use crate::ids::{CategoryId, EventId, KeyId, OrderId, OwnerId, PetId, WebhookId}
 use crate::model::{Category, InventoryItem, NewCategory, NewOrder, NewPet, Order, Pet};
 use crate::query::{CategoryQuery, InventoryQuery, KeyQuery, OrderQuery, PetQuery};
 use crate::session::StaffSession;
-use crate::trace::TraceParent;
 use crate::values::{Name, Stock};
 use crate::webhooks::{
     DeliveryAttempt, DeliveryQuery, DeliveryState, NewDeliveryAttempt, NewWebhook, Webhook,
@@ -179,12 +179,12 @@ pub trait EventReader {
 
 /// Records events (the outbox).
 pub trait EventWriter: EventReader {
-    /// Records events, in order, with ids above every id recorded before, each with the
-    /// trace of the request that caused them, if any.
+    /// Records events, in order, with ids above every id recorded before, each with what is
+    /// known of its `cause`: who caused it, and the trace of the request that did.
     fn append_events(
         &mut self,
         time: DateTime<Utc>,
-        cause: Option<&TraceParent>,
+        cause: &Cause,
         events: &[DomainEvent],
     ) -> RepoResult<()>;
 }

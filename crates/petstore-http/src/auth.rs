@@ -10,6 +10,7 @@
 
 use std::future::{Ready, ready};
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
@@ -17,9 +18,10 @@ use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderMap, HeaderValue};
 use actix_web::middleware::Next;
 use actix_web::{Error, FromRequest, HttpMessage, HttpRequest, web};
-use petstore_core::{ApiKey, Caller, KeyId, KeySecret, Permission};
+use petstore_core::{ApiKey, Caller, Door, KeyId, KeySecret, Permission, TraceParent};
 
 use crate::consistency;
+use crate::context;
 use crate::error::{ApiError, ErrorCode};
 use crate::rate_limit::Bucket;
 pub use crate::rate_limit::RateLimits;
@@ -67,7 +69,8 @@ pub async fn authenticate(
 ) -> Result<ServiceResponse<impl MessageBody>, Error> {
     // A consistency header of the wrong form is refused before the key is looked at.
     let wants = consistency::asked(req.headers())?;
-    consistency::within(wants, authenticated(req, next)).await
+    let trace = req.extensions().get::<TraceParent>().cloned();
+    context::within(Door::Api, wants, trace, authenticated(req, next)).await
 }
 
 async fn authenticated(
@@ -82,25 +85,34 @@ async fn authenticated(
     // are in it, so a hit needs no check of the token's form, nor a copy of it.
     let presented = bearer_token(req.headers())
         .map(|token| token.map(|token| (state.key_cache().slot(token), token)));
-    let authentication = match presented {
-        Ok(None) => Authentication::Missing,
-        Err(()) => Authentication::Invalid,
+    let holder = match presented {
+        Ok(None) => Err(Authentication::Missing),
+        Err(()) => Err(Authentication::Invalid),
         Ok(Some((slot, token))) => match state.key_cache().get(slot) {
-            Some(caller) => Authentication::Valid(caller),
+            Some(holder) => Ok(holder),
             None => match secret_of(token) {
-                Err(()) => Authentication::Invalid,
+                Err(()) => Err(Authentication::Invalid),
                 Ok(secret) => match state
-                    .read(move |shop| shop.keys().authenticate(&secret))
+                    .read(move |shop| shop.keys().identify(&secret))
                     .await?
                 {
-                    Some(caller) => {
-                        state.key_cache().put(slot, caller);
-                        Authentication::Valid(caller)
+                    Some(holder) => {
+                        let holder = Arc::new(holder);
+                        state.key_cache().put(slot, Arc::clone(&holder));
+                        Ok(holder)
                     }
-                    None => Authentication::Invalid,
+                    None => Err(Authentication::Invalid),
                 },
             },
         },
+    };
+    let authentication = match holder {
+        Ok(holder) => {
+            let caller = holder.caller;
+            context::identified(holder);
+            Authentication::Valid(caller)
+        }
+        Err(refused) => refused,
     };
     let bucket = match authentication {
         Authentication::Valid(Caller::Key { id, .. }) => Bucket::Key(id),

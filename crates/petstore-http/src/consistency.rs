@@ -8,15 +8,13 @@
 //! - `Max-Staleness: <seconds>`: the read sees every write acknowledged at least that long
 //!   before it was sent ([`Freshness::Within`]).
 //!
-//! The request's wish is kept for the request's task ([`within`]), where
+//! The request's wish is kept in its context (`context.rs`), where
 //! [`AppState::read`](crate::state::AppState::read) finds it, and where a write's answer
 //! leaves its token for the response; so no handler passes either along. The feed and its
 //! stream read the primary whatever the request asks (`AppState::read_primary`).
 
-use std::cell::Cell;
 use std::time::Duration;
 
-use actix_web::dev::ServiceResponse;
 use actix_web::http::header::{HeaderMap, HeaderName, HeaderValue};
 use petstore_store::{Freshness, Position};
 
@@ -31,50 +29,6 @@ pub const MAX_STALENESS: HeaderName = HeaderName::from_static("max-staleness");
 
 /// The largest `Max-Staleness` accepted: a day.
 pub const MAX_STALENESS_SECONDS: u64 = 86_400;
-
-/// What one request asked of its reads, and the token its writes reached.
-struct RequestConsistency {
-    wants: Freshness,
-    /// The latest position its writes reached; `None` once a write's is unknown.
-    token: Cell<Option<Position>>,
-    /// Whether any write of it was answered yet.
-    wrote: Cell<bool>,
-}
-
-impl RequestConsistency {
-    fn new(wants: Freshness) -> Self {
-        Self {
-            wants,
-            token: Cell::new(None),
-            wrote: Cell::new(false),
-        }
-    }
-}
-
-tokio::task_local! {
-    static REQUEST: RequestConsistency;
-}
-
-/// What the request being served asked of its reads; the default outside a request.
-pub fn requested() -> Freshness {
-    REQUEST
-        .try_with(|request| request.wants)
-        .unwrap_or_default()
-}
-
-/// Notes that a write of the request being served was answered, with `token` the position
-/// its commit reached, if known: the response carries the latest, and none once one write's
-/// is unknown (a token short of a write would let a read miss it).
-pub fn written(token: Option<Position>) {
-    let _ = REQUEST.try_with(|request| {
-        let kept = match (request.wrote.replace(true), request.token.get()) {
-            (false, _) => token,
-            (true, None) => None,
-            (true, Some(kept)) => token.map(|token| token.max(kept)),
-        };
-        request.token.set(kept);
-    });
-}
 
 /// The pattern of a consistency token: `<timeline>/<position in hex>`.
 pub const TOKEN_PATTERN: &str = "^[0-9]{1,9}/[0-9A-Fa-f]{1,16}$";
@@ -116,31 +70,6 @@ fn staleness_of(seconds: &HeaderValue) -> Result<Freshness, ApiError> {
                 "Max-Staleness is a whole number of seconds from 0 to {MAX_STALENESS_SECONDS}"
             ))
         })
-}
-
-/// Runs `serve`, the request's handling, with `wants` ([`asked`] of its headers) kept for
-/// its task, and gives a successful answer the token its writes reached (a node without read
-/// standbys gives none: its reads are never behind). Called by `authenticate`, the one layer
-/// every `/v1` request crosses, rather than as a layer of its own (each costs a boxed future
-/// per request).
-pub async fn within<B>(
-    wants: Freshness,
-    serve: impl Future<Output = Result<ServiceResponse<B>, actix_web::Error>>,
-) -> Result<ServiceResponse<B>, actix_web::Error> {
-    let request = RequestConsistency::new(wants);
-    let (response, token) = REQUEST
-        .scope(request, async move {
-            let response = serve.await;
-            (response, REQUEST.with(|request| request.token.get()))
-        })
-        .await;
-    let mut response = response?;
-    if let Some(token) = token.filter(|_| response.status().is_success())
-        && let Ok(value) = HeaderValue::from_str(&token.to_string())
-    {
-        response.headers_mut().insert(CONSISTENCY_TOKEN, value);
-    }
-    Ok(response)
 }
 
 #[cfg(test)]
@@ -205,33 +134,5 @@ mod tests {
             let refused = asked(&bad).unwrap_err();
             assert_eq!(refused.code(), crate::error::ErrorCode::InvalidParameter);
         }
-    }
-
-    #[actix_web::test]
-    async fn a_request_keeps_the_latest_token_its_writes_reached() {
-        let at = |lsn| Position { timeline: 1, lsn };
-        let kept = REQUEST
-            .scope(RequestConsistency::new(Freshness::Latest), async move {
-                written(Some(at(9)));
-                written(Some(at(5)));
-                REQUEST.with(|request| request.token.get())
-            })
-            .await;
-        assert_eq!(kept, Some(at(9)));
-        let kept = REQUEST
-            .scope(RequestConsistency::new(Freshness::Latest), async move {
-                written(Some(at(9)));
-                written(None);
-                written(Some(at(12)));
-                REQUEST.with(|request| request.token.get())
-            })
-            .await;
-        assert_eq!(kept, None, "one write's position unknown: no token");
-        // Outside a request: nothing to keep, and the default asked.
-        written(Some(Position {
-            timeline: 1,
-            lsn: 1,
-        }));
-        assert_eq!(requested(), Freshness::Latest);
     }
 }

@@ -10,8 +10,8 @@ use std::str::FromStr;
 use actix_web::dev::Payload;
 use actix_web::error::PayloadError;
 use actix_web::http::header;
-use actix_web::{FromRequest, HttpMessage, HttpRequest, web};
-use petstore_core::{TraceParent, ValidationError};
+use actix_web::{FromRequest, HttpRequest, web};
+use petstore_core::ValidationError;
 use serde::de::DeserializeOwned;
 
 use crate::error::ApiError;
@@ -183,23 +183,5 @@ impl<T: FromStr<Err = ValidationError>> FromRequest for PathId<T> {
             None => Err(ApiError::internal()),
         };
         std::future::ready(parsed)
-    }
-}
-
-/// The W3C `traceparent` the request came with, if valid (an invalid one is ignored, as the
-/// specification asks). A change records it with its events, so the webhook deliveries they
-/// cause continue the caller's trace: `shop.caused_by(trace.0)`.
-///
-/// The request middleware parses the header once, for its log span, and leaves the value in
-/// the request's extensions for this extractor.
-#[derive(Debug, Clone, Default)]
-pub struct Traced(pub Option<TraceParent>);
-
-impl FromRequest for Traced {
-    type Error = ApiError;
-    type Future = std::future::Ready<Result<Self, ApiError>>;
-
-    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        std::future::ready(Ok(Self(req.extensions().get::<TraceParent>().cloned())))
     }
 }

@@ -18,6 +18,7 @@ pub mod cli;
 pub mod conditional;
 pub mod consistency;
 pub mod console;
+pub mod context;
 pub mod cors;
 pub mod delivery;
 mod endpoint;

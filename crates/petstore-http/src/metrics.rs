@@ -9,7 +9,10 @@
 mod process;
 mod registry;
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+
+use petstore_core::{DomainEvent, EventListener};
 
 use petstore_store::{PoolState, ServerReads, WriterStats};
 use prometheus_client::encoding::EncodeLabelSet;
@@ -223,9 +226,12 @@ impl Metrics {
         }
     }
 
-    /// An order was placed.
-    pub fn order_placed(&self) {
-        self.orders_placed.inc();
+    /// Counts what a committed write appended (its last run's events: `AppState::write`).
+    pub(crate) fn committed(&self, appended: &Appended) {
+        let placed = appended.orders_placed.load(Ordering::Relaxed);
+        if placed > 0 {
+            self.orders_placed.inc_by(placed);
+        }
     }
 
     /// A webhook delivery attempt ended.
@@ -373,4 +379,31 @@ fn classic(openmetrics: &str) -> String {
         text.push('\n');
     }
     text
+}
+
+/// The events of the shop's counters that one write appended in its last run: a write may
+/// run again before its commit, so each run starts it afresh ([`Appended::new_run`]), and
+/// [`Metrics::committed`] counts it once the write's commit is known. Counted from what the
+/// domain appended, whichever door or handler made the write.
+#[derive(Debug, Default)]
+pub(crate) struct Appended {
+    orders_placed: AtomicU64,
+}
+
+impl Appended {
+    /// Forgets what an earlier run of the write appended.
+    pub(crate) fn new_run(&self) {
+        self.orders_placed.store(0, Ordering::Relaxed);
+    }
+}
+
+impl EventListener for Appended {
+    fn appended(&self, events: &[DomainEvent]) {
+        let placed = events
+            .iter()
+            .filter(|event| matches!(event, DomainEvent::OrderPlaced(_)))
+            .count();
+        self.orders_placed
+            .fetch_add(placed as u64, Ordering::Relaxed);
+    }
 }

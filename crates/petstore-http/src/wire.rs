@@ -5,8 +5,8 @@
 
 use chrono::{DateTime, Utc};
 use petstore_core::{
-    ApiKey, DeliveryState, Event, EventType, EventTypes, KeyId, Name, Role, Webhook, WebhookId,
-    WebhookUrl,
+    Actor, ApiKey, DeliveryState, Door, Event, EventType, EventTypes, KeyId, Name, Role, Webhook,
+    WebhookId, WebhookUrl,
 };
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -33,10 +33,49 @@ pub struct CloudEvent {
     /// The resource after the change, `{"id"}` of a deleted one, or `{"petId", "from", "to"}`
     /// of a status change.
     data: serde_json::Value,
+    /// Who caused the change (an extension attribute): `key` (an API key's holder),
+    /// `operator` (the `petstore` command line) or `service` (one of the service's own
+    /// chores). Absent for events recorded before actors were: unknown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>, nullable = false, pattern = "^(key|operator|service)$")]
+    actorkind: Option<&'static str>,
+    /// The key's id, for a key's holder.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false, pattern = "^[1-9][0-9]*$")]
+    actorid: Option<String>,
+    /// The key's name, for a key's holder; the chore's, for the service.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    actorname: Option<String>,
+    /// The key's role, for a key's holder.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    actorrole: Option<Role>,
+    /// The door a key's holder came through: `api` or `console`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    actordoor: Option<Door>,
 }
 
 impl From<Event> for CloudEvent {
     fn from(event: Event) -> Self {
+        let (actorkind, actorid, actorname, actorrole, actordoor) = match event.actor {
+            None => (None, None, None, None, None),
+            Some(Actor::Key {
+                id,
+                name,
+                role,
+                door,
+            }) => (
+                Some("key"),
+                Some(id.to_string()),
+                Some(name.as_str().to_owned()),
+                Some(role),
+                Some(door),
+            ),
+            Some(Actor::Operator) => (Some("operator"), None, None, None, None),
+            Some(Actor::Service { chore }) => (Some("service"), None, Some(chore), None, None),
+        };
         CloudEvent {
             specversion: "1.0",
             id: event.id.to_string(),
@@ -46,6 +85,11 @@ impl From<Event> for CloudEvent {
             subject: event.subject,
             datacontenttype: "application/json",
             data: event.data,
+            actorkind,
+            actorid,
+            actorname,
+            actorrole,
+            actordoor,
         }
     }
 }

@@ -4,10 +4,10 @@ use std::borrow::Borrow;
 
 use super::next_id;
 use super::{Catalogue, View};
+use crate::actor::Cause;
 use crate::events::{DomainEvent, Event};
 use crate::ids::EventId;
 use crate::repository::{EventReader, EventWriter, RepoResult};
-use crate::trace::TraceParent;
 use chrono::{DateTime, Utc};
 
 impl<C: Borrow<Catalogue>> EventReader for View<'_, C> {
@@ -35,7 +35,7 @@ impl EventWriter for View<'_, Catalogue> {
     fn append_events(
         &mut self,
         time: DateTime<Utc>,
-        cause: Option<&TraceParent>,
+        cause: &Cause,
         events: &[DomainEvent],
     ) -> RepoResult<()> {
         let mut last = self
@@ -51,7 +51,8 @@ impl EventWriter for View<'_, Catalogue> {
                 event_type: event.event_type(),
                 subject: event.subject(),
                 data: event.data(),
-                traceparent: cause.cloned(),
+                traceparent: cause.trace.clone(),
+                actor: cause.actor.clone(),
             });
         }
         Ok(())

@@ -3,6 +3,7 @@
 
 use super::{Service, require};
 use crate::access::{ApiKey, Caller, KeySecret, NewApiKey, Role, hashes_match};
+use crate::actor::KeyHolder;
 use crate::clock::Clock;
 use crate::error::{DomainError, Resource};
 use crate::ids::KeyId;
@@ -45,6 +46,12 @@ impl<S: Store, C: Clock> KeyUseCases<'_, S, C> {
 
     /// The caller a presented secret stands for, or `None` if it is unknown or revoked.
     pub fn authenticate(&self, secret: &KeySecret) -> Result<Option<Caller>, DomainError> {
+        Ok(self.identify(secret)?.map(|holder| holder.caller))
+    }
+
+    /// Who holds the key a presented secret stands for (the caller it acts as, and the key's
+    /// name, which the events of its changes record), or `None` if it is unknown or revoked.
+    pub fn identify(&self, secret: &KeySecret) -> Result<Option<KeyHolder>, DomainError> {
         let candidates = self
             .shop
             .store
@@ -54,7 +61,7 @@ impl<S: Store, C: Clock> KeyUseCases<'_, S, C> {
         let mut found = None;
         for candidate in candidates {
             if hashes_match(&hash, &candidate.hash) && candidate.key.revoked_at.is_none() {
-                found = Some(Caller::key_holder(candidate.key.id, candidate.key.role));
+                found = Some(KeyHolder::of(candidate.key));
             }
         }
         Ok(found)

@@ -6,7 +6,10 @@
 //! needs, asks [`rules`](crate::PetStock) what follows, and writes the new state together with
 //! its events. It never talks to HTTP or SQL.
 
+use std::sync::Arc;
+
 use crate::access::Caller;
+use crate::actor::{Actor, Cause};
 use crate::clock::{Clock, SystemClock};
 use crate::error::{DomainError, Resource};
 use crate::events::DomainEvent;
@@ -43,7 +46,17 @@ pub struct Service<S, C = SystemClock> {
     store: S,
     clock: C,
     settings: Settings,
-    cause: Option<TraceParent>,
+    cause: Cause,
+    listener: Option<Arc<dyn EventListener>>,
+}
+
+/// Told of the events each change appends, when its work has appended them: counters of
+/// what the shop does (orders placed) are counted from them, not by each caller. A change
+/// may run again before its commit (a store that retries), so a listener keeps the last
+/// run's, and counts them once the commit is known.
+pub trait EventListener: Send + Sync + std::fmt::Debug {
+    /// `events` were appended by the change being run.
+    fn appended(&self, events: &[DomainEvent]);
 }
 
 /// What the operator decides for the whole service.
@@ -69,7 +82,8 @@ impl<S: Store, C: Clock> Service<S, C> {
             store,
             clock,
             settings: Settings::default(),
-            cause: None,
+            cause: Cause::default(),
+            listener: None,
         }
     }
 
@@ -84,15 +98,47 @@ impl<S: Store, C: Clock> Service<S, C> {
     /// the events of every change they make, so the webhook deliveries of those events
     /// continue that trace.
     #[must_use]
-    pub fn caused_by(&self, cause: Option<TraceParent>) -> Self
+    pub fn caused_by(&self, trace: Option<TraceParent>) -> Self
     where
         S: Clone,
         C: Clone,
     {
-        Self {
-            cause,
-            ..self.clone()
-        }
+        let mut shop = self.clone();
+        shop.cause.trace = trace;
+        shop
+    }
+
+    /// The same use cases, recording `actor` as who caused every change they make, with its
+    /// events (the feed, the stream and webhook deliveries show it).
+    #[must_use]
+    pub fn acting_as(&self, actor: Actor) -> Self
+    where
+        S: Clone,
+        C: Clone,
+    {
+        let mut shop = self.clone();
+        shop.cause.actor = Some(actor);
+        shop
+    }
+
+    /// The same use cases, recording `cause` (who, and under which trace) with the events of
+    /// every change they make.
+    #[must_use]
+    pub fn with_cause(mut self, cause: Cause) -> Self {
+        self.cause = cause;
+        self
+    }
+
+    /// The same use cases, telling `listener` of the events each change appends.
+    #[must_use]
+    pub fn telling(mut self, listener: Arc<dyn EventListener>) -> Self {
+        self.listener = Some(listener);
+        self
+    }
+
+    /// What the events of these use cases' changes record of where they came from.
+    pub fn cause(&self) -> &Cause {
+        &self.cause
     }
 
     /// The same use cases (clock, settings, the cause they record) over another store: for a
@@ -107,6 +153,7 @@ impl<S: Store, C: Clock> Service<S, C> {
             clock: self.clock.clone(),
             settings: self.settings,
             cause: self.cause.clone(),
+            listener: self.listener.clone(),
         }
     }
 
@@ -163,7 +210,10 @@ impl<S: Store, C: Clock> Service<S, C> {
         let time = self.clock.now();
         self.store.write(|tx| {
             let (value, events) = work(tx)?;
-            tx.append_events(time, self.cause.as_ref(), &events)?;
+            tx.append_events(time, &self.cause, &events)?;
+            if let Some(listener) = &self.listener {
+                listener.appended(&events);
+            }
             Ok(value)
         })
     }
@@ -201,7 +251,10 @@ impl<S: Store, C: Clock> Service<S, C> {
                 };
             }
             let (value, events) = work(tx)?;
-            tx.append_events(time, self.cause.as_ref(), &events)?;
+            tx.append_events(time, &self.cause, &events)?;
+            if let Some(listener) = &self.listener {
+                listener.appended(&events);
+            }
             let record = IdempotencyRecord {
                 fingerprint: key.fingerprint,
                 response: (once.record)(&value),

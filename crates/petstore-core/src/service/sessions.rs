@@ -3,6 +3,7 @@
 
 use super::Service;
 use crate::access::{Caller, KeySecret};
+use crate::actor::KeyHolder;
 use crate::clock::Clock;
 use crate::error::DomainError;
 use crate::permission::Permission;
@@ -16,10 +17,12 @@ pub struct SessionUseCases<'a, S, C> {
 }
 
 /// An open session, as a page finds it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Resumed {
     /// Who the session acts as: the holder of the key it was opened with.
     pub caller: Caller,
+    /// The key's holder, as the events of the session's changes record it.
+    pub holder: KeyHolder,
     /// Whether the session's last use is old enough to be recorded again
     /// ([`SessionUseCases::touch`]).
     pub touch_due: bool,
@@ -82,8 +85,10 @@ impl<S: Store, C: Clock> SessionUseCases<'_, S, C> {
             else {
                 return Ok(None);
             };
+            let holder = KeyHolder::of(key);
             Ok(Some(Resumed {
-                caller: Caller::key_holder(key.id, key.role),
+                caller: holder.caller,
+                holder,
                 touch_due: now - session.seen_at >= lifetime.touch_after(),
             }))
         })

@@ -159,6 +159,7 @@ macro_rules! __conformance_scenarios {
             // events
             every_change_records_its_events_in_order,
             events_keep_the_trace_of_the_request_that_caused_them,
+            events_record_who_caused_them,
             // idempotency
             idempotent_creates_replay_and_change_nothing,
             concurrent_retries_place_one_order,

@@ -30,7 +30,11 @@ use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::middleware::{Next, from_fn};
-use actix_web::{Error, HttpResponse, Scope, web};
+use actix_web::{Error, HttpMessage, HttpResponse, Scope, web};
+use petstore_core::{Door, TraceParent};
+use petstore_store::Freshness;
+
+use crate::context;
 
 pub use session::ConsoleSettings;
 
@@ -121,11 +125,16 @@ const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; \
     style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; \
     frame-ancestors 'none'; base-uri 'none'";
 
+/// The one layer every console request crosses: it keeps the request's context (the
+/// console's door, the trace it belongs to; the session's extractor names who asks) for its
+/// writes to record, and puts the security headers on its answer.
 async fn security_headers(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<impl MessageBody>, Error> {
-    let mut response = next.call(req).await?;
+    let trace = req.extensions().get::<TraceParent>().cloned();
+    let mut response =
+        context::within(Door::Console, Freshness::Latest, trace, next.call(req)).await?;
     let headers = response.headers_mut();
     headers.insert(
         header::CONTENT_SECURITY_POLICY,

@@ -17,6 +17,7 @@ use serde::de::DeserializeOwned;
 use super::reply::{Answer, ConsoleError, SIGN_IN, html, is_htmx, see_other};
 use super::view;
 use crate::auth::{random_bytes, record_key};
+use crate::context;
 use crate::error::{ApiError, ErrorCode};
 use crate::rate_limit::{Bucket, RateLimits};
 use crate::state::AppState;
@@ -139,6 +140,7 @@ impl Staff {
                 .await?;
         }
         record_key(resumed.caller);
+        context::identified(std::sync::Arc::new(resumed.holder));
         Ok(Self {
             caller: resumed.caller,
             form_token: token.form_token(),

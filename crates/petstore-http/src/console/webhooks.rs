@@ -87,8 +87,23 @@ fn event_list(hook: &Webhook) -> String {
 #[derive(Debug, Deserialize)]
 pub(super) struct WebhookFields {
     url: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "one_or_many")]
     events: Vec<String>,
+}
+
+/// The checked event types: one box checked is one value, which the form's envelope (its
+/// fields flattened beside the form token) hands over as a string, not a list of one.
+fn one_or_many<'de, D: serde::Deserializer<'de>>(fields: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Checked {
+        One(String),
+        Many(Vec<String>),
+    }
+    Ok(match Checked::deserialize(fields)? {
+        Checked::One(one) => vec![one],
+        Checked::Many(many) => many,
+    })
 }
 
 /// `POST /console/webhooks`: the answer shows the subscription's secret, once.

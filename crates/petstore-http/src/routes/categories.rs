@@ -8,7 +8,7 @@ use crate::conditional::{
     IdempotencyHeader, IfMatch, IfNoneMatch, changed_response, created_response, read_response,
 };
 use crate::error::{ApiError, ErrorBody};
-use crate::extract::{JsonBody, PathId, Traced};
+use crate::extract::{JsonBody, PathId};
 use crate::pagination::{ListQuery, PageOnly, page_response};
 use crate::routes::create_once;
 use crate::state::AppState;
@@ -59,15 +59,12 @@ pub async fn list_categories(
 pub async fn create_category(
     caller: Auth<StaffOnly>,
     state: web::Data<AppState>,
-    trace: Traced,
     idempotency: IdempotencyHeader,
     JsonBody(new): JsonBody<NewCategory>,
 ) -> Result<HttpResponse, ApiError> {
     let key = idempotency.key("/v1/categories", &new)?;
     let create = move |shop: &PetService<'_>, once: Option<Idempotent<'_, Category>>| {
-        shop.caused_by(trace.0.clone())
-            .categories()
-            .create(caller.0, new.clone(), once)
+        shop.categories().create(caller.0, new.clone(), once)
     };
     let made = create_once(&state, caller.0, None, key, location, create).await?;
     created_response(made, location)
@@ -115,7 +112,6 @@ pub async fn get_category(
 pub async fn replace_category(
     caller: Auth<StaffOnly>,
     state: web::Data<AppState>,
-    trace: Traced,
     if_match: IfMatch,
     PathId(id): PathId<CategoryId>,
     JsonBody(new): JsonBody<NewCategory>,
@@ -123,12 +119,8 @@ pub async fn replace_category(
     let category = state
         .write(move |shop| {
             let condition = |now: &Category| if_match.allows(now);
-            shop.caused_by(trace.0.clone()).categories().replace(
-                caller.0,
-                id,
-                new.clone(),
-                condition,
-            )
+            shop.categories()
+                .replace(caller.0, id, new.clone(), condition)
         })
         .await?;
     Ok(changed_response(&category))
@@ -150,16 +142,13 @@ pub async fn replace_category(
 pub async fn delete_category(
     caller: Auth<StaffOnly>,
     state: web::Data<AppState>,
-    trace: Traced,
     if_match: IfMatch,
     PathId(id): PathId<CategoryId>,
 ) -> Result<HttpResponse, ApiError> {
     state
         .write(move |shop| {
             let condition = |now: &Category| if_match.allows(now);
-            shop.caused_by(trace.0.clone())
-                .categories()
-                .delete(caller.0, id, condition)
+            shop.categories().delete(caller.0, id, condition)
         })
         .await?;
     Ok(HttpResponse::NoContent().finish())

@@ -6,7 +6,7 @@ use petstore_core::{InventoryItem, InventoryQuery, InventoryUpdate, PetId, PetSt
 use crate::auth::{AnyKey, Auth, StaffOnly};
 use crate::conditional::{IfMatch, IfNoneMatch, changed_response, read_response};
 use crate::error::ApiError;
-use crate::extract::{JsonBody, PathId, Traced};
+use crate::extract::{JsonBody, PathId};
 use crate::pagination::{ListQuery, list_params, page_response};
 use crate::state::{AppState, Row};
 
@@ -86,7 +86,6 @@ pub async fn get_inventory_item(
 pub async fn update_inventory(
     caller: Auth<StaffOnly>,
     state: web::Data<AppState>,
-    trace: Traced,
     if_match: IfMatch,
     PathId(pet_id): PathId<PetId>,
     JsonBody(update): JsonBody<InventoryUpdate>,
@@ -94,12 +93,8 @@ pub async fn update_inventory(
     let item = state
         .write_row(Some(Row::Pet(pet_id)), move |shop| {
             let condition = |now: &InventoryItem| if_match.allows(now);
-            shop.caused_by(trace.0.clone()).inventory().set_stock(
-                caller.0,
-                pet_id,
-                update.quantity,
-                condition,
-            )
+            shop.inventory()
+                .set_stock(caller.0, pet_id, update.quantity, condition)
         })
         .await?;
     Ok(changed_response(&item))

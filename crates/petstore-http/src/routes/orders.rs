@@ -5,14 +5,14 @@
 //! that from the caller (`Caller::order_scope`); these handlers only pass it on.
 
 use actix_web::{HttpResponse, web};
-use petstore_core::{Idempotent, NewOrder, Order, OrderId, OrderPatch, OrderQuery, Outcome, PetId};
+use petstore_core::{Idempotent, NewOrder, Order, OrderId, OrderPatch, OrderQuery, PetId};
 
 use crate::auth::{AnyKey, Auth, StaffOnly};
 use crate::conditional::{
     IdempotencyHeader, IfMatch, IfNoneMatch, changed_response, created_response, read_response,
 };
 use crate::error::{ApiError, ErrorBody};
-use crate::extract::{JsonBody, PathId, Traced};
+use crate::extract::{JsonBody, PathId};
 use crate::pagination::{ListQuery, list_params, page_response};
 use crate::routes::create_once;
 use crate::state::PetService;
@@ -87,21 +87,15 @@ pub async fn list_orders(
 pub async fn place_order(
     caller: Auth<AnyKey>,
     state: web::Data<AppState>,
-    trace: Traced,
     idempotency: IdempotencyHeader,
     JsonBody(new): JsonBody<NewOrder>,
 ) -> Result<HttpResponse, ApiError> {
     let key = idempotency.key("/v1/store/orders", &new)?;
     let pet = Row::Pet(new.pet_id);
     let place = move |shop: &PetService<'_>, once: Option<Idempotent<'_, Order>>| {
-        shop.caused_by(trace.0.clone())
-            .orders()
-            .place(caller.0, new.clone(), once)
+        shop.orders().place(caller.0, new.clone(), once)
     };
     let made = create_once(&state, caller.0, Some(pet), key, location, place).await?;
-    if matches!(made.outcome, Outcome::Done(_)) {
-        state.metrics().order_placed();
-    }
     created_response(made, location)
 }
 
@@ -149,7 +143,6 @@ pub async fn get_order(
 pub async fn update_order(
     caller: Auth<StaffOnly>,
     state: web::Data<AppState>,
-    trace: Traced,
     if_match: IfMatch,
     PathId(id): PathId<OrderId>,
     JsonBody(patch): JsonBody<OrderPatch>,
@@ -157,9 +150,7 @@ pub async fn update_order(
     let order = state
         .write(move |shop| {
             let condition = |now: &Order| if_match.allows(now);
-            shop.caused_by(trace.0.clone())
-                .orders()
-                .update(caller.0, id, patch.clone(), condition)
+            shop.orders().update(caller.0, id, patch.clone(), condition)
         })
         .await?;
     Ok(changed_response(&order))
@@ -181,16 +172,13 @@ pub async fn update_order(
 pub async fn cancel_order(
     caller: Auth<AnyKey>,
     state: web::Data<AppState>,
-    trace: Traced,
     if_match: IfMatch,
     PathId(id): PathId<OrderId>,
 ) -> Result<HttpResponse, ApiError> {
     state
         .write(move |shop| {
             let condition = |now: &Order| if_match.allows(now);
-            shop.caused_by(trace.0.clone())
-                .orders()
-                .cancel(caller.0, id, condition)
+            shop.orders().cancel(caller.0, id, condition)
         })
         .await?;
     Ok(HttpResponse::NoContent().finish())

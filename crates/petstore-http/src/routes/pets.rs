@@ -11,7 +11,7 @@ use crate::conditional::{
     IdempotencyHeader, IfMatch, IfNoneMatch, changed_response, created_response, read_response,
 };
 use crate::error::{ApiError, ErrorBody, ErrorCode};
-use crate::extract::{JsonBody, PathId, Traced};
+use crate::extract::{JsonBody, PathId};
 use crate::pagination::{ListQuery, list_params, page_response};
 use crate::routes::create_once;
 use crate::state::PetService;
@@ -97,15 +97,12 @@ pub async fn list_pets(
 pub async fn create_pet(
     caller: Auth<StaffOnly>,
     state: web::Data<AppState>,
-    trace: Traced,
     idempotency: IdempotencyHeader,
     JsonBody(new): JsonBody<NewPet>,
 ) -> Result<HttpResponse, ApiError> {
     let key = idempotency.key("/v1/pets", &new)?;
     let create = move |shop: &PetService<'_>, once: Option<Idempotent<'_, Pet>>| {
-        shop.caused_by(trace.0.clone())
-            .pets()
-            .create(caller.0, new.clone(), once)
+        shop.pets().create(caller.0, new.clone(), once)
     };
     let made = create_once(&state, caller.0, None, key, location, create).await?;
     created_response(made, location)
@@ -223,7 +220,6 @@ fn add_deprecation_headers(headers: &mut HeaderMap, pet_id: Option<PetId>) {
 pub async fn replace_pet(
     caller: Auth<StaffOnly>,
     state: web::Data<AppState>,
-    trace: Traced,
     if_match: IfMatch,
     PathId(id): PathId<PetId>,
     JsonBody(new): JsonBody<NewPet>,
@@ -231,9 +227,7 @@ pub async fn replace_pet(
     let pet = state
         .write(move |shop| {
             let condition = |now: &Pet| if_match.allows(now);
-            shop.caused_by(trace.0.clone())
-                .pets()
-                .replace(caller.0, id, new.clone(), condition)
+            shop.pets().replace(caller.0, id, new.clone(), condition)
         })
         .await?;
     Ok(changed_response(&pet))
@@ -255,16 +249,13 @@ pub async fn replace_pet(
 pub async fn delete_pet(
     caller: Auth<StaffOnly>,
     state: web::Data<AppState>,
-    trace: Traced,
     if_match: IfMatch,
     PathId(id): PathId<PetId>,
 ) -> Result<HttpResponse, ApiError> {
     state
         .write(move |shop| {
             let condition = |now: &Pet| if_match.allows(now);
-            shop.caused_by(trace.0.clone())
-                .pets()
-                .delete(caller.0, id, condition)
+            shop.pets().delete(caller.0, id, condition)
         })
         .await?;
     Ok(HttpResponse::NoContent().finish())

@@ -2,10 +2,10 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use petstore_core::Caller;
+use petstore_core::KeyHolder;
 use siphasher::sip128::{Hasher128, SipHasher13};
 
 /// Verified keys, remembered briefly so that a request does not pay a database read to
@@ -20,7 +20,7 @@ use siphasher::sip128::{Hasher128, SipHasher13};
 #[derive(Debug)]
 pub struct KeyCache {
     hash_keys: (u64, u64),
-    entries: Mutex<HashMap<u128, (Caller, Instant)>>,
+    entries: Mutex<HashMap<u128, (Arc<KeyHolder>, Instant)>>,
 }
 
 impl Default for KeyCache {
@@ -48,22 +48,22 @@ impl KeyCache {
         hasher.finish128().as_u128()
     }
 
-    /// The caller remembered at `slot`, if not older than the TTL.
-    pub(crate) fn get(&self, slot: u128) -> Option<Caller> {
+    /// The key's holder remembered at `slot`, if not older than the TTL.
+    pub(crate) fn get(&self, slot: u128) -> Option<Arc<KeyHolder>> {
         let entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
         entries
             .get(&slot)
             .filter(|(_, at)| at.elapsed() < Self::TTL)
-            .map(|(caller, _)| *caller)
+            .map(|(holder, _)| Arc::clone(holder))
     }
 
-    /// Remembers `caller` at `slot`.
-    pub(crate) fn put(&self, slot: u128, caller: Caller) {
+    /// Remembers `holder` at `slot`.
+    pub(crate) fn put(&self, slot: u128, holder: Arc<KeyHolder>) {
         let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
         if entries.len() >= Self::CAPACITY {
             entries.clear();
         }
-        entries.insert(slot, (caller, Instant::now()));
+        entries.insert(slot, (holder, Instant::now()));
     }
 
     /// Forgets every verified key (a key was revoked).

@@ -7,16 +7,16 @@ use std::time::Duration;
 use actix_web::ResponseError as _;
 use futures_util::FutureExt as _;
 use futures_util::future::Either;
-use petstore_core::{Clock, DomainError, Failure, Service, Settings};
+use petstore_core::{Clock, DomainError, EventListener, Failure, Service, Settings};
 use petstore_store::{AnyStore, Executor, Freshness, JobStore, ReadNames, Wake, WakeUp};
 /// What a handler names of the rows its read or write will need, and of the idempotency key
 /// its write will look up ([`AppState::read_row`], [`AppState::write_row`]).
 pub use petstore_store::{KeyName, Row, WriteNames};
 use tokio::sync::oneshot;
 
-use crate::consistency;
+use crate::context;
 use crate::error::ApiError;
-use crate::metrics::Metrics;
+use crate::metrics::{Appended, Metrics};
 use crate::traces::{ChildSpan, Traces};
 
 mod change_feed;
@@ -176,10 +176,7 @@ impl AppState {
         work: impl for<'s> FnMut(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
     ) -> impl Future<Output = Result<T, ApiError>> {
         let span = self.store_span("store read");
-        ending(
-            span,
-            self.hand_over_read(None, consistency::requested(), work),
-        )
+        ending(span, self.hand_over_read(None, context::requested(), work))
     }
 
     /// [`Self::read`] of work that reads `row` (the pet a request's path names): a burst of
@@ -192,7 +189,7 @@ impl AppState {
         let span = self.store_span("store read");
         ending(
             span,
-            self.hand_over_read(Some(row), consistency::requested(), work),
+            self.hand_over_read(Some(row), context::requested(), work),
         )
     }
 
@@ -270,9 +267,22 @@ impl AppState {
     ) -> impl Future<Output = Result<T, ApiError>> + 'static {
         let service = Arc::clone(&self.service);
         let span = tracing::Span::current();
+        // Who asks and the trace they ask in, as the request's door made them: every write
+        // of the request records them with its events, whatever its handler does.
+        let cause = context::cause().unwrap_or_default();
+        // What the write appends, for the shop's counters once its commit is known.
+        let appended = Arc::new(Appended::default());
+        let run_appended = Arc::clone(&appended);
         let work = move |store: JobStore<'_>| {
             let _entered = span.enter();
-            work(&service.over(store))
+            run_appended.new_run();
+            let listener: Arc<dyn EventListener> = run_appended.clone();
+            work(
+                &service
+                    .over(store)
+                    .with_cause(cause.clone())
+                    .telling(listener),
+            )
         };
         let (answer, answered) = oneshot::channel();
         self.executor.write(names, work, move |result| {
@@ -281,10 +291,12 @@ impl AppState {
         // Asked once the answer is in: the position was kept before the commit's jobs were
         // answered, so it is at or past this write's commit.
         let store = Arc::clone(&self.service);
+        let metrics = Arc::clone(&self.metrics);
         self.answer_of_executor(true, answered)
             .inspect(move |answer| {
                 if answer.is_ok() {
-                    consistency::written(store.store().commit_position());
+                    context::written(store.store().commit_position());
+                    metrics.committed(&appended);
                 }
             })
     }

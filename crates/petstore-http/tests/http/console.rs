@@ -11,7 +11,7 @@ use serde_json::json;
 use crate::common::{Reply, TestApp, start};
 
 /// The cookie a sign-in set (`name=value`), and the whole `Set-Cookie` line.
-async fn sign_in<S, B>(api: &TestApp<S>, key: &str, https: bool) -> (String, String)
+pub(crate) async fn sign_in<S, B>(api: &TestApp<S>, key: &str, https: bool) -> (String, String)
 where
     S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
     B: actix_web::body::MessageBody + 'static,
@@ -32,7 +32,7 @@ where
     (cookie, line.to_owned())
 }
 
-async fn page<S, B>(api: &TestApp<S>, cookie: &str, path: &str) -> Reply
+pub(crate) async fn page<S, B>(api: &TestApp<S>, cookie: &str, path: &str) -> Reply
 where
     S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
     B: actix_web::body::MessageBody + 'static,
@@ -47,7 +47,7 @@ where
 }
 
 /// The form token a page's forms carry.
-fn form_token(page: &Reply) -> String {
+pub(crate) fn form_token(page: &Reply) -> String {
     let html = html_of(page);
     let Some(at) = html.find("name=\"form_token\" value=\"") else {
         panic!("a page without a form: {page:?}");
@@ -302,4 +302,63 @@ async fn sign_ins_and_changes_are_rate_limited_as_the_api_is() {
         [json!("Cats"), json!("Dogs")],
         "nothing made past the limit"
     );
+}
+
+/// The shop's counters count what a committed write appended, whichever door it came
+/// through: an order placed at the counter is an order placed.
+#[actix_web::test]
+async fn an_order_placed_in_the_console_is_counted() {
+    let api = start().await;
+    let dogs = api
+        .post("/v1/categories", json!({"name": "Dogs"}))
+        .await
+        .body["id"]
+        .clone();
+    let rex = api
+        .post("/v1/pets", json!({"name": "Rex", "categoryId": dogs}))
+        .await
+        .body["id"]
+        .as_i64()
+        .unwrap();
+    let stocked = api
+        .json(
+            actix_web::http::Method::PATCH,
+            &format!("/v1/inventory/{rex}"),
+            json!({"quantity": 3}),
+        )
+        .await;
+    assert_eq!(stocked.status, 200, "{stocked:?}");
+    let placed = || async {
+        let text = api.get("/metrics").await.body.as_str().unwrap().to_owned();
+        text.lines()
+            .find(|line| line.starts_with("petstore_orders_placed_total "))
+            .and_then(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
+    };
+    let before = placed().await.unwrap_or(0.0);
+    let staff = api.key(Role::Staff, 1).await;
+    let (cookie, _) = sign_in(&api, &staff, false).await;
+    let token = form_token(&page(&api, &cookie, &format!("/console/pets/{rex}")).await);
+    let order = api
+        .send_as(
+            None,
+            TestRequest::post()
+                .uri(&format!("/console/pets/{rex}/order"))
+                .insert_header(("cookie", cookie.clone()))
+                .set_form([("quantity", "2"), ("form_token", token.as_str())]),
+        )
+        .await;
+    assert_eq!(order.status, 303, "{order:?}");
+    assert_eq!(placed().await, Some(before + 1.0));
+    // A refused order (1 left, 2 asked) is not one.
+    let refused = api
+        .send_as(
+            None,
+            TestRequest::post()
+                .uri(&format!("/console/pets/{rex}/order"))
+                .insert_header(("cookie", cookie.clone()))
+                .set_form([("quantity", "2"), ("form_token", token.as_str())]),
+        )
+        .await;
+    assert_eq!(refused.status, 409, "{refused:?}");
+    assert_eq!(placed().await, Some(before + 1.0));
 }

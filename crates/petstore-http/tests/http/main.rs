@@ -7,6 +7,7 @@ mod binary;
 mod cluster;
 mod common;
 
+mod actors;
 mod auth;
 mod cli;
 mod conditional;

@@ -121,6 +121,7 @@ impl Deferred {
         &mut self,
         time: DateTime<Utc>,
         cause: Option<&TraceParent>,
+        actor: Option<&str>,
         events: &[DomainEvent],
     ) {
         let rows = &mut self.rows;
@@ -133,6 +134,7 @@ impl Deferred {
             rows.times.push(time);
             rows.traceparents
                 .push(cause.map(|trace| trace.as_str().to_owned()));
+            rows.actors.push(actor.map(str::to_owned));
             rows.types.push(event_type.to_owned());
             rows.subjects.push(subject);
             rows.data.push(data);

@@ -14,15 +14,13 @@ use diesel::dsl::sql;
 use diesel::pg::PgConnection;
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Integer, Nullable};
-use petstore_core::{
-    DomainEvent, Event, EventId, EventReader, EventWriter, RepoResult, TraceParent,
-};
+use petstore_core::{Cause, DomainEvent, Event, EventId, EventReader, EventWriter, RepoResult};
 
 use super::PgStore;
 use super::tx::{PgTx, repositories};
 use crate::error::{QueryResultExt, StoreError};
 use crate::job::Chore;
-use crate::records::EventRecord;
+use crate::records::{EventRecord, actor_column};
 use crate::statements::convert;
 
 /// Begins a read transaction once the events committed so far are stamped, in one round
@@ -42,7 +40,7 @@ impl EventReader for PgTx<'_> {
             return self.stored_events_after(after, limit);
         }
         let rows: Vec<EventRecord> = diesel::sql_query(
-            "SELECT id, time, type AS event_type, subject, data, traceparent \
+            "SELECT id, time, type AS event_type, subject, data, traceparent, actor \
              FROM feed_after($1, $2)",
         )
         .bind::<BigInt, _>(after.map_or(0, EventId::get))
@@ -74,15 +72,19 @@ impl EventWriter for PgTx<'_> {
     fn append_events(
         &mut self,
         time: DateTime<Utc>,
-        cause: Option<&TraceParent>,
+        cause: &Cause,
         events: &[DomainEvent],
     ) -> RepoResult<()> {
         if events.is_empty() {
             return Ok(());
         }
-        self.held_back()
-            .or_storage()?
-            .append_events(time, cause, events);
+        let actor = actor_column(cause)?;
+        self.held_back().or_storage()?.append_events(
+            time,
+            cause.trace.as_ref(),
+            actor.as_deref(),
+            events,
+        );
         Ok(())
     }
 }

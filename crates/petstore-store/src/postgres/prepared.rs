@@ -75,6 +75,7 @@ pub(crate) struct SendHeldBack {
     pub(crate) replacing: RecordColumns,
     pub(crate) times: Vec<chrono::DateTime<chrono::Utc>>,
     pub(crate) traceparents: Vec<Option<String>>,
+    pub(crate) actors: Vec<Option<String>>,
     pub(crate) types: Vec<String>,
     pub(crate) subjects: Vec<String>,
     pub(crate) data: Vec<serde_json::Value>,
@@ -159,8 +160,8 @@ impl QueryFragment<Pg> for SendHeldBack {
         out.push_bind_param::<Interval, _>(&RECORD_LIFETIME)?;
         out.push_sql(
             " RETURNING 1), \
-             appended AS (INSERT INTO pending_events (time, type, subject, data, traceparent) \
-             SELECT e.time, e.type, e.subject, e.data, e.traceparent FROM unnest(",
+             appended AS (INSERT INTO pending_events (time, type, subject, data, traceparent, \
+             actor) SELECT e.time, e.type, e.subject, e.data, e.traceparent, e.actor FROM unnest(",
         );
         out.push_bind_param::<Array<Timestamptz>, _>(&self.times)?;
         out.push_sql(", ");
@@ -171,8 +172,10 @@ impl QueryFragment<Pg> for SendHeldBack {
         out.push_bind_param::<Array<Jsonb>, _>(&self.data)?;
         out.push_sql(", ");
         out.push_bind_param::<Array<Nullable<Text>>, _>(&self.traceparents)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.actors)?;
         out.push_sql(
-            ") WITH ORDINALITY AS e(time, type, subject, data, traceparent, place) \
+            ") WITH ORDINALITY AS e(time, type, subject, data, traceparent, actor, place) \
              ORDER BY e.place RETURNING 1) \
              SELECT pg_current_xact_id()::text::bigint, \
              (SELECT count(*) FROM recorded) + (SELECT count(*) FROM replaced)",

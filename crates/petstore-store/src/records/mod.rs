@@ -9,9 +9,9 @@
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use petstore_core::{
-    ApiKey, Category, CategoryId, Description, DomainEvent, Event, EventId, EventType,
-    IdempotencyRecord, InventoryItem, KeyId, Name, Order, OrderId, OwnerId, Pet, PetId, PetStatus,
-    Quantity, Role, Stock, StoredKey, TraceParent, ValidationError,
+    Actor, ApiKey, Category, CategoryId, Cause, Description, DomainEvent, Event, EventId,
+    EventType, IdempotencyRecord, InventoryItem, KeyId, Name, Order, OrderId, OwnerId, Pet, PetId,
+    PetStatus, Quantity, Role, Stock, StoredKey, TraceParent, ValidationError,
 };
 
 use crate::error::StoreError;
@@ -211,6 +211,16 @@ pub(crate) struct EventColumns {
     pub(crate) data: serde_json::Value,
 }
 
+/// The `actor` column of a change's events: its JSON text, written once for all of them.
+pub(crate) fn actor_column(cause: &Cause) -> Result<Option<String>, StoreError> {
+    cause
+        .actor
+        .as_ref()
+        .map(serde_json::to_string)
+        .transpose()
+        .map_err(|e| StoreError::Corrupt(format!("an event's actor: {e}")))
+}
+
 impl EventColumns {
     pub(crate) fn of(event: &DomainEvent) -> Self {
         Self {
@@ -231,6 +241,7 @@ pub(crate) struct EventRecord {
     pub(crate) subject: String,
     pub(crate) data: serde_json::Value,
     pub(crate) traceparent: Option<String>,
+    pub(crate) actor: Option<String>,
 }
 
 impl TryFrom<EventRecord> for Event {
@@ -249,6 +260,12 @@ impl TryFrom<EventRecord> for Event {
                 .map(TraceParent::try_from)
                 .transpose()
                 .map_err(|e| StoreError::Corrupt(format!("events row {}: {e}", row.id)))?,
+            actor: row
+                .actor
+                .as_deref()
+                .map(serde_json::from_str::<Actor>)
+                .transpose()
+                .map_err(|e| StoreError::Corrupt(format!("events row {}: actor: {e}", row.id)))?,
         })
     }
 }

@@ -60,6 +60,7 @@ diesel::table! {
         subject -> Text,
         data -> JsonValue,
         traceparent -> Nullable<Text>,
+        actor -> Nullable<Text>,
     }
 }
 

@@ -7,14 +7,14 @@ use diesel::query_dsl::LoadQuery;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel::sqlite::SqliteConnection;
 use petstore_core::{
-    DomainError, DomainEvent, Event, EventId, EventReader, EventWriter, IdempotencyReader,
+    Cause, DomainError, DomainEvent, Event, EventId, EventReader, EventWriter, IdempotencyReader,
     IdempotencyRecord, IdempotencyWriter, NewOrder, OwnerId, RECORD_LIFETIME, RepoResult,
     TraceParent,
 };
 
 use crate::error::{QueryResultExt, Rule, StoreError, Violation};
 use crate::known_rows::KnownRows;
-use crate::records::EventColumns;
+use crate::records::{EventColumns, actor_column};
 use crate::schema::sql_types::{Json, Time};
 use crate::schema::{events, orders};
 use crate::sqlite::limit::{DefaultPage, Limited, limited};
@@ -139,9 +139,10 @@ impl EventWriter for SqliteTx<'_> {
     fn append_events(
         &mut self,
         time: DateTime<Utc>,
-        cause: Option<&TraceParent>,
+        cause: &Cause,
         events: &[DomainEvent],
     ) -> RepoResult<()> {
+        let actor = actor_column(cause)?;
         // One row at a time: a single-row insert is a statement Diesel prepares once and keeps,
         // where a batch is built, parsed and wrapped in a savepoint of its own every time.
         // A missing trace binds NULL, so the statement's text is the same for every row.
@@ -157,7 +158,8 @@ impl EventWriter for SqliteTx<'_> {
                     events::event_type.eq(event_type),
                     events::subject.eq(subject),
                     events::data.eq(Json(data)),
-                    events::traceparent.eq(cause.map(TraceParent::as_str)),
+                    events::traceparent.eq(cause.trace.as_ref().map(TraceParent::as_str)),
+                    events::actor.eq(actor.as_deref()),
                 ))
                 .execute(self.conn)
                 .or_storage()?;

@@ -255,7 +255,7 @@ fn copy_pending_events(source: &mut Conn, target: &mut Conn) -> Result<u64, Stor
     };
     let rows: Vec<tables::EventRow> = diesel::sql_query(
         "SELECT $1 + row_number() OVER (ORDER BY seq) AS id, time, type AS event_type, subject, \
-         data, traceparent FROM pending_events ORDER BY seq",
+         data, traceparent, actor FROM pending_events ORDER BY seq",
     )
     .bind::<BigInt, _>(postgres::feed::event_id_position(c)?)
     .load(c)?;

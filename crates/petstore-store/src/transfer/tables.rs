@@ -118,6 +118,7 @@ pub(crate) struct EventRow {
     subject: String,
     data: Json,
     traceparent: Option<String>,
+    actor: Option<String>,
 }
 
 #[derive(Debug, PartialEq, Queryable, Selectable, Insertable)]

@@ -106,7 +106,7 @@ fn a_failed_write_leaves_nothing_behind() {
     // The first insert succeeds inside the transaction, the second is refused: both vanish.
     let err = refusal(store.write(|tx| {
         tx.insert_category(&NewCategory::new(name("Birds")))?;
-        tx.append_events(Utc::now(), None, &[])?;
+        tx.append_events(Utc::now(), &petstore_core::Cause::default(), &[])?;
         tx.insert_category(&NewCategory::new(name("BIRDS")))
     }));
     assert_eq!(err.code(), "category_exists");

@@ -42,7 +42,11 @@ fn events_join_the_feed_in_commit_order_on_postgres() {
     let shop = common::TempPgStore::new();
     let record = |tx: &mut dyn petstore_core::Transaction, id: i64| {
         let id = CategoryId::new(id).unwrap();
-        tx.append_events(Utc::now(), None, &[DomainEvent::CategoryDeleted(id)])
+        tx.append_events(
+            Utc::now(),
+            &petstore_core::Cause::default(),
+            &[DomainEvent::CategoryDeleted(id)],
+        )
     };
     let feed = |after: Option<EventId>| {
         shop.store

@@ -5,7 +5,8 @@ use std::sync::Arc;
 use super::{Fixture, OPERATOR, start_time};
 use crate::testkit::Must;
 use crate::{
-    Always, EventType, NewOrder, Outcome, PageSize, Quantity, Service, Store, TraceParent,
+    Actor, Always, Door, EventType, KeyId, Name, NewOrder, Outcome, PageSize, Quantity, Role,
+    Service, Store, TraceParent,
 };
 
 /// Each change records exactly its events, with increasing ids and the clock's time.
@@ -97,4 +98,44 @@ pub fn events_keep_the_trace_of_the_request_that_caused_them<S: Store>(store: S)
         after.iter().all(|e| e.traceparent.as_ref() == Some(&cause)),
         "{after:?}"
     );
+}
+
+/// A change made for a known actor records it with each of its events, and reads it back as
+/// it was written: a key's holder (id, name, role, door), the operator or a chore. A change
+/// made without one records none (unknown, as events older than actors read).
+pub fn events_record_who_caused_them<S: Store>(store: S) {
+    let f = Fixture::new(store);
+    let desk = Actor::Key {
+        id: KeyId::new(7).must("id"),
+        name: Name::parse("desk").must("name"),
+        role: Role::Staff,
+        door: Door::Console,
+    };
+    let shop = || Service::with_clock(f.shop.store(), Arc::clone(&f.clock));
+    let unknown_before = f.event_count();
+    let rex = f.pet_with_stock("Rex", 3);
+    let mut marks = vec![(unknown_before, None)];
+    for actor in [desk, Actor::Operator, Actor::chore("webhooks")] {
+        marks.push((f.event_count(), Some(actor.clone())));
+        shop()
+            .acting_as(actor)
+            .orders()
+            .place(OPERATOR, NewOrder::new(rex.id, Quantity::ONE), None)
+            .must("order");
+    }
+    let events = f
+        .shop
+        .events()
+        .after(OPERATOR, None, PageSize::new(100).must("size"))
+        .must("read events");
+    marks.push((events.len(), None));
+    for pair in marks.windows(2) {
+        let ((from, actor), (to, _)) = (&pair[0], &pair[1]);
+        let recorded = &events[*from..*to];
+        assert!(!recorded.is_empty(), "{events:?}");
+        assert!(
+            recorded.iter().all(|event| event.actor == *actor),
+            "{actor:?}: {recorded:?}"
+        );
+    }
 }

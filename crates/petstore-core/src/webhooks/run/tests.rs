@@ -32,6 +32,7 @@ fn event(id: i64, event_type: EventType) -> Event {
         subject: format!("pets/{id}"),
         data: serde_json::Value::Null,
         traceparent: None,
+        actor: None,
     }
 }
 

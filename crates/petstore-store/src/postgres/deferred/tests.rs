@@ -23,7 +23,11 @@ fn place_one(pet: PetId, answer: &mpsc::Sender<RepoResult<Order>>) -> WriteJob {
         let left = tx.inventory_item(pet)?.unwrap().quantity.get() - 1;
         let order = tx.insert_order(&NewOrder::new(pet, Quantity::ONE), None)?;
         tx.set_stock(pet, Stock::from_level(left))?;
-        tx.append_events(Utc::now(), None, &[DomainEvent::OrderPlaced(order.clone())])?;
+        tx.append_events(
+            Utc::now(),
+            &petstore_core::Cause::default(),
+            &[DomainEvent::OrderPlaced(order.clone())],
+        )?;
         Ok(order)
     })
 }

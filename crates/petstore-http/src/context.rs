@@ -1,0 +1,188 @@
+//! The request context: made once per request by the door it came through (the API's
+//! `authenticate`, the console's scope), kept for the request's task, and applied by
+//! [`AppState`](crate::state::AppState)'s reads and writes, so that no handler passes any of
+//! it along and none can forget a piece of it:
+//! - how fresh its reads must be (`consistency.rs` reads it off the headers);
+//! - who is asking (the key that authenticated, or the console session's), through which
+//!   door, and the trace the request belongs to: every write's events record them
+//!   ([`Cause`]);
+//! - the token its writes reached, for the answer.
+//!
+//! Work outside a request (the webhook dispatcher, the command line) has no context: its
+//! writes say who they are themselves, or record no actor.
+
+use std::cell::{Cell, RefCell};
+use std::sync::Arc;
+
+use actix_web::dev::ServiceResponse;
+use actix_web::http::header::HeaderValue;
+use petstore_core::{Cause, Door, KeyHolder, TraceParent};
+use petstore_store::{Freshness, Position};
+
+use crate::consistency::CONSISTENCY_TOKEN;
+
+/// What one request carries to its reads and writes, and the token its writes reached.
+struct RequestContext {
+    wants: Freshness,
+    door: Door,
+    trace: Option<TraceParent>,
+    /// The key's holder, once the door knows it.
+    holder: RefCell<Option<Arc<KeyHolder>>>,
+    /// The latest position its writes reached; `None` once a write's is unknown.
+    token: Cell<Option<Position>>,
+    /// Whether any write of it was answered yet.
+    wrote: Cell<bool>,
+}
+
+tokio::task_local! {
+    static REQUEST: RequestContext;
+}
+
+/// What the request being served asked of its reads; the default outside a request.
+pub fn requested() -> Freshness {
+    REQUEST
+        .try_with(|request| request.wants)
+        .unwrap_or_default()
+}
+
+/// Names who the request being served acts for: the holder of the key it authenticated
+/// with, or of its console session's.
+pub fn identified(holder: Arc<KeyHolder>) {
+    let _ = REQUEST.try_with(|request| request.holder.replace(Some(holder)));
+}
+
+/// What the writes of the request being served record with their events: who (a key's
+/// holder, through the request's door) and under which trace. `None` outside a request.
+pub fn cause() -> Option<Cause> {
+    REQUEST
+        .try_with(|request| Cause {
+            actor: request
+                .holder
+                .borrow()
+                .as_ref()
+                .map(|holder| holder.actor(request.door)),
+            trace: request.trace.clone(),
+        })
+        .ok()
+}
+
+/// Notes that a write of the request being served was answered, with `token` the position
+/// its commit reached, if known: the response carries the latest, and none once one write's
+/// is unknown (a token short of a write would let a read miss it).
+pub fn written(token: Option<Position>) {
+    let _ = REQUEST.try_with(|request| {
+        let kept = match (request.wrote.replace(true), request.token.get()) {
+            (false, _) => token,
+            (true, None) => None,
+            (true, Some(kept)) => token.map(|token| token.max(kept)),
+        };
+        request.token.set(kept);
+    });
+}
+
+/// Runs `serve`, the request's handling through `door`, with its context kept for its task:
+/// `wants` of its reads (`consistency::asked` of its headers) and `trace`, the trace its
+/// changes belong to. A successful answer gets the token its writes reached (a node without
+/// read standbys gives none: its reads are never behind). Called by the one layer every
+/// request of the door crosses (`authenticate`, the console's scope), rather than as a
+/// layer of its own (each costs a boxed future per request).
+pub async fn within<B>(
+    door: Door,
+    wants: Freshness,
+    trace: Option<TraceParent>,
+    serve: impl Future<Output = Result<ServiceResponse<B>, actix_web::Error>>,
+) -> Result<ServiceResponse<B>, actix_web::Error> {
+    let request = RequestContext {
+        wants,
+        door,
+        trace,
+        holder: RefCell::new(None),
+        token: Cell::new(None),
+        wrote: Cell::new(false),
+    };
+    let (response, token) = REQUEST
+        .scope(request, async move {
+            let response = serve.await;
+            (response, REQUEST.with(|request| request.token.get()))
+        })
+        .await;
+    let mut response = response?;
+    if let Some(token) = token.filter(|_| response.status().is_success())
+        && let Ok(value) = HeaderValue::from_str(&token.to_string())
+    {
+        response.headers_mut().insert(CONSISTENCY_TOKEN, value);
+    }
+    Ok(response)
+}
+
+#[cfg(test)]
+mod tests {
+    use petstore_core::{Actor, Caller, KeyId, Name, Role};
+
+    use super::*;
+
+    fn context() -> RequestContext {
+        RequestContext {
+            wants: Freshness::Latest,
+            door: Door::Console,
+            trace: None,
+            holder: RefCell::new(None),
+            token: Cell::new(None),
+            wrote: Cell::new(false),
+        }
+    }
+
+    #[actix_web::test]
+    async fn a_request_keeps_the_latest_token_its_writes_reached() {
+        let at = |lsn| Position { timeline: 1, lsn };
+        let kept = REQUEST
+            .scope(context(), async move {
+                written(Some(at(9)));
+                written(Some(at(5)));
+                REQUEST.with(|request| request.token.get())
+            })
+            .await;
+        assert_eq!(kept, Some(at(9)));
+        let kept = REQUEST
+            .scope(context(), async move {
+                written(Some(at(9)));
+                written(None);
+                written(Some(at(12)));
+                REQUEST.with(|request| request.token.get())
+            })
+            .await;
+        assert_eq!(kept, None, "one write's position unknown: no token");
+        // Outside a request: nothing to keep, and the default asked.
+        written(Some(Position {
+            timeline: 1,
+            lsn: 1,
+        }));
+        assert_eq!(requested(), Freshness::Latest);
+    }
+
+    #[actix_web::test]
+    async fn the_cause_names_the_holder_through_the_request_s_door() {
+        let holder = KeyHolder {
+            caller: Caller::key_holder(KeyId::new(4).unwrap(), Role::Staff),
+            name: Name::parse("desk").unwrap(),
+        };
+        let (before, after) = REQUEST
+            .scope(context(), async move {
+                let before = cause();
+                identified(Arc::new(holder));
+                (before, cause())
+            })
+            .await;
+        assert_eq!(before, Some(Cause::default()), "no holder yet");
+        assert_eq!(
+            after.and_then(|cause| cause.actor),
+            Some(Actor::Key {
+                id: KeyId::new(4).unwrap(),
+                name: Name::parse("desk").unwrap(),
+                role: Role::Staff,
+                door: Door::Console,
+            })
+        );
+        assert_eq!(cause(), None, "outside a request");
+    }
+}

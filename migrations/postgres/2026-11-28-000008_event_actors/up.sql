@@ -1,0 +1,35 @@
+-- Who caused each event (an API key through a door, the operator, or one of the service's
+-- chores), as JSON text: `{"kind": "key", "id": 12, "name": "desk", "role": "staff", "door":
+-- "console"}`. Events recorded before this, and by an older version's nodes (which append
+-- without it), have none. Additive: the stamper below moves the column from the queue into
+-- the feed, for old and new nodes alike.
+ALTER TABLE pending_events ADD COLUMN actor text;
+ALTER TABLE events ADD COLUMN actor text;
+
+CREATE OR REPLACE FUNCTION stamp_events() RETURNS bigint
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    head    bigint;
+    stamped bigint;
+BEGIN
+    IF current_setting('transaction_read_only') = 'on'
+       OR current_setting('transaction_isolation') <> 'read committed'
+       OR NOT EXISTS (SELECT FROM pending_events) THEN
+        RETURN 0;
+    END IF;
+    PERFORM pg_advisory_xact_lock(8099007543883687268);  -- "petsfeed"
+    SELECT last_id INTO head FROM event_feed;
+    WITH moved AS (
+        DELETE FROM pending_events
+        RETURNING seq, time, type, subject, data, traceparent, actor
+    )
+    INSERT INTO events (id, time, type, subject, data, traceparent, actor)
+    SELECT head + row_number() OVER (ORDER BY seq), time, type, subject, data, traceparent, actor
+    FROM moved;
+    GET DIAGNOSTICS stamped = ROW_COUNT;
+    IF stamped > 0 THEN
+        UPDATE event_feed SET last_id = head + stamped;
+    END IF;
+    RETURN stamped;
+END;
+$$;
