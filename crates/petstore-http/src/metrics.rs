@@ -6,13 +6,13 @@
 //! service's own `petstore_*` metrics: the standard `process_*` ones ([`process`]) and
 //! `petstore_build_info`.
 
+mod appended;
 mod process;
 mod registry;
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+pub(crate) use appended::Appended;
 
-use petstore_core::{DomainEvent, EventListener};
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use petstore_store::{PoolState, ServerReads, WriterStats};
 use prometheus_client::encoding::EncodeLabelSet;
@@ -228,7 +228,7 @@ impl Metrics {
 
     /// Counts what a committed write appended (its last run's events: `AppState::write`).
     pub(crate) fn committed(&self, appended: &Appended) {
-        let placed = appended.orders_placed.load(Ordering::Relaxed);
+        let placed = appended.orders_placed();
         if placed > 0 {
             self.orders_placed.inc_by(placed);
         }
@@ -379,31 +379,4 @@ fn classic(openmetrics: &str) -> String {
         text.push('\n');
     }
     text
-}
-
-/// The events of the shop's counters that one write appended in its last run: a write may
-/// run again before its commit, so each run starts it afresh ([`Appended::new_run`]), and
-/// [`Metrics::committed`] counts it once the write's commit is known. Counted from what the
-/// domain appended, whichever door or handler made the write.
-#[derive(Debug, Default)]
-pub(crate) struct Appended {
-    orders_placed: AtomicU64,
-}
-
-impl Appended {
-    /// Forgets what an earlier run of the write appended.
-    pub(crate) fn new_run(&self) {
-        self.orders_placed.store(0, Ordering::Relaxed);
-    }
-}
-
-impl EventListener for Appended {
-    fn appended(&self, events: &[DomainEvent]) {
-        let placed = events
-            .iter()
-            .filter(|event| matches!(event, DomainEvent::OrderPlaced(_)))
-            .count();
-        self.orders_placed
-            .fetch_add(placed as u64, Ordering::Relaxed);
-    }
 }
