@@ -110,6 +110,8 @@ class Recorder:
         self.addresses = addresses
         self.history = history
         self.timeout = timeout
+        # secret -> key id: each call line names the key it was sent with, never its secret.
+        self.key_ids = {}
 
     def call(self, op_id, kind, client, node, method, path, key=None, body=None,
              headers=None):
@@ -122,6 +124,8 @@ class Recorder:
             "method": method, "path": path, "status": answer.status, "code": answer.code,
             "error": answer.error, "resp": trim(kind, answer),
         }
+        if key in self.key_ids:
+            record["keyId"] = self.key_ids[key]
         if body is not None:
             record["body"] = body
         if headers:

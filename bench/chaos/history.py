@@ -15,8 +15,10 @@ Line types (the "t" field):
   replicas the read standbys the shop's nodes were given (`servers`: the metrics' names)
   metrics one node's /metrics: reads per server, each standby's lag and health, and how
          many times the node was started (its counters restart at 0 each time)
+  key    an API key made at setup: its id, name, role, and the client it is for (never the
+         secret)
 A call's `headers` are those the client sent (a read's Consistency-Token or Max-Staleness);
-its `token` the Consistency-Token its answer carried.
+its `token` the Consistency-Token its answer carried; its `keyId` the key it was sent with.
 Every line but meta carries its shop ("pg" or "sqlite"; "pg" when absent): each shop is
 checked alone against its own final state.
 The checker reads only this file and the final state; nothing else of a run is trusted.

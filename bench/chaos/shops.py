@@ -8,11 +8,12 @@ from sse import SseListener
 
 
 def create_key(address, admin_key, role, name):
+    """A new key (the answer: its secret, id, name and role)."""
     answer = send(address, "POST", "/v1/keys", key=admin_key, body={"name": name, "role": role})
     if answer.status != 201:
         raise RuntimeError(f"creating a {role} key: {answer.status} {answer.error} "
                            f"{answer.body}")
-    return answer.body["key"]
+    return answer.body
 
 
 class ShopClients:
@@ -37,14 +38,27 @@ class ShopClients:
         # Thread names stay unique over both shops: the SQLite shop's start with "lite-".
         self.prefix = "" if name == "pg" else "lite-"
 
+    def _key(self, role, client):
+        """A key of `role` for `client` alone (a thread's name), named after both; the
+        history says whose it is (a "key" line), and each call line which one it was sent
+        with, so the checker knows the actor every event must name (checks_actors.py)."""
+        made = create_key(self.nodes[0].address, self.admin_key, role,
+                          f"chaos {self.name} {role} {client}")
+        self.history.write({"t": "key", "id": made["id"], "name": made["name"],
+                            "role": made["role"], "client": client})
+        self.recorder.key_ids[made["key"]] = made["id"]
+        return made["key"]
+
     def seed(self):
         """Keys, a category, pets with stock: through the recorder, so the checker sees
-        them."""
-        address = self.nodes[0].address
-        self.staff = create_key(address, self.admin_key, "staff", f"chaos {self.name} staff")
-        self.customers = [create_key(address, self.admin_key, "customer",
-                                     f"chaos {self.name} customer {i}")
-                          for i in range(self.writer_count)]
+        them. Every client has keys of its own: the setup a staff key, each writer a staff
+        and a customer key, the feed readers and the SSE listener a staff key for reading."""
+        self.staff = self._key("staff", f"{self.prefix}followers")
+        self.keys = {}  # writer index or "setup" -> (customer key, staff key)
+        self.keys["setup"] = (None, self._key("staff", f"{self.prefix}setup"))
+        for i in range(self.writer_count):
+            client = f"{self.prefix}w{i}"
+            self.keys[i] = (self._key("customer", client), self._key("staff", client))
         self.shop = Shop(None, [])
         setup = self._writer(0, "setup")
         answer = setup.create_category()
@@ -62,8 +76,9 @@ class ShopClients:
         self.shop.seeded = len(self.shop.pets)
 
     def _writer(self, i, name=None):
-        writer = Writer(i, self.recorder, self.history, self.shop, self.customers[i],
-                        self.staff, self.run_id, self.rng.random(), self.stop,
+        customer, staff = self.keys[name or i]
+        writer = Writer(i, self.recorder, self.history, self.shop, customer,
+                        staff, self.run_id, self.rng.random(), self.stop,
                         self.args.retry_budget, prefix=f"{self.prefix}w", plant=self.plant,
                         read_modes=self.read_modes)
         if name:
