@@ -113,13 +113,30 @@ class ShopClients:
             listener.join(timeout=30)
 
     def final_state(self, database_url, binary, log):
-        """The final state through a node that is ready, and `petstore check`."""
+        """The final state through a node that is ready, and `petstore check`. The node runs
+        `binary`, this version: the previous version's feed has no actors (a node the
+        nemesis left on it serves no event's actor), so when every ready node runs the
+        previous one, the first is restarted on this one first, as a rolling upgrade
+        ends."""
         ready = [node for node in self.nodes if node.wait_ready(timeout=60)]
         if not ready:
             raise RuntimeError(f"{self.name}: no node is ready at the end: the final state "
                                "cannot be read")
-        log(f"{self.name}: reading the final state through {ready[0].name}")
-        final = dump.read_final_state(ready[0].address, self.admin_key)
+        reader = next((node for node in ready if node.binary == binary), None)
+        rolled = reader is None
+        if rolled:
+            reader = ready[0]
+            log(f"{self.name}: every ready node runs the previous version; {reader.name} "
+                "restarted on this one to read the final state")
+            reader.terminate()
+            reader.binary = binary
+            reader.start()
+            if not reader.wait_ready(timeout=90):
+                raise RuntimeError(f"{self.name}: {reader.name} did not become ready on this "
+                                   "version")
+        log(f"{self.name}: reading the final state through {reader.name}")
+        final = dump.read_final_state(reader.address, self.admin_key)
+        final["read_through"] = {"node": reader.index, "rolled_forward": rolled}
         final["not_ready"] = [node.index for node in self.nodes if node not in ready]
         final["check"] = dump.petstore_check(binary, database_url)
         return final
