@@ -15,6 +15,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import checks_actors  # noqa: E402
 import checks_events  # noqa: E402
 import checks_feed  # noqa: E402
 import checks_reads  # noqa: E402
@@ -87,6 +88,7 @@ def check(records, final, deadline, settings=None):
     checks_feed.check_readers(history, state, anomalies)
     checks_feed.check_stock(history, state, anomalies)
     checks_feed.check_statuses(state, anomalies)
+    actors = checks_actors.check_actors(history, state, anomalies)
     catch_up = checks_events.check_webhooks(history, state, anomalies)
     checks_events.check_sse(history, state, anomalies)
     reads = checks_reads.check_reads(history, state, anomalies)
@@ -102,7 +104,7 @@ def check(records, final, deadline, settings=None):
     merged = {**history.meta.get("settings", {}), **(settings or {}), "deadline": deadline}
     if history.meta.get("sqlite_skipped"):
         merged["sqlite_skipped"] = history.meta["sqlite_skipped"]
-    return reporting.build(history, anomalies, healed, merged, catch_up, reads)
+    return reporting.build(history, anomalies, healed, merged, catch_up, reads, actors)
 
 
 def split_by_shop(records, final):

@@ -5,7 +5,8 @@ order per subscription"), per subscription:
 - every delivery's signature verifies with the subscription's secret (webhook-signature);
 - every delivery carries an event the final feed holds, as the feed holds it (same id as
   its webhook-id, same type, subject and data), of the subscription's types, recorded
-  after the subscription was made;
+  after the subscription was made; and the same actor (webhook-actor), or none when a node
+  of the previous version, which sends none, may have sent it (checks_actors.py);
 - in order: an event is sent only once every earlier event of its types got a 2xx, so a
   delivery of an id not seen before comes only when every covered event below it was
   delivered (answered 2xx); an id seen before may come again (at least once);
@@ -24,6 +25,7 @@ final feed.
 import bisect
 from collections import defaultdict
 
+from checks_actors import copy_differs, previous_version_windows
 from checks_feed import check_followed
 from webhooks import parse_delivery, signature_valid
 
@@ -65,6 +67,7 @@ def check_webhooks(history, final, anomalies):
         anomalies.add("webhook-unknown-event", f"{len(deliveries[name])} deliveries to "
                       f"{name}, which no subscription of the run names")
     subs_catch_up = {}
+    windows = previous_version_windows(history)
     for name, sub in sorted(subs.items()):
         types, through = set(sub["events"]), int(sub["through"])
         covered = sorted(i for i, e in feed.items() if i > through and e.get("type") in types)
@@ -93,6 +96,9 @@ def check_webhooks(history, final, anomalies):
                               f"{event_id} is not the subscription's (types {sorted(types)}, "
                               f"after {through})", delivery=record)
                 continue
+            wrong_actor = copy_differs(history, windows, held, event, record.get("at"))
+            if wrong_actor:
+                anomalies.add("webhook-actor", f"{where} {wrong_actor}", delivery=record)
             if event_id not in seen:
                 while gap < len(covered) and (covered[gap] in delivered
                                               or covered[gap] in flagged):

@@ -71,6 +71,7 @@ class History:
         self.drain = None      # how the wait for webhooks after the load ended (last one)
         self.metrics = []      # the nodes' /metrics of reads per server, scraped in the run
         self.replicas = None   # the read standbys the nodes were given, if any
+        self.keys = {}         # key id -> its id, name, role and the client it is for
         for record in records:
             kind = record.get("t")
             if kind == "call":
@@ -94,6 +95,8 @@ class History:
                 self.metrics.append(record)
             elif kind == "replicas":
                 self.replicas = record
+            elif kind == "key":
+                self.keys[record["id"]] = record
         for calls in self.calls.values():
             calls.sort(key=lambda c: c["sent"])
         self.all_calls.sort(key=lambda c: c["sent"])

@@ -76,7 +76,7 @@ def status_label(call):
     return f"{call['status']} {code}" if code else str(call["status"])
 
 
-def build(history, anomalies, healed, settings, catch_up=None, reads=None):
+def build(history, anomalies, healed, settings, catch_up=None, reads=None, actors=None):
     requests = defaultdict(Counter)
     for call in history.all_calls:
         requests[call["kind"]][status_label(call)] += 1
@@ -113,6 +113,7 @@ def build(history, anomalies, healed, settings, catch_up=None, reads=None):
         "healing_seconds": healing,
         "webhook_catch_up": catch_up or {"subscriptions": {}},
         "reads": reads or {},
+        "actors": actors or {},
         "anomalies": anomalies.items,
         "anomaly_count": len(anomalies),
     }
@@ -147,6 +148,12 @@ def render(report):
                      f"({entry['faults']} faults)")
     lines.extend(render_catch_up(report.get("webhook_catch_up") or {}))
     lines.extend(render_reads(report.get("reads") or {}))
+    actors = report.get("actors") or {}
+    if actors.get("events"):
+        lines.append(f"actors checked: {actors['events']} events, {actors['by_operation']} "
+                     f"against the key of the operation that made them, {actors['other']} "
+                     f"against the shop's keys; {actors['unknown_allowed']} without an actor "
+                     "where a node of the previous version may have written them")
     lines.append(f"anomalies: {report['anomaly_count']}")
     for anomaly in report["anomalies"][:100]:
         lines.append(f"  [{anomaly['check']}] {anomaly['message']}")

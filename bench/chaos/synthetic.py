@@ -2,8 +2,13 @@
 writes a history, a feed and a final state the way a correct service would; tests then
 break one of them."""
 
+import datetime
+
 from checker import check
 from clients import ship_date_marker
+
+# The kinds of op a writer sends with its staff key; the others with its customer key.
+STAFF_KINDS = {"complete_order", "set_stock", "create_pet", "create_category", "read_for_set"}
 
 
 class Shop:
@@ -14,9 +19,35 @@ class Shop:
         self.records = [{"t": "meta", "run_id": "s1", "settings": {"seed": 1}}]
         self.events, self.orders, self.stock, self.pets = [], {}, {}, []
         self.clock, self.next_op, self.next_order = 1000.0, 0, 0
+        # Each client's keys, as the run makes them (key 1 is the admin's): a customer key
+        # and a staff key for w0 and w1.
+        self.keys = {}
+        for client in ("w0", "w1"):
+            for role in ("customer", "staff"):
+                self.add_key(client, role)
 
-    def event(self, kind, data):
-        self.events.append({"id": str(len(self.events) + 1), "type": kind, "data": data})
+    def add_key(self, client, role):
+        key = {"t": "key", "id": len(self.keys) + 2, "name": f"chaos pg {role} {client}",
+               "role": role, "client": client}
+        self.keys[(client, role)] = key
+        self.records.append(key)
+        return key
+
+    def key(self, kind, client="w0"):
+        """The key `client` sends an op of `kind` with."""
+        return self.keys.get((client, "staff" if kind in STAFF_KINDS else "customer"))
+
+    def event(self, kind, data, by=None):
+        """An event of the feed, recorded at the clock's time; `by`: the key whose request
+        made it (its actor), None for an event without one."""
+        moment = datetime.datetime.fromtimestamp(self.clock, datetime.timezone.utc)
+        event = {"id": str(len(self.events) + 1), "type": kind, "data": data,
+                 "time": moment.isoformat().replace("+00:00", "Z")}
+        if by is not None:
+            event.update(actorkind="key", actorid=str(by["id"]), actorname=by["name"],
+                         actorrole=by["role"], actordoor="api")
+        self.events.append(event)
+        return event
 
     def op(self, kind, client="w0", **meta):
         self.next_op += 1
@@ -31,6 +62,9 @@ class Shop:
                   "sent": self.clock, "answered": self.clock + took,
                   "method": method, "path": path, "status": status, "code": code,
                   "error": error, "resp": resp}
+        key = self.key(kind, client)
+        if key is not None and kind != "feed":
+            record["keyId"] = key["id"]
         if headers:
             record["headers"] = headers
         if token:
@@ -54,7 +88,7 @@ class Shop:
         pet_id = len(self.pets) + 1
         pet = {"id": pet_id, "name": f"s1-pet-{op}", "categoryId": 1, "status": "available"}
         self.pets.append(pet)
-        self.event("pet.created", pet)
+        self.event("pet.created", pet, by=self.key("create_pet"))
         self.call(op, "create_pet", 201, pet)
         self.stock[pet_id] = 0
         self.set_stock(pet_id, stock)
@@ -64,34 +98,38 @@ class Shop:
         op = self.op("set_stock", petId=pet, prior=self.stock[pet], value=value, etag='"e"')
         if commit:
             self.stock[pet] = value
-            self.event("inventory.updated", {"petId": pet, "quantity": value})
+            self.event("inventory.updated", {"petId": pet, "quantity": value},
+                       by=self.key("set_stock"))
         for status, code in answers:
             self.call(op, "set_stock", status, {"petId": pet, "quantity": value}, code=code)
 
-    def place(self, pet, quantity, answers=((201, None),), commit=True):
-        op = self.op("place_order", petId=pet, quantity=quantity,
+    def place(self, pet, quantity, answers=((201, None),), commit=True, client="w0",
+              node=0):
+        op = self.op("place_order", client=client, petId=pet, quantity=quantity,
                      shipDate=ship_date_marker(self.next_op + 1), idempotencyKey="k")
         order = None
         if commit:
+            by = self.key("place_order", client)
             self.next_order += 1
             order = {"id": self.next_order, "petId": pet, "quantity": quantity,
                      "shipDate": ship_date_marker(op), "complete": False}
             self.orders[order["id"]] = order
-            self.event("order.placed", dict(order))
+            self.event("order.placed", dict(order), by=by)
             self.stock[pet] -= quantity
-            self.event("inventory.updated", {"petId": pet, "quantity": self.stock[pet]})
+            self.event("inventory.updated", {"petId": pet, "quantity": self.stock[pet]}, by=by)
         for status, code in answers:
             self.call(op, "place_order", status, order if status == 201 else {"code": code},
-                      code=code)
+                      code=code, client=client, node=node)
         return order
 
     def cancel(self, order, answers=((204, None),)):
         op = self.op("cancel_order", orderId=order["id"])
         del self.orders[order["id"]]
-        self.event("order.cancelled", dict(order))
+        by = self.key("cancel_order")
+        self.event("order.cancelled", dict(order), by=by)
         self.stock[order["petId"]] += order["quantity"]
         self.event("inventory.updated", {"petId": order["petId"],
-                                         "quantity": self.stock[order["petId"]]})
+                                         "quantity": self.stock[order["petId"]]}, by=by)
         for status, code in answers:
             self.call(op, "cancel_order", status, None, code=code)
 
@@ -99,7 +137,8 @@ class Shop:
         op = self.op("complete_order", orderId=order["id"])
         if commit:
             self.orders[order["id"]]["complete"] = True
-            self.event("order.completed", dict(self.orders[order["id"]]))
+            self.event("order.completed", dict(self.orders[order["id"]]),
+                       by=self.key("complete_order"))
         for status, code in answers:
             self.call(op, "complete_order", status, None, code=code)
 
