@@ -74,7 +74,13 @@ def test_the_events_page_shows_the_changes(server, page):
     signed_in(page, server)
     page.get_by_role("link", name="Events").click()
     table = page.get_by_role("table", name="Events")
-    for event_type in ("category.created", "pet.created", "order.placed"):
-        expect(table).to_contain_text(event_type)
+    for said in ("added the category", "added the pet Rex", "placed order", "for 1 × Rex"):
+        expect(table).to_contain_text(said)
     check_accessibility(page)
     screenshot(page, "events")
+    # What was done to Rex alone: its pet, stock and order events, not the category's.
+    page.get_by_label("Pet id").fill(str(pets["Rex"]["id"]))
+    page.get_by_role("button", name="Filter").click()
+    expect(table).to_contain_text("placed order")
+    expect(table).not_to_contain_text("added the category")
+    check_accessibility(page)

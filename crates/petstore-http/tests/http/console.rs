@@ -362,3 +362,55 @@ async fn an_order_placed_in_the_console_is_counted() {
     assert_eq!(refused.status, 409, "{refused:?}");
     assert_eq!(placed().await, Some(before + 1.0));
 }
+
+/// The events page reads as who did what to which thing, and filters by the key that did it
+/// and by the pet it was done to.
+#[actix_web::test]
+async fn the_events_page_says_who_did_what_and_filters_by_key_and_pet() {
+    let api = start().await;
+    let dogs = api
+        .post("/v1/categories", json!({"name": "Dogs"}))
+        .await
+        .body["id"]
+        .clone();
+    let mut pets = Vec::new();
+    for name in ["Rex", "Fido"] {
+        let pet = api
+            .post("/v1/pets", json!({"name": name, "categoryId": dogs}))
+            .await
+            .body["id"]
+            .as_i64()
+            .unwrap();
+        pets.push(pet);
+    }
+    let staff = api.key(Role::Staff, 1).await;
+    let staff_id = api.get("/v1/keys").await.body[1]["id"].as_i64().unwrap();
+    let set = api
+        .send_as(
+            Some(&staff),
+            TestRequest::patch()
+                .uri(&format!("/v1/inventory/{}", pets[0]))
+                .set_json(json!({"quantity": 5})),
+        )
+        .await;
+    assert_eq!(set.status, 200, "{set:?}");
+    let (cookie, _) = sign_in(&api, &staff, false).await;
+
+    let all = page(&api, &cookie, "/console/events").await;
+    assert_eq!(all.status, 200);
+    for said in [
+        "admin 200 (admin, api) added the category Dogs",
+        "admin 200 (admin, api) added the pet Rex",
+        "staff 1 (staff, api) set Rex's stock to 5",
+    ] {
+        assert!(html_of(&all).contains(said), "{said}: {}", html_of(&all));
+    }
+    let by_staff = page(&api, &cookie, &format!("/console/events?key={staff_id}")).await;
+    assert!(html_of(&by_staff).contains("set Rex's stock to 5"));
+    assert!(!html_of(&by_staff).contains("added the pet"));
+    let about_fido = page(&api, &cookie, &format!("/console/events?pet={}", pets[1])).await;
+    assert!(html_of(&about_fido).contains("added the pet Fido"));
+    assert!(!html_of(&about_fido).contains("Rex"));
+    let bad = page(&api, &cookie, "/console/events?pet=rex").await;
+    assert_eq!(bad.status, 400, "{bad:?}");
+}

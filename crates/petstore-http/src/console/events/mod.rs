@@ -1,0 +1,205 @@
+//! The events page: what the shop recorded, as sentences of who did what to which thing
+//! (`sentence.rs`), newest page first, filterable by the key that did it and by the pet it was
+//! done to. Read where the API's feed is read (the primary: reading the feed is what orders
+//! it).
+
+mod sentence;
+
+use actix_web::web;
+use maud::html;
+use petstore_core::{Event, EventId, KeyId, PageSize, PetId, PetQuery};
+use serde::Deserialize;
+
+use super::catalogue::pet_names;
+use super::reply::{Answer, html, parsed};
+use super::session::Staff;
+use super::view::page;
+use crate::state::{AppState, PetService};
+use sentence::Reading;
+
+/// How many events a page shows.
+const PER_PAGE: usize = 50;
+
+/// How far back a filtered page looks for its events: the latest this many.
+const SEARCHED: i64 = 2_000;
+
+/// The page's position and filters, as its links and form send them.
+#[derive(Debug, Default, Deserialize)]
+pub(super) struct EventFilter {
+    #[serde(default)]
+    after: String,
+    /// A key's id: only what its holder did.
+    #[serde(default)]
+    key: String,
+    /// A pet's id: only what was done to it (the pet, its stock, its orders).
+    #[serde(default)]
+    pet: String,
+}
+
+/// What a filtered page keeps of the events it searches.
+#[derive(Debug, Clone, Copy)]
+struct Wanted {
+    key: Option<KeyId>,
+    pet: Option<PetId>,
+}
+
+impl Wanted {
+    fn any(self) -> bool {
+        self.key.is_some() || self.pet.is_some()
+    }
+
+    fn keeps(self, event: &Event) -> bool {
+        let by = self.key.is_none_or(|key| {
+            event.actor.as_ref().and_then(petstore_core::Actor::key) == Some(key)
+        });
+        let about = self.pet.is_none_or(|pet| {
+            let pet = pet.get();
+            let subject = event.subject.as_str();
+            subject == format!("pets/{pet}")
+                || subject == format!("inventory/{pet}")
+                || (subject.starts_with("store/orders/") && event.data["petId"] == pet)
+        });
+        by && about
+    }
+}
+
+/// `GET /console/events`: by default the latest events; `?after=N` the ones after id `N`;
+/// with `?key=` or `?pet=`, the latest of those events among the last [`SEARCHED`].
+pub(super) async fn events_page(
+    staff: Staff,
+    state: web::Data<AppState>,
+    filter: web::Query<EventFilter>,
+) -> Answer {
+    let asked: Option<i64> = match filter.after.trim() {
+        "" => None,
+        text => Some(text.parse().map_err(|_| {
+            crate::error::ApiError::invalid_parameter("after: must be an event id")
+        })?),
+    };
+    let wanted = Wanted {
+        key: (!filter.key.trim().is_empty())
+            .then(|| parsed(&filter.key))
+            .transpose()?,
+        pet: (!filter.pet.trim().is_empty())
+            .then(|| parsed(&filter.pet))
+            .transpose()?,
+    };
+    let caller = staff.caller();
+    let (events, after, names) = state
+        .read_primary(move |shop| {
+            let feed = shop.events();
+            let last = feed.last_id(caller)?.map_or(0, EventId::get);
+            let (events, after) = if wanted.any() {
+                (search(shop, caller, last, wanted)?, None)
+            } else {
+                // Ids only grow, so the latest page starts at most PER_PAGE ids before the last.
+                let after = asked.unwrap_or_else(|| (last - PER_PAGE as i64).max(0));
+                let from = (after > 0).then(|| EventId::new(after)).transpose()?;
+                let size = PageSize::new(PER_PAGE as i64)?;
+                (feed.after(caller, from, size)?, Some(after))
+            };
+            let names = pet_names(shop, &PetQuery::new(None, None, None, pets_of(&events))?)?;
+            Ok((events, after, names))
+        })
+        .await?;
+    let mut reading = Reading::new(&names);
+    let lines: Vec<(&Event, String)> = events
+        .iter()
+        .enumerate()
+        .map(|(at, event)| {
+            let before = at.checked_sub(1).map(|before| &events[before]);
+            (event, reading.sentence(event, before))
+        })
+        .collect();
+    let newer = events.last().map(|event| event.id);
+    let older = after
+        .filter(|after| *after > 0)
+        .map(|after| (after - PER_PAGE as i64).max(0));
+    let body = html! {
+        form.filters method="get" action="/console/events" {
+            label for="key" { "Key id" }
+            input #key name="key" type="number" min="1" value=(filter.key);
+            label for="pet" { "Pet id" }
+            input #pet name="pet" type="number" min="1" value=(filter.pet);
+            button type="submit" { "Filter" }
+        }
+        @if wanted.any() {
+            p.muted { "The latest " (PER_PAGE) " that match, among the last " (SEARCHED) " events. " a href="/console/events" { "All events" } }
+        } @else {
+            p.muted { "Every change the shop recorded, oldest first on each page." }
+        }
+        table {
+            caption.sr-only { "Events" }
+            thead { tr { th scope="col" { "Id" } th scope="col" { "Time (UTC)" } th scope="col" { "What happened" } } }
+            tbody {
+                @for (event, sentence) in &lines {
+                    tr {
+                        td { (event.id) }
+                        td { (event.time.format("%Y-%m-%d %H:%M:%S")) }
+                        td { (sentence) }
+                    }
+                }
+            }
+        }
+        @if events.is_empty() { p { "No event yet." } }
+        @if !wanted.any() {
+            p {
+                @if let Some(older) = older { a href={ "/console/events?after=" (older) } { "Older events" } " " }
+                @if let Some(newer) = newer.filter(|_| events.len() == PER_PAGE) {
+                    a href={ "/console/events?after=" (newer) } { "Newer events" }
+                }
+            }
+        }
+    };
+    Ok(html(
+        actix_web::http::StatusCode::OK,
+        page(&staff, "/console/events", "Events", body),
+    ))
+}
+
+/// The latest [`PER_PAGE`] events `wanted` keeps among the last [`SEARCHED`] up to `last`,
+/// oldest first: read a page at a time, newest pages first.
+fn search(
+    shop: &PetService<'_>,
+    caller: petstore_core::Caller,
+    last: i64,
+    wanted: Wanted,
+) -> Result<Vec<Event>, petstore_core::DomainError> {
+    let feed = shop.events();
+    let window = i64::from(PageSize::MAX_PAGE.get());
+    let mut found: Vec<Event> = Vec::new();
+    let mut upto = last;
+    while upto > 0 && last - upto < SEARCHED && found.len() < PER_PAGE {
+        let from = (upto - window).max(0);
+        let start = (from > 0).then(|| EventId::new(from)).transpose()?;
+        let page = feed.after(caller, start, PageSize::MAX_PAGE)?;
+        let mut kept: Vec<Event> = page
+            .into_iter()
+            .filter(|event| event.id.get() <= upto && wanted.keeps(event))
+            .collect();
+        kept.append(&mut found);
+        found = kept;
+        upto = from;
+    }
+    let extra = found.len().saturating_sub(PER_PAGE);
+    Ok(found.split_off(extra))
+}
+
+/// The pets `events` are about, each once (at most the id filter's 100).
+fn pets_of(events: &[Event]) -> Vec<PetId> {
+    let mut pets: Vec<PetId> = events
+        .iter()
+        .filter_map(|event| {
+            let id = if event.subject.starts_with("pets/") {
+                event.data["id"].as_i64().or(event.data["petId"].as_i64())
+            } else {
+                event.data["petId"].as_i64()
+            };
+            id.and_then(|id| PetId::new(id).ok())
+        })
+        .collect();
+    pets.sort_unstable();
+    pets.dedup();
+    pets.truncate(100);
+    pets
+}
