@@ -25,8 +25,8 @@ use petstore_core::{DomainError, Failure, RepoResult, Snapshot, Store, Transacti
 
 use super::PgStore;
 use super::connection::PrimaryOnly;
-use super::deferred::Deferred;
 use super::fetch::lock_and_look_up;
+use super::held_back::HeldBack;
 use super::tx::PgTx;
 use crate::error::{StoreError, is_read_only};
 use crate::job::{self, Bursts, Chore, JobStore, Lane, ThreadSpec, WriteJob};
@@ -38,7 +38,7 @@ const BEGIN: &str = "BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeou
 
 /// Writes one writer takes at once, in one transaction; one writer for every `WRITE_BURST` of
 /// the pool's connections. With the pets locked in one statement and the writes held back
-/// to two (`deferred.rs`), eight orders to a burst placed 1.14 times as many a second as four
+/// to two (`held_back.rs`), eight orders to a burst placed 1.14 times as many a second as four
 /// over 1,000 pets, and 1.12 times over 20 popular pets (`bench/orders-postgres`).
 const WRITE_BURST: usize = 8;
 
@@ -116,8 +116,8 @@ struct PgWriteBurst<'s> {
     /// row is forgotten once a write changes it, and all of them when the transaction rolls
     /// back (its locks go with it).
     known: RefCell<KnownRows>,
-    /// The writes held back until the commit (`deferred.rs`), and the order ids in hand.
-    deferred: RefCell<Deferred>,
+    /// The writes held back until the commit (`held_back.rs`), and the order ids in hand.
+    held_back: RefCell<HeldBack>,
     state: Cell<State>,
     /// Writes that kept their changes, counted once the burst commits.
     writes: Cell<u64>,
@@ -134,7 +134,7 @@ impl<'s> PgWriteBurst<'s> {
             store,
             conn: RefCell::new(conn),
             known: RefCell::new(KnownRows::served_once()),
-            deferred: RefCell::default(),
+            held_back: RefCell::default(),
             state: Cell::new(State::Idle),
             writes: Cell::new(0),
         };
@@ -146,7 +146,7 @@ impl<'s> PgWriteBurst<'s> {
             match lock_and_look_up(&mut conn.conn, &pets, keys) {
                 Ok((known, order_ids)) => {
                     *burst.known.borrow_mut() = known;
-                    burst.deferred.borrow_mut().add_order_ids(order_ids);
+                    burst.held_back.borrow_mut().add_order_ids(order_ids);
                 }
                 Err(_) => burst.roll_back(&mut conn, true),
             }
@@ -190,8 +190,8 @@ impl<'s> PgWriteBurst<'s> {
         };
         let (outcome, xid) = {
             let mut known = self.known.borrow_mut();
-            let mut deferred = self.deferred.borrow_mut();
-            let mut tx = PgTx::writing(&mut conn.conn, &mut known, &mut deferred);
+            let mut held_back = self.held_back.borrow_mut();
+            let mut tx = PgTx::writing(&mut conn.conn, &mut known, &mut held_back);
             (catch_unwind(AssertUnwindSafe(|| work(&mut tx))), tx.xid)
         };
         let kept_before = xid_before.is_some();
@@ -210,7 +210,7 @@ impl<'s> PgWriteBurst<'s> {
                 // other write has kept its changes. Anything else (a lock waited for past
                 // the burst's bound, a failed send of held-back writes, a lost connection)
                 // is judged by no message text: the jobs run again, each alone.
-                let sent = !self.deferred.borrow().failed();
+                let sent = !self.held_back.borrow().failed();
                 let alone = sent && !kept_before && !error.is_infrastructure();
                 self.roll_back(&mut conn, alone);
                 Err(error)
@@ -244,7 +244,7 @@ impl<'s> PgWriteBurst<'s> {
     fn roll_back(&self, conn: &mut PooledConnection<PrimaryOnly>, alone: bool) {
         let rolled_back = conn.batch_execute("ROLLBACK").is_ok();
         self.known.borrow_mut().forget(None);
-        self.deferred.borrow_mut().discard();
+        self.held_back.borrow_mut().discard();
         self.state.set(if alone && rolled_back {
             State::Idle
         } else {
@@ -258,8 +258,8 @@ impl<'s> PgWriteBurst<'s> {
         let mut conn = self.conn.borrow_mut();
         let xid = match self.state.get() {
             State::Written { xid } => {
-                let sent = self.deferred.borrow_mut().send(&mut conn.conn);
-                if self.deferred.borrow().failed() {
+                let sent = self.held_back.borrow_mut().send(&mut conn.conn);
+                if self.held_back.borrow().failed() {
                     self.roll_back(&mut conn, false);
                     return Err(GaveUp);
                 }

@@ -12,7 +12,7 @@ use petstore_core::{DomainError, Failure, RepoResult, Transaction};
 
 use super::PgStore;
 use super::connection::{PgConn, TIMELINE};
-use super::deferred::Deferred;
+use super::held_back::HeldBack;
 use super::tx::PgTx;
 use crate::error::{StoreError, is_connection_lost};
 use crate::known_rows::KnownRows;
@@ -33,7 +33,7 @@ impl PgStore {
         Manager::begin_transaction_sql(conn, "BEGIN ISOLATION LEVEL READ COMMITTED")
             .map_err(StoreError::from)?;
         let mut known_rows = KnownRows::served_once();
-        let mut held_back = Deferred::default();
+        let mut held_back = HeldBack::default();
         let (worked, known) = {
             let mut tx = PgTx::writing(&mut *conn, &mut known_rows, &mut held_back);
             let worked = work(&mut tx);

@@ -62,7 +62,7 @@ impl EventReader for PgTx<'_> {
 }
 
 impl EventWriter for PgTx<'_> {
-    /// Appends to `pending_events` (held back with the write's other rows, `deferred.rs`),
+    /// Appends to `pending_events` (held back with the write's other rows, `held_back.rs`),
     /// taking no lock: the stamper gives the events their ids
     /// once they have committed. Ids from a sequence at the append would follow the order
     /// transactions ask, not the order they commit, and a follower could read event 43

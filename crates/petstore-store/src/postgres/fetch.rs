@@ -25,7 +25,7 @@ pub(super) fn read_pets(conn: &mut PgConnection, ids: &[i64]) -> QueryResult<Kno
 /// What a burst of writes names, read in one statement of its transaction as it begins: the
 /// rows of `pets` locked in id order (`FOR UPDATE`, as a job's own read of its pet locks it),
 /// with an order id from the sequence for each row locked, for the orders the burst holds
-/// back (`deferred.rs`); and the idempotency records of `keys` (owner, key), without a lock.
+/// back (`held_back.rs`); and the idempotency records of `keys` (owner, key), without a lock.
 ///
 /// A pet row another transaction holds is skipped rather than waited for: the job naming it
 /// locks it itself, with the burst's bounded wait. A record committed after this statement

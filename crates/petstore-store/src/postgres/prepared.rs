@@ -2,7 +2,7 @@
 //! connection: Diesel's cache keeps only statements of a static query id, which an `UPDATE`
 //! from its query builder, a batch `INSERT` and any SQL literal are not. Uncached, the server
 //! parses and plans them on every order (see `sqlite/prepared.rs` for the same on SQLite).
-//! A write burst's held-back writes ([`Deferred`](super::deferred::Deferred)) go out in
+//! A write burst's held-back writes ([`HeldBack`](super::held_back::HeldBack)) go out in
 //! [`SetStocks`] and [`SendHeldBack`].
 
 use diesel::expression::{AppearsOnTable, Expression, SelectableExpression, ValidGrouping};
@@ -14,7 +14,7 @@ use petstore_core::RECORD_LIFETIME;
 
 /// `nextval('orders_id_seq')`: an id for an order placed with none in hand (the statement that
 /// locks a burst's pets takes one per pet it locks), so that every order knows its id before
-/// it is sent ([`Deferred`](super::deferred::Deferred)). Written as SQL text of a static
+/// it is sent ([`HeldBack`](super::held_back::HeldBack)). Written as SQL text of a static
 /// query id, so the statement stays prepared.
 #[derive(Debug, Clone, Copy, QueryId, ValidGrouping)]
 pub(crate) struct NextOrderId;
@@ -144,7 +144,7 @@ impl QueryFragment<Pg> for SendHeldBack {
         out.push_sql(", ");
         out.push_bind_param::<Array<Nullable<BigInt>>, _>(&self.owner_ids)?;
         // A key no record was found of is inserted: one recorded meanwhile by another
-        // transaction fails the statement (a unique violation, `deferred.rs`). One whose
+        // transaction fails the statement (a unique violation, `held_back.rs`). One whose
         // expired record was found is written over it, and not if the record is fresh now.
         out.push_sql(") AS o(id, pet_id, quantity, ship_date, owner_id) ORDER BY o.id), ");
         out.push_sql("recorded AS (");

@@ -7,7 +7,7 @@
 //! key being revoked, the subscription being moved on), so a rule checked inside a
 //! transaction still holds when it commits. A create looking up its idempotency key alone
 //! takes the key's advisory lock; a burst looks its jobs' keys up at once without one, and
-//! the record's primary key lets only one create of a key commit (`deferred.rs`).
+//! the record's primary key lets only one create of a key commit (`held_back.rs`).
 //!
 //! The feed (`EventReader`, `EventWriter`) is `feed.rs`'s.
 
@@ -25,7 +25,7 @@ use petstore_core::{
 
 use crate::error::QueryResultExt;
 use crate::known_rows::KnownRows;
-use crate::postgres::deferred::Deferred;
+use crate::postgres::held_back::HeldBack;
 use crate::postgres::prepared::NextOrderId;
 
 // Compiled once for each backend, for its `Tx`: the statements are written once.
@@ -48,9 +48,9 @@ pub(crate) struct PgTx<'c> {
     /// The rows known without a statement: the burst's, where the work is part of one
     /// (`reads.rs`, `burst.rs`), else the transaction's own.
     known: &'c mut KnownRows,
-    /// The writes held back until a statement or the commit needs them (`deferred.rs`):
+    /// The writes held back until a statement or the commit needs them (`held_back.rs`):
     /// every write transaction has them, a read none.
-    deferred: Option<&'c mut Deferred>,
+    held_back: Option<&'c mut HeldBack>,
 }
 
 impl<'c> PgTx<'c> {
@@ -62,7 +62,7 @@ impl<'c> PgTx<'c> {
             alone: false,
             xid: None,
             known,
-            deferred: None,
+            held_back: None,
         }
     }
 
@@ -82,16 +82,16 @@ impl<'c> PgTx<'c> {
     }
 
     /// A write transaction's view through `conn`, answering a read of a row in `known`
-    /// (locked by this transaction) from there, and holding back in `deferred` the writes
+    /// (locked by this transaction) from there, and holding back in `held_back` the writes
     /// it sends together.
     pub(crate) fn writing(
         conn: &'c mut PgConnection,
         known: &'c mut KnownRows,
-        deferred: &'c mut Deferred,
+        held_back: &'c mut HeldBack,
     ) -> Self {
         Self {
             writing: true,
-            deferred: Some(deferred),
+            held_back: Some(held_back),
             ..Self::reading(conn, known)
         }
     }
@@ -100,8 +100,8 @@ impl<'c> PgTx<'c> {
     /// so sees every write made before it. A failed send is remembered (the burst gives up,
     /// a lone write answers with it); the statement meets the aborted transaction it left.
     pub(crate) fn flushed(&mut self) -> &mut PgConnection {
-        if let Some(deferred) = self.deferred.as_deref_mut()
-            && let Some(xid) = deferred.send(self.connection)
+        if let Some(held_back) = self.held_back.as_deref_mut()
+            && let Some(xid) = held_back.send(self.connection)
         {
             self.xid.get_or_insert(xid);
         }
@@ -159,15 +159,15 @@ impl PgTx<'_> {
     }
 
     /// Sets a pet's stock, held back until the write's end (the pet's row is locked by the
-    /// job, so it is there then: `deferred.rs` checks).
+    /// job, so it is there then: `held_back.rs` checks).
     pub(crate) fn set_stock_row(&mut self, pet_id: i64, stock: i64) -> QueryResult<usize> {
         self.held_back()?.set_stock(pet_id, stock);
         Ok(1)
     }
 
     /// What this write holds back: every write transaction has it; a read has none.
-    pub(super) fn held_back(&mut self) -> QueryResult<&mut Deferred> {
-        self.deferred.as_deref_mut().ok_or_else(|| {
+    pub(super) fn held_back(&mut self) -> QueryResult<&mut HeldBack> {
+        self.held_back.as_deref_mut().ok_or_else(|| {
             diesel::result::Error::QueryBuilderError("a write outside a write transaction".into())
         })
     }
@@ -235,7 +235,7 @@ impl IdempotencyReader for PgTx<'_> {
         key: &str,
     ) -> RepoResult<Option<IdempotencyRecord>> {
         if let Some(held) = self
-            .deferred
+            .held_back
             .as_deref()
             .and_then(|d| d.held_record(owner, key))
         {
@@ -251,7 +251,7 @@ impl IdempotencyReader for PgTx<'_> {
     }
 }
 
-/// A record is held back with the write's other rows and sent with them (`deferred.rs`),
+/// A record is held back with the write's other rows and sent with them (`held_back.rs`),
 /// where one whose key another transaction recorded meanwhile fails the write.
 impl IdempotencyWriter for PgTx<'_> {
     fn insert_idempotency_record(

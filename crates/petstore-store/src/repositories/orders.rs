@@ -66,7 +66,7 @@ impl OrderWriter for Tx<'_> {
     fn insert_order(&mut self, new: &NewOrder, owner: Option<OwnerId>) -> RepoResult<Order> {
         self.forget_pet_row(Some(new.pet_id));
         // Each backend's own: SQLite inserts it at once, PostgreSQL holds it back with the
-        // write's other rows, its id taken beforehand (`deferred.rs`).
+        // write's other rows, its id taken beforehand (`held_back.rs`).
         let id = self.place_order_row(new, owner)?;
         let id = OrderId::new(id).map_err(|e| StoreError::Corrupt(e.to_string()))?;
         Ok(new.clone().into_order(id, owner))

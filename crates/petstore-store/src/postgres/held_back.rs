@@ -26,7 +26,7 @@ use crate::records::EventColumns;
 
 /// What a write burst holds back, and the order ids it has in hand.
 #[derive(Debug, Default)]
-pub(crate) struct Deferred {
+pub(crate) struct HeldBack {
     /// Ids taken from the orders' sequence and not yet given to an order, the lowest last
     /// (orders get them in the order they are placed). Kept through a rollback: the sequence
     /// gives no id twice.
@@ -39,7 +39,7 @@ pub(crate) struct Deferred {
     failed: Option<StoreError>,
 }
 
-impl Deferred {
+impl HeldBack {
     /// Gives `ids`, fresh from the orders' sequence, to the burst's orders.
     pub(crate) fn add_order_ids(&mut self, ids: impl IntoIterator<Item = i64>) {
         self.order_ids.extend(ids);

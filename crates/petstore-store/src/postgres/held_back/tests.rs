@@ -1,4 +1,4 @@
-//! What a write burst holds back and how it sends it (`deferred.rs`).
+//! What a write burst holds back and how it sends it (`held_back.rs`).
 
 use std::sync::mpsc;
 
