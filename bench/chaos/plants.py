@@ -22,6 +22,9 @@ PLANTS = {
     "replica-unchecked": "PostgreSQL nodes run target/chaos-plant/petstore-replica-unchecked, "
                          "whose read standbys serve every read they get without checking how "
                          "far they have replayed",
+    "wrong-actor": "the nodes of both shops run target/chaos-plant/petstore-wrong-actor, "
+                   "whose events name the key that made the change through the other door "
+                   "(a change through /v1 as the console's)",
 }
 
 # Plants compiled into the node binary: each is petstore-http's Cargo feature of the same
@@ -38,6 +41,9 @@ BUILT_PLANTS = {
     # Read standbys are PostgreSQL's; the standby faults that make them lag (replay paused,
     # link stalled, killed) show it.
     "replica-unchecked": ("pg",),
+    # The bug is in the request's context (petstore-http's context.rs), which both backends
+    # share: both shops must catch it (event-actor, webhook copies alike).
+    "wrong-actor": ("pg", "sqlite"),
 }
 
 

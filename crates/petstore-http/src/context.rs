@@ -55,13 +55,22 @@ pub fn identified(holder: Arc<KeyHolder>) {
 /// holder, through the request's door) and under which trace. `None` outside a request.
 pub fn cause() -> Option<Cause> {
     REQUEST
-        .try_with(|request| Cause {
-            actor: request
-                .holder
-                .borrow()
-                .as_ref()
-                .map(|holder| holder.actor(request.door)),
-            trace: request.trace.clone(),
+        .try_with(|request| {
+            let door = request.door;
+            // The soak's planted bug (bench/chaos --plant wrong-actor): the door swapped.
+            #[cfg(feature = "plant-wrong-actor")]
+            let door = match door {
+                Door::Api => Door::Console,
+                Door::Console => Door::Api,
+            };
+            Cause {
+                actor: request
+                    .holder
+                    .borrow()
+                    .as_ref()
+                    .map(|holder| holder.actor(door)),
+                trace: request.trace.clone(),
+            }
         })
         .ok()
 }
