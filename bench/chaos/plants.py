@@ -72,7 +72,9 @@ def plant_build(plant):
 # Without the lock, a stamper would still wait on the rows another one is moving (and so
 # commit after it); SKIP LOCKED lets it move what is left instead, as a stamper written
 # without the lock in mind would.
-# The function is in the catalogue, so the standby has it and it survives a failover.
+# The function is in the catalogue, so the standby has it and it survives a failover. It moves
+# each event's actor as the real one does (migrations/postgres/2026-11-28-000008_event_actors):
+# the plant breaks the order of the feed, nothing else.
 FEED_UNLOCKED_SQL = """
 CREATE SEQUENCE IF NOT EXISTS chaos_plant_feed_ids;
 SELECT setval('chaos_plant_feed_ids',
@@ -91,10 +93,10 @@ BEGIN
     WITH moved AS (
         DELETE FROM pending_events
         WHERE seq IN (SELECT seq FROM pending_events FOR UPDATE SKIP LOCKED)
-        RETURNING seq, time, type, subject, data, traceparent
+        RETURNING seq, time, type, subject, data, traceparent, actor
     )
-    INSERT INTO events (id, time, type, subject, data, traceparent)
-    SELECT nextval('chaos_plant_feed_ids'), time, type, subject, data, traceparent
+    INSERT INTO events (id, time, type, subject, data, traceparent, actor)
+    SELECT nextval('chaos_plant_feed_ids'), time, type, subject, data, traceparent, actor
     FROM (SELECT * FROM moved ORDER BY seq) AS ordered;
     GET DIAGNOSTICS stamped = ROW_COUNT;
     PERFORM pg_sleep(random() * 0.1);
