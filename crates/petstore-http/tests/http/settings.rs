@@ -238,7 +238,9 @@ fn every_whole_number_setting_at_zero_is_refused_or_served() {
             }
             None => {
                 let status = child.wait().unwrap();
-                said.extend(lines.try_iter().map(|line| line + "\n"));
+                // Until the reader has read to the end of the exited process's standard
+                // error: what it has not yet passed on is the refusal this looks for.
+                said.extend(lines.iter().map(|line| line + "\n"));
                 assert_eq!(status.code(), Some(2), "--{long}=0 is refused: {said}");
                 assert!(
                     said.contains(&format!("--{long}")),
