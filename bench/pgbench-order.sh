@@ -1,8 +1,11 @@
-# The service's order, as pgbench sends it: sourced by bench/orders-postgres and
-# bench/pg-client/run, so both replay the same statements.
+# An order's statements, as pgbench sends them: sourced by bench/orders-postgres and
+# bench/pg-client/run, so both replay the same statements. They are the statements the service
+# sent for one order before it held its writes back (docs/storage.md, "Writes held back": it
+# now sends the order, stock, record and events in two statements before its COMMIT), kept as
+# the fixed baseline those benches compare with.
 #
-# pgbench_order_script PETS: the statements the service sends for one order (PostgreSQL's log
-# with log_statement=all shows them), for a pet drawn at random from 1..=PETS.
+# pgbench_order_script PETS: those statements (PostgreSQL's log with log_statement=all showed
+# them), for a pet drawn at random from 1..=PETS.
 # pgbench_order_events: the event arrays those statements bind, given once with -D, as the
 # service binds them.
 pgbench_order_script() {
