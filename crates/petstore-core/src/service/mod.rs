@@ -8,6 +8,8 @@
 
 use std::sync::Arc;
 
+use chrono::{DateTime, Utc};
+
 use crate::access::Caller;
 use crate::actor::{Actor, Cause};
 use crate::clock::{Clock, SystemClock};
@@ -136,11 +138,6 @@ impl<S: Store, C: Clock> Service<S, C> {
         self
     }
 
-    /// What the events of these use cases' changes record of where they came from.
-    pub fn cause(&self) -> &Cause {
-        &self.cause
-    }
-
     /// The same use cases (clock, settings, the cause they record) over another store: for a
     /// caller that hands each piece of work a store of its own, such as a burst of jobs
     /// sharing one transaction.
@@ -202,6 +199,21 @@ impl<S: Store, C: Clock> Service<S, C> {
         WebhookUseCases { shop: self }
     }
 
+    /// Records a change's `events` in its transaction `tx`, with the cause of these use
+    /// cases, and tells the listener, if there is one, what was appended.
+    fn record(
+        &self,
+        tx: &mut dyn Transaction,
+        time: DateTime<Utc>,
+        events: &[DomainEvent],
+    ) -> Result<(), DomainError> {
+        tx.append_events(time, &self.cause, events)?;
+        if let Some(listener) = &self.listener {
+            listener.appended(events);
+        }
+        Ok(())
+    }
+
     /// Runs a write and records the events it returns in the same transaction.
     fn change<T>(
         &self,
@@ -210,10 +222,7 @@ impl<S: Store, C: Clock> Service<S, C> {
         let time = self.clock.now();
         self.store.write(|tx| {
             let (value, events) = work(tx)?;
-            tx.append_events(time, &self.cause, &events)?;
-            if let Some(listener) = &self.listener {
-                listener.appended(&events);
-            }
+            self.record(tx, time, &events)?;
             Ok(value)
         })
     }
@@ -251,10 +260,7 @@ impl<S: Store, C: Clock> Service<S, C> {
                 };
             }
             let (value, events) = work(tx)?;
-            tx.append_events(time, &self.cause, &events)?;
-            if let Some(listener) = &self.listener {
-                listener.appended(&events);
-            }
+            self.record(tx, time, &events)?;
             let record = IdempotencyRecord {
                 fingerprint: key.fingerprint,
                 response: (once.record)(&value),
