@@ -15,7 +15,7 @@ use std::sync::Arc;
 use actix_web::body::MessageBody;
 use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
 use actix_web::http::StatusCode;
-use actix_web::http::header::{self, HeaderMap, HeaderValue};
+use actix_web::http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use actix_web::middleware::Next;
 use actix_web::{Error, FromRequest, HttpMessage, HttpRequest, web};
 use petstore_core::{ApiKey, Caller, Door, KeyId, KeySecret, Permission, TraceParent};
@@ -23,6 +23,7 @@ use petstore_core::{ApiKey, Caller, Door, KeyId, KeySecret, Permission, TracePar
 use crate::consistency;
 use crate::context;
 use crate::error::{ApiError, ErrorCode};
+use crate::metrics::Metrics;
 use crate::rate_limit::Bucket;
 pub use crate::rate_limit::RateLimits;
 use crate::state::AppState;
@@ -116,22 +117,9 @@ async fn authenticated(
     };
     let bucket = match authentication {
         Authentication::Valid(Caller::Key { id, .. }) => Bucket::Key(id),
-        _ => Bucket::Address(req.peer_addr().map(|addr| addr.ip())),
+        _ => Bucket::address(req.peer_addr()),
     };
-    let rate_headers = match req
-        .app_data::<RateLimits>()
-        .map(|limits| limits.take(&bucket))
-    {
-        Some(Ok(headers)) => Some(headers),
-        Some(Err(refusal)) => {
-            state.metrics().rate_limited();
-            return Err(refusal.into());
-        }
-        None => None,
-    };
-    if let Authentication::Valid(caller) = authentication {
-        record_key(caller);
-    }
+    let rate_headers = take_rate(req.app_data::<RateLimits>(), state.metrics(), &bucket)?;
     req.extensions_mut().insert(authentication);
 
     let mut response = next.call(req).await?;
@@ -143,12 +131,21 @@ async fn authenticated(
     Ok(response)
 }
 
-/// Names the caller's key on the request's log line (the span `around_every_request` opened,
-/// current while the request runs).
-pub(crate) fn record_key(caller: Caller) {
-    if let Some(key) = caller.key() {
-        tracing::Span::current().record("key_id", key.get());
-    }
+/// Takes one request from `bucket` of the limiter, where the app has one: the headers its
+/// answer carries, or the 429 refusal (counted in the metrics). Both doors take from it: the
+/// API here, the console's sign-in and changes (`console/session.rs`).
+pub(crate) fn take_rate(
+    limits: Option<&RateLimits>,
+    metrics: &Metrics,
+    bucket: &Bucket,
+) -> Result<Option<[(HeaderName, HeaderValue); 2]>, ApiError> {
+    let Some(limits) = limits else {
+        return Ok(None);
+    };
+    limits
+        .take(bucket)
+        .map(Some)
+        .inspect_err(|_| metrics.rate_limited())
 }
 
 /// Who made a change, as the log names them: `key 12`, or `operator` (the command line).

@@ -34,6 +34,21 @@ struct RequestContext {
     wrote: Cell<bool>,
 }
 
+impl RequestContext {
+    /// The context of a request through `door` that asks `wants` of its reads and belongs to
+    /// `trace`, before the door knows who asks.
+    fn new(door: Door, wants: Freshness, trace: Option<TraceParent>) -> Self {
+        Self {
+            wants,
+            door,
+            trace,
+            holder: RefCell::new(None),
+            token: Cell::new(None),
+            wrote: Cell::new(false),
+        }
+    }
+}
+
 tokio::task_local! {
     static REQUEST: RequestContext;
 }
@@ -46,8 +61,12 @@ pub fn requested() -> Freshness {
 }
 
 /// Names who the request being served acts for: the holder of the key it authenticated
-/// with, or of its console session's.
+/// with, or of its console session's. Its writes record it, and the request's log line (the
+/// span `around_every_request` opened, current while the request runs) names its key.
 pub fn identified(holder: Arc<KeyHolder>) {
+    if let Some(key) = holder.caller.key() {
+        tracing::Span::current().record("key_id", key.get());
+    }
     let _ = REQUEST.try_with(|request| request.holder.replace(Some(holder)));
 }
 
@@ -101,16 +120,8 @@ pub async fn within<B>(
     trace: Option<TraceParent>,
     serve: impl Future<Output = Result<ServiceResponse<B>, actix_web::Error>>,
 ) -> Result<ServiceResponse<B>, actix_web::Error> {
-    let request = RequestContext {
-        wants,
-        door,
-        trace,
-        holder: RefCell::new(None),
-        token: Cell::new(None),
-        wrote: Cell::new(false),
-    };
     let (response, token) = REQUEST
-        .scope(request, async move {
+        .scope(RequestContext::new(door, wants, trace), async move {
             let response = serve.await;
             (response, REQUEST.with(|request| request.token.get()))
         })
@@ -131,14 +142,7 @@ mod tests {
     use super::*;
 
     fn context() -> RequestContext {
-        RequestContext {
-            wants: Freshness::Latest,
-            door: Door::Console,
-            trace: None,
-            holder: RefCell::new(None),
-            token: Cell::new(None),
-            wrote: Cell::new(false),
-        }
+        RequestContext::new(Door::Console, Freshness::Latest, None)
     }
 
     #[actix_web::test]

@@ -2,7 +2,7 @@
 //! by each node on its own, with the `RateLimit-Policy` and `RateLimit` headers of every
 //! answer. Authentication (`auth.rs`) takes from the caller's bucket.
 
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -24,6 +24,13 @@ pub(crate) enum Bucket {
     Key(KeyId),
     /// A client address's, for requests without a valid key.
     Address(Option<IpAddr>),
+}
+
+impl Bucket {
+    /// The bucket of the client at `peer` (its address; none behind a socket without one).
+    pub(crate) fn address(peer: Option<SocketAddr>) -> Self {
+        Bucket::Address(peer.map(|addr| addr.ip()))
+    }
 }
 
 /// The rate limiter and its policy, shared by all workers.

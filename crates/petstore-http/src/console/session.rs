@@ -16,7 +16,7 @@ use serde::de::DeserializeOwned;
 
 use super::reply::{Answer, ConsoleError, SIGN_IN, html, is_htmx, see_other};
 use super::view;
-use crate::auth::{random_bytes, record_key};
+use crate::auth::{self, random_bytes};
 use crate::context;
 use crate::error::{ApiError, ErrorCode};
 use crate::rate_limit::{Bucket, RateLimits};
@@ -52,15 +52,8 @@ fn state(req: &HttpRequest) -> Result<web::Data<AppState>, ConsoleError> {
 /// lets a client past the other's limit. A refusal is the API's 429, shown as a page saying
 /// when to try again, with `Retry-After`.
 fn take_rate(req: &HttpRequest, bucket: &Bucket) -> Result<(), ConsoleError> {
-    let Some(limits) = req.app_data::<RateLimits>() else {
-        return Ok(());
-    };
-    limits.take(bucket).map(|_| ()).map_err(|refusal| {
-        if let Some(state) = req.app_data::<web::Data<AppState>>() {
-            state.metrics().rate_limited();
-        }
-        refusal.into()
-    })
+    auth::take_rate(req.app_data::<RateLimits>(), state(req)?.metrics(), bucket)?;
+    Ok(())
 }
 
 /// The session token the request's cookie holds, if it holds one of the right form.
@@ -139,7 +132,6 @@ impl Staff {
                 .write(move |shop| shop.sessions().touch(&touched))
                 .await?;
         }
-        record_key(resumed.caller);
         context::identified(std::sync::Arc::new(resumed.holder));
         Ok(Self {
             caller: resumed.caller,
@@ -266,10 +258,7 @@ pub(super) struct SignInForm {
 /// `POST /console/sign-in`: exchanges an API key of staff or an admin for a session.
 pub(super) async fn sign_in(req: HttpRequest, payload: web::Payload) -> Answer {
     check_origin(&req)?;
-    take_rate(
-        &req,
-        &Bucket::Address(req.peer_addr().map(|addr| addr.ip())),
-    )?;
+    take_rate(&req, &Bucket::address(req.peer_addr()))?;
     let body = form_body(payload.into_inner()).await?;
     let form: SignInForm = serde_html_form::from_bytes(&body)
         .map_err(|error| ApiError::validation(format!("the form: {error}")))?;
