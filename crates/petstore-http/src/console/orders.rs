@@ -9,7 +9,8 @@ use serde::Deserialize;
 
 use super::catalogue::pet_names;
 use super::reply::{
-    Answer, Shown, VersionOnly, html, is_htmx, parsed, see_other, status_of, unchanged,
+    Answer, Shown, VersionOnly, html, is_htmx, parsed, parsed_if_given, see_other, status_of,
+    unchanged,
 };
 use super::session::{Staff, Submitted};
 use super::view::{done, page, refusal, token_field, version_field};
@@ -38,10 +39,7 @@ impl OrderFilter {
                 ));
             }
         };
-        let after = match self.after.as_str() {
-            "" => None,
-            text => Some(parsed(text)?),
-        };
+        let after = parsed_if_given(&self.after)?;
         Ok(OrderQuery {
             complete,
             after,

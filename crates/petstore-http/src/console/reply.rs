@@ -94,6 +94,18 @@ pub(super) fn parsed<T: std::str::FromStr<Err = petstore_core::ValidationError>>
         })
 }
 
+/// An optional field of a form or a query: absent when empty, else read as [`parsed`] reads
+/// it.
+pub(super) fn parsed_if_given<T: std::str::FromStr<Err = petstore_core::ValidationError>>(
+    text: &str,
+) -> Result<Option<T>, ApiError> {
+    if text.is_empty() {
+        Ok(None)
+    } else {
+        parsed(text).map(Some)
+    }
+}
+
 /// A refusal to show on the page it came from, with its status: the page is drawn again
 /// around the message.
 pub(super) type Shown = Option<ApiError>;

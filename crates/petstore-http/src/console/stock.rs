@@ -7,7 +7,9 @@ use petstore_core::{InventoryItem, InventoryQuery, PageSize, PetId, PetQuery, St
 use serde::Deserialize;
 
 use super::catalogue::pet_names;
-use super::reply::{Answer, Shown, html, is_htmx, parsed, see_other, status_of, unchanged};
+use super::reply::{
+    Answer, Shown, html, is_htmx, parsed, parsed_if_given, see_other, status_of, unchanged,
+};
 use super::session::{Staff, Submitted};
 use super::view::{done, page, refusal, token_field, version_field};
 use crate::error::ApiError;
@@ -62,10 +64,7 @@ pub(super) async fn stock_page(
     state: web::Data<AppState>,
     position: web::Query<StockPosition>,
 ) -> Answer {
-    let after = match position.after.as_str() {
-        "" => None,
-        text => Some(parsed(text)?),
-    };
+    let after = parsed_if_given(&position.after)?;
     stock_answer(&staff, &state, after, None).await
 }
 

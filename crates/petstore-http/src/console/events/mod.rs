@@ -7,11 +7,13 @@ mod sentence;
 
 use actix_web::web;
 use maud::html;
-use petstore_core::{Event, EventId, KeyId, PageSize, PetId, PetQuery};
+use std::collections::HashMap;
+
+use petstore_core::{DomainError, Event, EventId, KeyId, PageSize, PetId, PetQuery};
 use serde::Deserialize;
 
 use super::catalogue::pet_names;
-use super::reply::{Answer, html, parsed};
+use super::reply::{Answer, html, parsed_if_given};
 use super::session::Staff;
 use super::view::page;
 use crate::state::{AppState, PetService};
@@ -77,28 +79,33 @@ pub(super) async fn events_page(
         })?),
     };
     let wanted = Wanted {
-        key: (!filter.key.trim().is_empty())
-            .then(|| parsed(&filter.key))
-            .transpose()?,
-        pet: (!filter.pet.trim().is_empty())
-            .then(|| parsed(&filter.pet))
-            .transpose()?,
+        key: parsed_if_given(&filter.key)?,
+        pet: parsed_if_given(&filter.pet)?,
     };
     let caller = staff.caller();
     let (events, after, names) = state
         .read_primary(move |shop| {
             let feed = shop.events();
-            let last = feed.last_id(caller)?.map_or(0, EventId::get);
+            let last = || Ok::<_, DomainError>(feed.last_id(caller)?.map_or(0, EventId::get));
             let (events, after) = if wanted.any() {
-                (search(shop, caller, last, wanted)?, None)
+                (search(shop, caller, last()?, wanted)?, None)
             } else {
                 // Ids only grow, so the latest page starts at most PER_PAGE ids before the last.
-                let after = asked.unwrap_or_else(|| (last - PER_PAGE as i64).max(0));
+                let after = match asked {
+                    Some(after) => after,
+                    None => (last()? - PER_PAGE as i64).max(0),
+                };
                 let from = (after > 0).then(|| EventId::new(after)).transpose()?;
                 let size = PageSize::new(PER_PAGE as i64)?;
                 (feed.after(caller, from, size)?, Some(after))
             };
-            let names = pet_names(shop, &PetQuery::new(None, None, None, pets_of(&events))?)?;
+            // No id filter would be every pet: a page about no pet reads none.
+            let pets = pets_of(&events);
+            let names = if pets.is_empty() {
+                HashMap::new()
+            } else {
+                pet_names(shop, &PetQuery::new(None, None, None, pets)?)?
+            };
             Ok((events, after, names))
         })
         .await?;
@@ -185,7 +192,7 @@ fn search(
     Ok(found.split_off(extra))
 }
 
-/// The pets `events` are about, each once (at most the id filter's 100).
+/// The pets `events` are about, each once (at most as many as the id filter takes).
 fn pets_of(events: &[Event]) -> Vec<PetId> {
     let mut pets: Vec<PetId> = events
         .iter()
@@ -200,6 +207,6 @@ fn pets_of(events: &[Event]) -> Vec<PetId> {
         .collect();
     pets.sort_unstable();
     pets.dedup();
-    pets.truncate(100);
+    pets.truncate(PetQuery::MAX_IDS);
     pets
 }
