@@ -171,6 +171,14 @@ pub(crate) fn log_key_revoked(id: KeyId, by: Caller) {
     tracing::info!(key_id = %id, by = %By(by), "key revoked");
 }
 
+/// What follows a key's revocation on the node that made it, through either door: the log
+/// line, and the cache of verified keys emptied, so the key stops working now rather than
+/// when its entry runs out (other nodes' watchers see the revocation: `changes.rs`).
+pub(crate) fn key_revoked(state: &AppState, id: KeyId, by: Caller) {
+    log_key_revoked(id, by);
+    state.key_cache().clear();
+}
+
 /// What an operation requires of its caller, named in the handler's signature:
 /// `Auth<AnyKey>`, `Auth<StaffOnly>`, `Auth<AdminOnly>`.
 pub trait Requirement {

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use super::reply::{Answer, Shown, VersionOnly, html, parsed, see_other, status_of, unchanged};
 use super::session::{Staff, Submitted};
 use super::view::{Shows, page, refusal, shown_once, token_field, version_field};
-use crate::auth::{generate_secret, log_key_created, log_key_revoked};
+use crate::auth::{generate_secret, key_revoked, log_key_created};
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -140,10 +140,7 @@ pub(super) async fn revoke_key(
         .await;
     match revoked {
         Ok(()) => {
-            log_key_revoked(id, caller);
-            // As the API's revocation: the key stops working now, not when its cache entry
-            // runs out.
-            state.key_cache().clear();
+            key_revoked(&state, id, caller);
             Ok(see_other("/console/keys"))
         }
         Err(error) => keys_answer(&staff, &state, Some(error), None).await,

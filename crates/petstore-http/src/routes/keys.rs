@@ -3,7 +3,7 @@
 use actix_web::{HttpResponse, web};
 use petstore_core::{ApiKey, KeyId, KeyQuery, NewApiKey};
 
-use crate::auth::{AdminOnly, Auth, generate_secret, log_key_created, log_key_revoked};
+use crate::auth::{AdminOnly, Auth, generate_secret, key_revoked, log_key_created};
 use crate::conditional::{IdempotencyHeader, IfMatch, IfNoneMatch, read_response};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{JsonBody, PathId};
@@ -120,8 +120,6 @@ pub async fn revoke_key(
             shop.keys().revoke(caller.0, id, condition)
         })
         .await?;
-    log_key_revoked(id, caller.0);
-    // The revoked key must not keep working from the cache of verified keys.
-    state.key_cache().clear();
+    key_revoked(&state, id, caller.0);
     Ok(HttpResponse::NoContent().finish())
 }
