@@ -1,5 +1,5 @@
-//! The one cache of pets' rows a transaction reads without a statement of its own, and of the
-//! idempotency records a write burst looked up ([`KnownRows`]).
+//! The one cache of pets' rows a transaction reads without a statement of its own
+//! ([`KnownRows`]). The idempotency records a burst looked up are `key_records.rs`'s.
 //!
 //! A pet's row holds what the stock rules read right after the pet: its inventory entry and
 //! its count of open orders. Read once, each part is served from here: an order reads its pet's
@@ -14,22 +14,17 @@
 
 use std::collections::HashMap;
 
-use petstore_core::{IdempotencyRecord, InventoryItem, OwnerId, Pet, PetId};
+use petstore_core::{InventoryItem, Pet, PetId};
 
 use crate::records::{PetRowRecord, PetRowValues};
 
-/// Pets' rows and idempotency records known without a statement. Each part of a row is
+/// Pets' rows known without a statement. Each part of a row is
 /// served once where a job may change it (a write, or a transaction's own cache), and to
 /// every read in a burst of reads.
 #[derive(Debug)]
 pub(crate) struct KnownRows {
     /// Each pet asked for: `None` if it does not exist, else the parts not yet served.
     pets: HashMap<i64, Option<RowParts>>,
-    /// Each idempotency key looked up: its record, or `None` if it had none.
-    records: HashMap<(i64, String), Option<IdempotencyRecord>>,
-    /// The keys whose stored record a create found (expired, or it replayed): recorded
-    /// again, their record is written over the old one, where a new key's is inserted.
-    found: Vec<(i64, String)>,
     /// Whether each part is served once (taken) or to every read (cloned).
     once: bool,
 }
@@ -48,8 +43,6 @@ impl KnownRows {
     pub(crate) fn served_once() -> Self {
         Self {
             pets: HashMap::new(),
-            records: HashMap::new(),
-            found: Vec::new(),
             once: true,
         }
     }
@@ -60,8 +53,6 @@ impl KnownRows {
     pub(crate) fn read_for_all(asked: &[i64], found: Vec<PetRowRecord>) -> Self {
         let mut known = Self {
             pets: asked.iter().map(|&id| (id, None)).collect(),
-            records: HashMap::new(),
-            found: Vec::new(),
             once: false,
         };
         known.add(found);
@@ -144,58 +135,8 @@ impl KnownRows {
         }
     }
 
-    /// Keeps what a lookup found of the records of `asked` (owner, key): each found in `found`,
-    /// or known to be absent.
-    pub(crate) fn add_records(
-        &mut self,
-        asked: Vec<(i64, String)>,
-        found: Vec<(i64, String, IdempotencyRecord)>,
-    ) {
-        self.records
-            .extend(asked.into_iter().map(|name| (name, None)));
-        for (owner, key, record) in found {
-            if let Some(slot) = self.records.get_mut(&(owner, key)) {
-                *slot = Some(record);
-            }
-        }
-    }
-
-    /// What the lookup found of `owner`'s key `key`: `None` if it was not looked up, and
-    /// `Some(None)` if it had no record. Served once: the job that asked records the key
-    /// itself (held back) if it runs.
-    pub(crate) fn record(
-        &mut self,
-        owner: OwnerId,
-        key: &str,
-    ) -> Option<Option<IdempotencyRecord>> {
-        let found = self.records.remove(&(owner.get(), key.to_owned()))?;
-        Some(self.noting_found(owner, key, found))
-    }
-
-    /// `found`, a stored record of `owner`'s key `key` or none, noted if there is one: a
-    /// record found (it can only be expired, or the create replays it) is written over when
-    /// the key is recorded again, where a key without one is inserted.
-    pub(crate) fn noting_found(
-        &mut self,
-        owner: OwnerId,
-        key: &str,
-        found: Option<IdempotencyRecord>,
-    ) -> Option<IdempotencyRecord> {
-        if found.is_some() {
-            self.found.push((owner.get(), key.to_owned()));
-        }
-        found
-    }
-
-    /// Whether `owner`'s key `key` was found to have a stored record.
-    pub(crate) fn record_was_found(&self, owner: OwnerId, key: &str) -> bool {
-        self.found
-            .iter()
-            .any(|(o, k)| *o == owner.get() && k == key)
-    }
-
-    /// Forgets pet `pet`'s row, or every row and record (`None`): a write is about to change
-    /// it.
+    /// Forgets pet `pet`'s row, or every row (`None`): a write is about to change it, or the
+    /// transaction rolled back.
     pub(crate) fn forget(&mut self, pet: Option<PetId>) {
         match pet {
             Some(id) => {
@@ -203,8 +144,6 @@ impl KnownRows {
             }
             None => {
                 self.pets.clear();
-                self.records.clear();
-                self.found.clear();
             }
         }
     }

@@ -36,6 +36,7 @@ mod error;
 mod executor;
 mod freshness;
 mod job;
+mod key_records;
 mod known_rows;
 mod ownership;
 #[cfg(feature = "plant-answer-before-commit")]

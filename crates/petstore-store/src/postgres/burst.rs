@@ -112,11 +112,11 @@ enum State {
 struct PgWriteBurst<'s> {
     store: &'s PgStore,
     conn: RefCell<PooledConnection<PrimaryOnly>>,
-    /// The pets its jobs name, locked as it begins, and the records of the keys they name; a
-    /// row is forgotten once a write changes it, and all of them when the transaction rolls
-    /// back (its locks go with it).
+    /// The pets its jobs name, locked as it begins; a row is forgotten once a write changes
+    /// it, and all of them when the transaction rolls back (its locks go with it).
     known: RefCell<KnownRows>,
-    /// The writes held back until the commit (`held_back.rs`), and the order ids in hand.
+    /// The writes held back until the commit (`held_back.rs`), the order ids in hand, and
+    /// the records of the keys the jobs name.
     held_back: RefCell<HeldBack>,
     state: Cell<State>,
     /// Writes that kept their changes, counted once the burst commits.
@@ -144,9 +144,11 @@ impl<'s> PgWriteBurst<'s> {
         if !(pets.is_empty() && keys.is_empty()) && conn.batch_execute(BEGIN).is_ok() {
             burst.state.set(State::Begun);
             match lock_and_look_up(&mut conn.conn, &pets, keys) {
-                Ok((known, order_ids)) => {
+                Ok((known, keys, order_ids)) => {
                     *burst.known.borrow_mut() = known;
-                    burst.held_back.borrow_mut().add_order_ids(order_ids);
+                    let mut held_back = burst.held_back.borrow_mut();
+                    held_back.add_order_ids(order_ids);
+                    held_back.looked_up(keys);
                 }
                 Err(_) => burst.roll_back(&mut conn, true),
             }

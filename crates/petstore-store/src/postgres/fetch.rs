@@ -8,6 +8,7 @@ use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Bytea, Nullable, Text, Timestamptz};
 use petstore_core::IdempotencyRecord;
 
+use crate::key_records::KeyRecords;
 use crate::known_rows::KnownRows;
 use crate::records::{IdempotencyRow, PetRecord, PetRowRecord, StatusText};
 use crate::schema::pets;
@@ -36,7 +37,7 @@ pub(super) fn lock_and_look_up(
     conn: &mut PgConnection,
     pets: &[i64],
     keys: Vec<(i64, String)>,
-) -> QueryResult<(KnownRows, Vec<i64>)> {
+) -> QueryResult<(KnownRows, KeyRecords, Vec<i64>)> {
     let (owners, texts): (Vec<i64>, Vec<String>) = keys.iter().cloned().unzip();
     let rows: Vec<NamedRow> = diesel::sql_query(LOCK_PETS_AND_LOOK_UP_KEYS)
         .bind::<Array<BigInt>, _>(pets)
@@ -93,9 +94,11 @@ pub(super) fn lock_and_look_up(
             _ => {}
         }
     }
-    let mut known = KnownRows::locked(locked);
-    known.add_records(keys, records);
-    Ok((known, order_ids))
+    Ok((
+        KnownRows::locked(locked),
+        KeyRecords::looked_up(keys, records),
+        order_ids,
+    ))
 }
 
 /// [`lock_and_look_up`]'s statement: the pets locked and the records found, as rows of one

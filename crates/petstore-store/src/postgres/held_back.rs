@@ -1,6 +1,7 @@
 //! The writes of a PostgreSQL write transaction (a burst's, or a lone write's) that are held
 //! back and sent together just before its `COMMIT`: the stock its jobs set, the orders they
-//! place, the idempotency records their creates make and the events they append, in two
+//! place, the idempotency records their creates make (kept with everything else the
+//! transaction knows of its keys, `key_records.rs`) and the events they append, in two
 //! statements for the whole burst where each job would send four of its own
 //! (`docs/storage.md`, "Grouping on PostgreSQL").
 //!
@@ -18,10 +19,11 @@ use chrono::{DateTime, Utc};
 use diesel::RunQueryDsl;
 use diesel::pg::PgConnection;
 use diesel::result::DatabaseErrorKind;
-use petstore_core::{DomainError, DomainEvent, IdempotencyRecord, NewOrder, OwnerId, TraceParent};
+use petstore_core::{DomainError, DomainEvent, NewOrder, OwnerId, TraceParent};
 
 use super::prepared::{SendHeldBack, SetStocks};
 use crate::error::StoreError;
+use crate::key_records::{HeldRecord, KeyRecords};
 use crate::records::EventColumns;
 
 /// What a write burst holds back, and the order ids it has in hand.
@@ -33,7 +35,10 @@ pub(crate) struct HeldBack {
     order_ids: Vec<i64>,
     /// Each pet's stock as last set, in the order first set.
     stock: Vec<(i64, i64)>,
-    /// The orders, records and events held back, as the statement binds them.
+    /// The idempotency keys the transaction met: what the burst looked up, what was found,
+    /// and the records held back.
+    keys: KeyRecords,
+    /// The orders and events held back, as the statement binds them.
     rows: SendHeldBack,
     /// A send failed: the transaction lacks writes its jobs were told were made.
     failed: Option<StoreError>,
@@ -74,46 +79,14 @@ impl HeldBack {
         }
     }
 
-    /// Holds back recording the answer to `owner`'s idempotency key `key`, over the expired
-    /// record of the key the transaction found (`replacing`), or as the key's first.
-    pub(crate) fn record(
-        &mut self,
-        owner: OwnerId,
-        key: &str,
-        record: &IdempotencyRecord,
-        replacing: bool,
-    ) {
-        let IdempotencyRecord {
-            fingerprint,
-            response,
-            recorded_at,
-        } = record;
-        let columns = if replacing {
-            &mut self.rows.replacing
-        } else {
-            &mut self.rows.records
-        };
-        columns.owners.push(owner.get());
-        columns.keys.push(key.to_owned());
-        columns.fingerprints.push(fingerprint.to_vec());
-        columns.responses.push(response.clone());
-        columns.times.push(*recorded_at);
+    /// The idempotency keys the transaction met, and the records it holds back.
+    pub(crate) fn keys(&mut self) -> &mut KeyRecords {
+        &mut self.keys
     }
 
-    /// The record held back for `owner`'s key `key`, if one is: a later create with that key
-    /// in the same transaction replays it.
-    pub(crate) fn held_record(&self, owner: OwnerId, key: &str) -> Option<IdempotencyRecord> {
-        [&self.rows.records, &self.rows.replacing]
-            .into_iter()
-            .find_map(|columns| {
-                let at = (0..columns.keys.len())
-                    .find(|&i| columns.owners[i] == owner.get() && columns.keys[i] == key)?;
-                Some(IdempotencyRecord {
-                    fingerprint: columns.fingerprints[at].as_slice().try_into().ok()?,
-                    response: columns.responses[at].clone(),
-                    recorded_at: columns.times[at],
-                })
-            })
+    /// Takes what the burst's lookup found of its jobs' keys.
+    pub(crate) fn looked_up(&mut self, keys: KeyRecords) {
+        self.keys = keys;
     }
 
     /// Holds back appending `events`, after those held back before.
@@ -165,6 +138,20 @@ impl HeldBack {
     /// id, when the statement appending events returned it. A failure is remembered
     /// ([`failed`](Self::failed)), and what was held back is dropped with the transaction.
     pub(crate) fn send(&mut self, conn: &mut PgConnection) -> Option<i64> {
+        for held in self.keys.take_held() {
+            let HeldRecord {
+                owner,
+                key,
+                record,
+                replacing,
+            } = held;
+            let columns = if replacing {
+                &mut self.rows.replacing
+            } else {
+                &mut self.rows.records
+            };
+            columns.push(owner, key, record);
+        }
         if self.stock.is_empty() && self.rows.is_empty() {
             return None;
         }

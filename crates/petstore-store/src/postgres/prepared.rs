@@ -10,7 +10,7 @@ use diesel::pg::{Pg, PgConnection};
 use diesel::query_builder::{AstPass, QueryFragment, QueryId};
 use diesel::sql_types::{Array, BigInt, Bytea, Interval, Jsonb, Nullable, Text, Timestamptz};
 use diesel::{QueryResult, RunQueryDsl};
-use petstore_core::RECORD_LIFETIME;
+use petstore_core::{IdempotencyRecord, RECORD_LIFETIME};
 
 /// `nextval('orders_id_seq')`: an id for an order placed with none in hand (the statement that
 /// locks a burst's pets takes one per pet it locks), so that every order knows its id before
@@ -92,6 +92,20 @@ pub(crate) struct RecordColumns {
 }
 
 impl RecordColumns {
+    /// Adds `owner`'s record of key `key`.
+    pub(crate) fn push(&mut self, owner: i64, key: String, record: IdempotencyRecord) {
+        let IdempotencyRecord {
+            fingerprint,
+            response,
+            recorded_at,
+        } = record;
+        self.owners.push(owner);
+        self.keys.push(key);
+        self.fingerprints.push(fingerprint.to_vec());
+        self.responses.push(response);
+        self.times.push(recorded_at);
+    }
+
     /// `INSERT INTO idempotency_records … SELECT * FROM unnest(…)` of these records.
     fn walk<'b>(&'b self, out: &mut AstPass<'_, 'b, Pg>) -> QueryResult<()> {
         out.push_sql(

@@ -112,6 +112,20 @@ impl<'c> PgTx<'c> {
     pub(crate) fn known(&mut self) -> &mut KnownRows {
         self.known
     }
+
+    /// Notes what a read of the table found of `owner`'s key `key` (a write transaction
+    /// records the key next), and gives it back.
+    pub(crate) fn note_stored(
+        &mut self,
+        owner: OwnerId,
+        key: &str,
+        found: Option<IdempotencyRecord>,
+    ) -> Option<IdempotencyRecord> {
+        match self.held_back.as_deref_mut() {
+            Some(held_back) => held_back.keys().note_stored(owner, key, found),
+            None => found,
+        }
+    }
 }
 
 /// The transaction type the shared statements are compiled for here.
@@ -227,22 +241,18 @@ impl PgTx<'_> {
 }
 
 /// A record is looked up where the write put it first: held back by an earlier create of the
-/// same transaction, then what the burst looked up for the keys its jobs named, then the table.
+/// same transaction, then what the burst looked up for the keys its jobs named, then the table
+/// (`key_records.rs`).
 impl IdempotencyReader for PgTx<'_> {
     fn idempotency_record(
         &mut self,
         owner: OwnerId,
         key: &str,
     ) -> RepoResult<Option<IdempotencyRecord>> {
-        if let Some(held) = self
-            .held_back
-            .as_deref()
-            .and_then(|d| d.held_record(owner, key))
+        if let Some(held_back) = self.held_back.as_deref_mut()
+            && let Some(known) = held_back.keys().known(owner, key)
         {
-            return Ok(Some(held));
-        }
-        if let Some(found) = self.known.record(owner, key) {
-            return Ok(found);
+            return Ok(known);
         }
         if self.writing {
             self.lock_name(LockSpace::IdempotencyKey, &format!("{}:{key}", owner.get()))?;
@@ -260,10 +270,10 @@ impl IdempotencyWriter for PgTx<'_> {
         key: &str,
         record: &IdempotencyRecord,
     ) -> RepoResult<()> {
-        let replacing = self.known.record_was_found(owner, key);
         self.held_back()
             .or_storage()?
-            .record(owner, key, record, replacing);
+            .keys()
+            .hold(owner, key, record.clone());
         Ok(())
     }
 

@@ -15,7 +15,7 @@ use crate::statements::convert_one;
 
 impl Tx<'_> {
     /// The record of `owner`'s key `key` as stored, expired or not, noted as found if there
-    /// is one ([`KnownRows::noting_found`](crate::known_rows::KnownRows::noting_found)). No
+    /// is one ([`KeyRecords::note_stored`](crate::key_records::KeyRecords::note_stored)). No
     /// lock: two creates with one key may both find nothing, and the primary key lets only
     /// one of them record it.
     pub(crate) fn stored_idempotency_record(
@@ -30,7 +30,7 @@ impl Tx<'_> {
             .optional()
             .or_storage()?;
         let found = convert_one(row)?;
-        Ok(self.known().noting_found(owner, key, found))
+        Ok(self.note_stored(owner, key, found))
     }
 
     /// Deletes the records made before `before`: the store's upkeep, never a request's.

@@ -13,6 +13,7 @@ use petstore_core::{
 };
 
 use crate::error::{QueryResultExt, Rule, StoreError, Violation};
+use crate::key_records::KeyRecords;
 use crate::known_rows::KnownRows;
 use crate::records::{EventColumns, actor_column};
 use crate::schema::sql_types::{Json, Time};
@@ -33,6 +34,8 @@ pub(crate) struct SqliteTx<'c> {
     pub(crate) conn: &'c mut SqliteConnection,
     /// The rows this transaction read and may serve again without a statement.
     known: KnownRows,
+    /// The idempotency keys it found a stored record of (`key_records.rs`).
+    keys: KeyRecords,
 }
 
 impl<'c> SqliteTx<'c> {
@@ -41,6 +44,7 @@ impl<'c> SqliteTx<'c> {
         Self {
             conn,
             known: KnownRows::served_once(),
+            keys: KeyRecords::default(),
         }
     }
 }
@@ -55,6 +59,16 @@ impl SqliteTx<'_> {
     /// The rows known without a statement.
     pub(crate) fn known(&mut self) -> &mut KnownRows {
         &mut self.known
+    }
+
+    /// Notes what a read of the table found of `owner`'s key `key`, and gives it back.
+    pub(crate) fn note_stored(
+        &mut self,
+        owner: OwnerId,
+        key: &str,
+        found: Option<IdempotencyRecord>,
+    ) -> Option<IdempotencyRecord> {
+        self.keys.note_stored(owner, key, found)
     }
 }
 
@@ -201,7 +215,7 @@ impl IdempotencyWriter for SqliteTx<'_> {
             response,
             recorded_at: Time(*recorded_at),
         };
-        let written = if self.known.record_was_found(owner, key) {
+        let written = if self.keys.replaces(owner, key) {
             ReplaceAnswer {
                 answer,
                 expired_before: Time(*recorded_at - RECORD_LIFETIME),
