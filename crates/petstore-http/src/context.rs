@@ -8,8 +8,9 @@
 //!   ([`Cause`]);
 //! - the token its writes reached, for the answer.
 //!
-//! Work outside a request (the webhook dispatcher, the command line) has no context: its
-//! writes say who they are themselves, or record no actor.
+//! Work outside a request has no context: its writes record the actor of the state they run
+//! on (`AppState::acting_as`), the operator unless it says otherwise (the command line, the
+//! first admin key), the service itself for a chore (the webhook dispatcher).
 
 use std::cell::{Cell, RefCell};
 use std::sync::Arc;

@@ -84,7 +84,12 @@ impl<S: Store, C: Clock> Service<S, C> {
             store,
             clock,
             settings: Settings::default(),
-            cause: Cause::default(),
+            // Made by a program, not a request: its changes are the operator's until it says
+            // who acts (`acting_as`).
+            cause: Cause {
+                actor: Some(Actor::Operator),
+                trace: None,
+            },
             listener: None,
         }
     }
@@ -111,7 +116,8 @@ impl<S: Store, C: Clock> Service<S, C> {
     }
 
     /// The same use cases, recording `actor` as who caused every change they make, with its
-    /// events (the feed, the stream and webhook deliveries show it).
+    /// events (the feed, the stream and webhook deliveries show it). Use cases never told
+    /// record [`Actor::Operator`]: the program that made them.
     #[must_use]
     pub fn acting_as(&self, actor: Actor) -> Self
     where

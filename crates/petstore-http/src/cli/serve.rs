@@ -8,7 +8,7 @@ use actix_web::HttpServer;
 
 use anyhow::{Context, anyhow};
 use chrono::TimeDelta;
-use petstore_core::{SessionLifetime, Settings, SystemClock};
+use petstore_core::{Actor, SessionLifetime, Settings, SystemClock};
 use petstore_store::{AnyStore, Database, HEARTBEAT_EVERY};
 
 mod admin_key;
@@ -204,7 +204,8 @@ pub async fn serve(args: ServeArgs, signals: Signals) -> anyhow::Result<()> {
     )
     .into();
     actix_web::rt::spawn(heartbeats(settled.clone(), node.clone()));
-    actix_web::rt::spawn(crate::delivery::run(stopping.clone(), tls, node.clone()));
+    let dispatcher = stopping.acting_as(Actor::chore("webhooks"));
+    actix_web::rt::spawn(crate::delivery::run(dispatcher, tls, node.clone()));
     actix_web::rt::spawn(crate::changes::watch(stopping.clone()));
     actix_web::rt::spawn(crate::app::keep_readiness_current(stopping.clone()));
     actix_web::rt::spawn(async move {

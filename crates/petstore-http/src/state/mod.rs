@@ -7,7 +7,7 @@ use std::time::Duration;
 use actix_web::ResponseError as _;
 use futures_util::FutureExt as _;
 use futures_util::future::Either;
-use petstore_core::{Clock, DomainError, EventListener, Failure, Service, Settings};
+use petstore_core::{Actor, Clock, DomainError, EventListener, Failure, Service, Settings};
 use petstore_store::{AnyStore, Executor, Freshness, JobStore, ReadNames, Wake, WakeUp};
 /// What a handler names of the rows its read or write will need, and of the idempotency key
 /// its write will look up ([`AppState::read_row`], [`AppState::write_row`]).
@@ -106,6 +106,16 @@ impl AppState {
     pub fn with_traces(mut self, traces: Traces) -> Self {
         self.traces = Some(traces);
         self
+    }
+
+    /// The same state, its writes outside a request recorded as `actor`'s: the command
+    /// line's are the operator's, a chore's the service's (`Actor::chore`). A request's
+    /// writes record who made the request, whatever state serves it.
+    pub fn acting_as(&self, actor: Actor) -> Self {
+        Self {
+            service: Arc::new(self.service.acting_as(actor)),
+            ..self.clone()
+        }
     }
 
     /// Where spans go; `None` when traces are off.
@@ -268,8 +278,9 @@ impl AppState {
         let service = Arc::clone(&self.service);
         let span = tracing::Span::current();
         // Who asks and the trace they ask in, as the request's door made them: every write
-        // of the request records them with its events, whatever its handler does.
-        let cause = context::cause().unwrap_or_default();
+        // of the request records them with its events, whatever its handler does. Outside a
+        // request, the state's own (`acting_as`).
+        let cause = context::cause();
         // What the write appends, for the shop's counters once its commit is known.
         let appended = Arc::new(Appended::default());
         let run_appended = Arc::clone(&appended);
@@ -277,12 +288,11 @@ impl AppState {
             let _entered = span.enter();
             run_appended.new_run();
             let listener: Arc<dyn EventListener> = run_appended.clone();
-            work(
-                &service
-                    .over(store)
-                    .with_cause(cause.clone())
-                    .telling(listener),
-            )
+            let shop = service.over(store).telling(listener);
+            match &cause {
+                Some(cause) => work(&shop.with_cause(cause.clone())),
+                None => work(&shop),
+            }
         };
         let (answer, answered) = oneshot::channel();
         self.executor.write(names, work, move |result| {

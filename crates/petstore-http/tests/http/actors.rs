@@ -556,3 +556,38 @@ async fn every_write_of_both_doors_names_its_caller_door_and_trace() {
         "a console form this walk does not know"
     );
 }
+
+/// Work outside a request records who the state it runs on acts as: the operator unless it
+/// says otherwise (the command line, the first admin key), the service for a chore.
+#[actix_web::test]
+async fn a_write_outside_a_request_records_who_its_state_acts_as() {
+    let api = start().await;
+    let dispatcher = api.state.acting_as(Actor::chore("webhooks"));
+    let states = [
+        ("by the operator", api.state.clone(), Actor::Operator),
+        ("by a chore", dispatcher, Actor::chore("webhooks")),
+    ];
+    for (name, state, who) in states {
+        let new = petstore_core::NewCategory {
+            name: Name::parse(name).unwrap(),
+            description: None,
+        };
+        state
+            .write(move |shop| {
+                shop.categories()
+                    .create(Caller::Operator, new.clone(), None)
+            })
+            .await
+            .unwrap();
+        let events = state
+            .read_primary(|shop| {
+                shop.events()
+                    .after(Caller::Operator, None::<EventId>, PageSize::MAX_PAGE)
+            })
+            .await
+            .unwrap();
+        let last = events.last().unwrap();
+        assert_eq!(last.actor.as_ref(), Some(&who), "{name}: {last:?}");
+        assert_eq!(last.traceparent, None, "{name}: no request, no trace");
+    }
+}

@@ -5,8 +5,8 @@ use std::sync::Arc;
 use super::{Fixture, OPERATOR, start_time};
 use crate::testkit::Must;
 use crate::{
-    Actor, Always, Door, EventType, KeyId, Name, NewOrder, Outcome, PageSize, Quantity, Role,
-    Service, Store, TraceParent,
+    Actor, Always, Cause, Door, EventType, KeyId, Name, NewOrder, Outcome, PageSize, Quantity,
+    Role, Service, Store, TraceParent,
 };
 
 /// Each change records exactly its events, with increasing ids and the clock's time.
@@ -101,8 +101,9 @@ pub fn events_keep_the_trace_of_the_request_that_caused_them<S: Store>(store: S)
 }
 
 /// A change made for a known actor records it with each of its events, and reads it back as
-/// it was written: a key's holder (id, name, role, door), the operator or a chore. A change
-/// made without one records none (unknown, as events older than actors read).
+/// it was written: a key's holder (id, name, role, door), the operator or a chore. Use cases
+/// never told who acts record the operator, the program that made them; a change whose cause
+/// names no actor records none (unknown, as events older than actors read).
 pub fn events_record_who_caused_them<S: Store>(store: S) {
     let f = Fixture::new(store);
     let desk = Actor::Key {
@@ -112,9 +113,15 @@ pub fn events_record_who_caused_them<S: Store>(store: S) {
         door: Door::Console,
     };
     let shop = || Service::with_clock(f.shop.store(), Arc::clone(&f.clock));
-    let unknown_before = f.event_count();
-    let rex = f.pet_with_stock("Rex", 3);
-    let mut marks = vec![(unknown_before, None)];
+    let untold_before = f.event_count();
+    let rex = f.pet_with_stock("Rex", 4);
+    let mut marks = vec![(untold_before, Some(Actor::Operator))];
+    marks.push((f.event_count(), None));
+    shop()
+        .with_cause(Cause::default())
+        .orders()
+        .place(OPERATOR, NewOrder::new(rex.id, Quantity::ONE), None)
+        .must("order");
     for actor in [desk, Actor::Operator, Actor::chore("webhooks")] {
         marks.push((f.event_count(), Some(actor.clone())));
         shop()
