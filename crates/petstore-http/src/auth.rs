@@ -18,6 +18,7 @@ use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use actix_web::middleware::Next;
 use actix_web::{Error, FromRequest, HttpMessage, HttpRequest, web};
+use futures_util::future::Either;
 use petstore_core::{ApiKey, Caller, Door, KeyId, KeySecret, Permission, TraceParent};
 
 use crate::consistency;
@@ -63,15 +64,26 @@ fn secret_of(token: &[u8]) -> Result<KeySecret, ()> {
 
 /// Resolves the caller's key, applies the rate limit, and marks every answer `no-store`
 /// (answers to authenticated requests must not sit in shared caches); all of it, the key's
-/// read included, as fresh as the request asks its reads to be ([`consistency::within`]).
-pub async fn authenticate(
+/// read included, as fresh as the request asks its reads to be ([`context::within`]).
+pub fn authenticate(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
-) -> Result<ServiceResponse<impl MessageBody>, Error> {
+) -> impl Future<Output = Result<ServiceResponse<impl MessageBody>, Error>> {
+    // Not an async fn: one would keep `req` and `next` beside the future it awaits, and actix
+    // boxes this future, twice its size, for every request (`context::within`).
     // A consistency header of the wrong form is refused before the key is looked at.
-    let wants = consistency::asked(req.headers())?;
-    let trace = req.extensions().get::<TraceParent>().cloned();
-    context::within(Door::Api, wants, trace, authenticated(req, next)).await
+    match consistency::asked(req.headers()) {
+        Ok(wants) => {
+            let trace = req.extensions().get::<TraceParent>().cloned();
+            Either::Left(context::within(
+                Door::Api,
+                wants,
+                trace,
+                authenticated(req, next),
+            ))
+        }
+        Err(refused) => Either::Right(ready(Err(refused.into()))),
+    }
 }
 
 async fn authenticated(
@@ -93,17 +105,18 @@ async fn authenticated(
             Some(holder) => Ok(holder),
             None => match secret_of(token) {
                 Err(()) => Err(Authentication::Invalid),
-                Ok(secret) => match state
-                    .read(move |shop| shop.keys().identify(&secret))
-                    .await?
-                {
-                    Some(holder) => {
-                        let holder = Arc::new(holder);
-                        state.key_cache().put(slot, Arc::clone(&holder));
-                        Ok(holder)
+                // Boxed: only a key the cache does not hold waits for the store, and the
+                // future every request keeps would otherwise hold room for that wait.
+                Ok(secret) => {
+                    match Box::pin(state.read(move |shop| shop.keys().identify(&secret))).await? {
+                        Some(holder) => {
+                            let holder = Arc::new(holder);
+                            state.key_cache().put(slot, Arc::clone(&holder));
+                            Ok(holder)
+                        }
+                        None => Err(Authentication::Invalid),
                     }
-                    None => Err(Authentication::Invalid),
-                },
+                }
             },
         },
     };

@@ -17,6 +17,7 @@ use std::sync::Arc;
 
 use actix_web::dev::ServiceResponse;
 use actix_web::http::header::HeaderValue;
+use futures_util::FutureExt as _;
 use petstore_core::{Cause, Door, KeyHolder, TraceParent};
 use petstore_store::{Freshness, Position};
 
@@ -115,25 +116,29 @@ pub fn written(token: Option<Position>) {
 /// read standbys gives none: its reads are never behind). Called by the one layer every
 /// request of the door crosses (`authenticate`, the console's scope), rather than as a
 /// layer of its own (each costs a boxed future per request).
-pub async fn within<B>(
+///
+/// Built of combinators rather than an async block, which would keep `serve` twice (as its
+/// argument, and inside the scope's future): actix boxes this future for every request, and
+/// one past glibc's small-allocation cache (1 KiB) costs more to allocate, move and free.
+pub fn within<B>(
     door: Door,
     wants: Freshness,
     trace: Option<TraceParent>,
     serve: impl Future<Output = Result<ServiceResponse<B>, actix_web::Error>>,
-) -> Result<ServiceResponse<B>, actix_web::Error> {
-    let (response, token) = REQUEST
-        .scope(RequestContext::new(door, wants, trace), async move {
-            let response = serve.await;
-            (response, REQUEST.with(|request| request.token.get()))
+) -> impl Future<Output = Result<ServiceResponse<B>, actix_web::Error>> {
+    // The token is read as `serve` ends, while the context is still the task's.
+    let served = serve.map(|response| (response, REQUEST.with(|request| request.token.get())));
+    REQUEST
+        .scope(RequestContext::new(door, wants, trace), served)
+        .map(|(response, token)| {
+            let mut response = response?;
+            if let Some(token) = token.filter(|_| response.status().is_success())
+                && let Ok(value) = HeaderValue::from_str(&token.to_string())
+            {
+                response.headers_mut().insert(CONSISTENCY_TOKEN, value);
+            }
+            Ok(response)
         })
-        .await;
-    let mut response = response?;
-    if let Some(token) = token.filter(|_| response.status().is_success())
-        && let Ok(value) = HeaderValue::from_str(&token.to_string())
-    {
-        response.headers_mut().insert(CONSISTENCY_TOKEN, value);
-    }
-    Ok(response)
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 //! PostgreSQL's, so a time reads the same on either backend and survives a copy between them.
 //! A JSON document is PostgreSQL's `jsonb`; SQLite keeps its text.
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, SecondsFormat, Utc};
 use diesel::backend::Backend;
 use diesel::deserialize::{self, FromSql};
 use diesel::pg::{Pg, PgValue};
@@ -26,8 +26,12 @@ pub struct UtcTime;
 #[diesel(sqlite_type(name = "Text"))]
 pub struct JsonValue;
 
-/// How SQLite keeps a time: one width, so that text order is time order.
-const SQLITE_TIME: &str = "%Y-%m-%dT%H:%M:%S%.6fZ";
+/// How SQLite keeps a time: one width, `2026-11-24T20:45:05.123456Z`, so that text order is
+/// time order. Written by chrono's RFC 3339 writer, which does not parse a format string each
+/// time as `format` does (about 2,000 instructions a time, several times per order).
+fn sqlite_time(time: &DateTime<Utc>) -> String {
+    time.to_rfc3339_opts(SecondsFormat::Micros, true)
+}
 
 /// A time bound to a [`UtcTime`] column. Reading gives `DateTime<Utc>` itself; binding needs a
 /// type of this crate, since Diesel keeps `AsExpression` for foreign types to itself. It reads
@@ -83,7 +87,7 @@ impl FromSql<UtcTime, Pg> for DateTime<Utc> {
 
 impl ToSql<UtcTime, Sqlite> for Time {
     fn to_sql<'b>(&'b self, out: &mut Output<'b, '_, Sqlite>) -> serialize::Result {
-        out.set_value(self.0.format(SQLITE_TIME).to_string());
+        out.set_value(sqlite_time(&self.0));
         Ok(IsNull::No)
     }
 }
@@ -135,10 +139,7 @@ mod tests {
             base + chrono::Duration::milliseconds(500),
             base + chrono::Duration::seconds(1),
         ];
-        let texts: Vec<String> = times
-            .iter()
-            .map(|t| t.format(SQLITE_TIME).to_string())
-            .collect();
+        let texts: Vec<String> = times.iter().map(sqlite_time).collect();
         assert_eq!(texts[0], "2026-11-24T20:45:05.000000Z");
         assert_eq!(
             texts[1], "2026-11-24T20:45:05.123456Z",
@@ -146,5 +147,17 @@ mod tests {
         );
         assert!(texts.iter().all(|t| t.len() == texts[0].len()), "{texts:?}");
         assert!(texts.windows(2).all(|w| w[0] < w[1]), "{texts:?}");
+    }
+
+    #[test]
+    fn sqlite_times_are_written_as_the_fixed_width_format_always_was() {
+        // The width databases hold since the fixed-width migration.
+        let written_before = "%Y-%m-%dT%H:%M:%S%.6fZ";
+        let mut time = Utc.with_ymd_and_hms(1970, 1, 1, 0, 0, 0).unwrap();
+        for step in 0..2_000_i64 {
+            let text = sqlite_time(&time);
+            assert_eq!(text, time.format(written_before).to_string());
+            time += chrono::Duration::nanoseconds(step * 7_777_777_777_777 + 999);
+        }
     }
 }
