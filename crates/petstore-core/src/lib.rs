@@ -66,6 +66,7 @@ mod ids;
 mod json_int;
 mod memory;
 mod model;
+mod money;
 #[cfg(feature = "openapi")]
 pub mod openapi;
 mod permission;
@@ -94,6 +95,7 @@ pub use model::{
     Category, InventoryItem, InventoryUpdate, NewCategory, NewOrder, NewPet, Order, OrderPatch,
     Pet, PetStatus,
 };
+pub use money::{Amount, Currency, Total};
 pub use permission::Permission;
 pub use precondition::{Always, Precondition};
 pub use query::{

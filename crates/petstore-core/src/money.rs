@@ -1,0 +1,315 @@
+//! Money: a shop's [`Currency`], a unit price ([`Amount`]) and a line's or an order's
+//! [`Total`], all in integer minor units (cents for `EUR`), so that nothing is ever rounded.
+//!
+//! The bounds make every total exact both in `i64` and in a JavaScript number (below 2^53, as
+//! ids are): a unit price is at most 99,999,999,999 minor units, an order line takes at most
+//! 1,000 units ([`Quantity::MAX`]), so a line is below 10^14 and 50 lines below 5 × 10^15.
+
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::ids::MAX_ID;
+use crate::validation::ValidationError;
+use crate::values::Quantity;
+
+/// An ISO 4217 currency a shop prices in, with the digits of its minor unit.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Currency {
+    code: &'static str,
+    exponent: u8,
+}
+
+/// The currencies a shop may price in: ISO 4217's circulating currencies, pinned here (no
+/// fund codes, no metals). Each has two minor-unit digits but those listed in [`EXPONENTS`].
+/// A code once listed stays listed: a shop stores its currency once, and must start again
+/// under every later version.
+const CODES: &[&str] = &[
+    "AED", "AFN", "ALL", "AMD", "ANG", "AOA", "ARS", "AUD", "AWG", "AZN", "BAM", "BBD", "BDT",
+    "BGN", "BHD", "BIF", "BMD", "BND", "BOB", "BRL", "BSD", "BTN", "BWP", "BYN", "BZD", "CAD",
+    "CDF", "CHF", "CLP", "CNY", "COP", "CRC", "CUP", "CVE", "CZK", "DJF", "DKK", "DOP", "DZD",
+    "EGP", "ERN", "ETB", "EUR", "FJD", "FKP", "GBP", "GEL", "GHS", "GIP", "GMD", "GNF", "GTQ",
+    "GYD", "HKD", "HNL", "HTG", "HUF", "IDR", "ILS", "INR", "IQD", "IRR", "ISK", "JMD", "JOD",
+    "JPY", "KES", "KGS", "KHR", "KMF", "KPW", "KRW", "KWD", "KYD", "KZT", "LAK", "LBP", "LKR",
+    "LRD", "LSL", "LYD", "MAD", "MDL", "MGA", "MKD", "MMK", "MNT", "MOP", "MRU", "MUR", "MVR",
+    "MWK", "MXN", "MYR", "MZN", "NAD", "NGN", "NIO", "NOK", "NPR", "NZD", "OMR", "PAB", "PEN",
+    "PGK", "PHP", "PKR", "PLN", "PYG", "QAR", "RON", "RSD", "RUB", "RWF", "SAR", "SBD", "SCR",
+    "SDG", "SEK", "SGD", "SHP", "SLE", "SOS", "SRD", "SSP", "STN", "SVC", "SYP", "SZL", "THB",
+    "TJS", "TMT", "TND", "TOP", "TRY", "TTD", "TWD", "TZS", "UAH", "UGX", "USD", "UYU", "UZS",
+    "VED", "VES", "VND", "VUV", "WST", "XAF", "XCD", "XCG", "XOF", "XPF", "YER", "ZAR", "ZMW",
+    "ZWG",
+];
+
+/// The currencies whose minor unit is not a hundredth: none (`JPY`), or a thousandth (`KWD`).
+const EXPONENTS: &[(&str, u8)] = &[
+    ("BIF", 0),
+    ("CLP", 0),
+    ("DJF", 0),
+    ("GNF", 0),
+    ("ISK", 0),
+    ("JPY", 0),
+    ("KMF", 0),
+    ("KRW", 0),
+    ("PYG", 0),
+    ("RWF", 0),
+    ("UGX", 0),
+    ("VND", 0),
+    ("VUV", 0),
+    ("XAF", 0),
+    ("XOF", 0),
+    ("XPF", 0),
+    ("BHD", 3),
+    ("IQD", 3),
+    ("JOD", 3),
+    ("KWD", 3),
+    ("LYD", 3),
+    ("OMR", 3),
+    ("TND", 3),
+];
+
+impl Currency {
+    /// The euro, a new shop's currency unless its operator chooses another.
+    pub const EUR: Currency = Currency {
+        code: "EUR",
+        exponent: 2,
+    };
+
+    /// The currency of ISO 4217 code `code` (three capital letters), if a shop may price in
+    /// it.
+    pub fn parse(code: &str) -> Result<Self, ValidationError> {
+        let Some(&code) = CODES.iter().find(|&&listed| listed == code) else {
+            return Err(ValidationError::new(
+                "currency",
+                "must be the ISO 4217 code of a circulating currency, in capitals (EUR, USD, JPY…)",
+            ));
+        };
+        let exponent = EXPONENTS
+            .iter()
+            .find(|(listed, _)| *listed == code)
+            .map_or(2, |&(_, exponent)| exponent);
+        Ok(Self { code, exponent })
+    }
+
+    /// Its ISO 4217 code: `EUR`.
+    pub const fn code(self) -> &'static str {
+        self.code
+    }
+
+    /// How many digits its minor unit has: 2 for `EUR` (cents), 0 for `JPY`, 3 for `KWD`.
+    pub const fn exponent(self) -> u8 {
+        self.exponent
+    }
+}
+
+impl fmt::Debug for Currency {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.code)
+    }
+}
+
+impl fmt::Display for Currency {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.code)
+    }
+}
+
+impl Serialize for Currency {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.code)
+    }
+}
+
+impl<'de> Deserialize<'de> for Currency {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let code = String::deserialize(deserializer)?;
+        Currency::parse(&code).map_err(|e| serde::de::Error::custom(e.reason))
+    }
+}
+
+/// A unit price in minor units of the shop's currency: 0 ..= 99,999,999,999 (a price of 0 is
+/// a pet given away).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(transparent)]
+pub struct Amount(i64);
+
+impl Amount {
+    /// The largest unit price.
+    pub const MAX: i64 = 99_999_999_999;
+
+    /// Checks that `value` is within 0 ..= [`Amount::MAX`].
+    pub fn new(value: i64) -> Result<Self, ValidationError> {
+        if (0..=Self::MAX).contains(&value) {
+            Ok(Self(value))
+        } else {
+            Err(ValidationError::new(
+                "amount",
+                "must be an integer from 0 to 99999999999, in minor units of the shop's currency",
+            ))
+        }
+    }
+
+    /// The minor units.
+    pub const fn get(self) -> i64 {
+        self.0
+    }
+
+    /// A line's amount: this unit price times `quantity`, exactly (below 10^14).
+    pub fn times(self, quantity: Quantity) -> Total {
+        // At most 99,999,999,999 × 1,000: no overflow, and below `Total::MAX`.
+        Total(self.0 * i64::from(quantity.get()))
+    }
+}
+
+impl<'de> Deserialize<'de> for Amount {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = crate::json_int::deserialize(deserializer)?;
+        Amount::new(value).map_err(|e| serde::de::Error::custom(e.reason))
+    }
+}
+
+/// A line's amount or an order's total, in minor units: 0 ..= 2^53 − 1, exact in `i64` and in
+/// a JavaScript number. Only made by multiplying an [`Amount`] and adding totals, never by
+/// dividing, so nothing is rounded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(transparent)]
+pub struct Total(i64);
+
+impl Total {
+    /// Nothing.
+    pub const ZERO: Total = Total(0);
+
+    /// The largest total: 2^53 − 1, the largest integer a JavaScript number holds exactly.
+    pub const MAX: i64 = MAX_ID;
+
+    /// The minor units.
+    pub const fn get(self) -> i64 {
+        self.0
+    }
+
+    /// The sum of `totals`; `None` past [`Total::MAX`]. Up to 90 lines of the largest price
+    /// and quantity always fit.
+    pub fn sum(totals: impl IntoIterator<Item = Total>) -> Option<Total> {
+        totals.into_iter().try_fold(Total::ZERO, |sum, total| {
+            sum.0
+                .checked_add(total.0)
+                .filter(|&sum| sum <= Self::MAX)
+                .map(Total)
+        })
+    }
+
+    /// A stored total, checked against the bounds.
+    pub fn new(value: i64) -> Result<Self, ValidationError> {
+        if (0..=Self::MAX).contains(&value) {
+            Ok(Self(value))
+        } else {
+            Err(ValidationError::new(
+                "total",
+                "must be an integer from 0 to 9007199254740991",
+            ))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    #[test]
+    fn currencies_are_iso_codes_with_their_minor_units() {
+        assert_eq!(Currency::parse("EUR").unwrap(), Currency::EUR);
+        assert_eq!(Currency::parse("USD").unwrap().exponent(), 2);
+        assert_eq!(Currency::parse("JPY").unwrap().exponent(), 0);
+        assert_eq!(Currency::parse("KWD").unwrap().exponent(), 3);
+        for refused in ["eur", "EURO", "", "XAU", "XXX", "ABC", " EUR"] {
+            assert_eq!(
+                Currency::parse(refused).unwrap_err().field,
+                "currency",
+                "{refused:?}"
+            );
+        }
+        let json = serde_json::to_string(&Currency::parse("CHF").unwrap()).unwrap();
+        assert_eq!(json, "\"CHF\"");
+        assert_eq!(
+            serde_json::from_str::<Currency>(&json).unwrap().code(),
+            "CHF"
+        );
+    }
+
+    #[test]
+    fn the_table_lists_each_code_once_and_every_exception_is_listed() {
+        let mut codes = CODES.to_vec();
+        codes.sort_unstable();
+        codes.dedup();
+        assert_eq!(codes.len(), CODES.len(), "a code listed twice");
+        assert!(
+            codes
+                .iter()
+                .all(|c| c.len() == 3 && c.bytes().all(|b| b.is_ascii_uppercase()))
+        );
+        for (code, _) in EXPONENTS {
+            assert!(
+                CODES.contains(code),
+                "{code} has an exponent but is not listed"
+            );
+        }
+    }
+
+    #[test]
+    fn amounts_are_bounded_and_read_as_json_integers() {
+        assert!(Amount::new(0).is_ok());
+        assert!(Amount::new(Amount::MAX).is_ok());
+        assert_eq!(Amount::new(-1).unwrap_err().field, "amount");
+        assert_eq!(Amount::new(Amount::MAX + 1).unwrap_err().field, "amount");
+        assert_eq!(
+            serde_json::from_str::<Amount>("1999.0").unwrap().get(),
+            1999
+        );
+        assert!(
+            serde_json::from_str::<Amount>("19.99").is_err(),
+            "minor units only"
+        );
+        assert!(serde_json::from_str::<Amount>("\"1999\"").is_err());
+    }
+
+    #[test]
+    fn a_total_past_the_bound_is_refused_not_wrapped() {
+        let largest = Amount::new(Amount::MAX)
+            .unwrap()
+            .times(Quantity::new(1000).unwrap());
+        assert_eq!(
+            Total::sum(std::iter::repeat_n(largest, 90)).map(Total::get),
+            Some(largest.get() * 90)
+        );
+        assert_eq!(Total::sum(std::iter::repeat_n(largest, 91)), None);
+        assert_eq!(Total::sum([]), Some(Total::ZERO));
+        assert!(Total::new(Total::MAX).is_ok());
+        assert!(Total::new(Total::MAX + 1).is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn a_line_is_its_price_times_its_quantity_exactly(
+            amount in 0..=Amount::MAX, quantity in 1i64..=1000
+        ) {
+            let line = Amount::new(amount).unwrap().times(Quantity::new(quantity).unwrap());
+            prop_assert_eq!(i128::from(line.get()), i128::from(amount) * i128::from(quantity));
+            prop_assert!(line.get() <= Total::MAX);
+        }
+
+        #[test]
+        fn fifty_lines_always_add_up_exactly(
+            lines in prop::collection::vec((0..=Amount::MAX, 1i64..=1000), 1..=50)
+        ) {
+            let totals = lines.iter().map(|&(amount, quantity)| {
+                Amount::new(amount).unwrap().times(Quantity::new(quantity).unwrap())
+            });
+            let expected: i128 = lines.iter().map(|&(a, q)| i128::from(a) * i128::from(q)).sum();
+            let sum = Total::sum(totals).expect("50 lines fit");
+            prop_assert_eq!(i128::from(sum.get()), expected);
+            // Exact in a JavaScript number: an f64 holds it without loss.
+            prop_assert_eq!(sum.get() as f64 as i64, sum.get());
+        }
+    }
+}
