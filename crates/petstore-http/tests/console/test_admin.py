@@ -19,6 +19,8 @@ def test_an_admin_creates_a_key_whose_secret_is_shown_once(server, page):
     assert server.api.call("GET", "/v1/pets", key=secret)[0] == 200
     # Never again: not on the list, not on a reload.
     page.get_by_role("link", name="Keys").click()
+    # The list, not the page that showed the secret (both list the key): wait for the new page.
+    expect(page.locator(".secret")).to_have_count(0)
     expect(page.get_by_role("cell", name="warehouse sync", exact=True)).to_be_visible()
     assert secret not in page.content()
     assert secret[:12] in page.content(), "its prefix identifies it"

@@ -9,6 +9,7 @@ from steps import alert, catalogue, made, signed_in, units
 def test_the_whole_catalogue_and_stock_flow(server, page):
     signed_in(page, server)
     page.get_by_role("link", name="Categories").click()
+    expect(page.get_by_role("heading", name="Categories")).to_be_visible()
     page.get_by_label("Name", exact=True).fill("Cats")
     page.get_by_label("Description", exact=True).fill("Small and independent")
     page.get_by_role("button", name="Add the category").click()
@@ -17,6 +18,8 @@ def test_the_whole_catalogue_and_stock_flow(server, page):
     screenshot(page, "categories")
 
     page.get_by_role("link", name="Pets").click()
+    # Each page has a "Name" field: fill the next page's only once it is there.
+    expect(page.get_by_role("heading", name="Pets")).to_be_visible()
     page.get_by_label("Name", exact=True).fill("Tom")
     # The second "Category" is the new pet's (the first filters the list).
     page.get_by_label("Category", exact=True).last.select_option(label="Cats")
@@ -37,6 +40,7 @@ def test_the_whole_catalogue_and_stock_flow(server, page):
     # Edited: renamed, and set pending by hand.
     page.get_by_role("link", name="Pets").click()
     page.get_by_role("link", name="Tom").click()
+    expect(page.get_by_role("heading", name="Pet Tom")).to_be_visible()
     page.get_by_label("Name", exact=True).fill("Thomas")
     page.get_by_label("Status", exact=True).select_option("pending")
     page.get_by_role("button", name="Save the pet").click()
@@ -95,6 +99,7 @@ def test_a_duplicate_category_and_a_blank_name_are_refused_with_the_api_s_error(
     catalogue(server)
     signed_in(page, server)
     page.get_by_role("link", name="Categories").click()
+    expect(page.get_by_role("heading", name="Categories")).to_be_visible()
     page.get_by_label("Name", exact=True).fill("DOGS")
     page.get_by_role("button", name="Add the category").click()
     expect(alert(page)).to_contain_text("category_exists")

@@ -93,6 +93,8 @@ def test_signing_out_ends_the_session_in_every_tab(server, page):
     other.goto(server.url + "/console/orders")
     expect(other.get_by_role("heading", name="Orders")).to_be_visible()
     page.get_by_role("button", name="Sign out").click()
+    # Signed out once the server says so, before the other tab moves.
+    expect(page.get_by_text("You have signed out.")).to_be_visible()
     other.get_by_role("link", name="Stock").click()
     expect(other).to_have_url(server.url + "/console/sign-in")
 
