@@ -24,6 +24,7 @@ use petstore_core::{
 };
 
 use crate::error::QueryResultExt;
+use crate::key_records::KeyRecords;
 use crate::known_rows::KnownRows;
 use crate::postgres::held_back::HeldBack;
 use crate::postgres::prepared::NextOrderId;
@@ -113,18 +114,10 @@ impl<'c> PgTx<'c> {
         self.known
     }
 
-    /// Notes what a read of the table found of `owner`'s key `key` (a write transaction
-    /// records the key next), and gives it back.
-    pub(crate) fn note_stored(
-        &mut self,
-        owner: OwnerId,
-        key: &str,
-        found: Option<IdempotencyRecord>,
-    ) -> Option<IdempotencyRecord> {
-        match self.held_back.as_deref_mut() {
-            Some(held_back) => held_back.keys().note_stored(owner, key, found),
-            None => found,
-        }
+    /// What the transaction knows of its idempotency keys (`key_records.rs`): a write's,
+    /// kept with its held-back writes; a read records no key, and has none.
+    pub(crate) fn key_records(&mut self) -> Option<&mut KeyRecords> {
+        self.held_back.as_deref_mut().map(HeldBack::keys)
     }
 }
 
@@ -249,9 +242,7 @@ impl IdempotencyReader for PgTx<'_> {
         owner: OwnerId,
         key: &str,
     ) -> RepoResult<Option<IdempotencyRecord>> {
-        if let Some(held_back) = self.held_back.as_deref_mut()
-            && let Some(known) = held_back.keys().known(owner, key)
-        {
+        if let Some(known) = self.key_records().and_then(|keys| keys.known(owner, key)) {
             return Ok(known);
         }
         if self.writing {

@@ -30,7 +30,10 @@ impl Tx<'_> {
             .optional()
             .or_storage()?;
         let found = convert_one(row)?;
-        Ok(self.note_stored(owner, key, found))
+        Ok(match self.key_records() {
+            Some(keys) => keys.note_stored(owner, key, found),
+            None => found,
+        })
     }
 
     /// Deletes the records made before `before`: the store's upkeep, never a request's.

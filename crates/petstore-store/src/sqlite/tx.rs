@@ -61,14 +61,9 @@ impl SqliteTx<'_> {
         &mut self.known
     }
 
-    /// Notes what a read of the table found of `owner`'s key `key`, and gives it back.
-    pub(crate) fn note_stored(
-        &mut self,
-        owner: OwnerId,
-        key: &str,
-        found: Option<IdempotencyRecord>,
-    ) -> Option<IdempotencyRecord> {
-        self.keys.note_stored(owner, key, found)
+    /// What the transaction knows of its idempotency keys (`key_records.rs`).
+    pub(crate) fn key_records(&mut self) -> Option<&mut KeyRecords> {
+        Some(&mut self.keys)
     }
 }
 
