@@ -24,6 +24,8 @@ pub enum Resource {
     Order,
     /// The inventory entry of a pet.
     InventoryItem,
+    /// A pet's price.
+    Price,
     /// An API key.
     Key,
     /// A webhook subscription.
@@ -37,6 +39,7 @@ impl fmt::Display for Resource {
             Resource::Category => "category",
             Resource::Order => "order",
             Resource::InventoryItem => "inventory item",
+            Resource::Price => "price of pet",
             Resource::Key => "key",
             Resource::Webhook => "webhook",
         })

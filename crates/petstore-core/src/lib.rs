@@ -95,7 +95,7 @@ pub use model::{
     Category, InventoryItem, InventoryUpdate, NewCategory, NewOrder, NewPet, Order, OrderPatch,
     Pet, PetStatus,
 };
-pub use money::{Amount, Currency, Total};
+pub use money::{Amount, Currency, PetPrice, Price, Total};
 pub use permission::Permission;
 pub use precondition::{Always, Precondition};
 pub use query::{
@@ -110,8 +110,8 @@ pub use repository::{
 pub use rules::{PetStock, Transition};
 pub use service::{
     Bootstrap, CategoryUseCases, DeliveryStatus, EventListener, EventUseCases, InventoryUseCases,
-    KeyUseCases, OrderUseCases, PetUseCases, Resumed, Service, SessionUseCases, Settings,
-    WebhookUseCases,
+    KeyUseCases, OrderUseCases, PetUseCases, PriceUseCases, Resumed, Service, SessionUseCases,
+    Settings, WebhookUseCases,
 };
 pub use session::{SessionLifetime, SessionToken, StaffSession};
 pub use trace::TraceParent;

@@ -9,7 +9,7 @@ use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::ids::MAX_ID;
+use crate::ids::{MAX_ID, PetId};
 use crate::validation::ValidationError;
 use crate::values::Quantity;
 
@@ -101,6 +101,21 @@ impl Currency {
     }
 }
 
+impl std::str::FromStr for Currency {
+    type Err = ValidationError;
+
+    fn from_str(code: &str) -> Result<Self, ValidationError> {
+        Currency::parse(code)
+    }
+}
+
+/// A new shop's currency, unless its operator chooses another: the euro.
+impl Default for Currency {
+    fn default() -> Self {
+        Currency::EUR
+    }
+}
+
 impl fmt::Debug for Currency {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.code)
@@ -164,6 +179,45 @@ impl<'de> Deserialize<'de> for Amount {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let value = crate::json_int::deserialize(deserializer)?;
         Amount::new(value).map_err(|e| serde::de::Error::custom(e.reason))
+    }
+}
+
+/// A pet's price: a unit price in the shop's currency. Read-only on a pet: set and removed
+/// through the pet's own price (so a client replacing a pet without knowing prices cannot
+/// clear it).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Price {
+    /// The unit price, in minor units of `currency`.
+    pub amount: Amount,
+    /// The shop's currency.
+    pub currency: Currency,
+}
+
+/// A pet's price as its own resource answers it (`/v1/pets/{petId}/price`): which pet, and
+/// the price.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PetPrice {
+    /// The pet.
+    pub pet_id: PetId,
+    /// The unit price, in minor units of `currency`.
+    pub amount: Amount,
+    /// The shop's currency.
+    pub currency: Currency,
+}
+
+impl PetPrice {
+    /// Pet `pet_id`'s `price`.
+    pub fn of(pet_id: PetId, price: Price) -> Self {
+        let Price { amount, currency } = price;
+        Self {
+            pet_id,
+            amount,
+            currency,
+        }
     }
 }
 

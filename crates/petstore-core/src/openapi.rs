@@ -11,6 +11,7 @@ use utoipa::{PartialSchema, ToSchema};
 
 use crate::events::EventType;
 use crate::ids::{CategoryId, DeliveryId, EventId, KeyId, MAX_ID, OrderId, PetId, WebhookId};
+use crate::money::{Amount, Currency};
 use crate::values::{Description, Name, Quantity, Stock};
 use crate::webhooks::{EventTypes, WEBHOOK_URL_PATTERN, WebhookUrl};
 
@@ -153,6 +154,36 @@ impl PartialSchema for Stock {
 }
 
 impl ToSchema for Stock {}
+
+impl PartialSchema for Currency {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .pattern(Some("^[A-Z]{3}$"))
+            .description(Some(
+                "An ISO 4217 currency code: the shop's, chosen when it was set up.",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for Currency {}
+
+impl PartialSchema for Amount {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::Integer)
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::Int64)))
+            .minimum(Some(0))
+            .maximum(Some(Amount::MAX))
+            .description(Some(
+                "A unit price in minor units of the shop's currency (cents for EUR, yen for JPY): an integer, never rounded.",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for Amount {}
 
 #[cfg(test)]
 mod tests {

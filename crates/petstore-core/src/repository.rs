@@ -24,6 +24,7 @@ use crate::events::{DomainEvent, Event};
 use crate::idempotency::IdempotencyRecord;
 use crate::ids::{CategoryId, EventId, KeyId, OrderId, OwnerId, PetId, WebhookId};
 use crate::model::{Category, InventoryItem, NewCategory, NewOrder, NewPet, Order, Pet};
+use crate::money::Price;
 use crate::query::{CategoryQuery, InventoryQuery, KeyQuery, OrderQuery, PetQuery};
 use crate::session::StaffSession;
 use crate::values::{Name, Stock};
@@ -64,8 +65,10 @@ pub trait CatalogueWriter: CatalogueReader {
     fn delete_category(&mut self, id: CategoryId) -> RepoResult<()>;
     /// Stores a new pet, gives it an id and an inventory entry with no stock.
     fn insert_pet(&mut self, new: &NewPet) -> RepoResult<Pet>;
-    /// Replaces a stored pet (name, category, status).
+    /// Replaces a stored pet's name, category and status; never its price.
     fn update_pet(&mut self, pet: &Pet) -> RepoResult<()>;
+    /// Sets a stored pet's price, or removes it (`None`).
+    fn set_pet_price(&mut self, id: PetId, price: Option<Price>) -> RepoResult<()>;
     /// Removes a pet and its inventory entry.
     fn delete_pet(&mut self, id: PetId) -> RepoResult<()>;
 }

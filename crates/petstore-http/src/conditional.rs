@@ -141,6 +141,18 @@ impl IfMatch {
     }
 }
 
+impl IfMatch {
+    /// Whether the change may go ahead on a resource that may not exist yet (`None`), such as
+    /// a pet's price: without `If-Match` always; with one only on a resource that exists and
+    /// matches (`*` means "exists").
+    pub fn allows_if_any(&self, current: Option<&impl Serialize>) -> bool {
+        match current {
+            Some(current) => self.allows(current),
+            None => self.0.is_none(),
+        }
+    }
+}
+
 impl FromRequest for IfMatch {
     type Error = ApiError;
     type Future = Ready<Result<Self, ApiError>>;

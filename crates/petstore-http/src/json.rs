@@ -8,7 +8,9 @@
 //! tests compare the two for any value, so the representation has one definition, the
 //! types' `Serialize`, and an `ETag` is the same whichever path made the bytes.
 
-use petstore_core::{ApiKey, Category, DeliveryAttempt, InventoryItem, Order, Pet, Webhook};
+use petstore_core::{
+    ApiKey, Category, DeliveryAttempt, InventoryItem, Order, Pet, PetPrice, Price, Webhook,
+};
 use serde::Serialize;
 
 /// A type the API answers with, as a resource or in a page.
@@ -23,6 +25,7 @@ impl WriteJson for ApiKey {}
 impl WriteJson for Category {}
 impl WriteJson for DeliveryAttempt {}
 impl WriteJson for Order {}
+impl WriteJson for PetPrice {}
 impl WriteJson for Webhook {}
 
 // The tests of the answers' shapes use plain JSON values.
@@ -39,6 +42,7 @@ impl WriteJson for Pet {
             name,
             category_id,
             status,
+            price,
         } = self;
         let mut number = itoa::Buffer::new();
         out.extend_from_slice(b"{\"id\":");
@@ -50,7 +54,16 @@ impl WriteJson for Pet {
         out.extend_from_slice(number.format(category_id.get()).as_bytes());
         out.extend_from_slice(b",\"status\":\"");
         out.extend_from_slice(status.as_str().as_bytes());
-        out.extend_from_slice(b"\"}");
+        out.push(b'"');
+        if let Some(Price { amount, currency }) = price {
+            out.extend_from_slice(b",\"price\":{\"amount\":");
+            out.extend_from_slice(number.format(amount.get()).as_bytes());
+            // A currency is three capital letters: nothing to escape.
+            out.extend_from_slice(b",\"currency\":\"");
+            out.extend_from_slice(currency.code().as_bytes());
+            out.extend_from_slice(b"\"}");
+        }
+        out.push(b'}');
         Ok(())
     }
 }
@@ -96,7 +109,7 @@ pub fn page_json<T: WriteJson>(items: &[T]) -> serde_json::Result<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use petstore_core::{CategoryId, MAX_ID, Name, PetId, PetStatus, Stock};
+    use petstore_core::{Amount, CategoryId, Currency, MAX_ID, Name, PetId, PetStatus, Stock};
     use proptest::prelude::*;
 
     fn status() -> impl Strategy<Value = PetStatus> {
@@ -118,12 +131,27 @@ mod tests {
             .prop_filter_map("a valid name", |text| Name::parse(&text).ok())
     }
 
+    // No price, or one of any amount in the currencies of each minor unit.
+    fn price() -> impl Strategy<Value = Option<Price>> {
+        let amount = prop_oneof![Just(0), Just(Amount::MAX), 0..=Amount::MAX];
+        let currency = prop_oneof![Just("EUR"), Just("JPY"), Just("KWD")];
+        proptest::option::of((amount, currency)).prop_map(|price| {
+            price.map(|(amount, code)| Price {
+                amount: Amount::new(amount).unwrap(),
+                currency: Currency::parse(code).unwrap(),
+            })
+        })
+    }
+
     fn pet() -> impl Strategy<Value = Pet> {
-        (id(), name(), id(), status()).prop_map(|(id, name, category, status)| Pet {
-            id: PetId::new(id).unwrap(),
-            name,
-            category_id: CategoryId::new(category).unwrap(),
-            status,
+        (id(), name(), id(), status(), price()).prop_map(|(id, name, category, status, price)| {
+            Pet {
+                id: PetId::new(id).unwrap(),
+                name,
+                category_id: CategoryId::new(category).unwrap(),
+                status,
+                price,
+            }
         })
     }
 
@@ -202,6 +230,7 @@ mod tests {
             name: Name::parse(r#"Rex "the \ dog""#).unwrap(),
             category_id: CategoryId::new(2).unwrap(),
             status: PetStatus::Sold,
+            price: None,
         };
         assert_eq!(
             String::from_utf8(written(&pet)).unwrap(),

@@ -89,7 +89,7 @@ struct Breach {
 
 /// The same SQL serves both backends (`complete = FALSE` reads a SQLite 0 and a PostgreSQL
 /// `false` alike).
-const INVARIANTS: [Invariant; 5] = [
+const INVARIANTS: [Invariant; 6] = [
     Invariant {
         sql: "SELECT id, stock AS value FROM pets WHERE stock < 0 ORDER BY id",
         say: |id, stock| format!("pet {id}: stock {stock} is below zero"),
@@ -111,6 +111,14 @@ const INVARIANTS: [Invariant; 5] = [
         sql: "SELECT o.id, o.owner_id AS value FROM orders o WHERE o.owner_id IS NOT NULL \
               AND NOT EXISTS (SELECT 1 FROM api_keys k WHERE k.id = o.owner_id) ORDER BY o.id",
         say: |id, key| format!("order {id}: owned by key {key}, which does not exist"),
+    },
+    Invariant {
+        sql: "SELECT p.id, p.price_amount AS value FROM pets p WHERE p.price_currency IS NOT \
+              NULL AND p.price_currency <> COALESCE((SELECT s.currency FROM shop s), '') \
+              ORDER BY p.id",
+        say: |id, amount| {
+            format!("pet {id}: priced at {amount} minor units of another currency than the shop's")
+        },
     },
     Invariant {
         sql: "SELECT w.id, w.delivered_through AS value FROM webhooks w WHERE \

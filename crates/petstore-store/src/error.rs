@@ -107,6 +107,19 @@ pub enum StoreError {
         /// This version's migrations it has not had.
         pending: Vec<String>,
     },
+    /// A start named another currency than the one the shop prices in.
+    #[error(
+        "the shop on this database prices in {stored}, and this start asked for {wanted} \
+         (--currency): a \
+         shop's currency is chosen once. Nothing was changed. Start with --currency {stored}, \
+         or set up a new shop on a new database"
+    )]
+    CurrencyChanged {
+        /// The currency the shop prices in.
+        stored: petstore_core::Currency,
+        /// The currency the start asked for.
+        wanted: petstore_core::Currency,
+    },
     /// Another transaction recorded an idempotency key that this one recorded too, after this
     /// one looked the key up and found nothing fresh: run again, the write finds that record
     /// and replays it.

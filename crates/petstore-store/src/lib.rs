@@ -44,6 +44,7 @@ mod plant;
 mod postgres;
 mod records;
 mod schema;
+mod shop;
 mod sqlite;
 mod statements;
 mod stats;

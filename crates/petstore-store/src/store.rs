@@ -1,7 +1,7 @@
 //! The store a deployment opens: SQLite or PostgreSQL, chosen by the `--database` it is given,
 //! behind one type so that the same binary serves from either.
 
-use petstore_core::{RepoResult, Snapshot, Store, Transaction};
+use petstore_core::{Currency, RepoResult, Snapshot, Store, Transaction};
 
 use crate::config::{Database, StoreConfig};
 use crate::error::StoreError;
@@ -62,6 +62,17 @@ impl AnyStore {
         match self {
             AnyStore::Sqlite(store) => store.pool_state(),
             AnyStore::Postgres(store) => store.pool_state(),
+        }
+    }
+
+    /// The currency the shop prices in: the one stored, or `wanted` stored now if none is
+    /// (the first start). A start naming another is refused ([`StoreError::CurrencyChanged`]),
+    /// changing nothing. Give what it returns to the service's
+    /// [`Settings`](petstore_core::Settings).
+    pub fn shop_currency(&self, wanted: Currency) -> Result<Currency, StoreError> {
+        match self {
+            AnyStore::Sqlite(store) => store.shop_currency(wanted),
+            AnyStore::Postgres(store) => store.shop_currency(wanted),
         }
     }
 

@@ -6,6 +6,7 @@ use super::{Catalogue, View};
 use super::{next_id, page};
 use crate::ids::{CategoryId, PetId};
 use crate::model::{Category, NewCategory, NewPet, Pet};
+use crate::money::Price;
 use crate::query::{CategoryQuery, PetQuery, fold_case};
 use crate::repository::{CatalogueReader, CatalogueWriter, RepoResult};
 use crate::values::{Name, Stock};
@@ -104,7 +105,20 @@ impl CatalogueWriter for View<'_, Catalogue> {
             .pets
             .get_mut(&pet.id)
             .ok_or_else(|| Self::missing("pet", pet.id))?;
-        *slot = pet.clone();
+        *slot = Pet {
+            price: slot.price,
+            ..pet.clone()
+        };
+        Ok(())
+    }
+
+    fn set_pet_price(&mut self, id: PetId, price: Option<Price>) -> RepoResult<()> {
+        let slot = self
+            .catalogue
+            .pets
+            .get_mut(&id)
+            .ok_or_else(|| Self::missing("pet", id))?;
+        slot.price = price;
         Ok(())
     }
 

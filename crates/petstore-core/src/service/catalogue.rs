@@ -164,7 +164,11 @@ impl<S: Store, C: Clock> PetUseCases<'_, S, C> {
             let current = existing_pet(tx, id)?;
             require(&condition, &current, Resource::Pet)?;
             known_category(tx, new.category_id)?;
-            let replaced = new.clone().into_pet(id);
+            // The price is the pet's own resource: replacing the pet keeps it.
+            let replaced = Pet {
+                price: current.price,
+                ..new.clone().into_pet(id)
+            };
             if replaced == current {
                 return Ok((replaced, Vec::new()));
             }

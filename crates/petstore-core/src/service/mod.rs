@@ -18,6 +18,7 @@ use crate::events::DomainEvent;
 use crate::idempotency::{IdempotencyRecord, Idempotent, Outcome, RECORD_LIFETIME};
 use crate::ids::{CategoryId, PetId};
 use crate::model::{Category, Order, Pet};
+use crate::money::Currency;
 use crate::precondition::Precondition;
 use crate::repository::{CatalogueReader, Store, Transaction};
 use crate::rules::{PetStock, Transition};
@@ -29,6 +30,7 @@ mod events;
 mod inventory;
 mod keys;
 mod orders;
+mod prices;
 mod sessions;
 mod webhooks;
 
@@ -37,6 +39,7 @@ pub use events::EventUseCases;
 pub use inventory::InventoryUseCases;
 pub use keys::{Bootstrap, KeyUseCases};
 pub use orders::OrderUseCases;
+pub use prices::PriceUseCases;
 pub use sessions::{Resumed, SessionUseCases};
 pub use webhooks::{DeliveryStatus, WebhookUseCases};
 
@@ -64,6 +67,10 @@ pub trait EventListener: Send + Sync + std::fmt::Debug {
 /// What the operator decides for the whole service.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Settings {
+    /// The currency the shop prices in: chosen once, when the shop is set up. A store keeps
+    /// it and refuses another (`petstore-store`'s `shop_currency`); give it here as the store
+    /// has it. The default is the euro.
+    pub currency: Currency,
     /// Whether webhooks may target private, loopback and reserved addresses (a test rig, a
     /// receiver on the same network). Off by default: a subscription could otherwise make the
     /// service reach into the network it runs in.
@@ -160,6 +167,11 @@ impl<S: Store, C: Clock> Service<S, C> {
         }
     }
 
+    /// The currency the shop prices in.
+    pub fn currency(&self) -> Currency {
+        self.settings.currency
+    }
+
     /// The store underneath.
     pub fn store(&self) -> &S {
         &self.store
@@ -173,6 +185,11 @@ impl<S: Store, C: Clock> Service<S, C> {
     /// Creating, reading, listing, replacing and deleting pets.
     pub fn pets(&self) -> PetUseCases<'_, S, C> {
         PetUseCases { shop: self }
+    }
+
+    /// Reading, setting and removing pets' prices.
+    pub fn prices(&self) -> PriceUseCases<'_, S, C> {
+        PriceUseCases { shop: self }
     }
 
     /// Reading and setting stock.

@@ -133,6 +133,10 @@ macro_rules! __conformance_scenarios {
             lists_page_by_id_with_filters,
             conditional_changes_apply_only_to_the_state_they_expect,
             racing_conditional_replacements_let_exactly_one_win,
+            // prices
+            a_price_is_set_read_and_removed_in_the_shops_currency,
+            a_pet_keeps_its_price_when_replaced_or_its_status_moves,
+            price_changes_apply_only_to_the_price_they_expect,
             // inventory: the stock rules
             an_order_takes_its_units_at_once_and_the_last_unit_makes_the_pet_pending,
             an_order_needs_an_available_pet,
@@ -213,6 +217,7 @@ mod tests {
         ("inventory.rs", include_str!("scenarios/inventory.rs")),
         ("keys.rs", include_str!("scenarios/keys.rs")),
         ("orders.rs", include_str!("scenarios/orders.rs")),
+        ("prices.rs", include_str!("scenarios/prices.rs")),
         ("sessions.rs", include_str!("scenarios/sessions.rs")),
         ("webhooks.rs", include_str!("scenarios/webhooks.rs")),
     ];

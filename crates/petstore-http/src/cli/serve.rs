@@ -129,8 +129,12 @@ pub async fn serve(args: ServeArgs, signals: Signals) -> anyhow::Result<()> {
         config.replica_wait = Duration::from_millis(args.replica_wait_ms);
     }
     let store = AnyStore::open(&config)?;
+    let currency = store
+        .shop_currency(args.currency)
+        .with_context(|| format!("cannot serve {}", config.database))?;
     let settled = store.clone();
     let settings = Settings {
+        currency,
         allow_private_webhook_targets: args.webhooks.webhook_allow_private_targets,
     };
     let mut state = AppState::with_settings(store, Arc::new(SystemClock), settings)

@@ -22,6 +22,11 @@ pub(super) fn listen_address(text: &str) -> Result<String, String> {
     Ok(text.to_owned())
 }
 
+/// `--currency`: an ISO 4217 code a shop may price in.
+pub(super) fn currency(text: &str) -> Result<petstore_core::Currency, String> {
+    petstore_core::Currency::parse(text).map_err(|e| format!("{text:?} {}", e.reason))
+}
+
 /// `--cors-origin`: an origin as a browser sends it.
 pub(super) fn origin(text: &str) -> Result<String, String> {
     crate::cors::parse_origin(text)

@@ -132,6 +132,9 @@ const LINKS: [(&str, &str, &str, &[&str]); 4] = [
             "deletePet",
             "getInventoryItem",
             "updateInventory",
+            "getPetPrice",
+            "setPetPrice",
+            "deletePetPrice",
         ],
     ),
     (

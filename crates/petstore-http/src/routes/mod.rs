@@ -7,6 +7,7 @@ pub mod keys;
 pub mod meta;
 pub mod orders;
 pub mod pets;
+pub mod prices;
 pub mod webhooks;
 
 use actix_web::HttpResponse;
@@ -50,6 +51,10 @@ pub fn endpoints() -> Vec<Endpoint> {
             .op(pets::__path_get_pet, pets::get_pet)
             .op(pets::__path_replace_pet, pets::replace_pet)
             .op(pets::__path_delete_pet, pets::delete_pet),
+        Endpoint::at("/pets/{petId}/price")
+            .op(prices::__path_get_pet_price, prices::get_pet_price)
+            .op(prices::__path_set_pet_price, prices::set_pet_price)
+            .op(prices::__path_delete_pet_price, prices::delete_pet_price),
         Endpoint::at("/inventory").op(inventory::__path_list_inventory, inventory::list_inventory),
         Endpoint::at("/store/orders/{orderId}")
             .op(orders::__path_get_order, orders::get_order)

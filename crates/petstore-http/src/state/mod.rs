@@ -2,12 +2,10 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
-use actix_web::ResponseError as _;
 use futures_util::FutureExt as _;
 use futures_util::future::Either;
-use petstore_core::{Actor, Clock, DomainError, EventListener, Failure, Service, Settings};
+use petstore_core::{Actor, Clock, Currency, DomainError, EventListener, Service, Settings};
 use petstore_store::{AnyStore, Executor, Freshness, JobStore, ReadNames, Wake, WakeUp};
 /// What a handler names of the rows its read or write will need, and of the idempotency key
 /// its write will look up ([`AppState::read_row`], [`AppState::write_row`]).
@@ -19,10 +17,12 @@ use crate::error::ApiError;
 use crate::metrics::{Appended, Metrics};
 use crate::traces::{ChildSpan, Traces};
 
+mod answers;
 mod change_feed;
 mod delivery_settings;
 mod key_cache;
 
+use answers::{answer, by_deadline, ending, in_span};
 pub use change_feed::ChangeFeed;
 pub use delivery_settings::DeliverySettings;
 pub use key_cache::KeyCache;
@@ -162,6 +162,11 @@ impl AppState {
     /// Recently verified API keys.
     pub fn key_cache(&self) -> &KeyCache {
         &self.key_cache
+    }
+
+    /// The currency the shop prices in.
+    pub fn currency(&self) -> Currency {
+        self.service.currency()
     }
 
     /// The store, for health checks.
@@ -321,77 +326,6 @@ impl AppState {
         match self.executor.deadline() {
             Some(deadline) => Either::Right(by_deadline(deadline, writes, answered)),
             None => Either::Left(answered.map(self::answer)),
-        }
-    }
-}
-
-/// The outcome of work on a database server, answered by `deadline` whatever the network
-/// does: a server gone silent (a dead host behind a lost route, a proxy that holds connections and
-/// forwards nothing) leaves a call waiting for minutes, which no client should. The call goes
-/// on in the background, bounded by TCP, and its connection comes back to the pool when it
-/// ends. A read answered this way is `Unavailable`; a write may yet commit when the network
-/// returns, so it is `OutcomeUnknown`.
-fn by_deadline<T>(
-    deadline: Duration,
-    writes: bool,
-    outcome: impl Future<Output = Result<Result<T, DomainError>, impl std::fmt::Display>>,
-) -> impl Future<Output = Result<T, ApiError>> {
-    actix_web::rt::time::timeout(deadline, outcome).map(move |outcome| match outcome {
-        Ok(outcome) => answer(outcome),
-        Err(_) => {
-            let late = Failure::new(format!(
-                "the database did not answer within {deadline:?}; the call goes on in the \
-                 background"
-            ));
-            Err(ApiError::from(if writes {
-                DomainError::OutcomeUnknown(late)
-            } else {
-                DomainError::Unavailable(late)
-            }))
-        }
-    })
-}
-
-/// The answer of a store call, ending its span (if it has one) with it. A `map`, not an
-/// `async fn`: one would hold the answer's future twice (as its argument and as what it
-/// awaits), and a handler's future, boxed by actix, with it.
-fn ending<T>(
-    span: Option<ChildSpan>,
-    answer: impl Future<Output = Result<T, ApiError>>,
-) -> impl Future<Output = Result<T, ApiError>> {
-    answer.map(move |result| {
-        if let Some(span) = span {
-            span.finish(
-                result
-                    .as_ref()
-                    .is_err_and(|error| error.status_code().is_server_error()),
-            );
-        }
-        result
-    })
-}
-
-/// `work` run inside the tracing span of the request that queued it.
-fn in_span<T>(
-    mut work: impl for<'s> FnMut(JobStore<'s>) -> T + Send + 'static,
-) -> impl for<'s> FnMut(JobStore<'s>) -> T + Send + 'static {
-    let span = tracing::Span::current();
-    move |store: JobStore<'_>| {
-        let _entered = span.enter();
-        work(store)
-    }
-}
-
-/// What a use case run on another thread answers: its result, or a 500 (logged) when the
-/// thread gave none back (the use case panicked, or was cancelled).
-fn answer<T>(
-    outcome: Result<Result<T, DomainError>, impl std::fmt::Display>,
-) -> Result<T, ApiError> {
-    match outcome {
-        Ok(result) => result.map_err(ApiError::from),
-        Err(error) => {
-            tracing::error!(%error, "a use case panicked or was cancelled");
-            Err(ApiError::internal())
         }
     }
 }

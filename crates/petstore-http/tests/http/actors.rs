@@ -164,6 +164,24 @@ async fn every_write_of_both_doors_names_its_caller_door_and_trace() {
         200
     );
     walked_api.insert("updateInventory");
+    walk!(
+        Some(staff.as_str()),
+        TestRequest::put()
+            .uri(&format!("/v1/pets/{rex}/price"))
+            .set_json(json!({"amount": 1250})),
+        by_api,
+        true,
+        200
+    );
+    walked_api.insert("setPetPrice");
+    walk!(
+        Some(staff.as_str()),
+        TestRequest::delete().uri(&format!("/v1/pets/{rex}/price")),
+        by_api,
+        true,
+        204
+    );
+    walked_api.insert("deletePetPrice");
     let placed = walk!(
         Some(staff.as_str()),
         api_post("/v1/store/orders", json!({"petId": rex, "quantity": 1})),

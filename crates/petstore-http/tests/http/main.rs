@@ -24,6 +24,7 @@ mod openapi;
 mod operations;
 mod ownership;
 mod postgres;
+mod prices;
 mod protocol;
 mod settings;
 mod standbys;

@@ -10,7 +10,7 @@ use petstore_core::IdempotencyRecord;
 
 use crate::key_records::KeyRecords;
 use crate::known_rows::KnownRows;
-use crate::records::{IdempotencyRow, PetRecord, PetRowRecord, StatusText};
+use crate::records::{CurrencyText, IdempotencyRow, PetRecord, PetRowRecord, StatusText};
 use crate::schema::pets;
 
 /// The rows of `pets` (ids, in order) for a burst of reads, in autocommit: one snapshot,
@@ -54,6 +54,8 @@ pub(super) fn lock_and_look_up(
                 name: Some(name),
                 category_id: Some(category_id),
                 status: Some(status),
+                price_amount,
+                price_currency,
                 stock: Some(stock),
                 open_orders: Some(open_orders),
                 order_id: Some(order_id),
@@ -65,6 +67,8 @@ pub(super) fn lock_and_look_up(
                         name,
                         category_id,
                         status,
+                        price_amount,
+                        price_currency,
                     },
                     stock,
                     open_orders,
@@ -104,13 +108,14 @@ pub(super) fn lock_and_look_up(
 /// [`lock_and_look_up`]'s statement: the pets locked and the records found, as rows of one
 /// shape, each kind with the other's columns `NULL`.
 const LOCK_PETS_AND_LOOK_UP_KEYS: &str = "\
-    WITH locked AS (SELECT id, name, category_id, status, stock, open_orders, \
-    nextval('orders_id_seq') AS order_id FROM pets WHERE id = ANY($1) ORDER BY id \
-    FOR UPDATE SKIP LOCKED) \
-    SELECT id, name, category_id, status, stock, open_orders, order_id, \
+    WITH locked AS (SELECT id, name, category_id, status, price_amount, price_currency, \
+    stock, open_orders, nextval('orders_id_seq') AS order_id FROM pets WHERE id = ANY($1) \
+    ORDER BY id FOR UPDATE SKIP LOCKED) \
+    SELECT id, name, category_id, status, price_amount, price_currency, stock, open_orders, \
+    order_id, \
     NULL::bigint AS owner_id, NULL::text AS idempotency_key, NULL::bytea AS fingerprint, \
     NULL::bytea AS response, NULL::timestamptz AS recorded_at FROM locked \
-    UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, owner_id, idempotency_key, \
+    UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, owner_id, idempotency_key, \
     fingerprint, response, recorded_at FROM idempotency_records \
     WHERE owner_id = ANY($2) AND idempotency_key = ANY($3)";
 
@@ -125,6 +130,10 @@ struct NamedRow {
     category_id: Option<i64>,
     #[diesel(sql_type = Nullable<Text>)]
     status: Option<StatusText>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    price_amount: Option<i64>,
+    #[diesel(sql_type = Nullable<Text>)]
+    price_currency: Option<CurrencyText>,
     #[diesel(sql_type = Nullable<BigInt>)]
     stock: Option<i64>,
     #[diesel(sql_type = Nullable<BigInt>)]

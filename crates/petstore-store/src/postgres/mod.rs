@@ -19,7 +19,7 @@ use std::time::Duration;
 use diesel::connection::{AnsiTransactionManager as Manager, SimpleConnection, TransactionManager};
 use diesel::pg::PgConnection;
 use diesel_migrations::MigrationHarness;
-use petstore_core::{RepoResult, Snapshot, Store, Transaction};
+use petstore_core::{Currency, RepoResult, Snapshot, Store, Transaction};
 
 use crate::config::StoreConfig;
 use crate::error::{StoreError, is_conflict, is_read_only};
@@ -160,6 +160,13 @@ impl PgStore {
     /// How long a call handed to the executor may take in all.
     pub(crate) fn deadline(&self) -> Duration {
         self.deadline
+    }
+
+    /// The currency the shop prices in: the one stored, or `wanted` stored now if none is
+    /// (the first start); refused if another is stored ([`crate::shop`]).
+    pub fn shop_currency(&self, wanted: Currency) -> Result<Currency, StoreError> {
+        let mut conn = self.pool.get()?;
+        crate::shop::settle_currency!(&mut conn.conn, wanted)
     }
 
     /// Says `node` serves (`alive`), with the migrations it knows, or that it stopped

@@ -9,9 +9,9 @@
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use petstore_core::{
-    Actor, ApiKey, Category, CategoryId, Cause, Description, DomainEvent, Event, EventId,
-    EventType, IdempotencyRecord, InventoryItem, KeyId, Name, Order, OrderId, OwnerId, Pet, PetId,
-    PetStatus, Quantity, Role, Stock, StoredKey, TraceParent, ValidationError,
+    Actor, Amount, ApiKey, Category, CategoryId, Cause, Currency, Description, DomainEvent, Event,
+    EventId, EventType, IdempotencyRecord, InventoryItem, KeyId, Name, Order, OrderId, OwnerId,
+    Pet, PetId, PetStatus, Price, Quantity, Role, Stock, StoredKey, TraceParent, ValidationError,
 };
 
 use crate::error::StoreError;
@@ -66,6 +66,8 @@ pub(crate) struct PetRecord {
     pub(crate) name: String,
     pub(crate) category_id: i64,
     pub(crate) status: StatusText,
+    pub(crate) price_amount: Option<i64>,
+    pub(crate) price_currency: Option<CurrencyText>,
 }
 
 /// A pet's whole row: the pet, its stock and its open orders, read at once (a use case that
@@ -114,19 +116,27 @@ pub(crate) struct StockRecord {
     pub(crate) stock: i64,
 }
 
-/// A pet's status column, parsed where the row is decoded: from the text SQLite or
-/// PostgreSQL hands over, without an owned copy of it (a list reads one per row). Text that
-/// is no status stays an error until the row is converted, where it is reported with the row.
+/// A text column parsed where the row is decoded: from the text SQLite or PostgreSQL hands
+/// over, without an owned copy of it (a list reads one per row). Text that does not parse
+/// stays an error until the row is converted, where it is reported with the row.
 #[derive(Debug, diesel::deserialize::FromSqlRow)]
-pub(crate) struct StatusText(Result<PetStatus, ValidationError>);
+pub(crate) struct Parsed<T>(Result<T, ValidationError>);
 
-impl From<PetStatus> for StatusText {
-    fn from(status: PetStatus) -> Self {
-        Self(Ok(status))
+/// A pet's status column.
+pub(crate) type StatusText = Parsed<PetStatus>;
+/// A price's currency column.
+pub(crate) type CurrencyText = Parsed<Currency>;
+
+impl<T> From<T> for Parsed<T> {
+    fn from(value: T) -> Self {
+        Self(Ok(value))
     }
 }
 
-impl diesel::deserialize::FromSql<diesel::sql_types::Text, diesel::sqlite::Sqlite> for StatusText {
+impl<T> diesel::deserialize::FromSql<diesel::sql_types::Text, diesel::sqlite::Sqlite> for Parsed<T>
+where
+    T: std::str::FromStr<Err = ValidationError>,
+{
     fn from_sql(
         mut value: diesel::sqlite::SqliteValue<'_, '_, '_>,
     ) -> diesel::deserialize::Result<Self> {
@@ -134,7 +144,10 @@ impl diesel::deserialize::FromSql<diesel::sql_types::Text, diesel::sqlite::Sqlit
     }
 }
 
-impl diesel::deserialize::FromSql<diesel::sql_types::Text, diesel::pg::Pg> for StatusText {
+impl<T> diesel::deserialize::FromSql<diesel::sql_types::Text, diesel::pg::Pg> for Parsed<T>
+where
+    T: std::str::FromStr<Err = ValidationError>,
+{
     fn from_sql(value: diesel::pg::PgValue<'_>) -> diesel::deserialize::Result<Self> {
         Ok(Self(std::str::from_utf8(value.as_bytes())?.parse()))
     }
@@ -149,13 +162,28 @@ impl TryFrom<PetRecord> for Pet {
             name,
             category_id,
             status,
+            price_amount,
+            price_currency,
         } = row;
         let bad = corrupt("pets", id);
+        let price = match (price_amount, price_currency) {
+            (Some(amount), Some(currency)) => Some(Price {
+                amount: Amount::new(amount).map_err(&bad)?,
+                currency: currency.0.map_err(&bad)?,
+            }),
+            (None, None) => None,
+            _ => {
+                return Err(StoreError::Corrupt(format!(
+                    "pets row {id}: a price amount without its currency, or the reverse"
+                )));
+            }
+        };
         Ok(Pet {
             id: PetId::new(id).map_err(&bad)?,
             name: Name::try_from(name).map_err(&bad)?,
             category_id: CategoryId::new(category_id).map_err(&bad)?,
             status: status.0.map_err(&bad)?,
+            price,
         })
     }
 }

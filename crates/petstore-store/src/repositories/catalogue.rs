@@ -3,7 +3,7 @@
 use diesel::prelude::*;
 use petstore_core::{
     CatalogueReader, CatalogueWriter, Category, CategoryId, CategoryQuery, DomainError, Name,
-    NewCategory, NewPet, Pet, PetId, PetQuery, PetStatus, RepoResult, fold_case,
+    NewCategory, NewPet, Pet, PetId, PetQuery, PetStatus, Price, RepoResult, fold_case,
 };
 
 use super::{Tx, row_for_no_key_update, row_for_update};
@@ -134,6 +134,18 @@ impl CatalogueWriter for Tx<'_> {
             .execute(self.flushed())
             .map_err(|e| refuse(e, |v| unknown_category(v, pet.category_id)))?;
         exactly_one(affected, "pet", pet.id.get())
+    }
+
+    fn set_pet_price(&mut self, id: PetId, price: Option<Price>) -> RepoResult<()> {
+        self.forget_pet_row(Some(id));
+        let affected = diesel::update(pets::table.find(id.get()))
+            .set((
+                pets::price_amount.eq(price.map(|price| price.amount.get())),
+                pets::price_currency.eq(price.map(|price| price.currency.code())),
+            ))
+            .execute(self.flushed())
+            .or_storage()?;
+        exactly_one(affected, "pet", id.get())
     }
 
     fn delete_pet(&mut self, id: PetId) -> RepoResult<()> {

@@ -31,6 +31,16 @@ diesel::table! {
         status -> Text,
         stock -> BigInt,
         open_orders -> BigInt,
+        price_amount -> Nullable<BigInt>,
+        price_currency -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    /// One row: the currency every price of the shop is in.
+    shop (id) {
+        id -> BigInt,
+        currency -> Text,
     }
 }
 

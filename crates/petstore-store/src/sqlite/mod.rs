@@ -15,7 +15,7 @@ use diesel::RunQueryDsl;
 use diesel::r2d2::{ConnectionManager, Pool};
 use diesel::sqlite::SqliteConnection;
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
-use petstore_core::{DomainError, RepoResult, Snapshot, Store, Transaction};
+use petstore_core::{Currency, DomainError, RepoResult, Snapshot, Store, Transaction};
 
 use crate::config::StoreConfig;
 
@@ -200,6 +200,12 @@ impl SqliteStore {
     /// Writes run and commits made: fewer commits than writes means writes were grouped.
     pub fn writer_stats(&self) -> WriterStats {
         self.writer.stats()
+    }
+
+    /// The currency the shop prices in: the one stored, or `wanted` stored now if none is
+    /// (the first start); refused if another is stored ([`crate::shop`]).
+    pub fn shop_currency(&self, wanted: Currency) -> Result<Currency, StoreError> {
+        crate::shop::settle_currency!(&mut *self.readers.get()?, wanted)
     }
 
     /// Says `node` serves (`alive`), with the migrations it knows, or that it stopped

@@ -27,7 +27,9 @@ use crate::postgres::{self, connect_postgres, migrate_postgres};
 use crate::sqlite::{connect, migrate_sqlite};
 pub(crate) use conn::{Conn, id_position, max_id, on_backend};
 use conn::{in_snapshot, in_transaction, restore_triggers, set_id_position, suspend_triggers};
-use tables::{Categories, Deliveries, Events, Idempotency, Keys, Orders, Pets, Table, Webhooks};
+use tables::{
+    Categories, Deliveries, Events, Idempotency, Keys, Orders, Pets, Shop, Table, Webhooks,
+};
 
 /// What a copy has done so far, for a progress display.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,7 +89,7 @@ impl TableCopy {
 
 /// Every table the service keeps, in an order that satisfies their references: categories
 /// before pets, keys before the orders they own, events before the deliveries that name them.
-const TABLES: [TableCopy; 8] = [
+const TABLES: [TableCopy; 9] = [
     TableCopy::of::<Categories>(),
     TableCopy::of::<Pets>(),
     TableCopy::of::<Keys>(),
@@ -96,6 +98,7 @@ const TABLES: [TableCopy; 8] = [
     TableCopy::of::<Idempotency>(),
     TableCopy::of::<Webhooks>(),
     TableCopy::of::<Deliveries>(),
+    TableCopy::of::<Shop>(),
 ];
 
 /// The tables whose ids come from a sequence: all but the idempotency records.

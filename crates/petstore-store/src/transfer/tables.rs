@@ -7,7 +7,8 @@ use diesel::prelude::*;
 use super::conn::{Conn, on_backend};
 use crate::schema::sql_types::{Json, Time};
 use crate::schema::{
-    api_keys, categories, events, idempotency_records, orders, pets, webhook_deliveries, webhooks,
+    api_keys, categories, events, idempotency_records, orders, pets, shop, webhook_deliveries,
+    webhooks,
 };
 
 /// Rows read or written at once: within the bind limits of both backends for the widest row.
@@ -95,6 +96,15 @@ pub(crate) struct PetRow {
     status: String,
     stock: i64,
     open_orders: i64,
+    price_amount: Option<i64>,
+    price_currency: Option<String>,
+}
+
+#[derive(Debug, PartialEq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = shop, treat_none_as_default_value = false)]
+pub(crate) struct ShopRow {
+    id: i64,
+    currency: String,
 }
 
 #[derive(Debug, PartialEq, Queryable, Selectable, Insertable)]
@@ -213,6 +223,34 @@ impl Table for Idempotency {
 
     fn insert(conn: &mut Conn, rows: &[IdempotencyRow]) -> QueryResult<usize> {
         on_backend!(conn, |c| diesel::insert_into(idempotency_records::table)
+            .values(rows)
+            .execute(c))
+    }
+}
+
+/// The shop's one row (its currency), keyed by a constant id rather than a sequence.
+pub(crate) struct Shop;
+
+impl Table for Shop {
+    const NAME: &'static str = "shop";
+    type Row = ShopRow;
+    const HAS_ID: bool = false;
+
+    fn count(conn: &mut Conn) -> QueryResult<i64> {
+        on_backend!(conn, |c| shop::table.count().get_result(c))
+    }
+
+    fn chunk(conn: &mut Conn, after: Option<&ShopRow>) -> QueryResult<Vec<ShopRow>> {
+        let after = after.map_or(i64::MIN, |row| row.id);
+        on_backend!(conn, |c| shop::table
+            .filter(shop::id.gt(after))
+            .order(shop::id)
+            .select(ShopRow::as_select())
+            .load(c))
+    }
+
+    fn insert(conn: &mut Conn, rows: &[ShopRow]) -> QueryResult<usize> {
+        on_backend!(conn, |c| diesel::insert_into(shop::table)
             .values(rows)
             .execute(c))
     }

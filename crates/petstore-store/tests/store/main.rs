@@ -8,5 +8,6 @@ mod crash;
 mod group_commit;
 mod guards;
 mod migrations;
+mod prices;
 mod race;
 mod transfer;

@@ -12,6 +12,7 @@ mod idempotency;
 mod inventory;
 mod keys;
 mod orders;
+mod prices;
 mod sessions;
 mod webhooks;
 
@@ -27,6 +28,7 @@ pub use idempotency::*;
 pub use inventory::*;
 pub use keys::*;
 pub use orders::*;
+pub use prices::*;
 pub use sessions::*;
 pub use webhooks::*;
 

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
-use petstore_core::RetryPolicy;
+use petstore_core::{Currency, RetryPolicy};
 
 use crate::app::DEFAULT_RATE;
 use crate::cli::{DatabaseArgs, values};
@@ -44,6 +44,11 @@ pub struct ServeArgs {
     /// Worker threads serving HTTP (default: one per core).
     #[arg(long, env = "PETSTORE_WORKERS", value_parser = at_least_one())]
     pub workers: Option<usize>,
+    /// The currency the shop prices in (an ISO 4217 code): chosen by the first start on a
+    /// database and kept; a start naming another is refused. Prices are integers of its minor
+    /// unit.
+    #[arg(long, env = "PETSTORE_CURRENCY", default_value = "EUR", value_parser = values::currency)]
+    pub currency: Currency,
     /// The largest request body accepted, in bytes.
     #[arg(long, env = "PETSTORE_MAX_BODY_BYTES", default_value_t = 16 * 1024)]
     pub max_body_bytes: usize,
