@@ -3,8 +3,8 @@
 //! Run with `cargo run -p petstore-core --example embed`.
 
 use petstore_core::{
-    Always, Caller, IdempotencyKey, Idempotent, InMemoryStore, KeyId, Name, NewCategory, NewOrder,
-    NewPet, Order, OrderQuery, Outcome, Quantity, Role, Service, Stock,
+    Always, Amount, Caller, IdempotencyKey, Idempotent, InMemoryStore, KeyId, Name, NewCategory,
+    NewOrder, NewPet, Order, OrderQuery, Outcome, Quantity, Role, Service, Stock,
 };
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -18,6 +18,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let polly = made(shop.pets().create(operator, polly, None)?)?;
     shop.inventory()
         .set_stock(operator, polly.id, Stock::settable(3)?, Always)?;
+    // Prices are integers of the currency's minor unit (cents: 24.99 EUR), never rounded.
+    shop.prices()
+        .set(operator, polly.id, Amount::new(2499)?, Always)?;
 
     // A customer holding key 42 orders two parrots under an idempotency key, so that a retry
     // after a lost answer cannot order twice. The answer kept for retries is the order's JSON.
@@ -37,6 +40,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let order = made(place()?)?;
     println!("placed order: {}", serde_json::to_string(&order)?);
+    if let (Some(total), Some(currency)) = (order.total_amount, order.currency) {
+        println!("to pay:       {}", currency.show(total.get()));
+    }
 
     // The same request again: the recorded answer comes back and nothing changes.
     match place()? {

@@ -92,8 +92,8 @@ pub use idempotency::{IdempotencyKey, IdempotencyRecord, Idempotent, Outcome, RE
 pub use ids::{CategoryId, DeliveryId, EventId, KeyId, MAX_ID, OrderId, OwnerId, PetId, WebhookId};
 pub use memory::InMemoryStore;
 pub use model::{
-    Category, InventoryItem, InventoryUpdate, NewCategory, NewOrder, NewPet, Order, OrderPatch,
-    Pet, PetStatus,
+    Category, InventoryItem, InventoryUpdate, NewCategory, NewOrder, NewPet, Order, OrderLine,
+    OrderPatch, Pet, PetStatus,
 };
 pub use money::{Amount, Currency, PetPrice, Price, Total};
 pub use permission::Permission;

@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::ids::{CategoryId, OrderId, OwnerId, PetId};
-use crate::money::Price;
+use crate::money::{Amount, Currency, Price, Total};
 use crate::validation::ValidationError;
 use crate::values::{Description, Name, Quantity, Stock};
 
@@ -196,16 +196,24 @@ impl NewOrder {
         }
     }
 
-    /// The open order this is once a store has given it `id`, placed by `owner`.
+    /// The open order this is once a store has given it `id`, placed by `owner` while its
+    /// pet's price was `price`: one line, priced when the pet had a price.
     ///
-    /// Every store builds its answer to an insert here, so a field added to both types is
-    /// carried over in one place, and forgetting it is a compile error here.
-    pub fn into_order(self, id: OrderId, owner: Option<OwnerId>) -> Order {
+    /// Every store builds its orders here, so a field added to both types is carried over in
+    /// one place, and forgetting it is a compile error here.
+    pub fn into_order(self, id: OrderId, owner: Option<OwnerId>, price: Option<Price>) -> Order {
         let Self {
             pet_id,
             quantity,
             ship_date,
         } = self;
+        let line = OrderLine {
+            line_no: 1,
+            pet_id,
+            quantity,
+            unit_amount: price.map(|price| price.amount),
+            amount: price.map(|price| price.amount.times(quantity)),
+        };
         Order {
             id,
             pet_id,
@@ -213,11 +221,16 @@ impl NewOrder {
             ship_date,
             complete: false,
             owner,
+            currency: price.map(|price| price.currency),
+            total_amount: line.amount,
+            lines: vec![line],
         }
     }
 }
 
-/// An order for units of one pet.
+/// An order: units of pets, in lines, each with the price its pet had when the order was
+/// placed. An order placed by `placeOrder` has one line, and `petId` and `quantity` are that
+/// line's.
 ///
 /// An order is *open* until it is completed or cancelled. Completing is final; cancelling
 /// removes the order and puts its units back in stock.
@@ -240,6 +253,40 @@ pub struct Order {
     /// order, and is not shown to anyone.
     #[serde(skip)]
     pub owner: Option<OwnerId>,
+    /// Its lines, numbered from 1.
+    #[serde(default)]
+    pub lines: Vec<OrderLine>,
+    /// The currency of its amounts, when its lines are priced: the shop's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
+    pub currency: Option<Currency>,
+    /// What it costs: the sum of its lines' amounts, when every line is priced. Never rounded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
+    pub total_amount: Option<Total>,
+}
+
+/// A line of an order: units of one pet, and the unit price the pet had when the order was
+/// placed (none when it had none: such a line, and its order, are unpriced).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OrderLine {
+    /// Its place in the order, from 1.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 50))]
+    pub line_no: u16,
+    /// The pet ordered.
+    pub pet_id: PetId,
+    /// How many units.
+    pub quantity: Quantity,
+    /// The pet's unit price when the order was placed, in the order's currency.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
+    pub unit_amount: Option<Amount>,
+    /// `unitAmount` × `quantity`, exactly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
+    pub amount: Option<Total>,
 }
 
 /// A change to an order; absent fields stay as they are.

@@ -11,7 +11,7 @@ use utoipa::{PartialSchema, ToSchema};
 
 use crate::events::EventType;
 use crate::ids::{CategoryId, DeliveryId, EventId, KeyId, MAX_ID, OrderId, PetId, WebhookId};
-use crate::money::{Amount, Currency};
+use crate::money::{Amount, Currency, Total};
 use crate::values::{Description, Name, Quantity, Stock};
 use crate::webhooks::{EventTypes, WEBHOOK_URL_PATTERN, WebhookUrl};
 
@@ -184,6 +184,22 @@ impl PartialSchema for Amount {
 }
 
 impl ToSchema for Amount {}
+
+impl PartialSchema for Total {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::Integer)
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::Int64)))
+            .minimum(Some(0))
+            .maximum(Some(Total::MAX))
+            .description(Some(
+                "An amount in minor units of the shop's currency: unit prices times quantities, summed; exact, never rounded.",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for Total {}
 
 #[cfg(test)]
 mod tests {

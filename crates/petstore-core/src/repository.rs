@@ -22,16 +22,16 @@ use crate::actor::Cause;
 use crate::error::DomainError;
 use crate::events::{DomainEvent, Event};
 use crate::idempotency::IdempotencyRecord;
-use crate::ids::{CategoryId, EventId, KeyId, OrderId, OwnerId, PetId, WebhookId};
+use crate::ids::{CategoryId, EventId, KeyId, OrderId, OwnerId, PetId};
 use crate::model::{Category, InventoryItem, NewCategory, NewOrder, NewPet, Order, Pet};
 use crate::money::Price;
 use crate::query::{CategoryQuery, InventoryQuery, KeyQuery, OrderQuery, PetQuery};
 use crate::session::StaffSession;
 use crate::values::{Name, Stock};
-use crate::webhooks::{
-    DeliveryAttempt, DeliveryQuery, DeliveryState, NewDeliveryAttempt, NewWebhook, Webhook,
-    WebhookQuery, WebhookSecret,
-};
+
+mod webhooks;
+
+pub use webhooks::{WebhookReader, WebhookWriter};
 
 /// Shorthand for the results of repository methods.
 pub type RepoResult<T> = Result<T, DomainError>;
@@ -103,8 +103,14 @@ pub trait OrderReader {
 
 /// Changes orders.
 pub trait OrderWriter: OrderReader {
-    /// Stores a new open order and gives it an id.
-    fn insert_order(&mut self, new: &NewOrder, owner: Option<OwnerId>) -> RepoResult<Order>;
+    /// Stores a new open order placed by `owner` while its pet's price was `price`, and gives
+    /// it an id.
+    fn insert_order(
+        &mut self,
+        new: &NewOrder,
+        owner: Option<OwnerId>,
+        price: Option<Price>,
+    ) -> RepoResult<Order>;
     /// Replaces a stored order's ship date and completion.
     fn update_order(&mut self, order: &Order) -> RepoResult<()>;
     /// Removes an order.
@@ -222,69 +228,6 @@ pub trait IdempotencyWriter: IdempotencyReader {
     /// Forgets the records made before `before`. A create never needs it (an expired record
     /// counts as absent): it is the store's upkeep, off the request path.
     fn purge_idempotency_records(&mut self, before: DateTime<Utc>) -> RepoResult<()>;
-}
-
-// ---- webhooks: subscriptions and delivery attempts ------------------------------------
-
-/// Reads webhook subscriptions and their delivery attempts.
-pub trait WebhookReader {
-    /// The webhook subscription with this id.
-    fn webhook(&mut self, id: WebhookId) -> RepoResult<Option<Webhook>>;
-    /// Webhook subscriptions, by id.
-    fn webhooks(&mut self, query: &WebhookQuery) -> RepoResult<Vec<Webhook>>;
-    /// The signing secret of a subscription.
-    fn webhook_secret(&mut self, id: WebhookId) -> RepoResult<Option<WebhookSecret>>;
-    /// A subscription's delivery attempts, by id.
-    fn delivery_attempts(
-        &mut self,
-        webhook: WebhookId,
-        query: &DeliveryQuery,
-    ) -> RepoResult<Vec<DeliveryAttempt>>;
-}
-
-/// Changes webhook subscriptions and records delivery attempts.
-pub trait WebhookWriter: WebhookReader {
-    /// Stores a new subscription, with its secret (needed to sign), and gives it an id.
-    fn insert_webhook(
-        &mut self,
-        new: &NewWebhook,
-        secret: &WebhookSecret,
-        created_at: DateTime<Utc>,
-        state: &DeliveryState,
-    ) -> RepoResult<Webhook>;
-    /// Removes a subscription and its delivery attempts.
-    fn delete_webhook(&mut self, id: WebhookId) -> RepoResult<()>;
-    /// Sets where a subscription's deliveries stand.
-    fn set_delivery_state(&mut self, id: WebhookId, state: &DeliveryState) -> RepoResult<()>;
-    /// Records a delivery attempt and gives it an id.
-    fn insert_delivery_attempt(
-        &mut self,
-        attempt: &NewDeliveryAttempt,
-    ) -> RepoResult<DeliveryAttempt>;
-    /// Forgets a subscription's attempts but the latest `keep`.
-    fn prune_delivery_attempts(&mut self, webhook: WebhookId, keep: u32) -> RepoResult<()>;
-    /// Gives `holder` the subscription's delivery lease until `until`, if nobody else holds
-    /// it at `now` (a lease held by `holder` itself is renewed). Returns whether it did.
-    fn claim_webhook(
-        &mut self,
-        id: WebhookId,
-        holder: &str,
-        until: DateTime<Utc>,
-        now: DateTime<Utc>,
-    ) -> RepoResult<bool>;
-    /// Moves `holder`'s lease on the subscription to end at `until`, if `holder` holds it,
-    /// run out or not; unlike a claim, never takes a lease nobody holds. Returns whether it
-    /// did.
-    fn renew_webhook(
-        &mut self,
-        id: WebhookId,
-        holder: &str,
-        until: DateTime<Utc>,
-    ) -> RepoResult<bool>;
-    /// Ends `holder`'s lease on the subscription, if it holds it.
-    fn release_webhook(&mut self, id: WebhookId, holder: &str) -> RepoResult<()>;
-    /// Ends the subscription's lease, whoever holds it.
-    fn revoke_webhook_lease(&mut self, id: WebhookId) -> RepoResult<()>;
 }
 
 // ---- the unit of work -------------------------------------------------------------------

@@ -89,7 +89,7 @@ struct Breach {
 
 /// The same SQL serves both backends (`complete = FALSE` reads a SQLite 0 and a PostgreSQL
 /// `false` alike).
-const INVARIANTS: [Invariant; 6] = [
+const INVARIANTS: [Invariant; 7] = [
     Invariant {
         sql: "SELECT id, stock AS value FROM pets WHERE stock < 0 ORDER BY id",
         say: |id, stock| format!("pet {id}: stock {stock} is below zero"),
@@ -118,6 +118,15 @@ const INVARIANTS: [Invariant; 6] = [
               ORDER BY p.id",
         say: |id, amount| {
             format!("pet {id}: priced at {amount} minor units of another currency than the shop's")
+        },
+    },
+    Invariant {
+        sql: "SELECT o.id, o.unit_amount AS value FROM orders o WHERE o.currency IS NOT NULL \
+              AND o.currency <> COALESCE((SELECT s.currency FROM shop s), '') ORDER BY o.id",
+        say: |id, amount| {
+            format!(
+                "order {id}: priced at {amount} minor units of another currency than the shop's"
+            )
         },
     },
     Invariant {

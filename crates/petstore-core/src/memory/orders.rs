@@ -6,6 +6,7 @@ use super::{Catalogue, View};
 use super::{next_id, page};
 use crate::ids::{OrderId, OwnerId, PetId};
 use crate::model::{NewOrder, Order};
+use crate::money::Price;
 use crate::query::OrderQuery;
 use crate::repository::{OrderReader, OrderWriter, RepoResult};
 
@@ -36,9 +37,14 @@ impl<C: Borrow<Catalogue>> OrderReader for View<'_, C> {
 }
 
 impl OrderWriter for View<'_, Catalogue> {
-    fn insert_order(&mut self, new: &NewOrder, owner: Option<OwnerId>) -> RepoResult<Order> {
+    fn insert_order(
+        &mut self,
+        new: &NewOrder,
+        owner: Option<OwnerId>,
+        price: Option<Price>,
+    ) -> RepoResult<Order> {
         let id = next_id(&mut self.catalogue.last_order_id, OrderId::new)?;
-        let order = new.clone().into_order(id, owner);
+        let order = new.clone().into_order(id, owner, price);
         self.catalogue.orders.insert(id, order.clone());
         Ok(order)
     }

@@ -32,18 +32,38 @@ fn pet_serializes_in_the_contract_shape() {
 
 #[test]
 fn order_hides_its_owner_and_omits_an_absent_ship_date() {
-    let order = Order {
-        id: OrderId::new(9).unwrap(),
-        pet_id: PetId::new(3).unwrap(),
-        quantity: Quantity::new(2).unwrap(),
-        ship_date: None,
-        complete: false,
-        owner: Some(OwnerId::new(77).unwrap()),
-    };
+    let order = NewOrder::new(PetId::new(3).unwrap(), Quantity::new(2).unwrap()).into_order(
+        OrderId::new(9).unwrap(),
+        Some(OwnerId::new(77).unwrap()),
+        None,
+    );
     assert_eq!(
         serde_json::to_value(&order).unwrap(),
-        json!({"id": 9, "petId": 3, "quantity": 2, "complete": false})
+        json!({"id": 9, "petId": 3, "quantity": 2, "complete": false,
+               "lines": [{"lineNo": 1, "petId": 3, "quantity": 2}]})
     );
+}
+
+#[test]
+fn a_priced_order_shows_its_lines_amounts_and_total_in_its_currency() {
+    let price = Price {
+        amount: Amount::new(1999).unwrap(),
+        currency: Currency::parse("JPY").unwrap(),
+    };
+    let order = NewOrder::new(PetId::new(3).unwrap(), Quantity::new(3).unwrap()).into_order(
+        OrderId::new(9).unwrap(),
+        None,
+        Some(price),
+    );
+    assert_eq!(
+        serde_json::to_value(&order).unwrap(),
+        json!({"id": 9, "petId": 3, "quantity": 3, "complete": false,
+               "lines": [{"lineNo": 1, "petId": 3, "quantity": 3, "unitAmount": 1999,
+                          "amount": 5997}],
+               "currency": "JPY", "totalAmount": 5997})
+    );
+    let read: Order = serde_json::from_value(serde_json::to_value(&order).unwrap()).unwrap();
+    assert_eq!(read, order, "a client reads back what was written");
 }
 
 #[test]

@@ -21,8 +21,10 @@ pub struct OrderUseCases<'a, S, C> {
 }
 
 impl<S: Store, C: Clock> OrderUseCases<'_, S, C> {
-    /// Places an order for the caller, who owns it: the units leave stock at once. With
-    /// `once`, a client retrying after a lost answer cannot order twice.
+    /// Places an order for the caller, who owns it: the units leave stock at once, and the
+    /// order keeps the price its pet has now (read under the pet's lock, in the same
+    /// transaction, so no price change can fall between the two). With `once`, a client
+    /// retrying after a lost answer cannot order twice.
     pub fn place(
         &self,
         caller: Caller,
@@ -35,7 +37,7 @@ impl<S: Store, C: Clock> OrderUseCases<'_, S, C> {
                 .pet(new.pet_id)?
                 .ok_or(DomainError::UnknownPet { id: new.pet_id })?;
             let transition = pet_stock(tx, &pet)?.place_order(new.quantity)?;
-            let order = tx.insert_order(&new, caller.owner())?;
+            let order = tx.insert_order(&new, caller.owner(), pet.price)?;
             apply(tx, &pet, &transition)?;
             let mut events = vec![DomainEvent::OrderPlaced(order.clone())];
             events.extend(transition.events);

@@ -137,6 +137,7 @@ macro_rules! __conformance_scenarios {
             a_price_is_set_read_and_removed_in_the_shops_currency,
             a_pet_keeps_its_price_when_replaced_or_its_status_moves,
             price_changes_apply_only_to_the_price_they_expect,
+            an_order_keeps_the_price_its_pet_had_when_placed,
             // inventory: the stock rules
             an_order_takes_its_units_at_once_and_the_last_unit_makes_the_pet_pending,
             an_order_needs_an_available_pet,

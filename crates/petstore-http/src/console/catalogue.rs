@@ -270,6 +270,13 @@ async fn pet_answer(staff: &Staff, state: &AppState, id: PetId, shown: Shown) ->
     let body = html! {
         @if let Some(error) = &shown { (refusal(error)) }
         (pet_form(staff, &action, Some(&pet), &categories, "Save the pet"))
+        p {
+            "Price: "
+            @match pet.price {
+                Some(price) => (price.currency.show(price.amount.get())),
+                None => "none (orders are placed unpriced)",
+            }
+        }
         h2 { "Place an order" }
         p.muted { "For a customer who orders by phone or at the counter: the units leave the stock at once." }
         form.inline method="post" action={ (action) "/order" } {

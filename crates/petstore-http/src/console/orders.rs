@@ -109,7 +109,7 @@ async fn orders_answer(
             caption.sr-only { "Orders" }
             thead { tr {
                 th scope="col" { "Order" } th scope="col" { "Pet" } th scope="col" { "Units" }
-                th scope="col" { "Ship date" } th scope="col" { "Status" } th scope="col" { "Actions" }
+                th scope="col" { "Total" } th scope="col" { "Ship date" } th scope="col" { "Status" } th scope="col" { "Actions" }
             } }
             tbody {
                 @for line in &lines { (row(staff, line, None)) }
@@ -135,6 +135,12 @@ fn row(staff: &Staff, line: &Line, outcome: Option<Result<&str, &ApiError>>) -> 
             td { (order.id) }
             td { (line.pet) }
             td { (order.quantity.get()) }
+            td {
+                @match (order.total_amount, order.currency) {
+                    (Some(total), Some(currency)) => (currency.show(total.get())),
+                    _ => "unpriced",
+                }
+            }
             td { (order.ship_date.map(|d| d.format("%Y-%m-%d").to_string()).unwrap_or_default()) }
             td { @if order.complete { "complete" } @else { "open" } }
             td {
@@ -231,7 +237,7 @@ pub(super) async fn cancel_order(
             StatusCode::OK,
             html! {
                 tr #{ "order-" (id) } {
-                    td colspan="6" { (done(&format!("Order {id} cancelled: its units are back in stock."))) }
+                    td colspan="7" { (done(&format!("Order {id} cancelled: its units are back in stock."))) }
                 }
             },
         )),

@@ -421,7 +421,8 @@ async fn orders_are_placed_read_completed_and_listed() {
     assert_eq!(placed.status, 201);
     assert_eq!(
         placed.body,
-        json!({"id": 1, "petId": pet, "quantity": 2, "shipDate": "2026-12-01T08:30:00Z", "complete": false})
+        json!({"id": 1, "petId": pet, "quantity": 2, "shipDate": "2026-12-01T08:30:00Z", "complete": false,
+               "lines": [{"lineNo": 1, "petId": pet, "quantity": 2}]})
     );
     assert_eq!(placed.header("location"), Some("/v1/store/orders/1"));
     assert_eq!(api.get("/v1/inventory/1").await.body["quantity"], 1);
@@ -445,7 +446,8 @@ async fn orders_are_placed_read_completed_and_listed() {
         .await;
     assert_eq!(
         cleared.body,
-        json!({"id": 1, "petId": pet, "quantity": 2, "complete": true})
+        json!({"id": 1, "petId": pet, "quantity": 2, "complete": true,
+               "lines": [{"lineNo": 1, "petId": pet, "quantity": 2}]})
     );
 
     api.post("/v1/store/orders", json!({"petId": pet})).await;

@@ -232,3 +232,66 @@ fn a_start_with_another_currency_is_refused_and_changes_nothing() {
     assert!(info.contains(r#""currency":"JPY""#), "{info}");
     assert_eq!(again.terminate().0, Some(0));
 }
+
+#[actix_web::test]
+async fn an_order_shows_the_price_its_pet_had_when_placed() {
+    let api = start().await;
+    let pet = api.pet_with_stock("Rex", 5).await;
+    api.json(
+        Method::PUT,
+        &format!("/v1/pets/{pet}/price"),
+        json!({"amount": 1250}),
+    )
+    .await;
+    let placed = api
+        .post("/v1/store/orders", json!({"petId": pet, "quantity": 3}))
+        .await;
+    assert_eq!(placed.status, 201, "{placed:?}");
+    assert_eq!(
+        placed.body,
+        json!({"id": 1, "petId": pet, "quantity": 3, "complete": false,
+               "lines": [{"lineNo": 1, "petId": pet, "quantity": 3, "unitAmount": 1250, "amount": 3750}],
+               "currency": "EUR", "totalAmount": 3750})
+    );
+    api.json(
+        Method::PUT,
+        &format!("/v1/pets/{pet}/price"),
+        json!({"amount": 99}),
+    )
+    .await;
+    assert_eq!(api.get("/v1/store/orders/1").await.body, placed.body);
+    let events = api.get("/v1/events?limit=100").await;
+    let placed_event = events
+        .body
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|event| event["type"] == "order.placed")
+        .unwrap();
+    assert_eq!(placed_event["data"]["totalAmount"], 3750);
+}
+
+#[actix_web::test]
+async fn the_console_shows_a_pets_price_and_each_orders_total() {
+    use crate::console::{page, sign_in};
+    let api = start().await;
+    let pet = api.pet_with_stock("Rex", 5).await;
+    api.json(
+        Method::PUT,
+        &format!("/v1/pets/{pet}/price"),
+        json!({"amount": 1250}),
+    )
+    .await;
+    let placed = api
+        .post("/v1/store/orders", json!({"petId": pet, "quantity": 3}))
+        .await;
+    assert_eq!(placed.status, 201, "{placed:?}");
+    let staff = api.key(Role::Staff, 1).await;
+    let (cookie, _) = sign_in(&api, &staff, false).await;
+    let pet_page = page(&api, &cookie, &format!("/console/pets/{pet}")).await;
+    let text = pet_page.body.as_str().unwrap_or_default();
+    assert!(text.contains("Price: 12.50 EUR"), "{text}");
+    let orders = page(&api, &cookie, "/console/orders").await;
+    let text = orders.body.as_str().unwrap_or_default();
+    assert!(text.contains("<td>37.50 EUR</td>"), "{text}");
+}

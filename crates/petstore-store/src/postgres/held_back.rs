@@ -19,7 +19,7 @@ use chrono::{DateTime, Utc};
 use diesel::RunQueryDsl;
 use diesel::pg::PgConnection;
 use diesel::result::DatabaseErrorKind;
-use petstore_core::{DomainError, DomainEvent, NewOrder, OwnerId, TraceParent};
+use petstore_core::{DomainError, DomainEvent, NewOrder, OwnerId, Price, TraceParent};
 
 use super::prepared::{SendHeldBack, SetStocks};
 use crate::error::StoreError;
@@ -53,7 +53,12 @@ impl HeldBack {
 
     /// Holds back an order, if an id is in hand for it: its id, or `None` (then its caller
     /// takes one).
-    pub(crate) fn place_order(&mut self, new: &NewOrder, owner: Option<OwnerId>) -> Option<i64> {
+    pub(crate) fn place_order(
+        &mut self,
+        new: &NewOrder,
+        owner: Option<OwnerId>,
+        price: Option<Price>,
+    ) -> Option<i64> {
         let id = self.order_ids.pop()?;
         // Destructured: a field added to orders is a compile error here until it is sent.
         let NewOrder {
@@ -67,6 +72,10 @@ impl HeldBack {
         rows.quantities.push(i64::from(quantity.get()));
         rows.ship_dates.push(ship_date);
         rows.owner_ids.push(owner.map(OwnerId::get));
+        rows.unit_amounts
+            .push(price.map(|price| price.amount.get()));
+        rows.currencies
+            .push(price.map(|price| price.currency.code()));
         Some(id)
     }
 

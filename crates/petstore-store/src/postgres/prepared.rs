@@ -69,6 +69,8 @@ pub(crate) struct SendHeldBack {
     pub(crate) quantities: Vec<i64>,
     pub(crate) ship_dates: Vec<Option<chrono::DateTime<chrono::Utc>>>,
     pub(crate) owner_ids: Vec<Option<i64>>,
+    pub(crate) unit_amounts: Vec<Option<i64>>,
+    pub(crate) currencies: Vec<Option<&'static str>>,
     /// Records of keys the transaction found no record of: inserted.
     pub(crate) records: RecordColumns,
     /// Records of keys whose expired record the transaction found: written over it.
@@ -145,8 +147,8 @@ impl QueryFragment<Pg> for SendHeldBack {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
         out.push_sql(
             "WITH placed AS (INSERT INTO orders (id, pet_id, quantity, ship_date, complete, \
-             owner_id) OVERRIDING SYSTEM VALUE SELECT o.id, o.pet_id, o.quantity, o.ship_date, \
-             false, o.owner_id FROM unnest(",
+             owner_id, unit_amount, currency) OVERRIDING SYSTEM VALUE SELECT o.id, o.pet_id, \
+             o.quantity, o.ship_date, false, o.owner_id, o.unit_amount, o.currency FROM unnest(",
         );
         out.push_bind_param::<Array<BigInt>, _>(&self.order_ids)?;
         out.push_sql(", ");
@@ -157,10 +159,17 @@ impl QueryFragment<Pg> for SendHeldBack {
         out.push_bind_param::<Array<Nullable<Timestamptz>>, _>(&self.ship_dates)?;
         out.push_sql(", ");
         out.push_bind_param::<Array<Nullable<BigInt>>, _>(&self.owner_ids)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Nullable<BigInt>>, _>(&self.unit_amounts)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.currencies)?;
         // A key no record was found of is inserted: one recorded meanwhile by another
         // transaction fails the statement (a unique violation, `held_back.rs`). One whose
         // expired record was found is written over it, and not if the record is fresh now.
-        out.push_sql(") AS o(id, pet_id, quantity, ship_date, owner_id) ORDER BY o.id), ");
+        out.push_sql(
+            ") AS o(id, pet_id, quantity, ship_date, owner_id, unit_amount, currency) \
+             ORDER BY o.id), ",
+        );
         out.push_sql("recorded AS (");
         self.records.walk(&mut out)?;
         out.push_sql(" RETURNING 1), replaced AS (");

@@ -19,7 +19,7 @@ use diesel::query_dsl::LoadQuery;
 use diesel::query_dsl::methods::LimitDsl;
 use diesel::sql_types::{Integer, Text};
 use petstore_core::{
-    DomainError, IdempotencyReader, IdempotencyRecord, IdempotencyWriter, NewOrder, OwnerId,
+    DomainError, IdempotencyReader, IdempotencyRecord, IdempotencyWriter, NewOrder, OwnerId, Price,
     RepoResult,
 };
 
@@ -185,8 +185,13 @@ impl PgTx<'_> {
         &mut self,
         new: &NewOrder,
         owner: Option<OwnerId>,
+        price: Option<Price>,
     ) -> RepoResult<i64> {
-        if let Some(id) = self.held_back().or_storage()?.place_order(new, owner) {
+        if let Some(id) = self
+            .held_back()
+            .or_storage()?
+            .place_order(new, owner, price)
+        {
             return Ok(id);
         }
         // A new id reads nothing held back: the connection as it is.
@@ -196,7 +201,7 @@ impl PgTx<'_> {
         let held_back = self.held_back().or_storage()?;
         held_back.add_order_ids([id]);
         held_back
-            .place_order(new, owner)
+            .place_order(new, owner, price)
             .ok_or_else(|| DomainError::storage("an order id taken was not in hand"))
     }
 

@@ -10,8 +10,9 @@ use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use petstore_core::{
     Actor, Amount, ApiKey, Category, CategoryId, Cause, Currency, Description, DomainEvent, Event,
-    EventId, EventType, IdempotencyRecord, InventoryItem, KeyId, Name, Order, OrderId, OwnerId,
-    Pet, PetId, PetStatus, Price, Quantity, Role, Stock, StoredKey, TraceParent, ValidationError,
+    EventId, EventType, IdempotencyRecord, InventoryItem, KeyId, Name, NewOrder, Order, OrderId,
+    OwnerId, Pet, PetId, PetStatus, Price, Quantity, Role, Stock, StoredKey, TraceParent,
+    ValidationError,
 };
 
 use crate::error::StoreError;
@@ -166,18 +167,7 @@ impl TryFrom<PetRecord> for Pet {
             price_currency,
         } = row;
         let bad = corrupt("pets", id);
-        let price = match (price_amount, price_currency) {
-            (Some(amount), Some(currency)) => Some(Price {
-                amount: Amount::new(amount).map_err(&bad)?,
-                currency: currency.0.map_err(&bad)?,
-            }),
-            (None, None) => None,
-            _ => {
-                return Err(StoreError::Corrupt(format!(
-                    "pets row {id}: a price amount without its currency, or the reverse"
-                )));
-            }
-        };
+        let price = price_columns("pets", id, price_amount, price_currency)?;
         Ok(Pet {
             id: PetId::new(id).map_err(&bad)?,
             name: Name::try_from(name).map_err(&bad)?,
@@ -185,6 +175,26 @@ impl TryFrom<PetRecord> for Pet {
             status: status.0.map_err(&bad)?,
             price,
         })
+    }
+}
+
+/// A price from its two columns in row `id` of `table`: both or neither.
+fn price_columns(
+    table: &'static str,
+    id: i64,
+    amount: Option<i64>,
+    currency: Option<CurrencyText>,
+) -> Result<Option<Price>, StoreError> {
+    let bad = corrupt(table, id);
+    match (amount, currency) {
+        (Some(amount), Some(currency)) => Ok(Some(Price {
+            amount: Amount::new(amount).map_err(&bad)?,
+            currency: currency.0.map_err(&bad)?,
+        })),
+        (None, None) => Ok(None),
+        _ => Err(StoreError::Corrupt(format!(
+            "{table} row {id}: an amount without its currency, or the reverse"
+        ))),
     }
 }
 
@@ -212,20 +222,35 @@ pub(crate) struct OrderRecord {
     pub(crate) ship_date: Option<DateTime<Utc>>,
     pub(crate) complete: bool,
     pub(crate) owner_id: Option<i64>,
+    pub(crate) unit_amount: Option<i64>,
+    pub(crate) currency: Option<CurrencyText>,
 }
 
 impl TryFrom<OrderRecord> for Order {
     type Error = StoreError;
 
     fn try_from(row: OrderRecord) -> Result<Self, StoreError> {
-        let bad = corrupt("orders", row.id);
+        let OrderRecord {
+            id,
+            pet_id,
+            quantity,
+            ship_date,
+            complete,
+            owner_id,
+            unit_amount,
+            currency,
+        } = row;
+        let bad = corrupt("orders", id);
+        let placed = NewOrder {
+            pet_id: PetId::new(pet_id).map_err(&bad)?,
+            quantity: Quantity::new(quantity).map_err(&bad)?,
+            ship_date,
+        };
+        let owner = owner_id.map(OwnerId::new).transpose().map_err(&bad)?;
+        let price = price_columns("orders", id, unit_amount, currency)?;
         Ok(Order {
-            id: OrderId::new(row.id).map_err(&bad)?,
-            pet_id: PetId::new(row.pet_id).map_err(&bad)?,
-            quantity: Quantity::new(row.quantity).map_err(&bad)?,
-            ship_date: row.ship_date,
-            complete: row.complete,
-            owner: row.owner_id.map(OwnerId::new).transpose().map_err(&bad)?,
+            complete,
+            ..placed.into_order(OrderId::new(id).map_err(&bad)?, owner, price)
         })
     }
 }

@@ -3,7 +3,7 @@
 use diesel::prelude::*;
 use petstore_core::{
     DomainError, NewOrder, Order, OrderId, OrderQuery, OrderReader, OrderWriter, OwnerId, PetId,
-    RepoResult,
+    Price, RepoResult,
 };
 
 use super::{Tx, row_for_update};
@@ -63,13 +63,18 @@ impl OrderReader for Tx<'_> {
 }
 
 impl OrderWriter for Tx<'_> {
-    fn insert_order(&mut self, new: &NewOrder, owner: Option<OwnerId>) -> RepoResult<Order> {
+    fn insert_order(
+        &mut self,
+        new: &NewOrder,
+        owner: Option<OwnerId>,
+        price: Option<Price>,
+    ) -> RepoResult<Order> {
         self.forget_pet_row(Some(new.pet_id));
         // Each backend's own: SQLite inserts it at once, PostgreSQL holds it back with the
         // write's other rows, its id taken beforehand (`held_back.rs`).
-        let id = self.place_order_row(new, owner)?;
+        let id = self.place_order_row(new, owner, price)?;
         let id = OrderId::new(id).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        Ok(new.clone().into_order(id, owner))
+        Ok(new.clone().into_order(id, owner, price))
     }
 
     fn update_order(&mut self, order: &Order) -> RepoResult<()> {

@@ -55,6 +55,8 @@ diesel::table! {
         ship_date -> Nullable<UtcTime>,
         complete -> Bool,
         owner_id -> Nullable<BigInt>,
+        unit_amount -> Nullable<BigInt>,
+        currency -> Nullable<Text>,
     }
 }
 

@@ -8,7 +8,7 @@ use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel::sqlite::SqliteConnection;
 use petstore_core::{
     Cause, DomainError, DomainEvent, Event, EventId, EventReader, EventWriter, IdempotencyReader,
-    IdempotencyRecord, IdempotencyWriter, NewOrder, OwnerId, RECORD_LIFETIME, RepoResult,
+    IdempotencyRecord, IdempotencyWriter, NewOrder, OwnerId, Price, RECORD_LIFETIME, RepoResult,
     TraceParent,
 };
 
@@ -101,6 +101,7 @@ impl SqliteTx<'_> {
         &mut self,
         new: &NewOrder,
         owner: Option<OwnerId>,
+        price: Option<Price>,
     ) -> RepoResult<i64> {
         let NewOrder {
             pet_id,
@@ -114,6 +115,8 @@ impl SqliteTx<'_> {
                 orders::ship_date.eq(ship_date.map(Time)),
                 orders::complete.eq(false),
                 orders::owner_id.eq(owner.map(OwnerId::get)),
+                orders::unit_amount.eq(price.map(|price| price.amount.get())),
+                orders::currency.eq(price.map(|price| price.currency.code())),
             ))
             .returning(orders::id)
             .get_result(self.conn)

@@ -116,6 +116,8 @@ pub(crate) struct OrderRow {
     ship_date: Option<Time>,
     complete: bool,
     owner_id: Option<i64>,
+    unit_amount: Option<i64>,
+    currency: Option<String>,
 }
 
 /// An event's row; read by name too, from a PostgreSQL source's `pending_events`.

@@ -67,8 +67,9 @@ fn open_orders_keep_their_pet_and_complete_orders_stay_complete() {
     assert_eq!(err, DomainError::PetHasOpenOrders { id: rex.id });
 
     let ghost = PetId::new(999).unwrap();
-    let err =
-        refusal(store.write(|tx| tx.insert_order(&NewOrder::new(ghost, Quantity::ONE), None)));
+    let err = refusal(
+        store.write(|tx| tx.insert_order(&NewOrder::new(ghost, Quantity::ONE), None, None)),
+    );
     assert_eq!(err, DomainError::UnknownPet { id: ghost });
 
     let complete = fixture.complete(order.id);

@@ -141,7 +141,28 @@ fn a_copy_carries_the_shop_currency_and_the_prices() {
     let source = StoreConfig::new(dir.path().join("source.db"));
     let store = AnyStore::open(&source).unwrap();
     let chf = store.shop_currency(currency("CHF")).unwrap();
-    drop(priced_pet(store, chf, "Dogs", 4_990));
+    let shop = priced_pet(store, chf, "Dogs", 4_990);
+    let rex = petstore_core::PetId::new(1).unwrap();
+    shop.inventory()
+        .set_stock(
+            petstore_core::Caller::Operator,
+            rex,
+            petstore_core::Stock::from_level(2),
+            Always,
+        )
+        .unwrap();
+    let placed = shop
+        .orders()
+        .place(
+            petstore_core::Caller::Operator,
+            petstore_core::NewOrder::new(rex, petstore_core::Quantity::new(2).unwrap()),
+            None,
+        )
+        .unwrap()
+        .done()
+        .unwrap();
+    assert_eq!(placed.total_amount.map(|total| total.get()), Some(9_980));
+    drop(shop);
     let mut targets = vec![(StoreConfig::new(dir.path().join("target.db")), None)];
     if let Some(scratch) = ScratchPostgres::create() {
         targets.push((scratch.config(), Some(scratch)));
@@ -164,6 +185,14 @@ fn a_copy_carries_the_shop_currency_and_the_prices() {
             Some(4_990),
             "{}",
             target.database
+        );
+        let orders = moved
+            .read(|snapshot| snapshot.orders(&petstore_core::OrderQuery::default()))
+            .unwrap();
+        assert_eq!(
+            orders,
+            std::slice::from_ref(&placed),
+            "the order keeps its price"
         );
     }
 }

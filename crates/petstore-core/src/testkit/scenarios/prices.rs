@@ -156,3 +156,53 @@ pub fn price_changes_apply_only_to_the_price_they_expect<S: Store>(store: S) {
         .must("set as read");
     assert_eq!(prices.get(rex.id).must("read").amount, amount(200));
 }
+
+/// An order keeps, on its line, the price its pet had when it was placed: a later change or
+/// removal of the price leaves it as it was; an unpriced pet's order has no amounts.
+pub fn an_order_keeps_the_price_its_pet_had_when_placed<S: Store>(store: S) {
+    let f = Fixture::new(store);
+    let rex = f.pet_with_stock("Rex", 5);
+    let prices = f.shop.prices();
+    prices
+        .set(OPERATOR, rex.id, amount(250), Always)
+        .must("set a price");
+    let priced = f.order(rex.id, 3).must("order three");
+    let line = &priced.lines[0];
+    assert_eq!(priced.lines.len(), 1);
+    assert_eq!(
+        (line.line_no, line.pet_id, line.quantity),
+        (1, rex.id, qty(3))
+    );
+    assert_eq!(line.unit_amount, Some(amount(250)));
+    assert_eq!(line.amount.map(|total| total.get()), Some(750));
+    assert_eq!(
+        priced.total_amount, line.amount,
+        "the total is the sum of the lines"
+    );
+    assert_eq!(priced.currency, Some(f.shop.currency()));
+
+    prices
+        .set(OPERATOR, rex.id, amount(300), Always)
+        .must("change the price");
+    let read = f.shop.orders().get(OPERATOR, priced.id).must("read");
+    assert_eq!(read, priced, "a later price leaves the order as placed");
+    prices
+        .remove(OPERATOR, rex.id, Always)
+        .must("remove the price");
+    let unpriced = f.order(rex.id, 1).must("order an unpriced pet");
+    assert_eq!(unpriced.lines[0].unit_amount, None);
+    assert_eq!((unpriced.currency, unpriced.total_amount), (None, None));
+    let listed = f
+        .shop
+        .orders()
+        .list(OPERATOR, &crate::OrderQuery::default())
+        .must("list");
+    assert_eq!(listed.items, [priced.clone(), unpriced]);
+
+    let completed = f.complete(priced.id);
+    assert_eq!(
+        (completed.lines, completed.total_amount),
+        (priced.lines, priced.total_amount),
+        "completing keeps the amounts"
+    );
+}

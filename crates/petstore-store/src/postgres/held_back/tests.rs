@@ -21,7 +21,7 @@ use crate::{KeyName, Row};
 fn place_one(pet: PetId, answer: &mpsc::Sender<RepoResult<Order>>) -> WriteJob {
     pet_write(pet, answer, move |tx| {
         let left = tx.inventory_item(pet)?.unwrap().quantity.get() - 1;
-        let order = tx.insert_order(&NewOrder::new(pet, Quantity::ONE), None)?;
+        let order = tx.insert_order(&NewOrder::new(pet, Quantity::ONE), None, None)?;
         tx.set_stock(pet, Stock::from_level(left))?;
         tx.append_events(
             Utc::now(),

@@ -1,0 +1,1 @@
+ALTER TABLE orders DROP COLUMN currency, DROP COLUMN unit_amount;

@@ -1,0 +1,2 @@
+ALTER TABLE orders DROP COLUMN currency;
+ALTER TABLE orders DROP COLUMN unit_amount;
