@@ -12,7 +12,8 @@ from petstore_api_client import AuthenticatedClient
 from petstore_api_client.api.categories import create_category
 from petstore_api_client.api.events import list_events
 from petstore_api_client.api.inventory import update_inventory
-from petstore_api_client.api.pets import create_pet, list_pets
+from petstore_api_client.api.meta import get_api_info
+from petstore_api_client.api.pets import create_pet, list_pets, set_pet_price
 from petstore_api_client.api.store import cancel_order, get_order, place_order
 from petstore_api_client.models import (
     Category,
@@ -22,8 +23,10 @@ from petstore_api_client.models import (
     NewCategory,
     NewOrder,
     NewPet,
+    NewPrice,
     Order,
     Pet,
+    PetPrice,
 )
 
 base, staff_key, customer_key, other_key = sys.argv[1:5]
@@ -53,6 +56,10 @@ pets = [
 assert all(isinstance(pet, Pet) for pet in pets), pets
 stock = update_inventory.sync(pets[0].id, client=staff, body=InventoryUpdate(quantity=3))
 assert isinstance(stock, InventoryItem) and stock.quantity == 3, stock
+info = get_api_info.sync(client=staff)
+assert (info.currency, info.currency_exponent) == ("EUR", 2), info
+price = set_pet_price.sync(pets[0].id, client=staff, body=NewPrice(amount=1250))
+assert isinstance(price, PetPrice) and (price.amount, price.currency) == (1250, "EUR"), price
 
 # An order as a customer, and its replay with the same Idempotency-Key.
 order = NewOrder(pet_id=pets[0].id, quantity=2)
@@ -62,6 +69,10 @@ replay = place_order.sync_detailed(client=customer, body=order, idempotency_key=
 assert replay.status_code == 201 and replay.parsed.id == first.parsed.id, replay
 placed = get_order.sync(first.parsed.id, client=customer)
 assert isinstance(placed, Order) and placed.quantity == 2, placed
+# The order keeps its pet's price: one line of 2 × 1250, in the shop's currency.
+line = placed.lines[0]
+assert (line.unit_amount, line.amount, placed.total_amount, placed.currency) == (
+    1250, 2500, 2500, "EUR"), placed
 
 # Every pet of the category, two per page, following the Link header.
 seen, cursor = [], None

@@ -121,7 +121,15 @@ const stock = ok(await staff.PATCH("/inventory/{petId}", {
   body: { quantity: 3 },
 }), 200, "updateInventory");
 same(stock, { petId: first.id, quantity: 3, status: "available" }, "the stock after PATCH");
-done(`staff made category ${category.id}, ${pets.length} pets, and stocked pet ${first.id} with 3`);
+const info = ok(await staff.GET("/"), 200, "getApiInfo");
+same([info.currency, info.currencyExponent], ["EUR", 2], "the shop's currency");
+const price = ok(await staff.PUT("/pets/{petId}/price", {
+  params: { path: { petId: first.id } },
+  body: { amount: 1250 },
+}), 200, "setPetPrice");
+same(price, { petId: first.id, amount: 1250, currency: "EUR" }, "the price set");
+done(`staff made category ${category.id}, ${pets.length} pets, stocked pet ${first.id} with 3 ` +
+  `and priced it at ${price.amount} ${price.currency} minor units`);
 
 // An order as a customer, and its replay with the same Idempotency-Key.
 
@@ -130,6 +138,8 @@ const newOrder = { petId: first.id, quantity: 2 };
 const placed = await customer.POST("/store/orders", { params: idempotent, body: newOrder });
 const order = ok(placed, 201, "placeOrder");
 same([order.petId, order.quantity, order.complete], [first.id, 2, false], "the order placed");
+same([order.lines?.[0]?.unitAmount, order.lines?.[0]?.amount, order.totalAmount, order.currency],
+  [1250, 2500, 2500, "EUR"], "the order's price, kept from its pet's");
 const location = placed.response.headers.get("location");
 same(location, `/v1/store/orders/${order.id}`, "the order's Location");
 const replayed = await customer.POST("/store/orders", { params: idempotent, body: newOrder });
