@@ -23,7 +23,9 @@ use petstore_store::{Database, Durability, StoreConfig};
 /// The pet store service: a JSON HTTP API under /v1 on an embedded SQLite database or on
 /// PostgreSQL.
 #[derive(Debug, Parser)]
-#[command(name = "petstore", version, about, long_about = None)]
+// No `about`: an empty one takes the crate's description ("the HTTP API and the binary"),
+// written for crates.io; the doc comment above says what the program is.
+#[command(name = "petstore", version, long_about = None)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -190,4 +192,18 @@ pub fn migrate(args: &MigrateArgs) -> anyhow::Result<()> {
         tracing::info!(%version, "migration applied");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn help_opens_with_what_the_program_is() {
+        let help = super::Cli::command().render_help().to_string();
+        assert!(
+            help.starts_with("The pet store service: a JSON HTTP API under /v1"),
+            "{help}"
+        );
+    }
 }
