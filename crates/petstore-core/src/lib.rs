@@ -109,9 +109,9 @@ pub use repository::{
 };
 pub use rules::{PetStock, Transition};
 pub use service::{
-    Bootstrap, CategoryUseCases, DeliveryStatus, EventListener, EventUseCases, InventoryUseCases,
-    KeyUseCases, OrderUseCases, PetUseCases, PriceUseCases, Resumed, Service, SessionUseCases,
-    Settings, WebhookUseCases,
+    Bootstrap, Bootstrapped, CategoryUseCases, DeliveryStatus, EventListener, EventUseCases,
+    InventoryUseCases, KeyUseCases, OrderUseCases, PetUseCases, PriceUseCases, Resumed, Service,
+    SessionUseCases, Settings, WebhookUseCases,
 };
 pub use session::{SessionLifetime, SessionToken, StaffSession};
 pub use trace::TraceParent;

@@ -22,6 +22,18 @@ pub enum Bootstrap {
     OnFirstStart,
 }
 
+/// What [`KeyUseCases::bootstrap`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Bootstrapped {
+    /// The secret is an admin key now.
+    Made(ApiKey),
+    /// Nothing: its condition did not hold (an admin key is active, or a key exists).
+    NotNeeded,
+    /// Nothing: the secret is already this key, revoked or of another role. A revoked key
+    /// stays revoked: a start must not bring back a key someone revoked.
+    AlreadyAKey(ApiKey),
+}
+
 /// The use cases of API keys; see [`Service::keys`].
 #[derive(Debug)]
 pub struct KeyUseCases<'a, S, C> {
@@ -132,12 +144,12 @@ impl<S: Store, C: Clock> KeyUseCases<'_, S, C> {
             .read_one(|snapshot| snapshot.revoked_key_count())
     }
 
-    /// Makes `secret` an admin key if `when` holds. Returns the key when it was created.
+    /// Makes `secret` an admin key if `when` holds and it is not a key already.
     pub fn bootstrap(
         &self,
         secret: &KeySecret,
         when: Bootstrap,
-    ) -> Result<Option<ApiKey>, DomainError> {
+    ) -> Result<Bootstrapped, DomainError> {
         let (unless_active, name) = match when {
             Bootstrap::WhileNoAdminIsActive => (Some(Role::Admin), "bootstrap admin"),
             Bootstrap::OnFirstStart => (None, "first admin"),
@@ -147,12 +159,17 @@ impl<S: Store, C: Clock> KeyUseCases<'_, S, C> {
             name: Name::parse(name)?,
             role: Role::Admin,
         };
+        let hash = secret.hash();
         self.shop.store.write(|tx| {
             if tx.has_active_key(unless_active)? {
-                return Ok(None);
+                return Ok(Bootstrapped::NotNeeded);
             }
-            tx.insert_key(&new, secret.prefix(), &secret.hash(), now)
-                .map(Some)
+            let known = tx.keys_with_prefix(secret.prefix())?;
+            if let Some(stored) = known.into_iter().find(|k| hashes_match(&k.hash, &hash)) {
+                return Ok(Bootstrapped::AlreadyAKey(stored.key));
+            }
+            tx.insert_key(&new, secret.prefix(), &hash, now)
+                .map(Bootstrapped::Made)
         })
     }
 }

@@ -37,7 +37,7 @@ mod webhooks;
 pub use catalogue::{CategoryUseCases, PetUseCases};
 pub use events::EventUseCases;
 pub use inventory::InventoryUseCases;
-pub use keys::{Bootstrap, KeyUseCases};
+pub use keys::{Bootstrap, Bootstrapped, KeyUseCases};
 pub use orders::OrderUseCases;
 pub use prices::PriceUseCases;
 pub use sessions::{Resumed, SessionUseCases};

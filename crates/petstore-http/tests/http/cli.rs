@@ -132,6 +132,42 @@ fn a_bootstrap_key_from_the_environment_becomes_an_admin_key() {
     );
 }
 
+/// A bootstrap key whose admin key was revoked (a rotation) neither stops a start nor comes
+/// back to life: the start says which key it is and what to do.
+#[test]
+fn a_stale_bootstrap_key_neither_stops_a_start_nor_comes_back() {
+    let database = TestDatabase::new("stale-bootstrap");
+    let stale = "stale-bootstrap-0123456789abcdef0123456789";
+    let server = serve(database.arg(), Some(stale));
+    assert_eq!(server.terminate().0, Some(0));
+    let revoked = petstore(database.arg())
+        .args(["keys", "revoke", "1"])
+        .output()
+        .unwrap();
+    assert!(revoked.status.success(), "{revoked:?}");
+
+    let server = serve(database.arg(), Some(stale));
+    let refused = server.get("/v1/keys", stale);
+    assert!(
+        refused.starts_with("HTTP/1.1 401"),
+        "the key stays revoked: {refused}"
+    );
+    let (code, logs) = server.terminate();
+    assert_eq!(code, Some(0));
+    let said = logs
+        .iter()
+        .find(|line| line.contains("PETSTORE_BOOTSTRAP_ADMIN_KEY is not used"))
+        .unwrap_or_else(|| panic!("the start says why: {logs:?}"));
+    assert!(
+        said.contains("already key 1") && said.contains("keys create --role admin"),
+        "{said}"
+    );
+    assert!(
+        !logs.iter().any(|line| line.contains(stale)),
+        "never logged"
+    );
+}
+
 /// The admin key a first start wrote to `file`, which must be readable by its owner only.
 fn written_key(file: &std::path::Path) -> String {
     use std::os::unix::fs::PermissionsExt;

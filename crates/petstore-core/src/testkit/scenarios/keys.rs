@@ -2,7 +2,7 @@
 
 use super::{Fixture, OPERATOR, code, new_key, secret, start_time};
 use crate::testkit::Must;
-use crate::{Always, ApiKey, Bootstrap, Caller, KeyId, KeyQuery, KeySecret, Role, Store};
+use crate::{Always, Bootstrap, Bootstrapped, Caller, KeyId, KeyQuery, KeySecret, Role, Store};
 
 /// A key authenticates as its role until revoked; a wrong secret with the same prefix, and a
 /// revoked key, authenticate nothing; secrets are stored only as hashes; a key cannot revoke
@@ -68,23 +68,27 @@ pub fn keys_authenticate_until_revoked<S: Store>(store: S) {
 }
 
 /// The bootstrap admin key is created only while no admin key is active, and the first
-/// admin key only while there is no key at all.
+/// admin key only while there is no key at all; a secret that is a key already, revoked
+/// or not, is never made again.
 pub fn admin_keys_are_bootstrapped_once<S: Store>(store: S) {
     use Bootstrap::{OnFirstStart, WhileNoAdminIsActive};
+    let made = |outcome: Bootstrapped| match outcome {
+        Bootstrapped::Made(key) => key,
+        other => panic!("no key made: {other:?}"),
+    };
     let f = Fixture::new(store);
     let keys = f.shop.keys();
-    let first = keys.bootstrap(&secret(1), OnFirstStart).must("first start");
-    let first: ApiKey = first.must("a first admin key on an empty store");
+    let first = made(keys.bootstrap(&secret(1), OnFirstStart).must("first start"));
     assert_eq!(first.role, Role::Admin);
     assert_eq!(
         keys.bootstrap(&secret(2), OnFirstStart)
             .must("second start"),
-        None
+        Bootstrapped::NotNeeded
     );
     assert_eq!(
         keys.bootstrap(&secret(3), WhileNoAdminIsActive)
             .must("bootstrap"),
-        None,
+        Bootstrapped::NotNeeded,
         "an admin is active"
     );
 
@@ -95,13 +99,26 @@ pub fn admin_keys_are_bootstrapped_once<S: Store>(store: S) {
         .must("create staff");
     assert_eq!(
         keys.bootstrap(&secret(5), OnFirstStart).must("a start"),
-        None,
+        Bootstrapped::NotNeeded,
         "keys exist"
     );
-    let bootstrap = keys
-        .bootstrap(&secret(6), WhileNoAdminIsActive)
-        .must("bootstrap")
-        .must("no admin is active");
+    // No admin is active; the revoked admin's secret and the clerk's stay what they are.
+    let revoked = keys
+        .bootstrap(&secret(1), WhileNoAdminIsActive)
+        .must("a stale bootstrap secret");
+    assert!(
+        matches!(&revoked, Bootstrapped::AlreadyAKey(key) if key.id == first.id && key.revoked_at.is_some()),
+        "{revoked:?}"
+    );
+    assert_eq!(keys.authenticate(&secret(1)).must("authenticate"), None);
+    assert!(matches!(
+        keys.bootstrap(&secret(4), WhileNoAdminIsActive).must("the clerk's secret"),
+        Bootstrapped::AlreadyAKey(key) if key.id == staff.id
+    ));
+    let bootstrap = made(
+        keys.bootstrap(&secret(6), WhileNoAdminIsActive)
+            .must("bootstrap"),
+    );
     assert_eq!(bootstrap.role, Role::Admin);
     assert!(bootstrap.id > staff.id);
     assert_eq!(

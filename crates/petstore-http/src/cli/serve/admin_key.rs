@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, anyhow};
-use petstore_core::{Bootstrap, Caller, KeyQuery, KeySecret, PageSize};
+use petstore_core::{Bootstrap, Bootstrapped, Caller, KeyQuery, KeySecret, PageSize};
 use petstore_store::Database;
 
 use crate::auth::generate_secret;
@@ -19,16 +19,27 @@ pub(super) async fn bootstrap_admin_key(state: &AppState, key_file: &Path) -> an
         let secret = KeySecret::parse(&text)
             .map_err(|e| anyhow!("PETSTORE_BOOTSTRAP_ADMIN_KEY {}", e.reason))?;
         let when = Bootstrap::WhileNoAdminIsActive;
-        if let Some(key) = state
+        match state
             .write(move |shop| shop.keys().bootstrap(&secret, when))
             .await?
         {
-            tracing::info!(key_id = %key.id, "PETSTORE_BOOTSTRAP_ADMIN_KEY is now an admin key");
-        } else {
-            tracing::info!(
+            Bootstrapped::Made(key) => {
+                tracing::info!(key_id = %key.id, "PETSTORE_BOOTSTRAP_ADMIN_KEY is now an admin key");
+            }
+            Bootstrapped::NotNeeded => tracing::info!(
                 "PETSTORE_BOOTSTRAP_ADMIN_KEY is not used: an admin key is active, and the \
                  variable makes one only while none is"
-            );
+            ),
+            // A stale variable (its key was revoked, say, in a rotation) must not stop the
+            // service, nor bring the key back.
+            Bootstrapped::AlreadyAKey(key) => tracing::warn!(
+                key_id = %key.id,
+                revoked = key.revoked_at.is_some(),
+                "PETSTORE_BOOTSTRAP_ADMIN_KEY is not used: its secret is already key {}, and no \
+                 admin key is active; unset the variable or give it a new secret, or make an \
+                 admin key with `petstore keys create --role admin`",
+                key.id
+            ),
         }
         return Ok(());
     }
@@ -61,7 +72,7 @@ pub(super) async fn bootstrap_admin_key(state: &AppState, key_file: &Path) -> an
     let created = state
         .write(move |shop| shop.keys().bootstrap(&secret, Bootstrap::OnFirstStart))
         .await?;
-    if let Some(key) = created {
+    if let Bootstrapped::Made(key) = created {
         pending.keep()?;
         tracing::warn!(
             key_id = %key.id,
