@@ -89,6 +89,15 @@ pub fn parse_command_line(
             "--tls-cert and --tls-key go together: give both, or neither",
         )));
     }
+    // Each file alone is checked as its flag is read; whether the key is the certificate's
+    // only shows once both are read: a bad setting all the same (exit 2), found before the
+    // database is opened.
+    if let Command::Serve(serve) = &cli.command
+        && let (Some(cert), Some(key)) = (&serve.tls_cert, &serve.tls_key)
+    {
+        crate::tls::ServerCertificate::load(cert, key)
+            .map_err(|error| CommandLineError::Config(error.to_string()))?;
+    }
     match matches.subcommand() {
         Some(("serve", serve)) if serve.get_flag("print_config") => Ok(Invocation::PrintConfig(
             settings_in_effect(serve, &from_file),

@@ -316,16 +316,16 @@ fn missing_unreadable_or_mismatched_files_stop_the_start_with_one_line_naming_th
     std::fs::write(&empty, "").unwrap();
     let missing = dir.path().join("missing.pem");
     let (cert, key) = (certificates.certificate(), certificates.key());
-    // A file that is missing or holds no certificate or key is a bad setting, refused as the
-    // flags are read (exit 2); a key of another certificate is found when the two are paired
-    // (exit 1). Either way one line names the file, and nothing is opened.
+    // A file that is missing or holds no certificate or key, or a key of another certificate,
+    // is a bad setting, refused as the flags are read (exit 2): one line names the file, and
+    // nothing is opened.
     for (given_cert, given_key, named, exit) in [
         (&missing, &key, &missing, 2),
         (&cert, &missing, &missing, 2),
         (&garbage, &key, &garbage, 2),
         (&empty, &key, &empty, 2),
         (&cert, &garbage, &garbage, 2),
-        (&cert, &other.key(), &other.key(), 1),
+        (&cert, &other.key(), &other.key(), 2),
     ] {
         let database = dir.path().join("never.db");
         let output = petstore(&database)
