@@ -100,8 +100,9 @@ impl Durability {
 pub struct StoreConfig {
     /// The database.
     pub database: Database,
-    /// Whether a SQLite file that does not exist is created (`serve`, `migrate`), or refused
-    /// (`keys`: a mistyped path must not become an empty database).
+    /// Whether a SQLite file, or a PostgreSQL database, that does not exist is created
+    /// (`serve`, `migrate`), or refused (`keys`: a mistyped path must not become an empty
+    /// database).
     pub create: bool,
     /// Whether the database is only read (`keys list`, `check`, `backup`, `copy --from`): it
     /// is opened read-only and never migrated, and must be this service's at this version.

@@ -23,8 +23,9 @@ pub const PG_MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migration
 /// migrate one at a time.
 const MIGRATION_LOCK: i64 = 0x7065_7473_746f_7265;
 
-/// Creates the database `config` names if the server says it does not exist (the target of
-/// `copy`), connecting to the server's `postgres` database to do so. A role that may not
+/// Creates the database `config` names if the server says it does not exist (for `serve`,
+/// `migrate` and the target of `copy`), connecting to the server's `postgres` database to do
+/// so. A role that may not
 /// create databases is told exactly what to run, and which privileges it needs.
 pub(crate) fn create_database_if_missing(config: &StoreConfig) -> Result<(), StoreError> {
     let missing = match connect_postgres(config) {
@@ -44,6 +45,8 @@ pub(crate) fn create_database_if_missing(config: &StoreConfig) -> Result<(), Sto
     let quoted = format!("\"{}\"", name.replace('"', "\"\""));
     match conn.batch_execute(&format!("CREATE DATABASE {quoted}")) {
         Ok(()) => Ok(()),
+        // Another node starting at the same time made it first.
+        Err(_) if connect_postgres(config).is_ok() => Ok(()),
         Err(error) => {
             let role: String = diesel::select(sql::<Text>("current_user::text"))
                 .get_result(&mut conn)
@@ -51,9 +54,9 @@ pub(crate) fn create_database_if_missing(config: &StoreConfig) -> Result<(), Sto
             Err(StoreError::Config(format!(
                 "the database {name} does not exist, and {role} may not create it ({error}). \
                  Run, as a role that may (a superuser, or one with CREATEDB): \
-                 CREATE DATABASE {quoted} OWNER \"{role}\"; then copy again. The role the copy \
-                 and the service use needs CONNECT on the database and CREATE on its schema \
-                 (the owner of a new database has both)"
+                 CREATE DATABASE {quoted} OWNER \"{role}\"; then run this command again. The role \
+                 the service uses needs CONNECT on the database and CREATE on its schema (the \
+                 owner of a new database has both)"
             )))
         }
     }
@@ -95,6 +98,10 @@ pub(crate) fn inspect_postgres(config: &StoreConfig) -> Result<Found, StoreError
 
 /// Applies pending migrations, one node at a time. Returns the versions applied.
 pub fn migrate_postgres(config: &StoreConfig) -> Result<Vec<String>, StoreError> {
+    // As a missing SQLite file is: `serve` and `migrate` create what they are pointed at.
+    if config.create {
+        create_database_if_missing(config)?;
+    }
     inspect_postgres(config)?;
     let mut conn = connect_postgres(config)?;
     with_migration_lock(&mut conn, |conn| {

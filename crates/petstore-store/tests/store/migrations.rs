@@ -314,3 +314,23 @@ fn times_of_rows_written_before_become_fixed_width_and_back_and_again() {
         "only the record from after the boundary is kept"
     );
 }
+
+/// `serve` and `migrate` create a PostgreSQL database that does not exist, as they create a
+/// missing SQLite file; a command that must not (`keys`) refuses it and creates nothing.
+#[test]
+fn a_missing_postgres_database_is_created_by_migrate_and_refused_by_keys() {
+    let Some(scratch) = ScratchPostgres::create() else {
+        return;
+    };
+    scratch.remove();
+    let mut refused = scratch.config();
+    refused.create = false;
+    let error = migrate(&refused).unwrap_err().to_string();
+    assert!(error.contains("does not exist"), "{error}");
+    assert!(connect_postgres(&refused).is_err(), "nothing created");
+
+    let versions = migrate(&scratch.config()).unwrap();
+    assert!(!versions.is_empty(), "created, then migrated");
+    assert!(connect_postgres(&scratch.config()).is_ok());
+    assert_eq!(migrate(&scratch.config()).unwrap(), Vec::<String>::new());
+}
