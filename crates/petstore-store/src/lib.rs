@@ -65,6 +65,6 @@ pub use ownership::Found;
 pub use postgres::{PG_MIGRATIONS, PgStore, connect_postgres, migrate_postgres};
 pub use sqlite::{MIGRATIONS, MIN_FREE_BYTES, SqliteStore, connect, migrate_sqlite};
 pub use stats::{PoolState, ServerReads, WriterStats};
-pub use store::{AnyStore, finish_upgrade, inspect, migrate};
+pub use store::{AnyStore, finish_plan, finish_upgrade, inspect, migrate};
 pub use transfer::{Copied, Progress, backup, copy};
-pub use upgrade::{HEARTBEAT_EVERY, OlderNode};
+pub use upgrade::{FinishPlan, HEARTBEAT_EVERY, OlderNode};

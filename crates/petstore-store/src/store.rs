@@ -164,21 +164,42 @@ pub fn migrate(config: &StoreConfig) -> Result<Vec<String>, StoreError> {
     }
 }
 
+/// `petstore migrate --finish --dry-run`: what [`finish_upgrade`] would run now, and the nodes
+/// it would wait for, changing nothing. Refuses what it refuses (a database this version
+/// has not migrated yet, or none at all).
+pub fn finish_plan(config: &StoreConfig) -> Result<upgrade::FinishPlan, StoreError> {
+    ready_to_finish(config)?;
+    match config.database {
+        Database::Sqlite(_) => {
+            let mut conn = crate::sqlite::connect(config)?;
+            upgrade::plan_sqlite(&mut conn, &crate::sqlite::MIGRATIONS)
+        }
+        Database::Postgres(_) => {
+            let mut conn = crate::postgres::connect_postgres(config)?;
+            upgrade::plan_postgres(&mut conn, &crate::postgres::PG_MIGRATIONS)
+        }
+    }
+}
+
+/// Refuses a finish (or its plan) on a database that lacks one of this version's additive
+/// migrations, or that is not there.
+fn ready_to_finish(config: &StoreConfig) -> Result<(), StoreError> {
+    match inspect(config)? {
+        Found::Ours { pending, .. } if pending.is_empty() => Ok(()),
+        Found::Ours { pending, .. } => Err(StoreError::Older {
+            database: config.database.to_string(),
+            pending,
+        }),
+        Found::New => Err(crate::ownership::nothing_there(&config.database)),
+    }
+}
+
 /// `petstore migrate --finish`: runs the migrations that finish this version's upgrade
 /// ([`crate::upgrade`]), once every node is of this version. Refuses, changing nothing, a
 /// database that still lacks one of this version's additive migrations, and one where a node
 /// that knows fewer migrations was seen in the last 30 s, unless `force`. The versions applied.
 pub fn finish_upgrade(config: &StoreConfig, force: bool) -> Result<Vec<String>, StoreError> {
-    match inspect(config)? {
-        Found::Ours { pending, .. } if pending.is_empty() => {}
-        Found::Ours { pending, .. } => {
-            return Err(StoreError::Older {
-                database: config.database.to_string(),
-                pending,
-            });
-        }
-        Found::New => return Err(crate::ownership::nothing_there(&config.database)),
-    }
+    ready_to_finish(config)?;
     match config.database {
         Database::Sqlite(_) => {
             let mut conn = crate::sqlite::connect(config)?;

@@ -163,6 +163,46 @@ macro_rules! older_nodes {
     }};
 }
 
+/// What `migrate --finish` would do now: the finishing migrations it would run, and the nodes
+/// that would hold it back (`--finish --dry-run`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FinishPlan {
+    /// The versions of the finishing migrations not applied yet.
+    pub pending: Vec<String>,
+    /// The nodes seen lately that know fewer migrations: the finish waits for them.
+    pub older: Vec<OlderNode>,
+}
+
+macro_rules! finish_plan {
+    ($conn:expr, $migrations:expr, $backend:ty) => {{
+        let newest = newest_additive::<$backend>($migrations);
+        let older = older_nodes!($conn, &newest)?;
+        let pending = $conn
+            .pending_migrations(Finishing($migrations))
+            .map_err(|e| StoreError::Migration(e.to_string()))?
+            .iter()
+            .map(|migration| migration.name().version().to_string())
+            .collect();
+        Ok(FinishPlan { pending, older })
+    }};
+}
+
+/// [`FinishPlan`] on a SQLite connection; changes nothing.
+pub(crate) fn plan_sqlite(
+    conn: &mut SqliteConnection,
+    migrations: &EmbeddedMigrations,
+) -> Result<FinishPlan, StoreError> {
+    finish_plan!(conn, migrations, diesel::sqlite::Sqlite)
+}
+
+/// [`FinishPlan`] on a PostgreSQL connection; changes nothing.
+pub(crate) fn plan_postgres(
+    conn: &mut PgConnection,
+    migrations: &EmbeddedMigrations,
+) -> Result<FinishPlan, StoreError> {
+    finish_plan!(conn, migrations, diesel::pg::Pg)
+}
+
 /// Refuses the finish while `older` nodes serve, unless `force`.
 fn refuse_while(older: Vec<OlderNode>, force: bool) -> Result<(), StoreError> {
     if older.is_empty() || force {

@@ -92,6 +92,10 @@ pub struct MigrateArgs {
     /// but stopped without saying so, say).
     #[arg(long, requires = "finish")]
     pub force: bool,
+    /// With --finish: say what it would run and which nodes it would wait for, on standard
+    /// output, and change nothing.
+    #[arg(long, requires = "finish", conflicts_with = "force")]
+    pub dry_run: bool,
 }
 
 /// Where the database is.
@@ -180,6 +184,13 @@ pub fn check(args: &DatabaseArgs) -> anyhow::Result<bool> {
 /// `petstore migrate`.
 pub fn migrate(args: &MigrateArgs) -> anyhow::Result<()> {
     let config = args.database.store_config();
+    if args.dry_run {
+        print!(
+            "{}",
+            finish_plan_text(&petstore_store::finish_plan(&config)?)
+        );
+        return Ok(());
+    }
     let applied = if args.finish {
         petstore_store::finish_upgrade(&config, args.force)?
     } else {
@@ -192,6 +203,25 @@ pub fn migrate(args: &MigrateArgs) -> anyhow::Result<()> {
         tracing::info!(%version, "migration applied");
     }
     Ok(())
+}
+
+/// `migrate --finish --dry-run`'s answer: a line per migration it would run and per node it
+/// would wait for.
+fn finish_plan_text(plan: &petstore_store::FinishPlan) -> String {
+    let mut text = String::new();
+    if plan.pending.is_empty() {
+        text.push_str("would run: nothing (no migration of this version is left to finish)\n");
+    }
+    for version in &plan.pending {
+        text.push_str(&format!("would run: {version}\n"));
+    }
+    for old in &plan.older {
+        text.push_str(&format!(
+            "would wait for: {} (knows migrations up to {}, seen {} s ago)\n",
+            old.node, old.schema_version, old.seen_seconds_ago
+        ));
+    }
+    text
 }
 
 #[cfg(test)]

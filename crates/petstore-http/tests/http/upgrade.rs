@@ -1,7 +1,7 @@
 //! Finishing a rolling upgrade (`petstore migrate --finish`, docs/deployment.md): refused while a
 //! node that knows fewer migrations than this version has been seen lately, on SQLite and on
-//! PostgreSQL; a serving node of this version does not hold it up, and takes its heartbeat
-//! away when it stops.
+//! PostgreSQL (and `--dry-run` names it, changing nothing); a serving node of this version does
+//! not hold it up, and takes its heartbeat away when it stops.
 
 #![allow(
     clippy::unwrap_used,
@@ -112,6 +112,19 @@ fn finishing_waits_for_older_nodes(database: &Database) {
          VALUES ('old-node', '20261122000001', {})",
         unix_now()
     ));
+    // The dry run names it, and what would run, and changes nothing.
+    let dry = petstore(database.arg())
+        .args(["migrate", "--finish", "--dry-run"])
+        .output()
+        .unwrap();
+    assert_eq!(dry.status.code(), Some(0), "{dry:?}");
+    let plan = String::from_utf8(dry.stdout).unwrap();
+    assert!(
+        plan.contains("would run: nothing")
+            && plan.contains("would wait for: old-node (knows migrations up to 20261122000001"),
+        "{plan}"
+    );
+    assert_eq!(applied(), before, "the dry run changed the migrations");
     let (code, said) = migrate(database, &["--finish"]);
     assert_eq!(code, Some(1), "{said}");
     assert!(
