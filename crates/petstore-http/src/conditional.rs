@@ -139,9 +139,7 @@ impl IfMatch {
             }
         }
     }
-}
 
-impl IfMatch {
     /// Whether the change may go ahead on a resource that may not exist yet (`None`), such as
     /// a pet's price: without `If-Match` always; with one only on a resource that exists and
     /// matches (`*` means "exists").

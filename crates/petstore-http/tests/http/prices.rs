@@ -153,7 +153,7 @@ async fn replacing_a_pet_keeps_its_price_and_each_change_is_a_pet_updated_event(
     let api = start().await;
     let pet = api.pet_with_stock("Rex", 1).await;
     let uri = format!("/v1/pets/{pet}/price");
-    api.json(Method::PUT, &uri, json!({"amount": 700})).await;
+    api.set_price(pet, 700).await;
     let category = api.get(&format!("/v1/pets/{pet}")).await.body["categoryId"].clone();
     let replaced = api
         .json(
@@ -169,8 +169,8 @@ async fn replacing_a_pet_keeps_its_price_and_each_change_is_a_pet_updated_event(
     );
     assert_eq!(api.get(&uri).await.body["amount"], 700);
 
-    api.json(Method::PUT, &uri, json!({"amount": 700})).await;
-    api.delete(&uri).await;
+    api.set_price(pet, 700).await;
+    assert_eq!(api.delete(&uri).await.status, 204);
     let events = api.get("/v1/events?limit=100").await;
     let updates: Vec<&serde_json::Value> = events
         .body
@@ -237,12 +237,7 @@ fn a_start_with_another_currency_is_refused_and_changes_nothing() {
 async fn an_order_shows_the_price_its_pet_had_when_placed() {
     let api = start().await;
     let pet = api.pet_with_stock("Rex", 5).await;
-    api.json(
-        Method::PUT,
-        &format!("/v1/pets/{pet}/price"),
-        json!({"amount": 1250}),
-    )
-    .await;
+    api.set_price(pet, 1250).await;
     let placed = api
         .post("/v1/store/orders", json!({"petId": pet, "quantity": 3}))
         .await;
@@ -253,12 +248,7 @@ async fn an_order_shows_the_price_its_pet_had_when_placed() {
                "lines": [{"lineNo": 1, "petId": pet, "quantity": 3, "unitAmount": 1250, "amount": 3750}],
                "currency": "EUR", "totalAmount": 3750})
     );
-    api.json(
-        Method::PUT,
-        &format!("/v1/pets/{pet}/price"),
-        json!({"amount": 99}),
-    )
-    .await;
+    api.set_price(pet, 99).await;
     assert_eq!(api.get("/v1/store/orders/1").await.body, placed.body);
     let events = api.get("/v1/events?limit=100").await;
     let placed_event = events
@@ -276,12 +266,7 @@ async fn the_console_shows_a_pets_price_and_each_orders_total() {
     use crate::console::{page, sign_in};
     let api = start().await;
     let pet = api.pet_with_stock("Rex", 5).await;
-    api.json(
-        Method::PUT,
-        &format!("/v1/pets/{pet}/price"),
-        json!({"amount": 1250}),
-    )
-    .await;
+    api.set_price(pet, 1250).await;
     let placed = api
         .post("/v1/store/orders", json!({"petId": pet, "quantity": 3}))
         .await;

@@ -232,14 +232,7 @@ async fn head_answers_for_every_get_route_as_the_get_would() {
     let pet = api.pet_with_stock("Rex", 5).await;
     let order = api.post("/v1/store/orders", json!({"petId": pet})).await;
     assert_eq!(order.status, 201, "{order:?}");
-    let price = api
-        .json(
-            Method::PUT,
-            &format!("/v1/pets/{pet}/price"),
-            json!({"amount": 100}),
-        )
-        .await;
-    assert_eq!(price.status, 200, "{price:?}");
+    api.set_price(pet, 100).await;
     let hook = api
         .post(
             "/v1/webhooks",

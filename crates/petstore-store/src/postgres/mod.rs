@@ -48,7 +48,7 @@ mod tx;
 pub use connection::connect_postgres;
 use connection::{PgPool, takes_writes};
 pub use setup::{PG_MIGRATIONS, migrate_postgres};
-pub(crate) use setup::{create_database_if_missing, inspect_postgres, with_migration_lock};
+pub(crate) use setup::{inspect_postgres, with_migration_lock};
 
 /// How many times a conflicting write runs again before it is reported as unavailable.
 const CONFLICT_RETRIES: u32 = 5;

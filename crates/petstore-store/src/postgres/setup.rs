@@ -27,7 +27,7 @@ const MIGRATION_LOCK: i64 = 0x7065_7473_746f_7265;
 /// `migrate` and the target of `copy`), connecting to the server's `postgres` database to do
 /// so. A role that may not
 /// create databases is told exactly what to run, and which privileges it needs.
-pub(crate) fn create_database_if_missing(config: &StoreConfig) -> Result<(), StoreError> {
+fn create_database_if_missing(config: &StoreConfig) -> Result<(), StoreError> {
     let missing = match connect_postgres(config) {
         Ok(_) => return Ok(()),
         Err(StoreError::Unreachable { cause, .. }) if cause.contains("does not exist") => cause,

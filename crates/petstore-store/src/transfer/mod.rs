@@ -220,7 +220,7 @@ fn open_source(config: &StoreConfig) -> Result<Conn, StoreError> {
     Conn::to_existing(config)
 }
 
-/// The target, created and migrated if needed.
+/// The target, created (as migrating creates what it is pointed at) and migrated if needed.
 fn open_target(config: &StoreConfig) -> Result<Conn, StoreError> {
     match &config.database {
         Database::Sqlite(_) => {
@@ -228,7 +228,6 @@ fn open_target(config: &StoreConfig) -> Result<Conn, StoreError> {
             Ok(Conn::Sqlite(connect(config)?))
         }
         Database::Postgres(_) => {
-            postgres::create_database_if_missing(config)?;
             migrate_postgres(config)?;
             Ok(Conn::Pg(connect_postgres(config)?))
         }

@@ -240,6 +240,19 @@ where
         self.json(Method::POST, uri, body).await
     }
 
+    /// Sets pet `pet`'s price to `amount` minor units, which must be taken (200).
+    pub(crate) async fn set_price(&self, pet: i64, amount: i64) -> Reply {
+        let reply = self
+            .json(
+                Method::PUT,
+                &format!("/v1/pets/{pet}/price"),
+                serde_json::json!({"amount": amount}),
+            )
+            .await;
+        assert_eq!(reply.status, StatusCode::OK, "{reply:?}");
+        reply
+    }
+
     /// Creates what most tests need: a category and a pet with `stock` units. Returns the
     /// pet's id.
     pub(crate) async fn pet_with_stock(&self, name: &str, stock: u32) -> i64 {
