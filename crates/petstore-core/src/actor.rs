@@ -119,14 +119,42 @@ impl KeyHolder {
     }
 }
 
-/// What a change's events record of where it came from: who caused it, and the trace of the
-/// request that did, each when known.
+/// What a change's events and stock movements record of where it came from: who caused it,
+/// and the trace and id of the request that did, each when known.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Cause {
     /// Who caused the change.
     pub actor: Option<Actor>,
     /// The W3C trace of the request that caused it.
     pub trace: Option<TraceParent>,
+    /// The id of the request that caused it, as its answer's `X-Request-Id` gave it.
+    pub request_id: Option<RequestId>,
+}
+
+/// A request's id (`X-Request-Id`): 1 to 128 characters, each a letter, a digit or one of
+/// `-_.:+/=`, so that it is safe in a log line and a stored row.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[serde(transparent)]
+pub struct RequestId(String);
+
+impl RequestId {
+    /// The id, if `text` is a valid one.
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::is_valid(text.as_bytes()).then(|| Self(text.to_owned()))
+    }
+
+    /// Whether `text` is a valid id.
+    pub fn is_valid(text: &[u8]) -> bool {
+        (1..=128).contains(&text.len())
+            && text
+                .iter()
+                .all(|b| b.is_ascii_alphanumeric() || b"-_.:+/=".contains(b))
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
 }
 
 #[cfg(test)]
@@ -159,5 +187,14 @@ mod tests {
         }
         assert_eq!(desk.to_string(), "desk (staff, console)");
         assert_eq!(desk.key(), KeyId::new(12).ok());
+    }
+
+    #[test]
+    fn a_request_id_is_short_and_plain() {
+        assert_eq!(RequestId::parse("a1-b2:c3").unwrap().as_str(), "a1-b2:c3");
+        assert!(RequestId::parse("").is_none());
+        assert!(RequestId::parse(&"x".repeat(129)).is_none());
+        assert!(RequestId::parse("two words").is_none());
+        assert!(RequestId::parse("line\nbreak").is_none());
     }
 }

@@ -119,6 +119,11 @@ define_id! {
     /// The id of a recorded [`DeliveryAttempt`](crate::webhooks::DeliveryAttempt).
     DeliveryId
 }
+define_id! {
+    /// The id of a recorded stock [`Movement`](crate::Movement); ids increase with every
+    /// movement.
+    MovementId
+}
 
 impl From<KeyId> for OwnerId {
     /// Orders belong to the key that placed them.

@@ -9,7 +9,9 @@
 //! - the resources ([`Pet`], [`Order`], …), in the API's exact JSON shapes, built only from
 //!   validated values ([`Name`], [`Quantity`], [`PetId`], …: "parse, don't validate");
 //! - [`PetStock`]: the pet status state machine and the order and stock rules, as pure
-//!   functions;
+//!   functions, each naming the movement of the stock ledger it makes ([`StockChange`]);
+//! - the stock ledger: every change of a pet's stock is a [`Movement`] of a [`MovementKind`],
+//!   written with the change, so stock is always its ledger's sum;
 //! - [`Caller`], [`Role`], [`Permission`]: who may do what, in one table;
 //! - [`Webhook`] and friends: subscriptions, Standard Webhooks signing, delivery order and
 //!   retries;
@@ -64,6 +66,7 @@ mod events;
 mod idempotency;
 mod ids;
 mod json_int;
+mod ledger;
 mod memory;
 mod model;
 mod money;
@@ -84,12 +87,18 @@ mod values;
 mod webhooks;
 
 pub use access::{ApiKey, Caller, KeySecret, NewApiKey, Role, StoredKey, hashes_match};
-pub use actor::{Actor, Cause, Door, KeyHolder};
+pub use actor::{Actor, Cause, Door, KeyHolder, RequestId};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::{DomainError, Failure, Resource};
 pub use events::{DomainEvent, Event, EventType};
 pub use idempotency::{IdempotencyKey, IdempotencyRecord, Idempotent, Outcome, RECORD_LIFETIME};
-pub use ids::{CategoryId, DeliveryId, EventId, KeyId, MAX_ID, OrderId, OwnerId, PetId, WebhookId};
+pub use ids::{
+    CategoryId, DeliveryId, EventId, KeyId, MAX_ID, MovementId, OrderId, OwnerId, PetId, WebhookId,
+};
+pub use ledger::{
+    Adjustment, AdjustmentUnits, Entry, Movement, MovementKind, MovementQuery, NewMovement, Reason,
+    StockChange,
+};
 pub use memory::InMemoryStore;
 pub use model::{
     Category, InventoryItem, InventoryUpdate, NewCategory, NewOrder, NewPet, Order, OrderLine,
@@ -103,9 +112,9 @@ pub use query::{
 };
 pub use repository::{
     CatalogueReader, CatalogueWriter, EventReader, EventWriter, IdempotencyReader,
-    IdempotencyWriter, InventoryReader, InventoryWriter, KeyReader, KeyWriter, OrderReader,
-    OrderWriter, RepoResult, SessionReader, SessionWriter, Snapshot, Store, Transaction,
-    WebhookReader, WebhookWriter,
+    IdempotencyWriter, InventoryReader, InventoryWriter, KeyReader, KeyWriter, LedgerReader,
+    LedgerWriter, OrderReader, OrderWriter, RepoResult, SessionReader, SessionWriter, Snapshot,
+    Store, Transaction, WebhookReader, WebhookWriter,
 };
 pub use rules::{PetStock, Transition};
 pub use service::{

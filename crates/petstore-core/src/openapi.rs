@@ -10,7 +10,9 @@ use utoipa::openapi::schema::{
 use utoipa::{PartialSchema, ToSchema};
 
 use crate::events::EventType;
-use crate::ids::{CategoryId, DeliveryId, EventId, KeyId, MAX_ID, OrderId, PetId, WebhookId};
+use crate::ids::{
+    CategoryId, DeliveryId, EventId, KeyId, MAX_ID, MovementId, OrderId, PetId, WebhookId,
+};
 use crate::money::{Amount, Currency, Total};
 use crate::values::{Description, Name, Quantity, Stock};
 use crate::webhooks::{EventTypes, WEBHOOK_URL_PATTERN, WebhookUrl};
@@ -58,6 +60,7 @@ id_schema!(
     KeyId: "an API key",
     WebhookId: "a webhook subscription",
     DeliveryId: "a delivery attempt",
+    MovementId: "a stock movement",
 );
 
 impl PartialSchema for Name {

@@ -29,8 +29,10 @@ use crate::query::{CategoryQuery, InventoryQuery, KeyQuery, OrderQuery, PetQuery
 use crate::session::StaffSession;
 use crate::values::{Name, Stock};
 
+mod ledger;
 mod webhooks;
 
+pub use ledger::{LedgerReader, LedgerWriter};
 pub use webhooks::{WebhookReader, WebhookWriter};
 
 /// Shorthand for the results of repository methods.
@@ -99,6 +101,8 @@ pub trait OrderReader {
     fn orders(&mut self, query: &OrderQuery) -> RepoResult<Vec<Order>>;
     /// How many of the pet's orders are open (neither complete nor cancelled).
     fn open_order_count(&mut self, pet_id: PetId) -> RepoResult<u64>;
+    /// How many units the pet's open orders hold.
+    fn committed_units(&mut self, pet_id: PetId) -> RepoResult<Stock>;
 }
 
 /// Changes orders.
@@ -237,6 +241,7 @@ pub trait IdempotencyWriter: IdempotencyReader {
 pub trait Snapshot:
     CatalogueReader
     + InventoryReader
+    + LedgerReader
     + OrderReader
     + KeyReader
     + SessionReader
@@ -249,6 +254,7 @@ pub trait Snapshot:
 impl<T> Snapshot for T where
     T: CatalogueReader
         + InventoryReader
+        + LedgerReader
         + OrderReader
         + KeyReader
         + SessionReader
@@ -268,6 +274,7 @@ pub trait Transaction:
     Snapshot
     + CatalogueWriter
     + InventoryWriter
+    + LedgerWriter
     + OrderWriter
     + KeyWriter
     + SessionWriter
@@ -280,6 +287,7 @@ pub trait Transaction:
 impl<T> Transaction for T where
     T: CatalogueWriter
         + InventoryWriter
+        + LedgerWriter
         + OrderWriter
         + KeyWriter
         + SessionWriter

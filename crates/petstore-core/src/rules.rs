@@ -1,8 +1,9 @@
 //! The pet status state machine and the order and stock rules, as pure functions.
 //!
 //! Each rule takes the facts about one pet ([`PetStock`]) and returns the facts after the
-//! change plus the events the change causes ([`Transition`]). Nothing here reads or writes
-//! a store; [`Service`](crate::Service) loads the facts, applies a rule and saves the result.
+//! change, the events the change causes and the movement of the stock ledger it makes
+//! ([`Transition`]). Nothing here reads or writes a store; [`Service`](crate::Service) loads
+//! the facts, applies a rule and saves the result.
 //!
 //! | event                         | precondition                       | stock      | status afterwards |
 //! |-------------------------------|------------------------------------|------------|-------------------|
@@ -11,12 +12,18 @@
 //! | cancel an open order of `q`   | the order is not complete          | + `q`      | `pending` → `available`, else unchanged |
 //! | set stock to `n > 0`          | —                                  | = `n`      | `pending`/`sold` → `available` |
 //! | set stock to 0                | —                                  | = 0        | `available` → `pending` if open orders, else `sold` |
+//! | adjust stock by `d`           | stock + `d` from 0 to 1,000,000    | + `d`      | as setting stock to the result |
 //! | staff sets status `s`         | —                                  | unchanged  | = `s` |
+//!
+//! Units in open orders (`committed`) grow by an order's units when it is placed and shrink
+//! by them when it is completed or cancelled; the ledger's kinds are `ledger.rs`'s table.
 
 use crate::error::DomainError;
 use crate::events::DomainEvent;
 use crate::ids::PetId;
+use crate::ledger::{AdjustmentUnits, MovementKind, StockChange};
 use crate::model::{InventoryItem, PetStatus};
+use crate::validation::ValidationError;
 use crate::values::{Quantity, Stock};
 
 /// The facts about one pet that the rules look at.
@@ -30,6 +37,8 @@ pub struct PetStock {
     pub stock: Stock,
     /// Its orders that are neither complete nor cancelled.
     pub open_orders: u64,
+    /// The units those orders hold.
+    pub committed: Stock,
 }
 
 /// The result of a rule: the facts afterwards and the events to record.
@@ -42,6 +51,8 @@ pub struct Transition {
     /// `inventory.updated` when the stock level changed, `pet.status_changed` when the
     /// status changed; nothing when nothing changed.
     pub events: Vec<DomainEvent>,
+    /// How the change moved the stock, for the ledger; `None` when it moved nothing.
+    pub change: Option<StockChange>,
 }
 
 impl PetStock {
@@ -71,28 +82,37 @@ impl PetStock {
         } else {
             self.status
         };
-        Ok(self.becomes(PetStock {
-            status,
-            stock,
-            open_orders: self.open_orders + 1,
-            ..self
-        }))
+        Ok(self.becomes(
+            PetStock {
+                status,
+                stock,
+                open_orders: self.open_orders + 1,
+                committed: self.committed.put_back(quantity),
+                ..self
+            },
+            MovementKind::Committed,
+        ))
     }
 
-    /// Completes one of the pet's open orders (counted in `open_orders`). When no stock and
-    /// no other open order is left, the pet is `sold`.
-    pub fn complete_order(self) -> Transition {
+    /// Completes one of the pet's open orders (counted in `open_orders`), of `quantity`
+    /// units: they leave the shop. When no stock and no other open order is left, the pet is
+    /// `sold`.
+    pub fn complete_order(self, quantity: Quantity) -> Transition {
         let open_orders = self.open_orders.saturating_sub(1);
         let status = if self.stock.is_empty() && open_orders == 0 {
             PetStatus::Sold
         } else {
             self.status
         };
-        self.becomes(PetStock {
-            status,
-            open_orders,
-            ..self
-        })
+        self.becomes(
+            PetStock {
+                status,
+                open_orders,
+                committed: self.committed.take(quantity).unwrap_or(Stock::ZERO),
+                ..self
+            },
+            MovementKind::Sold,
+        )
     }
 
     /// Cancels one of the pet's open orders of `quantity` units: the units go back in stock
@@ -102,33 +122,79 @@ impl PetStock {
             PetStatus::Pending => PetStatus::Available,
             other => other,
         };
-        self.becomes(PetStock {
-            status,
-            stock: self.stock.put_back(quantity),
-            open_orders: self.open_orders.saturating_sub(1),
-            ..self
-        })
+        self.becomes(
+            PetStock {
+                status,
+                stock: self.stock.put_back(quantity),
+                open_orders: self.open_orders.saturating_sub(1),
+                committed: self.committed.take(quantity).unwrap_or(Stock::ZERO),
+                ..self
+            },
+            MovementKind::Released,
+        )
     }
 
     /// Sets the stock level. Stock makes a `pending` or `sold` pet `available`; no stock makes
     /// an `available` pet `pending` while orders are open, `sold` otherwise.
     pub fn set_stock(self, stock: Stock) -> Transition {
+        self.restock(stock, MovementKind::Set)
+    }
+
+    /// Adjusts the stock by `units` (in, or out when negative), as setting it to the result
+    /// would: the result must be from 0 to [`Stock::MAX_SETTABLE`]. Taking out more units than
+    /// are in stock is `insufficient_stock`.
+    pub fn adjust(self, units: AdjustmentUnits) -> Result<Transition, DomainError> {
+        let level = i64::from(self.stock.get()) + i64::from(units.get());
+        if level < 0 {
+            return Err(DomainError::InsufficientStock {
+                pet_id: self.pet_id,
+                requested: units.get().unsigned_abs(),
+                available: self.stock.get(),
+            });
+        }
+        let stock = Stock::settable(level).map_err(|_| {
+            ValidationError::new("change", "would lift the stock above 1000000 units")
+        })?;
+        Ok(self.restock(stock, MovementKind::Adjusted))
+    }
+
+    /// The pet is deleted: the units left in stock are written off. It has no open order
+    /// (one keeps it from being deleted).
+    pub fn write_off(self) -> Transition {
+        let change = (!self.stock.is_empty())
+            .then(|| StockChange::of(MovementKind::WrittenOff, self.stock.get()));
+        Transition {
+            before: self,
+            after: PetStock {
+                stock: Stock::ZERO,
+                ..self
+            },
+            events: Vec::new(),
+            change,
+        }
+    }
+
+    /// Staff set the status by hand; stock and orders are untouched.
+    pub fn set_status(self, status: PetStatus) -> Transition {
+        self.becomes(PetStock { status, ..self }, MovementKind::Set)
+    }
+
+    /// The stock is set to `stock`, by a `set` or an `adjusted` movement.
+    fn restock(self, stock: Stock, kind: MovementKind) -> Transition {
         let status = match (stock.is_empty(), self.status) {
             (false, PetStatus::Pending | PetStatus::Sold) => PetStatus::Available,
             (true, PetStatus::Available) if self.open_orders > 0 => PetStatus::Pending,
             (true, PetStatus::Available) => PetStatus::Sold,
             (_, unchanged) => unchanged,
         };
-        self.becomes(PetStock {
-            status,
-            stock,
-            ..self
-        })
-    }
-
-    /// Staff set the status by hand; stock and orders are untouched.
-    pub fn set_status(self, status: PetStatus) -> Transition {
-        self.becomes(PetStock { status, ..self })
+        self.becomes(
+            PetStock {
+                status,
+                stock,
+                ..self
+            },
+            kind,
+        )
     }
 
     /// The pet's inventory entry as these facts describe it.
@@ -140,7 +206,18 @@ impl PetStock {
         }
     }
 
-    fn becomes(self, after: PetStock) -> Transition {
+    /// The transition to `after`, a movement of `kind` if any units moved.
+    fn becomes(self, after: PetStock, kind: MovementKind) -> Transition {
+        let change = match kind {
+            _ if after.stock == self.stock && after.committed == self.committed => None,
+            MovementKind::Set | MovementKind::Adjusted => {
+                Some(StockChange::between(kind, self.stock, after.stock))
+            }
+            _ => Some(StockChange::of(
+                kind,
+                self.committed.get().abs_diff(after.committed.get()),
+            )),
+        };
         let mut events = Vec::new();
         if after.status != self.status {
             events.push(DomainEvent::PetStatusChanged {
@@ -156,193 +233,10 @@ impl PetStock {
             before: self,
             after,
             events,
+            change,
         }
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use proptest::prelude::*;
-
-    use super::*;
-
-    fn pet(status: PetStatus, stock: u32, open_orders: u64) -> PetStock {
-        PetStock {
-            pet_id: PetId::new(1).unwrap(),
-            status,
-            stock: Stock::from_level(stock),
-            open_orders,
-        }
-    }
-
-    fn qty(n: i64) -> Quantity {
-        Quantity::new(n).unwrap()
-    }
-
-    #[test]
-    fn an_order_takes_units_out_of_stock_at_once() {
-        let t = pet(PetStatus::Available, 5, 0).place_order(qty(2)).unwrap();
-        assert_eq!(t.after, pet(PetStatus::Available, 3, 1));
-        assert_eq!(
-            t.events,
-            vec![DomainEvent::InventoryUpdated(t.after.inventory_item())]
-        );
-    }
-
-    #[test]
-    fn taking_the_last_unit_makes_the_pet_pending() {
-        let t = pet(PetStatus::Available, 2, 0).place_order(qty(2)).unwrap();
-        assert_eq!(t.after, pet(PetStatus::Pending, 0, 1));
-        assert!(t.events.contains(&DomainEvent::PetStatusChanged {
-            pet_id: PetId::new(1).unwrap(),
-            from: PetStatus::Available,
-            to: PetStatus::Pending,
-        }));
-    }
-
-    #[test]
-    fn only_available_pets_can_be_ordered() {
-        for status in [PetStatus::Pending, PetStatus::Sold] {
-            let err = pet(status, 10, 0).place_order(qty(1)).unwrap_err();
-            assert_eq!(err.code(), "pet_not_available");
-        }
-    }
-
-    #[test]
-    fn a_sold_out_pet_reports_stock_before_status() {
-        for status in PetStatus::ALL {
-            let err = pet(status, 0, 1).place_order(qty(1)).unwrap_err();
-            assert_eq!(err.code(), "insufficient_stock");
-        }
-    }
-
-    #[test]
-    fn an_order_cannot_take_more_than_the_stock() {
-        let err = pet(PetStatus::Available, 2, 0)
-            .place_order(qty(3))
-            .unwrap_err();
-        assert_eq!(
-            err,
-            DomainError::InsufficientStock {
-                pet_id: PetId::new(1).unwrap(),
-                requested: 3,
-                available: 2
-            }
-        );
-    }
-
-    #[test]
-    fn completing_the_last_open_order_without_stock_sells_the_pet() {
-        let t = pet(PetStatus::Pending, 0, 1).complete_order();
-        assert_eq!(t.after, pet(PetStatus::Sold, 0, 0));
-    }
-
-    #[test]
-    fn completing_while_other_orders_are_open_keeps_the_pet_pending() {
-        let t = pet(PetStatus::Pending, 0, 2).complete_order();
-        assert_eq!(t.after, pet(PetStatus::Pending, 0, 1));
-        assert!(t.events.is_empty());
-    }
-
-    #[test]
-    fn completing_while_stock_remains_changes_no_status() {
-        let t = pet(PetStatus::Available, 3, 1).complete_order();
-        assert_eq!(t.after, pet(PetStatus::Available, 3, 0));
-        assert!(t.events.is_empty());
-    }
-
-    #[test]
-    fn cancelling_puts_units_back_and_frees_a_pending_pet() {
-        let t = pet(PetStatus::Pending, 0, 1).cancel_order(qty(4));
-        assert_eq!(t.after, pet(PetStatus::Available, 4, 0));
-        assert_eq!(t.events.len(), 2);
-    }
-
-    #[test]
-    fn cancelling_leaves_a_status_staff_set_by_hand() {
-        let t = pet(PetStatus::Sold, 0, 1).cancel_order(qty(1));
-        assert_eq!(t.after, pet(PetStatus::Sold, 1, 0));
-    }
-
-    #[test]
-    fn stock_makes_pending_and_sold_pets_available() {
-        for status in [PetStatus::Pending, PetStatus::Sold, PetStatus::Available] {
-            let t = pet(status, 0, 1).set_stock(Stock::from_level(5));
-            assert_eq!(t.after, pet(PetStatus::Available, 5, 1));
-        }
-    }
-
-    #[test]
-    fn no_stock_makes_an_available_pet_pending_or_sold() {
-        assert_eq!(
-            pet(PetStatus::Available, 5, 2).set_stock(Stock::ZERO).after,
-            pet(PetStatus::Pending, 0, 2)
-        );
-        assert_eq!(
-            pet(PetStatus::Available, 5, 0).set_stock(Stock::ZERO).after,
-            pet(PetStatus::Sold, 0, 0)
-        );
-        assert_eq!(
-            pet(PetStatus::Pending, 5, 1).set_stock(Stock::ZERO).after,
-            pet(PetStatus::Pending, 0, 1)
-        );
-    }
-
-    #[test]
-    fn setting_the_same_level_records_nothing() {
-        assert!(
-            pet(PetStatus::Available, 5, 0)
-                .set_stock(Stock::from_level(5))
-                .events
-                .is_empty()
-        );
-    }
-
-    #[test]
-    fn staff_may_set_any_status_and_it_is_recorded() {
-        let t = pet(PetStatus::Available, 5, 0).set_status(PetStatus::Sold);
-        assert_eq!(t.after, pet(PetStatus::Sold, 5, 0));
-        assert_eq!(t.events.len(), 1);
-    }
-
-    fn any_status() -> impl Strategy<Value = PetStatus> {
-        prop::sample::select(PetStatus::ALL.to_vec())
-    }
-
-    proptest! {
-        #[test]
-        fn placing_then_cancelling_restores_stock_and_availability(
-            stock in 1u32..=2000, q in 1i64..=1000, open in 0u64..5
-        ) {
-            let before = pet(PetStatus::Available, stock, open);
-            if let Ok(placed) = before.place_order(qty(q)) {
-                prop_assert_eq!(placed.after.stock.get() + q as u32, stock);
-                let back = placed.after.cancel_order(qty(q)).after;
-                prop_assert_eq!(back, before);
-            } else {
-                prop_assert!(i64::from(stock) < q);
-            }
-        }
-
-        #[test]
-        fn events_describe_exactly_what_changed(
-            status in any_status(), stock in 0u32..10, open in 0u64..3, level in 0u32..10
-        ) {
-            let before = pet(status, stock, open);
-            let t = before.set_stock(Stock::from_level(level));
-            let status_events = t.events.iter().filter(|e| matches!(e, DomainEvent::PetStatusChanged { .. })).count();
-            let stock_events = t.events.iter().filter(|e| matches!(e, DomainEvent::InventoryUpdated(_))).count();
-            prop_assert_eq!(status_events, usize::from(t.after.status != before.status));
-            prop_assert_eq!(stock_events, usize::from(t.after.stock != before.stock));
-        }
-
-        #[test]
-        fn no_rule_touches_stock_except_orders_and_stock_updates(
-            status in any_status(), stock in 0u32..10, open in 1u64..3, to in any_status()
-        ) {
-            let before = pet(status, stock, open);
-            prop_assert_eq!(before.complete_order().after.stock, before.stock);
-            prop_assert_eq!(before.set_status(to).after.stock, before.stock);
-        }
-    }
-}
+mod tests;

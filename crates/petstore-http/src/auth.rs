@@ -19,7 +19,7 @@ use actix_web::http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use actix_web::middleware::Next;
 use actix_web::{Error, FromRequest, HttpMessage, HttpRequest, web};
 use futures_util::future::Either;
-use petstore_core::{ApiKey, Caller, Door, KeyId, KeySecret, Permission, TraceParent};
+use petstore_core::{ApiKey, Caller, Door, KeyId, KeySecret, Permission};
 
 use crate::consistency;
 use crate::context;
@@ -74,11 +74,11 @@ pub fn authenticate(
     // A consistency header of the wrong form is refused before the key is looked at.
     match consistency::asked(req.headers()) {
         Ok(wants) => {
-            let trace = req.extensions().get::<TraceParent>().cloned();
+            let origin = context::Origin::of(&req);
             Either::Left(context::within(
                 Door::Api,
                 wants,
-                trace,
+                origin,
                 authenticated(req, next),
             ))
         }

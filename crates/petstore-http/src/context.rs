@@ -4,8 +4,8 @@
 //! it along and none can forget a piece of it:
 //! - how fresh its reads must be (`consistency.rs` reads it off the headers);
 //! - who is asking (the key that authenticated, or the console session's), through which
-//!   door, and the trace the request belongs to: every write's events record them
-//!   ([`Cause`]);
+//!   door, the trace the request belongs to and its id: every write's events and stock
+//!   movements record them ([`Cause`]);
 //! - the token its writes reached, for the answer.
 //!
 //! Work outside a request has no context: its writes record the actor of the state they run
@@ -15,19 +15,39 @@
 use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 
-use actix_web::dev::ServiceResponse;
+use actix_web::HttpMessage as _;
+use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::HeaderValue;
 use futures_util::FutureExt as _;
-use petstore_core::{Cause, Door, KeyHolder, TraceParent};
+use petstore_core::{Cause, Door, KeyHolder, RequestId, TraceParent};
 use petstore_store::{Freshness, Position};
 
 use crate::consistency::CONSISTENCY_TOKEN;
+
+/// Where a request came from, as `around_every_request` found it: the trace it belongs to and
+/// its id.
+#[derive(Debug, Clone, Default)]
+pub struct Origin {
+    trace: Option<TraceParent>,
+    request_id: Option<RequestId>,
+}
+
+impl Origin {
+    /// What `around_every_request` left on `req`.
+    pub fn of(req: &ServiceRequest) -> Self {
+        let extensions = req.extensions();
+        Self {
+            trace: extensions.get::<TraceParent>().cloned(),
+            request_id: extensions.get::<RequestId>().cloned(),
+        }
+    }
+}
 
 /// What one request carries to its reads and writes, and the token its writes reached.
 struct RequestContext {
     wants: Freshness,
     door: Door,
-    trace: Option<TraceParent>,
+    origin: Origin,
     /// The key's holder, once the door knows it.
     holder: RefCell<Option<Arc<KeyHolder>>>,
     /// The latest position its writes reached; `None` once a write's is unknown.
@@ -37,13 +57,13 @@ struct RequestContext {
 }
 
 impl RequestContext {
-    /// The context of a request through `door` that asks `wants` of its reads and belongs to
-    /// `trace`, before the door knows who asks.
-    fn new(door: Door, wants: Freshness, trace: Option<TraceParent>) -> Self {
+    /// The context of a request through `door` that asks `wants` of its reads and came from
+    /// `origin`, before the door knows who asks.
+    fn new(door: Door, wants: Freshness, origin: Origin) -> Self {
         Self {
             wants,
             door,
-            trace,
+            origin,
             holder: RefCell::new(None),
             token: Cell::new(None),
             wrote: Cell::new(false),
@@ -90,7 +110,8 @@ pub fn cause() -> Option<Cause> {
                     .borrow()
                     .as_ref()
                     .map(|holder| holder.actor(door)),
-                trace: request.trace.clone(),
+                trace: request.origin.trace.clone(),
+                request_id: request.origin.request_id.clone(),
             }
         })
         .ok()
@@ -111,8 +132,8 @@ pub fn written(token: Option<Position>) {
 }
 
 /// Runs `serve`, the request's handling through `door`, with its context kept for its task:
-/// `wants` of its reads (`consistency::asked` of its headers) and `trace`, the trace its
-/// changes belong to. A successful answer gets the token its writes reached (a node without
+/// `wants` of its reads (`consistency::asked` of its headers) and `origin`, which its changes
+/// record. A successful answer gets the token its writes reached (a node without
 /// read standbys gives none: its reads are never behind). Called by the one layer every
 /// request of the door crosses (`authenticate`, the console's scope), rather than as a
 /// layer of its own (each costs a boxed future per request).
@@ -123,13 +144,13 @@ pub fn written(token: Option<Position>) {
 pub fn within<B>(
     door: Door,
     wants: Freshness,
-    trace: Option<TraceParent>,
+    origin: Origin,
     serve: impl Future<Output = Result<ServiceResponse<B>, actix_web::Error>>,
 ) -> impl Future<Output = Result<ServiceResponse<B>, actix_web::Error>> {
     // The token is read as `serve` ends, while the context is still the task's.
     let served = serve.map(|response| (response, REQUEST.with(|request| request.token.get())));
     REQUEST
-        .scope(RequestContext::new(door, wants, trace), served)
+        .scope(RequestContext::new(door, wants, origin), served)
         .map(|(response, token)| {
             let mut response = response?;
             if let Some(token) = token.filter(|_| response.status().is_success())
@@ -148,7 +169,7 @@ mod tests {
     use super::*;
 
     fn context() -> RequestContext {
-        RequestContext::new(Door::Console, Freshness::Latest, None)
+        RequestContext::new(Door::Console, Freshness::Latest, Origin::default())
     }
 
     #[actix_web::test]

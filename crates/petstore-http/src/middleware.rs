@@ -25,7 +25,7 @@ use crate::error::ApiError;
 use crate::metrics::RouteMetrics;
 use crate::state::AppState;
 use crate::traces::RequestSpan;
-use petstore_core::TraceParent;
+use petstore_core::{RequestId, TraceParent};
 
 /// `X-Request-Id`.
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -33,11 +33,7 @@ pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 /// A client's request id is echoed when it is 1 to 128 characters of a safe set; anything
 /// else (control characters, very long values) is replaced, so logs stay clean.
 fn sane_request_id(value: &HeaderValue) -> bool {
-    let text = value.as_bytes();
-    (1..=128).contains(&text.len())
-        && text
-            .iter()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_.:+/=".contains(b))
+    RequestId::is_valid(value.as_bytes())
 }
 
 /// 16 hex digits, unpredictable and unique per call.
@@ -142,6 +138,10 @@ pub async fn around_every_request(
     if let Some(trace) = cause {
         span.record("trace_id", trace.trace_id());
         req.extensions_mut().insert(trace);
+    }
+    // What the request's changes record of it (`context::Origin`).
+    if let Some(request_id) = id.to_str().ok().and_then(RequestId::parse) {
+        req.extensions_mut().insert(request_id);
     }
     let _in_flight = state
         .as_ref()

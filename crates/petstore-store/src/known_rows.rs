@@ -1,8 +1,8 @@
 //! The one cache of pets' rows a transaction reads without a statement of its own
 //! ([`KnownRows`]). The idempotency records a burst looked up are `key_records.rs`'s.
 //!
-//! A pet's row holds what the stock rules read right after the pet: its inventory entry and
-//! its count of open orders. Read once, each part is served from here: an order reads its pet's
+//! A pet's row holds what the stock rules read right after the pet: its inventory entry, its
+//! count of open orders and the units they hold. Read once, each part is served from here: an order reads its pet's
 //! row once where it would send three statements. A burst fills it for the rows its jobs
 //! named ([`Row`](crate::Row)), in one statement for all of them (`postgres/fetch.rs`); a read
 //! of one row by a statement of its own adds that row.
@@ -14,7 +14,7 @@
 
 use std::collections::HashMap;
 
-use petstore_core::{InventoryItem, Pet, PetId};
+use petstore_core::{InventoryItem, Pet, PetId, Stock};
 
 use crate::records::{PetRowRecord, PetRowValues};
 
@@ -35,6 +35,7 @@ struct RowParts {
     pet: Option<Pet>,
     stock: Option<InventoryItem>,
     open_orders: Option<u64>,
+    committed: Option<Stock>,
 }
 
 impl KnownRows {
@@ -71,11 +72,10 @@ impl KnownRows {
         for row in found {
             let id = row.pet.id;
             match PetRowValues::try_from(row) {
-                Ok(PetRowValues {
-                    pet,
-                    stock,
-                    open_orders,
-                }) => self.keep(id, Some(pet), stock, open_orders),
+                Ok(row) => {
+                    let pet = row.pet.clone();
+                    self.keep(id, Some(pet), row);
+                }
                 Err(_) => {
                     self.pets.remove(&id);
                 }
@@ -86,20 +86,24 @@ impl KnownRows {
     /// Keeps what a read of a pet's row found beside the pet, which the rules read next (its
     /// stock and open orders), and gives the pet to the read.
     pub(crate) fn keep_beside(&mut self, row: PetRowValues) -> Pet {
-        let PetRowValues {
-            pet,
-            stock,
-            open_orders,
-        } = row;
-        self.keep(pet.id.get(), None, stock, open_orders);
+        let pet = row.pet.clone();
+        self.keep(pet.id.get(), None, row);
         pet
     }
 
-    fn keep(&mut self, id: i64, pet: Option<Pet>, stock: InventoryItem, open_orders: u64) {
+    /// Keeps `row`'s parts, the pet itself only if `pet` gives it.
+    fn keep(&mut self, id: i64, pet: Option<Pet>, row: PetRowValues) {
+        let PetRowValues {
+            stock,
+            open_orders,
+            committed,
+            ..
+        } = row;
         let parts = RowParts {
             pet,
             stock: Some(stock),
             open_orders: Some(open_orders),
+            committed: Some(committed),
         };
         self.pets.insert(id, Some(parts));
     }
@@ -117,6 +121,11 @@ impl KnownRows {
     /// Pet `id`'s count of open orders, where its row is known.
     pub(crate) fn open_orders(&mut self, id: PetId) -> Option<u64> {
         self.part(id, |parts| &mut parts.open_orders).flatten()
+    }
+
+    /// The units in pet `id`'s open orders, where its row is known.
+    pub(crate) fn committed(&mut self, id: PetId) -> Option<Stock> {
+        self.part(id, |parts| &mut parts.committed).flatten()
     }
 
     fn part<T: Clone>(

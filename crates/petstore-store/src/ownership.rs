@@ -181,11 +181,12 @@ pub(crate) fn nothing_there(database: &Database) -> StoreError {
 }
 
 /// Whether a database found so may be read as it is, without migrating it: this service's,
-/// and at this version. One an older version left is refused with what to run; a new one has
-/// nothing to read.
+/// and at this version, or this version's upgrade not yet finished (only migrations that
+/// finish an upgrade pending). One an older version left is refused with what to run; a new
+/// one has nothing to read.
 pub(crate) fn readable(found: Found, database: &Database) -> Result<(), StoreError> {
     match found {
-        Found::Ours { pending, .. } if pending.is_empty() => Ok(()),
+        Found::Ours { pending, .. } if pending.iter().all(|v| finishes_an_upgrade(v)) => Ok(()),
         Found::Ours { pending, .. } => Err(StoreError::Older {
             database: database.to_string(),
             pending,

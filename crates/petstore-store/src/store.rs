@@ -184,14 +184,7 @@ pub fn finish_plan(config: &StoreConfig) -> Result<upgrade::FinishPlan, StoreErr
 /// Refuses a finish (or its plan) on a database that lacks one of this version's additive
 /// migrations, or that is not there.
 fn ready_to_finish(config: &StoreConfig) -> Result<(), StoreError> {
-    match inspect(config)? {
-        Found::Ours { pending, .. } if pending.is_empty() => Ok(()),
-        Found::Ours { pending, .. } => Err(StoreError::Older {
-            database: config.database.to_string(),
-            pending,
-        }),
-        Found::New => Err(crate::ownership::nothing_there(&config.database)),
-    }
+    crate::ownership::readable(inspect(config)?, &config.database)
 }
 
 /// `petstore migrate --finish`: runs the migrations that finish this version's upgrade

@@ -14,8 +14,9 @@ impl<C: Borrow<Catalogue>> EventReader for View<'_, C> {
     fn events_after(&mut self, after: Option<EventId>, limit: u32) -> RepoResult<Vec<Event>> {
         Ok(self
             .committed
+            .events
             .iter()
-            .chain(&self.pending)
+            .chain(&self.pending.events)
             .filter(|e| after.is_none_or(|a| e.id > a))
             .take(limit as usize)
             .cloned()
@@ -25,8 +26,9 @@ impl<C: Borrow<Catalogue>> EventReader for View<'_, C> {
     fn last_event_id(&mut self) -> RepoResult<Option<EventId>> {
         Ok(self
             .pending
+            .events
             .last()
-            .or(self.committed.last())
+            .or(self.committed.events.last())
             .map(|event| event.id))
     }
 }
@@ -40,12 +42,13 @@ impl EventWriter for View<'_, Catalogue> {
     ) -> RepoResult<()> {
         let mut last = self
             .pending
+            .events
             .last()
-            .or(self.committed.last())
+            .or(self.committed.events.last())
             .map_or(0, |e| e.id.get());
         for event in events {
             let id = next_id(&mut last, EventId::new)?;
-            self.pending.push(Event {
+            self.pending.events.push(Event {
                 id,
                 time,
                 event_type: event.event_type(),

@@ -3,8 +3,8 @@
 //! Writes are serialised by one mutex and work on a copy of the catalogue that replaces the
 //! original only when the work succeeds, so a failed or panicking write leaves nothing behind.
 //! That copy makes a write cost O(catalogue size): fine for tests and a few thousand pets,
-//! not meant for a large catalogue. Events are kept apart and only appended to, so they are
-//! never copied.
+//! not meant for a large catalogue. Events and stock movements are kept apart and only
+//! appended to, so they are never copied.
 
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -16,6 +16,7 @@ use crate::error::DomainError;
 use crate::events::Event;
 use crate::idempotency::IdempotencyRecord;
 use crate::ids::{CategoryId, DeliveryId, KeyId, OrderId, OwnerId, PetId, WebhookId};
+use crate::ledger::Movement;
 use crate::model::{Category, InventoryItem, Order, Pet};
 use crate::repository::{RepoResult, Snapshot, Store, Transaction};
 use crate::session::StaffSession;
@@ -28,6 +29,7 @@ mod events;
 mod idempotency;
 mod inventory;
 mod keys;
+mod ledger;
 mod orders;
 mod sessions;
 mod webhooks;
@@ -42,7 +44,14 @@ pub struct InMemoryStore {
 #[derive(Debug, Default)]
 struct Inner {
     catalogue: Catalogue,
+    logs: Logs,
+}
+
+/// What is only ever appended to: the events and the stock movements.
+#[derive(Debug, Default)]
+struct Logs {
     events: Vec<Event>,
+    movements: Vec<Movement>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -86,8 +95,8 @@ impl Store for InMemoryStore {
         let inner = self.lock();
         let mut view = View {
             catalogue: &inner.catalogue,
-            committed: &inner.events,
-            pending: Vec::new(),
+            committed: &inner.logs,
+            pending: Logs::default(),
         };
         work(&mut view)
     }
@@ -99,15 +108,16 @@ impl Store for InMemoryStore {
         let mut inner = self.lock();
         let mut draft = View {
             catalogue: inner.catalogue.clone(),
-            committed: &inner.events,
-            pending: Vec::new(),
+            committed: &inner.logs,
+            pending: Logs::default(),
         };
         let value = work(&mut draft)?;
         let View {
             catalogue, pending, ..
         } = draft;
         inner.catalogue = catalogue;
-        inner.events.extend(pending);
+        inner.logs.events.extend(pending.events);
+        inner.logs.movements.extend(pending.movements);
         Ok(value)
     }
 }
@@ -115,8 +125,8 @@ impl Store for InMemoryStore {
 /// The catalogue as one transaction sees it: borrowed for a read, an owned draft for a write.
 struct View<'a, C> {
     catalogue: C,
-    committed: &'a [Event],
-    pending: Vec<Event>,
+    committed: &'a Logs,
+    pending: Logs,
 }
 
 fn next_id<T>(last: &mut i64, make: fn(i64) -> Result<T, ValidationError>) -> RepoResult<T> {

@@ -9,6 +9,7 @@ use crate::model::{NewOrder, Order};
 use crate::money::Price;
 use crate::query::OrderQuery;
 use crate::repository::{OrderReader, OrderWriter, RepoResult};
+use crate::values::Stock;
 
 impl<C: Borrow<Catalogue>> OrderReader for View<'_, C> {
     fn order(&mut self, id: OrderId) -> RepoResult<Option<Order>> {
@@ -33,6 +34,18 @@ impl<C: Borrow<Catalogue>> OrderReader for View<'_, C> {
             .filter(|o| o.pet_id == pet_id && !o.complete)
             .count();
         Ok(open as u64)
+    }
+
+    fn committed_units(&mut self, pet_id: PetId) -> RepoResult<Stock> {
+        let units: u32 = self
+            .catalogue
+            .borrow()
+            .orders
+            .values()
+            .filter(|o| o.pet_id == pet_id && !o.complete)
+            .map(|o| o.quantity.get())
+            .sum();
+        Ok(Stock::from_level(units))
     }
 }
 

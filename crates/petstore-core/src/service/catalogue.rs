@@ -7,6 +7,7 @@ use crate::error::{DomainError, Resource};
 use crate::events::DomainEvent;
 use crate::idempotency::{Idempotent, Outcome};
 use crate::ids::{CategoryId, PetId};
+use crate::ledger::Entry;
 use crate::model::{Category, NewCategory, NewPet, Pet};
 use crate::permission::Permission;
 use crate::precondition::Precondition;
@@ -197,6 +198,10 @@ impl<S: Store, C: Clock> PetUseCases<'_, S, C> {
             if tx.open_order_count(id)? > 0 {
                 return Err(DomainError::PetHasOpenOrders { id });
             }
+            // The units left leave the ledger with the pet, which keeps its movements.
+            let transition = pet_stock(tx, &current)?.write_off();
+            self.shop
+                .apply(tx, &current, &transition, Entry::default())?;
             tx.delete_pet(id)?;
             Ok(((), vec![DomainEvent::PetDeleted(id)]))
         })

@@ -17,6 +17,7 @@ use crate::error::{DomainError, Resource};
 use crate::events::DomainEvent;
 use crate::idempotency::{IdempotencyRecord, Idempotent, Outcome, RECORD_LIFETIME};
 use crate::ids::{CategoryId, PetId};
+use crate::ledger::{Entry, NewMovement};
 use crate::model::{Category, Order, Pet};
 use crate::money::Currency;
 use crate::precondition::Precondition;
@@ -96,6 +97,7 @@ impl<S: Store, C: Clock> Service<S, C> {
             cause: Cause {
                 actor: Some(Actor::Operator),
                 trace: None,
+                request_id: None,
             },
             listener: None,
         }
@@ -352,20 +354,46 @@ fn pet_stock(tx: &mut dyn Transaction, pet: &Pet) -> Result<PetStock, DomainErro
         status: pet.status,
         stock: item.quantity,
         open_orders: tx.open_order_count(pet.id)?,
+        committed: tx.committed_units(pet.id)?,
     })
 }
 
-/// Writes what a rule decided: the stock level and the pet's status, where they changed.
-fn apply(tx: &mut dyn Transaction, pet: &Pet, transition: &Transition) -> Result<(), DomainError> {
-    let Transition { before, after, .. } = *transition;
-    if after.status != before.status {
-        tx.update_pet(&Pet {
-            status: after.status,
-            ..pet.clone()
-        })?;
+impl<S: Store, C: Clock> Service<S, C> {
+    /// Writes what a rule decided: the stock level and the pet's status, where they changed,
+    /// and the movement of the stock ledger, as part of `entry`, with the cause of these use
+    /// cases.
+    fn apply(
+        &self,
+        tx: &mut dyn Transaction,
+        pet: &Pet,
+        transition: &Transition,
+        entry: Entry,
+    ) -> Result<(), DomainError> {
+        let Transition {
+            before,
+            after,
+            change,
+            ..
+        } = *transition;
+        if after.status != before.status {
+            tx.update_pet(&Pet {
+                status: after.status,
+                ..pet.clone()
+            })?;
+        }
+        if after.stock != before.stock {
+            tx.set_stock(pet.id, after.stock)?;
+        }
+        if let Some(change) = change {
+            let movement = NewMovement {
+                pet_id: pet.id,
+                change,
+                available_after: after.stock,
+                committed_after: after.committed,
+                entry,
+            };
+            tx.record_movements(self.clock.now(), &self.cause, &[movement])?;
+        }
+        Ok(())
     }
-    if after.stock != before.stock {
-        tx.set_stock(pet.id, after.stock)?;
-    }
-    Ok(())
 }

@@ -1,13 +1,14 @@
 //! The orders' use cases. Any caller may shop; a customer sees and cancels only its own
 //! orders (another's order does not exist for it), and only staff update orders.
 
-use super::{Service, apply, order_pet, pet_stock, require};
+use super::{Service, order_pet, pet_stock, require};
 use crate::access::Caller;
 use crate::clock::Clock;
 use crate::error::{DomainError, Resource};
 use crate::events::DomainEvent;
 use crate::idempotency::{Idempotent, Outcome};
 use crate::ids::OrderId;
+use crate::ledger::Entry;
 use crate::model::{NewOrder, Order, OrderPatch};
 use crate::permission::Permission;
 use crate::precondition::Precondition;
@@ -38,7 +39,8 @@ impl<S: Store, C: Clock> OrderUseCases<'_, S, C> {
                 .ok_or(DomainError::UnknownPet { id: new.pet_id })?;
             let transition = pet_stock(tx, &pet)?.place_order(new.quantity)?;
             let order = tx.insert_order(&new, caller.owner(), pet.price)?;
-            apply(tx, &pet, &transition)?;
+            self.shop
+                .apply(tx, &pet, &transition, Entry::line(order.id, 1))?;
             let mut events = vec![DomainEvent::OrderPlaced(order.clone())];
             events.extend(transition.events);
             Ok((order, events))
@@ -107,7 +109,7 @@ impl<S: Store, C: Clock> OrderUseCases<'_, S, C> {
             // still counted among the open orders.
             let completion = if completes {
                 let pet = order_pet(tx, &current)?;
-                let transition = pet_stock(tx, &pet)?.complete_order();
+                let transition = pet_stock(tx, &pet)?.complete_order(current.quantity);
                 Some((pet, transition))
             } else {
                 None
@@ -118,7 +120,8 @@ impl<S: Store, C: Clock> OrderUseCases<'_, S, C> {
                 events.push(DomainEvent::OrderUpdated(updated.clone()));
             }
             if let Some((pet, transition)) = completion {
-                apply(tx, &pet, &transition)?;
+                self.shop
+                    .apply(tx, &pet, &transition, Entry::line(updated.id, 1))?;
                 events.push(DomainEvent::OrderCompleted(updated.clone()));
                 events.extend(transition.events);
             }
@@ -145,7 +148,7 @@ impl<S: Store, C: Clock> OrderUseCases<'_, S, C> {
             let pet = order_pet(tx, &order)?;
             let transition = pet_stock(tx, &pet)?.cancel_order(order.quantity);
             tx.delete_order(id)?;
-            apply(tx, &pet, &transition)?;
+            self.shop.apply(tx, &pet, &transition, Entry::line(id, 1))?;
             let mut events = vec![DomainEvent::OrderCancelled(order)];
             events.extend(transition.events);
             Ok(((), events))

@@ -138,6 +138,9 @@ macro_rules! __conformance_scenarios {
             a_pet_keeps_its_price_when_replaced_or_its_status_moves,
             price_changes_apply_only_to_the_price_they_expect,
             an_order_keeps_the_price_its_pet_had_when_placed,
+            // the stock ledger
+            every_change_of_stock_is_a_movement_of_its_kind,
+            a_refused_or_empty_change_makes_no_movement,
             // inventory: the stock rules
             an_order_takes_its_units_at_once_and_the_last_unit_makes_the_pet_pending,
             an_order_needs_an_available_pet,
@@ -217,6 +220,7 @@ mod tests {
         ("idempotency.rs", include_str!("scenarios/idempotency.rs")),
         ("inventory.rs", include_str!("scenarios/inventory.rs")),
         ("keys.rs", include_str!("scenarios/keys.rs")),
+        ("ledger.rs", include_str!("scenarios/ledger.rs")),
         ("orders.rs", include_str!("scenarios/orders.rs")),
         ("prices.rs", include_str!("scenarios/prices.rs")),
         ("sessions.rs", include_str!("scenarios/sessions.rs")),

@@ -1,8 +1,8 @@
 //! Property tests over random sequences of operations.
 //!
-//! Each case runs up to 40 random operations (create a pet, set stock, place, complete and
-//! cancel orders, delete a pet, staff status changes) on a fresh store, some of them bound to
-//! be refused, and checks after every step:
+//! Each case runs up to 40 random operations (create a pet, set and adjust stock, place,
+//! complete and cancel orders, delete a pet, staff status changes) on a fresh store, some of
+//! them bound to be refused, and checks after every step:
 //!
 //! - **conservation**: for every pet, stock, plus units in open and in complete orders, plus
 //!   units removed by stock updates, equals units added by stock updates; so stock never
@@ -13,6 +13,8 @@
 //!   stock has no open order;
 //! - **atomicity**: a refused operation changes nothing and records no event; no operation
 //!   fails for a reason other than a rule;
+//! - **the ledger**: each pet's movements fit their kinds, never go negative, and add up to
+//!   its stock and its open orders' units (`sequences/ledger.rs`);
 //! - **events**: ids strictly increase.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -23,9 +25,13 @@ use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use super::scenarios::{Fixture, OPERATOR, name};
 use super::{Must, all_pages};
 use crate::{
-    Always, CategoryQuery, DomainError, InventoryItem, InventoryQuery, NewPet, Order, OrderId,
-    OrderPatch, OrderQuery, PageSize, Pet, PetId, PetQuery, PetStatus, Stock, Store,
+    Adjustment, AdjustmentUnits, Always, CategoryQuery, DomainError, InventoryItem, InventoryQuery,
+    Movement, NewPet, Order, OrderId, OrderPatch, OrderQuery, PageSize, Pet, PetId, PetQuery,
+    PetStatus, Reason, Stock, Store,
 };
+
+mod invariants;
+mod ledger;
 
 /// One step of a random sequence. Indices pick among the pets and orders created so far
 /// (deleted ones included, so some steps hit what is gone).
@@ -39,6 +45,15 @@ pub enum Op {
         pet: usize,
         /// The new level.
         level: u32,
+    },
+    /// Adjust a pet's stock by some units, expecting the level the test last saw or not.
+    Adjust {
+        /// Which pet.
+        pet: usize,
+        /// Units in (positive) or out.
+        units: i32,
+        /// Whether to name the level last seen (`changeFromQuantity`).
+        expect: bool,
     },
     /// Place an order.
     Place {
@@ -77,6 +92,8 @@ pub fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         2 => Just(Op::CreatePet),
         3 => (index.clone(), 0u32..6).prop_map(|(pet, level)| Op::SetStock { pet, level }),
+        2 => (index.clone(), prop::sample::select(vec![-3, -2, -1, 1, 2, 4]), any::<bool>())
+            .prop_map(|(pet, units, expect)| Op::Adjust { pet, units, expect }),
         5 => (index.clone(), 1u32..4).prop_map(|(pet, units)| Op::Place { pet, units }),
         2 => index.clone().prop_map(|order| Op::Complete { order }),
         2 => index.clone().prop_map(|order| Op::Cancel { order }),
@@ -111,6 +128,8 @@ struct World {
     orders: Vec<Order>,
     categories: usize,
     events: usize,
+    /// Every movement of each pet the test created, deleted ones included.
+    ledger: BTreeMap<PetId, Vec<Movement>>,
 }
 
 /// What the test knows of one pet: stock added and removed by stock updates, and whether
@@ -122,7 +141,7 @@ struct Ledger {
     status_set_by_hand: bool,
 }
 
-fn read_world<S: Store>(f: &Fixture<S>) -> World {
+fn read_world<S: Store>(f: &Fixture<S>, created: &[PetId]) -> World {
     // A small page size, so that reading the world exercises paging too.
     let limit = PageSize::new(7).must("page size");
     let (pets, _) = all_pages(|after| {
@@ -162,6 +181,7 @@ fn read_world<S: Store>(f: &Fixture<S>) -> World {
         orders,
         categories,
         events: f.event_count(),
+        ledger: ledger::read_ledger(f, created),
     }
 }
 
@@ -171,7 +191,7 @@ fn run_sequence<S: Store>(store: S, ops: &[Op]) -> Result<(), TestCaseError> {
     let mut orders: Vec<OrderId> = Vec::new();
     let mut ledgers: BTreeMap<PetId, Ledger> = BTreeMap::new();
     let mut completed: BTreeSet<OrderId> = BTreeSet::new();
-    let mut world = read_world(&f);
+    let mut world = read_world(&f, &pets);
 
     for (step, op) in ops.iter().enumerate() {
         let pick_pet = |i: usize| pets.get(i % pets.len().max(1)).copied();
@@ -207,6 +227,31 @@ fn run_sequence<S: Store>(store: S, ops: &[Op]) -> Result<(), TestCaseError> {
                             let ledger = ledgers.entry(id).or_default();
                             ledger.added += u64::from(level).saturating_sub(old);
                             ledger.removed += old.saturating_sub(u64::from(level));
+                        })
+                }
+            },
+            Op::Adjust { pet, units, expect } => match pick_pet(pet) {
+                None => Ok(()),
+                Some(id) => {
+                    let old = world
+                        .inventory
+                        .iter()
+                        .find(|i| i.pet_id == id)
+                        .map(|i| i.quantity);
+                    let adjustment = Adjustment {
+                        change: AdjustmentUnits::new(i64::from(units)).must("units"),
+                        reason: Reason::parse(&format!("step {step}")).must("reason"),
+                        change_from_quantity: old.filter(|_| expect),
+                    };
+                    f.shop
+                        .inventory()
+                        .adjust(OPERATOR, id, adjustment, Always)
+                        .map(|_| {
+                            let ledger = ledgers.entry(id).or_default();
+                            match u64::try_from(units) {
+                                Ok(added) => ledger.added += added,
+                                Err(_) => ledger.removed += u64::from(units.unsigned_abs()),
+                            }
                         })
                 }
             },
@@ -261,7 +306,7 @@ fn run_sequence<S: Store>(store: S, ops: &[Op]) -> Result<(), TestCaseError> {
             },
         };
 
-        let now = read_world(&f);
+        let now = read_world(&f, &pets);
         match outcome {
             Err(error) => {
                 prop_assert!(
@@ -277,8 +322,14 @@ fn run_sequence<S: Store>(store: S, ops: &[Op]) -> Result<(), TestCaseError> {
                     error
                 );
             }
-            Ok(()) => check_invariants(&now, &ledgers, &completed, step, op)?,
+            Ok(()) => invariants::check(&now, &ledgers, &completed, step, op)?,
         }
+        ledger::check_ledger(
+            &now.ledger,
+            &now.inventory,
+            &now.orders,
+            &format!("after step {step} {op:?}"),
+        )?;
         world = now;
     }
     let events = f
@@ -290,77 +341,5 @@ fn run_sequence<S: Store>(store: S, ops: &[Op]) -> Result<(), TestCaseError> {
         events.windows(2).all(|w| w[0].id < w[1].id),
         "event ids must increase"
     );
-    Ok(())
-}
-
-fn check_invariants(
-    world: &World,
-    ledgers: &BTreeMap<PetId, Ledger>,
-    completed: &BTreeSet<OrderId>,
-    step: usize,
-    op: &Op,
-) -> Result<(), TestCaseError> {
-    prop_assert_eq!(
-        world.pets.len(),
-        world.inventory.len(),
-        "every pet has one inventory entry"
-    );
-    prop_assert_eq!(world.categories, 1);
-    for id in completed {
-        let order = world.orders.iter().find(|o| o.id == *id);
-        prop_assert!(
-            order.is_some_and(|o| o.complete),
-            "after step {} {:?}: complete order {} changed",
-            step,
-            op,
-            id
-        );
-    }
-    for (pet, item) in world.pets.iter().zip(&world.inventory) {
-        prop_assert_eq!(pet.id, item.pet_id);
-        prop_assert_eq!(pet.status, item.status);
-        let ledger = ledgers.get(&pet.id);
-        prop_assert!(ledger.is_some(), "pet {} is unknown to the test", pet.id);
-        let Some(ledger) = ledger else { continue };
-        let units = |complete: bool| -> u64 {
-            world
-                .orders
-                .iter()
-                .filter(|o| o.pet_id == pet.id && o.complete == complete)
-                .map(|o| u64::from(o.quantity.get()))
-                .sum()
-        };
-        let open_orders = world
-            .orders
-            .iter()
-            .filter(|o| o.pet_id == pet.id && !o.complete)
-            .count();
-        let stock = u64::from(item.quantity.get());
-        prop_assert_eq!(
-            stock + units(false) + units(true) + ledger.removed,
-            ledger.added,
-            "after step {} {:?}: units of pet {} are not conserved",
-            step,
-            op,
-            pet.id
-        );
-        if !ledger.status_set_by_hand {
-            let consistent = match pet.status {
-                PetStatus::Pending => stock == 0 && open_orders > 0,
-                PetStatus::Sold => stock == 0 && open_orders == 0,
-                PetStatus::Available => stock > 0 || open_orders == 0,
-            };
-            prop_assert!(
-                consistent,
-                "after step {} {:?}: pet {} is {} with stock {} and {} open orders",
-                step,
-                op,
-                pet.id,
-                pet.status,
-                stock,
-                open_orders
-            );
-        }
-    }
     Ok(())
 }

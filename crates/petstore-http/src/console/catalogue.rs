@@ -1,17 +1,17 @@
-//! The pets' pages: list and filter, create, edit and change status, place an order,
-//! delete. The categories' page is `categories.rs`.
+//! The pets list: filter it, create a pet. One pet's page is `pet.rs`, the categories'
+//! page `categories.rs`.
 
 use std::collections::HashMap;
 
 use actix_web::web;
 use maud::{Markup, html};
 use petstore_core::{
-    Category, CategoryId, CategoryQuery, DomainError, Name, NewOrder, NewPet, PageSize, Pet, PetId,
-    PetQuery, PetStatus, Quantity,
+    Category, CategoryId, CategoryQuery, DomainError, Name, NewPet, PageSize, Pet, PetId, PetQuery,
+    PetStatus,
 };
 use serde::Deserialize;
 
-use super::reply::{Answer, Shown, VersionOnly, html, parsed, see_other, status_of, unchanged};
+use super::reply::{Answer, Shown, html, parsed, see_other, status_of};
 use super::session::{Staff, Submitted};
 use super::view::{page, refusal, token_field, version_field};
 use crate::error::ApiError;
@@ -186,7 +186,7 @@ fn category_select(
 }
 
 /// The form that creates a pet (`pet` absent) or edits one, with the version it was read at.
-fn pet_form(
+pub(super) fn pet_form(
     staff: &Staff,
     action: &str,
     pet: Option<&Pet>,
@@ -216,11 +216,11 @@ pub(super) struct PetFields {
     category: String,
     status: String,
     #[serde(default)]
-    version: String,
+    pub(super) version: String,
 }
 
 impl PetFields {
-    fn new_pet(&self) -> Result<NewPet, ApiError> {
+    pub(super) fn new_pet(&self) -> Result<NewPet, ApiError> {
         Ok(NewPet {
             name: Name::parse(&self.name).map_err(petstore_core::DomainError::from)?,
             category_id: parsed(&self.category)?,
@@ -244,138 +244,5 @@ pub(super) async fn create_pet(state: web::Data<AppState>, form: Submitted<PetFi
     match made {
         Ok(_) => Ok(see_other("/console/")),
         Err(error) => pets_answer(&staff, &state, &PetFilter::default(), Some(error)).await,
-    }
-}
-
-/// `GET /console/pets/{petId}`: one pet, to edit or delete.
-pub(super) async fn pet_page(
-    staff: Staff,
-    state: web::Data<AppState>,
-    id: web::Path<String>,
-) -> Answer {
-    let id: PetId = parsed(&id)?;
-    pet_answer(&staff, &state, id, None).await
-}
-
-async fn pet_answer(staff: &Staff, state: &AppState, id: PetId, shown: Shown) -> Answer {
-    let (pet, categories) = state
-        .read(move |shop| {
-            Ok((
-                shop.pets().get(id)?,
-                shop.categories().list(&all_categories())?.items,
-            ))
-        })
-        .await?;
-    let action = format!("/console/pets/{id}");
-    let body = html! {
-        @if let Some(error) = &shown { (refusal(error)) }
-        (pet_form(staff, &action, Some(&pet), &categories, "Save the pet"))
-        p {
-            "Price: "
-            @match pet.price {
-                Some(price) => (price.currency.show(price.amount.get())),
-                None => "none (orders are placed unpriced)",
-            }
-        }
-        h2 { "Place an order" }
-        p.muted { "For a customer who orders by phone or at the counter: the units leave the stock at once." }
-        form.inline method="post" action={ (action) "/order" } {
-            (token_field(staff))
-            label for="order-quantity" { "Units" }
-            input #order-quantity name="quantity" type="number" min="1" required value="1";
-            button.plain type="submit" { "Place the order" }
-        }
-        h2 { "Delete" }
-        form.inline method="post" action={ (action) "/delete" } {
-            (token_field(staff))
-            (version_field(&pet))
-            button.danger type="submit" { "Delete " (pet.name.as_str()) }
-        }
-        p { a href="/console/" { "Back to the pets" } }
-    };
-    let title = format!("Pet {}", pet.name.as_str());
-    Ok(html(
-        status_of(&shown),
-        page(staff, "/console/", &title, body),
-    ))
-}
-
-/// `POST /console/pets/{petId}`: saves the form, if nobody changed the pet since it was read.
-pub(super) async fn replace_pet(
-    state: web::Data<AppState>,
-    id: web::Path<String>,
-    form: Submitted<PetFields>,
-) -> Answer {
-    let Submitted { staff, fields } = form;
-    let id: PetId = parsed(&id)?;
-    let caller = staff.caller();
-    let saved = match fields.new_pet() {
-        Ok(new) => {
-            let condition = unchanged::<Pet>(fields.version.clone());
-            state
-                .write(move |shop| {
-                    shop.pets()
-                        .replace(caller, id, new.clone(), condition.clone())
-                })
-                .await
-        }
-        Err(error) => Err(error),
-    };
-    match saved {
-        Ok(_) => Ok(see_other(&format!("/console/pets/{id}"))),
-        Err(error) => pet_answer(&staff, &state, id, Some(error)).await,
-    }
-}
-
-/// The order form's field.
-#[derive(Debug, Deserialize)]
-pub(super) struct OrderFields {
-    quantity: String,
-}
-
-/// `POST /console/pets/{petId}/order`: places an order for the pet, owned by nobody's key
-/// but the session's, then shows it among the orders.
-pub(super) async fn place_order(
-    state: web::Data<AppState>,
-    id: web::Path<String>,
-    form: Submitted<OrderFields>,
-) -> Answer {
-    let Submitted { staff, fields } = form;
-    let id: PetId = parsed(&id)?;
-    let caller = staff.caller();
-    let quantity = fields.quantity.trim().parse::<i64>().unwrap_or(0);
-    let placed = match Quantity::new(quantity).map_err(|e| DomainError::from(e).into()) {
-        Ok(quantity) => {
-            state
-                .write(move |shop| {
-                    shop.orders()
-                        .place(caller, NewOrder::new(id, quantity), None)
-                })
-                .await
-        }
-        Err(error) => Err(error),
-    };
-    match placed {
-        Ok(_) => Ok(see_other("/console/orders?status=open")),
-        Err(error) => pet_answer(&staff, &state, id, Some(error)).await,
-    }
-}
-
-/// `POST /console/pets/{petId}/delete`.
-pub(super) async fn delete_pet(
-    state: web::Data<AppState>,
-    id: web::Path<String>,
-    form: Submitted<VersionOnly>,
-) -> Answer {
-    let Submitted { staff, fields } = form;
-    let id: PetId = parsed(&id)?;
-    let caller = staff.caller();
-    let condition = unchanged::<Pet>(fields.version);
-    let deleted = state
-        .write(move |shop| shop.pets().delete(caller, id, condition.clone()))
-        .await;
-    match deleted {
-        Ok(()) => Ok(see_other("/console/")),
-        Err(error) => pet_answer(&staff, &state, id, Some(error)).await,
     }
 }

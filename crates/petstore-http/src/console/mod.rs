@@ -20,6 +20,7 @@ mod categories;
 mod events;
 mod keys;
 mod orders;
+mod pet;
 mod reply;
 mod session;
 mod stock;
@@ -30,8 +31,8 @@ use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::middleware::{Next, from_fn};
-use actix_web::{Error, HttpMessage, HttpResponse, Scope, web};
-use petstore_core::{Door, TraceParent};
+use actix_web::{Error, HttpResponse, Scope, web};
+use petstore_core::Door;
 use petstore_store::Freshness;
 
 use crate::context;
@@ -60,16 +61,10 @@ pub fn scope() -> Scope<
         .route("/sign-in", web::post().to(session::sign_in))
         .route("/sign-out", web::post().to(session::sign_out))
         .route("/pets", web::post().to(catalogue::create_pet))
-        .route("/pets/{petId}", web::get().to(catalogue::pet_page))
-        .route("/pets/{petId}", web::post().to(catalogue::replace_pet))
-        .route(
-            "/pets/{petId}/order",
-            web::post().to(catalogue::place_order),
-        )
-        .route(
-            "/pets/{petId}/delete",
-            web::post().to(catalogue::delete_pet),
-        )
+        .route("/pets/{petId}", web::get().to(pet::pet_page))
+        .route("/pets/{petId}", web::post().to(pet::replace_pet))
+        .route("/pets/{petId}/order", web::post().to(pet::place_order))
+        .route("/pets/{petId}/delete", web::post().to(pet::delete_pet))
         .route("/categories", web::get().to(categories::categories_page))
         .route("/categories", web::post().to(categories::create_category))
         .route(
@@ -132,9 +127,9 @@ async fn security_headers(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<impl MessageBody>, Error> {
-    let trace = req.extensions().get::<TraceParent>().cloned();
+    let origin = context::Origin::of(&req);
     let mut response =
-        context::within(Door::Console, Freshness::Latest, trace, next.call(req)).await?;
+        context::within(Door::Console, Freshness::Latest, origin, next.call(req)).await?;
     let headers = response.headers_mut();
     headers.insert(
         header::CONTENT_SECURITY_POLICY,

@@ -361,6 +361,15 @@ async fn an_order_placed_in_the_console_is_counted() {
         .await;
     assert_eq!(refused.status, 409, "{refused:?}");
     assert_eq!(placed().await, Some(before + 1.0));
+    // The pet's page shows its stock movements: the level set through the API, then the order
+    // placed here, by the session's key through the console.
+    let shown = page(&api, &cookie, &format!("/console/pets/{rex}")).await;
+    let html = html_of(&shown);
+    let table = &html[html.find("Stock movements").expect("a movements table")..];
+    let set = table.find("<td>set</td><td>+3</td><td>3</td><td>0</td>");
+    let committed = table.find("<td>committed</td><td>-2</td><td>1</td><td>2</td>");
+    assert!(set.is_some() && committed > set, "{table}");
+    assert!(table.contains("(staff, console)"), "{table}");
 }
 
 /// The events page reads as who did what to which thing, and filters by the key that did it

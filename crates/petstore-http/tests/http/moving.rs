@@ -707,7 +707,7 @@ fn check_exits_one_with_a_line_per_violation() {
         .batch_execute(
             "INSERT INTO categories (name, name_key) VALUES ('Dogs', 'dogs');
              INSERT INTO pets (name, name_key, category_id, status, stock, open_orders)
-             VALUES ('Rex', 'rex', 1, 'available', 1, 2), ('Fido', 'fido', 1, 'available', 1, 1);",
+             VALUES ('Rex', 'rex', 1, 'available', 0, 2), ('Fido', 'fido', 1, 'available', 0, 1);",
         )
         .unwrap();
     let broken = check(database);

@@ -58,6 +58,7 @@ pub(super) fn lock_and_look_up(
                 price_currency,
                 stock: Some(stock),
                 open_orders: Some(open_orders),
+                committed: Some(committed),
                 order_id: Some(order_id),
                 ..
             } => {
@@ -72,6 +73,7 @@ pub(super) fn lock_and_look_up(
                     },
                     stock,
                     open_orders,
+                    committed,
                 });
                 order_ids.push(order_id);
             }
@@ -109,13 +111,14 @@ pub(super) fn lock_and_look_up(
 /// shape, each kind with the other's columns `NULL`.
 const LOCK_PETS_AND_LOOK_UP_KEYS: &str = "\
     WITH locked AS (SELECT id, name, category_id, status, price_amount, price_currency, \
-    stock, open_orders, nextval('orders_id_seq') AS order_id FROM pets WHERE id = ANY($1) \
-    ORDER BY id FOR UPDATE SKIP LOCKED) \
+    stock, open_orders, committed, nextval('orders_id_seq') AS order_id FROM pets \
+    WHERE id = ANY($1) ORDER BY id FOR UPDATE SKIP LOCKED) \
     SELECT id, name, category_id, status, price_amount, price_currency, stock, open_orders, \
-    order_id, \
+    committed, order_id, \
     NULL::bigint AS owner_id, NULL::text AS idempotency_key, NULL::bytea AS fingerprint, \
     NULL::bytea AS response, NULL::timestamptz AS recorded_at FROM locked \
-    UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, owner_id, idempotency_key, \
+    UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, owner_id, \
+    idempotency_key, \
     fingerprint, response, recorded_at FROM idempotency_records \
     WHERE owner_id = ANY($2) AND idempotency_key = ANY($3)";
 
@@ -138,6 +141,8 @@ struct NamedRow {
     stock: Option<i64>,
     #[diesel(sql_type = Nullable<BigInt>)]
     open_orders: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    committed: Option<i64>,
     #[diesel(sql_type = Nullable<BigInt>)]
     order_id: Option<i64>,
     #[diesel(sql_type = Nullable<BigInt>)]

@@ -1,9 +1,9 @@
 //! The writes of a PostgreSQL write transaction (a burst's, or a lone write's) that are held
 //! back and sent together just before its `COMMIT`: the stock its jobs set, the orders they
 //! place, the idempotency records their creates make (kept with everything else the
-//! transaction knows of its keys, `key_records.rs`) and the events they append, in two
-//! statements for the whole burst where each job would send four of its own
-//! (`docs/storage.md`, "Grouping on PostgreSQL").
+//! transaction knows of its keys, `key_records.rs`), the stock movements they record and the
+//! events they append, in two statements for the whole burst where each job would send five
+//! of its own (`docs/storage.md`, "Grouping on PostgreSQL").
 //!
 //! Held back, a write cannot be seen by a statement, so any other statement on the
 //! transaction's connection sends what is held first ([`PgTx::flushed`](super::tx::PgTx::flushed)):
@@ -24,7 +24,7 @@ use petstore_core::{DomainError, DomainEvent, NewOrder, OwnerId, Price, TracePar
 use super::prepared::{SendHeldBack, SetStocks};
 use crate::error::StoreError;
 use crate::key_records::{HeldRecord, KeyRecords};
-use crate::records::EventColumns;
+use crate::records::{EventColumns, MovementColumns};
 
 /// What a write burst holds back, and the order ids it has in hand.
 #[derive(Debug, Default)]
@@ -121,6 +121,11 @@ impl HeldBack {
             rows.subjects.push(subject);
             rows.data.push(data);
         }
+    }
+
+    /// Holds back recording stock movements at `time`, after those held back before.
+    pub(crate) fn record_movements(&mut self, time: DateTime<Utc>, rows: Vec<MovementColumns>) {
+        self.rows.movements.extend(time, rows);
     }
 
     /// Whether a send failed since the burst began: it must not commit.

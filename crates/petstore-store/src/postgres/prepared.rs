@@ -12,6 +12,8 @@ use diesel::sql_types::{Array, BigInt, Bytea, Interval, Jsonb, Nullable, Text, T
 use diesel::{QueryResult, RunQueryDsl};
 use petstore_core::{IdempotencyRecord, RECORD_LIFETIME};
 
+use crate::records::MovementColumns;
+
 /// `nextval('orders_id_seq')`: an id for an order placed with none in hand (the statement that
 /// locks a burst's pets takes one per pet it locks), so that every order knows its id before
 /// it is sent ([`HeldBack`](super::held_back::HeldBack)). Written as SQL text of a static
@@ -55,8 +57,8 @@ impl QueryFragment<Pg> for SetStocks {
 impl RunQueryDsl<PgConnection> for SetStocks {}
 
 /// What a write transaction held back, in one statement: the orders it placed (their ids
-/// taken from the sequence beforehand), the idempotency records its creates made, and the
-/// events its writes appended, in the order they were appended. It returns the transaction's
+/// taken from the sequence beforehand), the idempotency records its creates made, the stock
+/// movements it recorded, and the events its writes appended, in the order they were appended. It returns the transaction's
 /// id and how many records were written: one written over an expired record that another
 /// transaction has made fresh meanwhile is not, and the transaction must not commit then.
 ///
@@ -75,6 +77,8 @@ pub(crate) struct SendHeldBack {
     pub(crate) records: RecordColumns,
     /// Records of keys whose expired record the transaction found: written over it.
     pub(crate) replacing: RecordColumns,
+    /// Stock movements: inserted once the ledger has begun.
+    pub(crate) movements: MovementArrays,
     pub(crate) times: Vec<chrono::DateTime<chrono::Utc>>,
     pub(crate) traceparents: Vec<Option<String>>,
     pub(crate) actors: Vec<Option<String>>,
@@ -128,12 +132,112 @@ impl RecordColumns {
     }
 }
 
+/// Stock movements, each column an array, as [`SendHeldBack`] binds them.
+#[derive(Debug, Default)]
+pub(crate) struct MovementArrays {
+    pet_ids: Vec<i64>,
+    kinds: Vec<&'static str>,
+    quantities: Vec<i64>,
+    available_changes: Vec<i64>,
+    committed_changes: Vec<i64>,
+    available_afters: Vec<i64>,
+    committed_afters: Vec<i64>,
+    order_ids: Vec<Option<i64>>,
+    line_nos: Vec<Option<i64>>,
+    reasons: Vec<Option<String>>,
+    actors: Vec<Option<String>>,
+    request_ids: Vec<Option<String>>,
+    times: Vec<chrono::DateTime<chrono::Utc>>,
+}
+
+impl MovementArrays {
+    /// Adds `rows`, recorded at `time`.
+    pub(crate) fn extend(
+        &mut self,
+        time: chrono::DateTime<chrono::Utc>,
+        rows: Vec<MovementColumns>,
+    ) {
+        for row in rows {
+            // Destructured: a column added to movements is a compile error here until it is sent.
+            let MovementColumns {
+                pet_id,
+                kind,
+                quantity,
+                available_change,
+                committed_change,
+                available_after,
+                committed_after,
+                order_id,
+                line_no,
+                reason,
+                actor,
+                request_id,
+            } = row;
+            self.pet_ids.push(pet_id);
+            self.kinds.push(kind);
+            self.quantities.push(quantity);
+            self.available_changes.push(available_change);
+            self.committed_changes.push(committed_change);
+            self.available_afters.push(available_after);
+            self.committed_afters.push(committed_after);
+            self.order_ids.push(order_id);
+            self.line_nos.push(line_no);
+            self.reasons.push(reason);
+            self.actors.push(actor);
+            self.request_ids.push(request_id);
+            self.times.push(time);
+        }
+    }
+
+    /// `INSERT INTO stock_movements … SELECT … FROM unnest(…)` of these movements, in the
+    /// order they were recorded, each only if the ledger has begun.
+    fn walk<'b>(&'b self, out: &mut AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+        out.push_sql(
+            "INSERT INTO stock_movements (pet_id, kind, quantity, available_change, \
+             committed_change, available_after, committed_after, order_id, line_no, reason, \
+             actor, request_id, time) SELECT m.pet_id, m.kind, m.quantity, m.available_change, \
+             m.committed_change, m.available_after, m.committed_after, m.order_id, m.line_no, \
+             m.reason, m.actor, m.request_id, m.time FROM unnest(",
+        );
+        out.push_bind_param::<Array<BigInt>, _>(&self.pet_ids)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Text>, _>(&self.kinds)?;
+        for column in [
+            &self.quantities,
+            &self.available_changes,
+            &self.committed_changes,
+            &self.available_afters,
+            &self.committed_afters,
+        ] {
+            out.push_sql(", ");
+            out.push_bind_param::<Array<BigInt>, _>(column)?;
+        }
+        for column in [&self.order_ids, &self.line_nos] {
+            out.push_sql(", ");
+            out.push_bind_param::<Array<Nullable<BigInt>>, _>(column)?;
+        }
+        for column in [&self.reasons, &self.actors, &self.request_ids] {
+            out.push_sql(", ");
+            out.push_bind_param::<Array<Nullable<Text>>, _>(column)?;
+        }
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Timestamptz>, _>(&self.times)?;
+        out.push_sql(
+            ") WITH ORDINALITY AS m(pet_id, kind, quantity, available_change, committed_change, \
+             available_after, committed_after, order_id, line_no, reason, actor, request_id, \
+             time, place) WHERE EXISTS (SELECT 1 FROM ledger_opened) ORDER BY m.place",
+        );
+        Ok(())
+    }
+}
+
 impl SendHeldBack {
-    /// Whether it holds no order, record or event: then it is not sent.
+    /// Whether it holds no order, record, movement or event: then it is not sent.
     pub(crate) fn is_empty(&self) -> bool {
         self.order_ids.is_empty()
             && self.records.keys.is_empty()
             && self.replacing.keys.is_empty()
+            && self.movements.pet_ids.is_empty()
             && self.types.is_empty()
     }
 
@@ -181,6 +285,8 @@ impl QueryFragment<Pg> for SendHeldBack {
              WHERE idempotency_records.recorded_at < excluded.recorded_at - ",
         );
         out.push_bind_param::<Interval, _>(&RECORD_LIFETIME)?;
+        out.push_sql(" RETURNING 1), moved AS (");
+        self.movements.walk(&mut out)?;
         out.push_sql(
             " RETURNING 1), \
              appended AS (INSERT INTO pending_events (time, type, subject, data, traceparent, \

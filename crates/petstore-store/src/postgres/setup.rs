@@ -102,11 +102,17 @@ pub fn migrate_postgres(config: &StoreConfig) -> Result<Vec<String>, StoreError>
     if config.create {
         create_database_if_missing(config)?;
     }
-    inspect_postgres(config)?;
+    let found = inspect_postgres(config)?;
     let mut conn = connect_postgres(config)?;
     with_migration_lock(&mut conn, |conn| {
-        conn.run_pending_migrations(Additive(&PG_MIGRATIONS))
-            .map(|versions| versions.iter().map(ToString::to_string).collect())
+        // A new database has no older node to wait for: it is finished at once. (Another
+        // node migrating it first leaves nothing pending here.)
+        if found == Found::New {
+            conn.run_pending_migrations(PG_MIGRATIONS)
+        } else {
+            conn.run_pending_migrations(Additive(&PG_MIGRATIONS))
+        }
+        .map(|versions| versions.iter().map(ToString::to_string).collect())
     })?
     .map_err(|e| StoreError::Migration(e.to_string()))
 }

@@ -28,6 +28,7 @@ use crate::key_records::KeyRecords;
 use crate::known_rows::KnownRows;
 use crate::postgres::held_back::HeldBack;
 use crate::postgres::prepared::NextOrderId;
+use crate::records::MovementColumns;
 
 // Compiled once for each backend, for its `Tx`: the statements are written once.
 #[allow(clippy::duplicate_mod, reason = "compiled once per backend")]
@@ -170,6 +171,18 @@ impl PgTx<'_> {
     pub(crate) fn set_stock_row(&mut self, pet_id: i64, stock: i64) -> QueryResult<usize> {
         self.held_back()?.set_stock(pet_id, stock);
         Ok(1)
+    }
+
+    /// Holds back recording stock movements, until the write's end: they go out with its
+    /// orders and events, in the statement that inserts them only once the ledger has begun
+    /// (`prepared.rs`).
+    pub(crate) fn insert_movement_rows(
+        &mut self,
+        time: DateTime<Utc>,
+        rows: Vec<MovementColumns>,
+    ) -> RepoResult<()> {
+        self.held_back().or_storage()?.record_movements(time, rows);
+        Ok(())
     }
 
     /// What this write holds back: every write transaction has it; a read has none.

@@ -9,17 +9,20 @@
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use petstore_core::{
-    Actor, Amount, ApiKey, Category, CategoryId, Cause, Currency, Description, DomainEvent, Event,
-    EventId, EventType, IdempotencyRecord, InventoryItem, KeyId, Name, NewOrder, Order, OrderId,
-    OwnerId, Pet, PetId, PetStatus, Price, Quantity, Role, Stock, StoredKey, TraceParent,
-    ValidationError,
+    Amount, ApiKey, Category, CategoryId, Currency, Description, IdempotencyRecord, InventoryItem,
+    KeyId, Name, NewOrder, Order, OrderId, OwnerId, Pet, PetId, PetStatus, Price, Quantity, Role,
+    Stock, StoredKey, ValidationError,
 };
 
 use crate::error::StoreError;
-use crate::schema::{api_keys, categories, events, idempotency_records, orders, pets};
+use crate::schema::{api_keys, categories, idempotency_records, orders, pets};
 
+mod events;
+mod ledger;
 mod webhooks;
 
+pub(crate) use events::{EventColumns, EventRecord, actor_column};
+pub(crate) use ledger::{MovementColumns, MovementRecord};
 pub(crate) use webhooks::{DeliveryRecord, WebhookRecord, cursor, event_type_list};
 
 /// The error for a row of `table` that breaks a domain rule.
@@ -80,14 +83,17 @@ pub(crate) struct PetRowRecord {
     pub(crate) pet: PetRecord,
     pub(crate) stock: i64,
     pub(crate) open_orders: i64,
+    pub(crate) committed: i64,
 }
 
-/// A pet's row as the domain sees it: the pet, its inventory entry, its open orders.
+/// A pet's row as the domain sees it: the pet, its inventory entry, its open orders and the
+/// units they hold.
 #[derive(Debug, Clone)]
 pub(crate) struct PetRowValues {
     pub(crate) pet: Pet,
     pub(crate) stock: InventoryItem,
     pub(crate) open_orders: u64,
+    pub(crate) committed: Stock,
 }
 
 impl TryFrom<PetRowRecord> for PetRowValues {
@@ -100,10 +106,14 @@ impl TryFrom<PetRowRecord> for PetRowValues {
             status: StatusText::from(pet.status),
             stock: row.stock,
         })?;
+        let committed = u32::try_from(row.committed)
+            .map(Stock::from_level)
+            .map_err(|_| out_of_range("pets", pet.id.get(), "committed"))?;
         Ok(Self {
             pet,
             stock,
             open_orders: row.open_orders.unsigned_abs(),
+            committed,
         })
     }
 }
@@ -251,74 +261,6 @@ impl TryFrom<OrderRecord> for Order {
         Ok(Order {
             complete,
             ..placed.into_order(OrderId::new(id).map_err(&bad)?, owner, price)
-        })
-    }
-}
-
-/// What each backend stores of an event beside its time and cause: the one mapping from a
-/// domain event to its columns, so that a new column is written in one place.
-#[derive(Debug)]
-pub(crate) struct EventColumns {
-    pub(crate) event_type: &'static str,
-    pub(crate) subject: String,
-    pub(crate) data: serde_json::Value,
-}
-
-/// The `actor` column of a change's events: its JSON text, written once for all of them.
-pub(crate) fn actor_column(cause: &Cause) -> Result<Option<String>, StoreError> {
-    cause
-        .actor
-        .as_ref()
-        .map(serde_json::to_string)
-        .transpose()
-        .map_err(|e| StoreError::Corrupt(format!("an event's actor: {e}")))
-}
-
-impl EventColumns {
-    pub(crate) fn of(event: &DomainEvent) -> Self {
-        Self {
-            event_type: event.event_type().as_str(),
-            subject: event.subject(),
-            data: event.data(),
-        }
-    }
-}
-
-/// An event's row; read by name too, from PostgreSQL's `feed_after` (postgres/tx.rs).
-#[derive(Debug, Queryable, QueryableByName, Selectable)]
-#[diesel(table_name = events, check_for_backend(diesel::pg::Pg, diesel::sqlite::Sqlite))]
-pub(crate) struct EventRecord {
-    pub(crate) id: i64,
-    pub(crate) time: DateTime<Utc>,
-    pub(crate) event_type: String,
-    pub(crate) subject: String,
-    pub(crate) data: serde_json::Value,
-    pub(crate) traceparent: Option<String>,
-    pub(crate) actor: Option<String>,
-}
-
-impl TryFrom<EventRecord> for Event {
-    type Error = StoreError;
-
-    fn try_from(row: EventRecord) -> Result<Self, StoreError> {
-        let bad = corrupt("events", row.id);
-        Ok(Event {
-            id: EventId::new(row.id).map_err(&bad)?,
-            time: row.time,
-            event_type: row.event_type.parse::<EventType>().map_err(&bad)?,
-            subject: row.subject,
-            data: row.data,
-            traceparent: row
-                .traceparent
-                .map(TraceParent::try_from)
-                .transpose()
-                .map_err(|e| StoreError::Corrupt(format!("events row {}: {e}", row.id)))?,
-            actor: row
-                .actor
-                .as_deref()
-                .map(serde_json::from_str::<Actor>)
-                .transpose()
-                .map_err(|e| StoreError::Corrupt(format!("events row {}: actor: {e}", row.id)))?,
         })
     }
 }

@@ -9,6 +9,8 @@
 //!   transaction; SQLite's one writer holds the whole database already;
 //! - `take_turns`: an advisory lock on PostgreSQL, nothing on SQLite;
 //! - `set_stock_row`: a prepared statement on SQLite, the hottest write there;
+//! - `insert_movement_rows`: the stock ledger's rows, held back with the other writes on
+//!   PostgreSQL;
 //! - the outbox and the feed (`EventWriter`, `EventReader`), each backend's own: how an
 //!   event's id comes to follow the order of commits differs (`events.rs` reads the table).
 
@@ -17,6 +19,7 @@ pub(crate) mod events;
 mod idempotency;
 mod inventory;
 mod keys;
+mod ledger;
 mod orders;
 mod sessions;
 mod webhooks;

@@ -3,7 +3,7 @@
 use diesel::prelude::*;
 use petstore_core::{
     DomainError, NewOrder, Order, OrderId, OrderQuery, OrderReader, OrderWriter, OwnerId, PetId,
-    Price, RepoResult,
+    Price, RepoResult, Stock,
 };
 
 use super::{Tx, row_for_update};
@@ -59,6 +59,22 @@ impl OrderReader for Tx<'_> {
             .optional()
             .or_storage()?;
         Ok(count.unwrap_or(0).unsigned_abs())
+    }
+
+    fn committed_units(&mut self, pet_id: PetId) -> RepoResult<Stock> {
+        if let Some(units) = self.known().committed(pet_id) {
+            return Ok(units);
+        }
+        // Kept by the triggers on orders, as the count is.
+        let units: Option<i64> = pets::table
+            .find(pet_id.get())
+            .select(pets::committed)
+            .get_result(self.flushed())
+            .optional()
+            .or_storage()?;
+        u32::try_from(units.unwrap_or(0))
+            .map(Stock::from_level)
+            .map_err(|_| DomainError::storage(format!("pet {pet_id}'s committed units")))
     }
 }
 

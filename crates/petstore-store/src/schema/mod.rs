@@ -31,6 +31,7 @@ diesel::table! {
         status -> Text,
         stock -> BigInt,
         open_orders -> BigInt,
+        committed -> BigInt,
         price_amount -> Nullable<BigInt>,
         price_currency -> Nullable<Text>,
     }
@@ -161,7 +162,43 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    use diesel::sql_types::*;
+    use crate::schema::sql_types::*;
+
+    /// The stock ledger: one row per movement of a pet's stock (`petstore_core::Movement`).
+    stock_movements (id) {
+        id -> BigInt,
+        pet_id -> BigInt,
+        kind -> Text,
+        quantity -> BigInt,
+        available_change -> BigInt,
+        committed_change -> BigInt,
+        available_after -> BigInt,
+        committed_after -> BigInt,
+        order_id -> Nullable<BigInt>,
+        line_no -> Nullable<BigInt>,
+        reason -> Nullable<Text>,
+        actor -> Nullable<Text>,
+        request_id -> Nullable<Text>,
+        time -> UtcTime,
+    }
+}
+
+diesel::table! {
+    use diesel::sql_types::*;
+    use crate::schema::sql_types::*;
+
+    /// One row once the stock ledger has begun: movements are recorded from then on.
+    ledger_opened (id) {
+        id -> BigInt,
+        at -> UtcTime,
+    }
+}
+
 diesel::allow_tables_to_appear_in_same_query!(
+    stock_movements,
+    ledger_opened,
     categories,
     pets,
     orders,

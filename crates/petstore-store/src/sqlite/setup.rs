@@ -182,12 +182,16 @@ pub(crate) fn inspect_sqlite(config: &StoreConfig) -> Result<Found, StoreError> 
 /// Creates the database if needed, switches it to WAL and applies pending migrations.
 /// Returns the versions applied.
 pub fn migrate_sqlite(config: &StoreConfig) -> Result<Vec<String>, StoreError> {
-    inspect_sqlite(config)?;
+    let found = inspect_sqlite(config)?;
     let mut conn = connect(config)?;
     // WAL is a property of the file: set once, it stays.
     conn.batch_execute("PRAGMA journal_mode = WAL;")?;
-    let applied = conn
-        .run_pending_migrations(crate::upgrade::Additive(&MIGRATIONS))
-        .map_err(|e| StoreError::Migration(e.to_string()))?;
+    // A new database has no older node to wait for: it is finished at once.
+    let applied = if found == Found::New {
+        conn.run_pending_migrations(MIGRATIONS)
+    } else {
+        conn.run_pending_migrations(crate::upgrade::Additive(&MIGRATIONS))
+    }
+    .map_err(|e| StoreError::Migration(e.to_string()))?;
     Ok(applied.iter().map(ToString::to_string).collect())
 }

@@ -15,9 +15,9 @@ use petstore_core::{
 use crate::error::{QueryResultExt, Rule, StoreError, Violation};
 use crate::key_records::KeyRecords;
 use crate::known_rows::KnownRows;
-use crate::records::{EventColumns, actor_column};
-use crate::schema::sql_types::{Json, Time};
-use crate::schema::{events, orders};
+use crate::records::{EventColumns, MovementColumns, actor_column};
+use crate::schema::sql_types::{Json, Time, UtcTime};
+use crate::schema::{events, ledger_opened, orders, stock_movements};
 use crate::sqlite::limit::{DefaultPage, Limited, limited};
 use crate::sqlite::prepared::{RecordAnswer, ReplaceAnswer, SetStock};
 use crate::statements::refuse;
@@ -126,6 +126,55 @@ impl SqliteTx<'_> {
                         .then_some(DomainError::UnknownPet { id: pet_id })
                 })
             })
+    }
+
+    /// Records stock movements, one statement each (prepared once, as a single-row insert
+    /// is), each inserted only once the ledger has begun: the row of `ledger_opened` is what
+    /// it selects from.
+    pub(crate) fn insert_movement_rows(
+        &mut self,
+        time: DateTime<Utc>,
+        rows: Vec<MovementColumns>,
+    ) -> RepoResult<()> {
+        use diesel::sql_types::{BigInt, Nullable, Text};
+        use stock_movements::dsl as m;
+        for row in rows {
+            let values = ledger_opened::table.select((
+                row.pet_id.into_sql::<BigInt>(),
+                row.kind.into_sql::<Text>(),
+                row.quantity.into_sql::<BigInt>(),
+                row.available_change.into_sql::<BigInt>(),
+                row.committed_change.into_sql::<BigInt>(),
+                row.available_after.into_sql::<BigInt>(),
+                row.committed_after.into_sql::<BigInt>(),
+                row.order_id.into_sql::<Nullable<BigInt>>(),
+                row.line_no.into_sql::<Nullable<BigInt>>(),
+                row.reason.into_sql::<Nullable<Text>>(),
+                row.actor.into_sql::<Nullable<Text>>(),
+                row.request_id.into_sql::<Nullable<Text>>(),
+                Time(time).into_sql::<UtcTime>(),
+            ));
+            diesel::insert_into(m::stock_movements)
+                .values(values)
+                .into_columns((
+                    m::pet_id,
+                    m::kind,
+                    m::quantity,
+                    m::available_change,
+                    m::committed_change,
+                    m::available_after,
+                    m::committed_after,
+                    m::order_id,
+                    m::line_no,
+                    m::reason,
+                    m::actor,
+                    m::request_id,
+                    m::time,
+                ))
+                .execute(self.conn)
+                .or_storage()?;
+        }
+        Ok(())
     }
 
     /// Sets a pet's stock with a statement prepared once: every order changes one.

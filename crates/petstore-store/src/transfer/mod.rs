@@ -28,7 +28,8 @@ use crate::sqlite::{connect, migrate_sqlite};
 pub(crate) use conn::{Conn, id_position, max_id, on_backend};
 use conn::{in_snapshot, in_transaction, restore_triggers, set_id_position, suspend_triggers};
 use tables::{
-    Categories, Deliveries, Events, Idempotency, Keys, Orders, Pets, Shop, Table, Webhooks,
+    Categories, Deliveries, Events, Idempotency, Keys, Movements, Orders, Pets, Shop, Table,
+    Webhooks,
 };
 
 /// What a copy has done so far, for a progress display.
@@ -89,11 +90,12 @@ impl TableCopy {
 
 /// Every table the service keeps, in an order that satisfies their references: categories
 /// before pets, keys before the orders they own, events before the deliveries that name them.
-const TABLES: [TableCopy; 9] = [
+const TABLES: [TableCopy; 10] = [
     TableCopy::of::<Categories>(),
     TableCopy::of::<Pets>(),
     TableCopy::of::<Keys>(),
     TableCopy::of::<Orders>(),
+    TableCopy::of::<Movements>(),
     TableCopy::of::<Events>(),
     TableCopy::of::<Idempotency>(),
     TableCopy::of::<Webhooks>(),
@@ -125,6 +127,9 @@ pub fn copy(
     let mut target = open_target(to)?;
     in_snapshot(&mut source, |source| {
         write_all(&mut target, |target| {
+            // A new target's migrations began its ledger, on no rows: the ledger it gets is
+            // the source's, or, if the source's has not begun, one begun on what it copied.
+            on_backend!(target, |c| c.batch_execute("DELETE FROM ledger_opened"))?;
             refuse_rows(target)?;
             let mut copied = Copied::default();
             for table in &TABLES {
@@ -136,6 +141,7 @@ pub fn copy(
             if let Some((_, events)) = copied.0.iter_mut().find(|(name, _)| *name == Events::NAME) {
                 *events += pending;
             }
+            copy_ledger_start(source, target)?;
             // Past every id the source gave, and every id the target now holds (which, for the
             // events, takes in those a source's pending events were given here).
             for table in id_tables() {
@@ -285,6 +291,38 @@ fn refuse_rows(conn: &mut Conn) -> Result<(), StoreError> {
     }
     Ok(())
 }
+
+/// Gives the target the source's beginning of the stock ledger, or begins it there on what was
+/// copied (with the statement that begins it when an upgrade is finished) if the source's has
+/// not begun: the target has no node of an older version to wait for.
+fn copy_ledger_start(source: &mut Conn, target: &mut Conn) -> Result<(), StoreError> {
+    use crate::schema::ledger_opened;
+    use crate::schema::sql_types::Time;
+    let began: Option<Time> = on_backend!(source, |c| ledger_opened::table
+        .select(ledger_opened::at)
+        .get_result::<chrono::DateTime<chrono::Utc>>(c)
+        .optional())?
+    .map(Time);
+    match began {
+        Some(at) => {
+            on_backend!(target, |c| diesel::insert_into(ledger_opened::table)
+                .values((ledger_opened::id.eq(1), ledger_opened::at.eq(at)))
+                .execute(c))?;
+        }
+        None => match target {
+            Conn::Sqlite(c) => c.batch_execute(BEGIN_LEDGER_SQLITE)?,
+            Conn::Pg(c) => c.batch_execute(BEGIN_LEDGER_POSTGRES)?,
+        },
+    }
+    Ok(())
+}
+
+/// The migrations that begin the stock ledger when an upgrade is finished; each does nothing
+/// where it has begun.
+const BEGIN_LEDGER_SQLITE: &str =
+    include_str!("../../../../migrations/sqlite/2026-11-29-900001_open_stock_ledger/up.sql");
+const BEGIN_LEDGER_POSTGRES: &str =
+    include_str!("../../../../migrations/postgres/2026-11-29-900001_open_stock_ledger/up.sql");
 
 /// Copies every row of `T`, chunk by chunk.
 fn copy_table<T: Table>(

@@ -7,8 +7,8 @@ use diesel::prelude::*;
 use super::conn::{Conn, on_backend};
 use crate::schema::sql_types::{Json, Time};
 use crate::schema::{
-    api_keys, categories, events, idempotency_records, orders, pets, shop, webhook_deliveries,
-    webhooks,
+    api_keys, categories, events, idempotency_records, orders, pets, shop, stock_movements,
+    webhook_deliveries, webhooks,
 };
 
 /// Rows read or written at once: within the bind limits of both backends for the widest row.
@@ -96,6 +96,7 @@ pub(crate) struct PetRow {
     status: String,
     stock: i64,
     open_orders: i64,
+    committed: i64,
     price_amount: Option<i64>,
     price_currency: Option<String>,
 }
@@ -118,6 +119,25 @@ pub(crate) struct OrderRow {
     owner_id: Option<i64>,
     unit_amount: Option<i64>,
     currency: Option<String>,
+}
+
+#[derive(Debug, PartialEq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = stock_movements, treat_none_as_default_value = false)]
+pub(crate) struct MovementRow {
+    id: i64,
+    pet_id: i64,
+    kind: String,
+    quantity: i64,
+    available_change: i64,
+    committed_change: i64,
+    available_after: i64,
+    committed_after: i64,
+    order_id: Option<i64>,
+    line_no: Option<i64>,
+    reason: Option<String>,
+    actor: Option<String>,
+    request_id: Option<String>,
+    time: Time,
 }
 
 /// An event's row; read by name too, from a PostgreSQL source's `pending_events`.
@@ -189,6 +209,7 @@ pub(crate) struct DeliveryRow {
 id_table!(Categories, categories, CategoryRow);
 id_table!(Pets, pets, PetRow);
 id_table!(Orders, orders, OrderRow);
+id_table!(Movements, stock_movements, MovementRow);
 id_table!(Events, events, EventRow, PG_IDENTITY = false);
 id_table!(Keys, api_keys, KeyRow);
 id_table!(Webhooks, webhooks, WebhookRow);

@@ -7,6 +7,7 @@ mod conformance;
 mod crash;
 mod group_commit;
 mod guards;
+mod ledger;
 mod migrations;
 mod prices;
 mod race;

@@ -1,0 +1,82 @@
+//! The invariants every successful step keeps: finality, conservation of units, and the
+//! status rules (see `sequences.rs`).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
+
+use super::{Ledger, Op, World};
+use crate::{OrderId, PetId, PetStatus};
+
+pub(super) fn check(
+    world: &World,
+    ledgers: &BTreeMap<PetId, Ledger>,
+    completed: &BTreeSet<OrderId>,
+    step: usize,
+    op: &Op,
+) -> Result<(), TestCaseError> {
+    prop_assert_eq!(
+        world.pets.len(),
+        world.inventory.len(),
+        "every pet has one inventory entry"
+    );
+    prop_assert_eq!(world.categories, 1);
+    for id in completed {
+        let order = world.orders.iter().find(|o| o.id == *id);
+        prop_assert!(
+            order.is_some_and(|o| o.complete),
+            "after step {} {:?}: complete order {} changed",
+            step,
+            op,
+            id
+        );
+    }
+    for (pet, item) in world.pets.iter().zip(&world.inventory) {
+        prop_assert_eq!(pet.id, item.pet_id);
+        prop_assert_eq!(pet.status, item.status);
+        let ledger = ledgers.get(&pet.id);
+        prop_assert!(ledger.is_some(), "pet {} is unknown to the test", pet.id);
+        let Some(ledger) = ledger else { continue };
+        let units = |complete: bool| -> u64 {
+            world
+                .orders
+                .iter()
+                .filter(|o| o.pet_id == pet.id && o.complete == complete)
+                .map(|o| u64::from(o.quantity.get()))
+                .sum()
+        };
+        let open_orders = world
+            .orders
+            .iter()
+            .filter(|o| o.pet_id == pet.id && !o.complete)
+            .count();
+        let stock = u64::from(item.quantity.get());
+        prop_assert_eq!(
+            stock + units(false) + units(true) + ledger.removed,
+            ledger.added,
+            "after step {} {:?}: units of pet {} are not conserved",
+            step,
+            op,
+            pet.id
+        );
+        if !ledger.status_set_by_hand {
+            let consistent = match pet.status {
+                PetStatus::Pending => stock == 0 && open_orders > 0,
+                PetStatus::Sold => stock == 0 && open_orders == 0,
+                PetStatus::Available => stock > 0 || open_orders == 0,
+            };
+            prop_assert!(
+                consistent,
+                "after step {} {:?}: pet {} is {} with stock {} and {} open orders",
+                step,
+                op,
+                pet.id,
+                pet.status,
+                stock,
+                open_orders
+            );
+        }
+    }
+    Ok(())
+}

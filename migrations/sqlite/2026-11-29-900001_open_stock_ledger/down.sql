@@ -1,0 +1,2 @@
+DELETE FROM ledger_opened;
+DELETE FROM stock_movements;
