@@ -9,7 +9,8 @@
 //! types' `Serialize`, and an `ETag` is the same whichever path made the bytes.
 
 use petstore_core::{
-    ApiKey, Category, DeliveryAttempt, InventoryItem, Order, Pet, PetPrice, Price, Webhook,
+    ApiKey, Category, DeliveryAttempt, InventoryItem, Movement, Order, Pet, PetPrice, Price,
+    Webhook,
 };
 use serde::Serialize;
 
@@ -24,6 +25,7 @@ pub trait WriteJson: Serialize {
 impl WriteJson for ApiKey {}
 impl WriteJson for Category {}
 impl WriteJson for DeliveryAttempt {}
+impl WriteJson for Movement {}
 impl WriteJson for Order {}
 impl WriteJson for PetPrice {}
 impl WriteJson for Webhook {}

@@ -1,13 +1,16 @@
-//! `/v1/inventory`: stock per pet.
+//! `/v1/inventory`: stock per pet, its adjustments and its ledger.
 
 use actix_web::{HttpResponse, web};
-use petstore_core::{InventoryItem, InventoryQuery, InventoryUpdate, PetId, PetStatus};
+use petstore_core::{
+    Adjustment, InventoryItem, InventoryQuery, InventoryUpdate, Movement, MovementQuery, PetId,
+    PetStatus,
+};
 
 use crate::auth::{AnyKey, Auth, StaffOnly};
 use crate::conditional::{IfMatch, IfNoneMatch, changed_response, read_response};
 use crate::error::ApiError;
 use crate::extract::{JsonBody, PathId};
-use crate::pagination::{ListQuery, list_params, page_response};
+use crate::pagination::{ListQuery, PageOnly, list_params, page_response};
 use crate::state::{AppState, Row};
 
 list_params! {
@@ -98,4 +101,73 @@ pub async fn update_inventory(
         })
         .await?;
     Ok(changed_response(&item))
+}
+
+/// Adjusts a pet's stock by a number of units, in or out, for a reason: a delivery, a
+/// breakage, a count. Its status follows the stock rules, as when stock is set, and the
+/// adjustment is a movement of the pet's ledger with its reason.
+///
+/// `changeFromQuantity` names the stock the adjustment was meant for: another level is
+/// `412`, so that retrying an adjustment whose answer was lost cannot make it twice.
+#[utoipa::path(
+    post,
+    path = "/inventory/{petId}/adjustments",
+    operation_id = "adjustInventory",
+    tag = "inventory",
+    params(("petId" = PetId, Path, description = "The pet's id.")),
+    request_body = Adjustment,
+    security(("bearerAuth" = ["staff"])),
+    responses((status = 200, description = "The pet's stock, adjusted.", body = InventoryItem))
+)]
+pub async fn adjust_inventory(
+    caller: Auth<StaffOnly>,
+    state: web::Data<AppState>,
+    if_match: IfMatch,
+    PathId(pet_id): PathId<PetId>,
+    JsonBody(adjustment): JsonBody<Adjustment>,
+) -> Result<HttpResponse, ApiError> {
+    let item = state
+        .write_row(Some(Row::Pet(pet_id)), move |shop| {
+            let condition = |now: &InventoryItem| if_match.allows(now);
+            shop.inventory()
+                .adjust(caller.0, pet_id, adjustment.clone(), condition)
+        })
+        .await?;
+    Ok(changed_response(&item))
+}
+
+/// A pet's stock movements, oldest first: every change of its stock since its ledger began,
+/// each with its kind, the units moved, the balances after it, the order line or reason it
+/// belongs to, who made it and the request that did. A deleted pet keeps its movements.
+#[utoipa::path(
+    get,
+    path = "/inventory/{petId}/movements",
+    operation_id = "listStockMovements",
+    tag = "inventory",
+    params(
+        ("petId" = PetId, Path, description = "The pet's id."),
+        PageOnly,
+    ),
+    security(("bearerAuth" = ["staff"])),
+    responses(
+        (status = 200, description = "A page of movements, oldest first.", body = Vec<Movement>,
+            headers(("Link" = String, description = "`<…>; rel=\"next\"` when another page follows."))),
+    )
+)]
+pub async fn list_stock_movements(
+    caller: Auth<StaffOnly>,
+    state: web::Data<AppState>,
+    PathId(pet_id): PathId<PetId>,
+    ListQuery(params): ListQuery<PageOnly>,
+) -> Result<HttpResponse, ApiError> {
+    let list = MovementQuery {
+        pet_id,
+        after: params.after()?,
+        limit: params.page_size(),
+    };
+    let page = state
+        .read(move |shop| shop.inventory().movements(caller.0, &list))
+        .await?;
+    let path = format!("/v1/inventory/{pet_id}/movements");
+    Ok(page_response(&path, &page, list.limit, params))
 }

@@ -56,6 +56,14 @@ pub fn endpoints() -> Vec<Endpoint> {
             .op(prices::__path_set_pet_price, prices::set_pet_price)
             .op(prices::__path_delete_pet_price, prices::delete_pet_price),
         Endpoint::at("/inventory").op(inventory::__path_list_inventory, inventory::list_inventory),
+        Endpoint::at("/inventory/{petId}/adjustments").op(
+            inventory::__path_adjust_inventory,
+            inventory::adjust_inventory,
+        ),
+        Endpoint::at("/inventory/{petId}/movements").op(
+            inventory::__path_list_stock_movements,
+            inventory::list_stock_movements,
+        ),
         Endpoint::at("/store/orders/{orderId}")
             .op(orders::__path_get_order, orders::get_order)
             .op(orders::__path_update_order, orders::update_order)

@@ -164,6 +164,31 @@ async fn every_write_of_both_doors_names_its_caller_door_and_trace() {
         200
     );
     walked_api.insert("updateInventory");
+    let adjusted = walk!(
+        Some(staff.as_str()),
+        api_post(
+            &format!("/v1/inventory/{rex}/adjustments"),
+            json!({"change": -2, "reason": "two went home with the vet", "changeFromQuantity": 9})
+        ),
+        by_api,
+        true,
+        200
+    );
+    walked_api.insert("adjustInventory");
+    // Its movement in the pet's ledger names the same caller, and the request it came in.
+    let moved = api.get(&format!("/v1/inventory/{rex}/movements")).await;
+    let last = moved.body.as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["kind"], "adjusted", "{moved:?}");
+    assert_eq!(last["reason"], "two went home with the vet");
+    assert_eq!(last["actor"], serde_json::to_value(&by_api).unwrap());
+    assert_eq!(
+        last["requestId"].as_str(),
+        adjusted
+            .headers
+            .get("x-request-id")
+            .and_then(|v| v.to_str().ok()),
+        "{moved:?}"
+    );
     walk!(
         Some(staff.as_str()),
         TestRequest::put()

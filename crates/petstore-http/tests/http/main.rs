@@ -16,6 +16,7 @@ mod console;
 mod events;
 mod house_rules;
 mod https;
+mod ledger;
 mod locale;
 mod moving;
 mod nodes;
