@@ -14,13 +14,15 @@ from petstore_api_client.api.events import list_events
 from petstore_api_client.api.inventory import update_inventory
 from petstore_api_client.api.meta import get_api_info
 from petstore_api_client.api.pets import create_pet, list_pets, set_pet_price
-from petstore_api_client.api.store import cancel_order, get_order, place_order
+from petstore_api_client.api.store import cancel_order, checkout, get_order, place_order
 from petstore_api_client.models import (
     Category,
     Error,
     InventoryItem,
     InventoryUpdate,
     NewCategory,
+    NewCheckout,
+    NewLine,
     NewOrder,
     NewPet,
     NewPrice,
@@ -73,6 +75,23 @@ assert isinstance(placed, Order) and placed.quantity == 2, placed
 line = placed.lines[0]
 assert (line.unit_amount, line.amount, placed.total_amount, placed.currency) == (
     1250, 2500, 2500, "EUR"), placed
+
+# A checkout of two lines: one order, each line at its pet's price, with the total the basket
+# showed; the same basket with a stale total is refused and places nothing.
+update_inventory.sync(pets[1].id, client=staff, body=InventoryUpdate(quantity=4))
+set_pet_price.sync(pets[1].id, client=staff, body=NewPrice(amount=300))
+basket = [NewLine(pet_id=pets[0].id, quantity=1), NewLine(pet_id=pets[1].id, quantity=2)]
+stale = checkout.sync_detailed(client=customer, body=NewCheckout(lines=basket, expected_total=1849))
+expect_error(stale, 409, "total_mismatch")
+bought = checkout.sync_detailed(
+    client=customer, body=NewCheckout(lines=basket, expected_total=1850),
+    idempotency_key="client-session-basket")
+assert bought.status_code == 201 and isinstance(bought.parsed, Order), bought
+lines = [(line.line_no, line.pet_id, line.quantity, line.unit_amount, line.amount)
+         for line in bought.parsed.lines]
+assert lines == [(1, pets[0].id, 1, 1250, 1250), (2, pets[1].id, 2, 300, 600)], lines
+assert (bought.parsed.total_amount, bought.parsed.currency) == (1850, "EUR"), bought.parsed
+assert cancel_order.sync_detailed(bought.parsed.id, client=customer).status_code == 204
 
 # Every pet of the category, two per page, following the Link header.
 seen, cursor = [], None

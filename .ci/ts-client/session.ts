@@ -159,6 +159,28 @@ const afterOrder = ok(await customer.GET("/inventory/{petId}", { params: { path:
 same(afterOrder.quantity, 1, "the stock after one order of 2 (the replay took nothing)");
 done(`customer placed order ${order.id}, replayed it under its key (same answer, one order, stock 1)`);
 
+// A checkout of two lines at the pets' prices, with the total the basket showed; a stale total
+// is refused and places nothing.
+const third = pets[2];
+check(third !== undefined, "a third pet");
+ok(await staff.PATCH("/inventory/{petId}", { params: { path: { petId: third.id } }, body: { quantity: 4 } }),
+  200, "updateInventory");
+ok(await staff.PUT("/pets/{petId}/price", { params: { path: { petId: third.id } }, body: { amount: 300 } }),
+  200, "setPetPrice");
+const basket = [{ petId: first.id, quantity: 1 }, { petId: third.id, quantity: 2 }];
+expectError(await customer.POST("/store/checkout", { body: { lines: basket, expectedTotal: 1849 } }),
+  409, "total_mismatch", "a checkout whose prices moved");
+const bought = ok(await customer.POST("/store/checkout", {
+  params: { header: { "Idempotency-Key": "ts-client-basket" } },
+  body: { lines: basket, expectedTotal: 1850 },
+}), 201, "checkout");
+same(bought.lines?.map((l) => [l.lineNo, l.petId, l.quantity, l.unitAmount, l.amount]),
+  [[1, first.id, 1, 1250, 1250], [2, third.id, 2, 300, 600]], "the checkout's lines");
+same([bought.totalAmount, bought.currency], [1850, "EUR"], "the checkout's total");
+const returned = await customer.DELETE("/store/orders/{orderId}", { params: { path: { orderId: bought.id } } });
+same(returned.response.status, 204, "cancelOrder of the checkout");
+done(`customer checked out order ${bought.id} of two lines for ${bought.totalAmount} EUR minor units, then cancelled it`);
+
 // Every pet of the category, two per page, following the Link header's rel="next".
 
 type PetQuery = NonNullable<paths["/pets"]["get"]["parameters"]["query"]>;

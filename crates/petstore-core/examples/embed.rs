@@ -3,8 +3,9 @@
 //! Run with `cargo run -p petstore-core --example embed`.
 
 use petstore_core::{
-    Always, Amount, Caller, IdempotencyKey, Idempotent, InMemoryStore, KeyId, Name, NewCategory,
-    NewOrder, NewPet, Order, OrderQuery, Outcome, Quantity, Role, Service, Stock,
+    Always, Amount, Caller, CheckoutLines, IdempotencyKey, Idempotent, InMemoryStore, KeyId, Name,
+    NewCategory, NewCheckout, NewLine, NewPet, Order, OrderQuery, Outcome, Quantity, Role, Service,
+    Stock, Total, ValidationError,
 };
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -22,21 +23,40 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     shop.prices()
         .set(operator, polly.id, Amount::new(2499)?, Always)?;
 
-    // A customer holding key 42 orders two parrots under an idempotency key, so that a retry
-    // after a lost answer cannot order twice. The answer kept for retries is the order's JSON.
+    let seed = NewPet::new(Name::parse("Millet")?, birds.id);
+    let seed = made(shop.pets().create(operator, seed, None)?)?;
+    shop.inventory()
+        .set_stock(operator, seed.id, Stock::settable(10)?, Always)?;
+    shop.prices()
+        .set(operator, seed.id, Amount::new(350)?, Always)?;
+
+    // A customer holding key 42 checks out two parrots and a bag of seed as one order, under
+    // an idempotency key, so that a retry after a lost answer cannot order twice, and with the
+    // total its basket showed, so that a price changed meanwhile refuses it. The answer kept
+    // for retries is the order's JSON.
     let key_id = KeyId::new(42)?;
     let customer = Caller::key_holder(key_id, Role::Customer);
-    let new = NewOrder::new(polly.id, Quantity::new(2)?);
-    let body = serde_json::to_vec(&new)?;
-    let path = "/v1/store/orders";
-    let key = IdempotencyKey::new("order-1", "POST", path, &body)?;
+    let line = |pet_id, units| -> Result<NewLine, ValidationError> {
+        Ok(NewLine {
+            pet_id,
+            quantity: Quantity::new(units)?,
+        })
+    };
+    let basket = NewCheckout {
+        lines: CheckoutLines::new(vec![line(polly.id, 2)?, line(seed.id, 1)?])?,
+        ship_date: None,
+        expected_total: Some(Total::new(2 * 2499 + 350)?),
+    };
+    let body = serde_json::to_vec(&basket)?;
+    let path = "/v1/store/checkout";
+    let key = IdempotencyKey::new("basket-1", "POST", path, &body)?;
     let record = |order: &Order| serde_json::to_vec(order).unwrap_or_default();
     let place = || {
         let once = Idempotent {
             key: key.clone(),
             record: &record,
         };
-        shop.orders().place(customer, new.clone(), Some(once))
+        shop.orders().checkout(customer, basket.clone(), Some(once))
     };
     let order = made(place()?)?;
     println!("placed order: {}", serde_json::to_string(&order)?);

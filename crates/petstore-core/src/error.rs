@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use crate::ids::{CategoryId, OrderId, PetId};
 use crate::model::PetStatus;
+use crate::money::Total;
 use crate::permission::Permission;
 use crate::validation::ValidationError;
 
@@ -109,6 +110,38 @@ pub enum DomainError {
         /// Units in stock now.
         available: u32,
     },
+    /// A checkout line's pet has no price: a checkout sells at a price, or not at all.
+    #[error("pet {pet_id} has no price")]
+    PriceMissing {
+        /// The pet.
+        pet_id: PetId,
+    },
+    /// Lines of a checkout were refused; nothing was placed. Each line is named with its
+    /// refusal, and the code is the most telling of theirs (`unknown_pet`, then
+    /// `price_missing`, then `insufficient_stock`, then `pet_not_available`).
+    #[error("{}", lines_refused(.lines))]
+    CheckoutRefused {
+        /// Every refused line, in order.
+        lines: Vec<LineRefusal>,
+    },
+    /// A checkout's lines come to another total than the one the client expected: a price
+    /// changed since the basket was shown. Nothing was placed.
+    #[error(
+        "the lines come to {}, not the {} expected: a price changed",
+        .total.get(),
+        .expected.get()
+    )]
+    TotalMismatch {
+        /// The total the client expected.
+        expected: Total,
+        /// What the lines come to now.
+        total: Total,
+    },
+    /// A checkout of more than one line waits for the upgrade of the database to be finished
+    /// (`petstore migrate --finish`): a node of the older version may still serve, and would
+    /// read such an order as its first line only.
+    #[error("a checkout of more than one line waits for the upgrade to be finished")]
+    UpgradeUnfinished,
     /// A complete order cannot be cancelled.
     #[error("order {id} is complete and cannot be cancelled")]
     OrderNotCancellable {
@@ -155,6 +188,53 @@ pub enum DomainError {
     /// the write took effect, and makes it once if not. The text is for the log only.
     #[error("outcome unknown: {0}")]
     OutcomeUnknown(#[source] Failure),
+}
+
+/// Why one line of a checkout was refused: the line's number and the refusal, the same a
+/// one-line order would meet (`unknown_pet`, `price_missing`, `insufficient_stock`,
+/// `pet_not_available`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineRefusal {
+    /// The line, from 1.
+    pub line_no: u16,
+    /// Why.
+    pub error: DomainError,
+}
+
+impl LineRefusal {
+    /// The body field the refusal is about: the line's units when it is short of stock, its
+    /// pet otherwise.
+    pub fn field(&self) -> String {
+        let what = match self.error {
+            DomainError::InsufficientStock { .. } => "quantity",
+            _ => "petId",
+        };
+        format!("lines/{}/{what}", self.line_no - 1)
+    }
+}
+
+/// The code of a checkout whose `lines` were refused: the most telling of theirs.
+fn refused_code(lines: &[LineRefusal]) -> &'static str {
+    const TELLING: [&str; 4] = [
+        "unknown_pet",
+        "price_missing",
+        "insufficient_stock",
+        "pet_not_available",
+    ];
+    TELLING
+        .into_iter()
+        .find(|code| lines.iter().any(|line| line.error.code() == *code))
+        .or_else(|| lines.first().map(|line| line.error.code()))
+        .unwrap_or("validation_failed")
+}
+
+/// The message of a checkout whose `lines` were refused: each line, with why.
+fn lines_refused(lines: &[LineRefusal]) -> String {
+    let each: Vec<String> = lines
+        .iter()
+        .map(|line| format!("line {}: {}", line.line_no, line.error))
+        .collect();
+    each.join("; ")
 }
 
 /// What failed underneath a use case, for the operator's log: a description and, where there
@@ -230,6 +310,10 @@ impl DomainError {
             DomainError::PetHasOpenOrders { .. } => "pet_has_open_orders",
             DomainError::PetNotAvailable { .. } => "pet_not_available",
             DomainError::InsufficientStock { .. } => "insufficient_stock",
+            DomainError::PriceMissing { .. } => "price_missing",
+            DomainError::CheckoutRefused { lines } => refused_code(lines),
+            DomainError::TotalMismatch { .. } => "total_mismatch",
+            DomainError::UpgradeUnfinished => "upgrade_unfinished",
             DomainError::OrderNotCancellable { .. } => "order_not_cancellable",
             DomainError::InvalidTransition(_) => "invalid_transition",
             DomainError::UnknownCategory { .. } => "unknown_category",

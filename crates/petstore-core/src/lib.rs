@@ -60,6 +60,7 @@
 
 mod access;
 mod actor;
+mod checkout;
 mod clock;
 mod error;
 mod events;
@@ -88,8 +89,9 @@ mod webhooks;
 
 pub use access::{ApiKey, Caller, KeySecret, NewApiKey, Role, StoredKey, hashes_match};
 pub use actor::{Actor, Cause, Door, KeyHolder, RequestId};
+pub use checkout::{CheckoutLines, NewCheckout, NewLine, PlacedCheckout, PricedLine};
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use error::{DomainError, Failure, Resource};
+pub use error::{DomainError, Failure, LineRefusal, Resource};
 pub use events::{DomainEvent, Event, EventType};
 pub use idempotency::{IdempotencyKey, IdempotencyRecord, Idempotent, Outcome, RECORD_LIFETIME};
 pub use ids::{

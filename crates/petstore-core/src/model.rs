@@ -266,6 +266,27 @@ pub struct Order {
     pub total_amount: Option<Total>,
 }
 
+impl Order {
+    /// The total of `lines`: the sum of their amounts when every line is priced, else none.
+    pub fn total_of(lines: &[OrderLine]) -> Option<Total> {
+        lines
+            .iter()
+            .map(|line| line.amount)
+            .collect::<Option<Vec<Total>>>()
+            .and_then(Total::sum)
+    }
+
+    /// The same order with `more` lines after its first (a store reading lines 2 and on from
+    /// where it keeps them), its total made again from them all.
+    #[must_use]
+    pub fn with_more_lines(mut self, more: Vec<OrderLine>) -> Self {
+        self.lines.truncate(1);
+        self.lines.extend(more);
+        self.total_amount = Self::total_of(&self.lines);
+        self
+    }
+}
+
 /// A line of an order: units of one pet, and the unit price the pet had when the order was
 /// placed (none when it had none: such a line, and its order, are unpriced).
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

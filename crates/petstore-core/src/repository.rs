@@ -19,6 +19,7 @@ use chrono::{DateTime, Utc};
 
 use crate::access::{ApiKey, NewApiKey, Role, StoredKey};
 use crate::actor::Cause;
+use crate::checkout::PlacedCheckout;
 use crate::error::DomainError;
 use crate::events::{DomainEvent, Event};
 use crate::idempotency::IdempotencyRecord;
@@ -115,6 +116,10 @@ pub trait OrderWriter: OrderReader {
         owner: Option<OwnerId>,
         price: Option<Price>,
     ) -> RepoResult<Order>;
+    /// Stores a new open order of several lines (a checkout) and gives it an id. A store
+    /// keeps every line, each with its price, and answers the order as
+    /// [`PlacedCheckout::into_order`](crate::PlacedCheckout::into_order) makes it.
+    fn insert_checkout(&mut self, checkout: &PlacedCheckout) -> RepoResult<Order>;
     /// Replaces a stored order's ship date and completion.
     fn update_order(&mut self, order: &Order) -> RepoResult<()>;
     /// Removes an order.

@@ -5,7 +5,7 @@ use std::fmt;
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::{HttpResponse, ResponseError};
-use petstore_core::DomainError;
+use petstore_core::{DomainError, LineRefusal};
 
 mod body;
 
@@ -266,6 +266,14 @@ impl From<DomainError> for ApiError {
             DomainError::PetHasOpenOrders { .. } => (StatusCode::CONFLICT, C::PetHasOpenOrders),
             DomainError::PetNotAvailable { .. } => (StatusCode::CONFLICT, C::PetNotAvailable),
             DomainError::InsufficientStock { .. } => (StatusCode::CONFLICT, C::InsufficientStock),
+            DomainError::PriceMissing { .. } => (StatusCode::CONFLICT, C::PriceMissing),
+            DomainError::TotalMismatch { .. } => (StatusCode::CONFLICT, C::TotalMismatch),
+            DomainError::UpgradeUnfinished => {
+                (StatusCode::SERVICE_UNAVAILABLE, C::UpgradeUnfinished)
+            }
+            DomainError::CheckoutRefused { lines } => {
+                return checkout_refused(&error, lines);
+            }
             DomainError::OrderNotCancellable { .. } => {
                 (StatusCode::CONFLICT, C::OrderNotCancellable)
             }
@@ -302,6 +310,32 @@ impl From<DomainError> for ApiError {
         };
         ApiError::new(status, code, error.to_string())
     }
+}
+
+/// A refused checkout: the status and code of its most telling line's refusal, each refused
+/// line named in `errors`.
+fn checkout_refused(error: &DomainError, lines: &[LineRefusal]) -> ApiError {
+    use ErrorCode as C;
+    let (status, code) = match error.code() {
+        "unknown_pet" => (StatusCode::UNPROCESSABLE_ENTITY, C::UnknownPet),
+        "price_missing" => (StatusCode::CONFLICT, C::PriceMissing),
+        "insufficient_stock" => (StatusCode::CONFLICT, C::InsufficientStock),
+        _ => (StatusCode::CONFLICT, C::PetNotAvailable),
+    };
+    let errors = lines
+        .iter()
+        .map(|line| FieldError {
+            field: format!("/{}", line.field()),
+            code: match line.error {
+                DomainError::UnknownPet { .. } => FieldErrorCode::UnknownPet,
+                DomainError::PriceMissing { .. } => FieldErrorCode::PriceMissing,
+                DomainError::InsufficientStock { .. } => FieldErrorCode::InsufficientStock,
+                _ => FieldErrorCode::PetNotAvailable,
+            },
+            message: line.error.to_string(),
+        })
+        .collect();
+    ApiError::new(status, code, error.to_string()).with_field_errors(errors)
 }
 
 /// An error and its sources, for a log line: "a: b: c".

@@ -100,8 +100,9 @@ const INVARIANTS: [Invariant; 12] = [
     },
     Invariant {
         sql: "SELECT p.id, p.open_orders AS value FROM pets p WHERE p.open_orders <> \
-              (SELECT COUNT(*) FROM orders o WHERE o.pet_id = p.id AND o.complete = FALSE) \
-              ORDER BY p.id",
+              (SELECT COUNT(*) FROM orders o WHERE o.pet_id = p.id AND o.complete = FALSE) + \
+              (SELECT COUNT(*) FROM order_lines l JOIN orders o ON o.id = l.order_id \
+              WHERE l.pet_id = p.id AND o.complete = FALSE) ORDER BY p.id",
         say: |id, counted| {
             format!("pet {id}: counts {counted} open orders, which is not how many it has")
         },
@@ -109,7 +110,9 @@ const INVARIANTS: [Invariant; 12] = [
     Invariant {
         sql: "SELECT p.id, p.committed AS value FROM pets p WHERE p.committed <> \
               (SELECT COALESCE(SUM(o.quantity), 0) FROM orders o WHERE o.pet_id = p.id \
-              AND o.complete = FALSE) ORDER BY p.id",
+              AND o.complete = FALSE) + (SELECT COALESCE(SUM(l.quantity), 0) FROM order_lines l \
+              JOIN orders o ON o.id = l.order_id WHERE l.pet_id = p.id AND o.complete = FALSE) \
+              ORDER BY p.id",
         say: |id, units| {
             format!("pet {id}: counts {units} units in open orders, which is not what they hold")
         },

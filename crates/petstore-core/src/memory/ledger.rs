@@ -23,6 +23,10 @@ impl<C: Borrow<Catalogue>> LedgerReader for View<'_, C> {
             .cloned()
             .collect())
     }
+
+    fn ledger_open(&mut self) -> RepoResult<bool> {
+        Ok(true)
+    }
 }
 
 impl LedgerWriter for View<'_, Catalogue> {

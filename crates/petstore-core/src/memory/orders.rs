@@ -4,6 +4,7 @@ use std::borrow::Borrow;
 
 use super::{Catalogue, View};
 use super::{next_id, page};
+use crate::checkout::PlacedCheckout;
 use crate::ids::{OrderId, OwnerId, PetId};
 use crate::model::{NewOrder, Order};
 use crate::money::Price;
@@ -19,7 +20,9 @@ impl<C: Borrow<Catalogue>> OrderReader for View<'_, C> {
     fn orders(&mut self, query: &OrderQuery) -> RepoResult<Vec<Order>> {
         let catalogue = self.catalogue.borrow();
         Ok(page(&catalogue.orders, query.after, query.limit, |order| {
-            query.pet_id.is_none_or(|p| order.pet_id == p)
+            query
+                .pet_id
+                .is_none_or(|p| order.lines.iter().any(|l| l.pet_id == p))
                 && query.complete.is_none_or(|c| order.complete == c)
                 && query.owner.is_none_or(|o| order.owner == Some(o))
         }))
@@ -31,7 +34,7 @@ impl<C: Borrow<Catalogue>> OrderReader for View<'_, C> {
             .borrow()
             .orders
             .values()
-            .filter(|o| o.pet_id == pet_id && !o.complete)
+            .filter(|o| !o.complete && o.lines.iter().any(|l| l.pet_id == pet_id))
             .count();
         Ok(open as u64)
     }
@@ -42,8 +45,10 @@ impl<C: Borrow<Catalogue>> OrderReader for View<'_, C> {
             .borrow()
             .orders
             .values()
-            .filter(|o| o.pet_id == pet_id && !o.complete)
-            .map(|o| o.quantity.get())
+            .filter(|o| !o.complete)
+            .flat_map(|o| &o.lines)
+            .filter(|l| l.pet_id == pet_id)
+            .map(|l| l.quantity.get())
             .sum();
         Ok(Stock::from_level(units))
     }
@@ -58,6 +63,13 @@ impl OrderWriter for View<'_, Catalogue> {
     ) -> RepoResult<Order> {
         let id = next_id(&mut self.catalogue.last_order_id, OrderId::new)?;
         let order = new.clone().into_order(id, owner, price);
+        self.catalogue.orders.insert(id, order.clone());
+        Ok(order)
+    }
+
+    fn insert_checkout(&mut self, checkout: &PlacedCheckout) -> RepoResult<Order> {
+        let id = next_id(&mut self.catalogue.last_order_id, OrderId::new)?;
+        let order = checkout.clone().into_order(id);
         self.catalogue.orders.insert(id, order.clone());
         Ok(order)
     }

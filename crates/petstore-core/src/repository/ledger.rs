@@ -10,6 +10,10 @@ use crate::ledger::{Movement, MovementQuery, NewMovement};
 pub trait LedgerReader {
     /// A pet's movements after the query's position, by id, up to `limit + 1` of them.
     fn movements(&mut self, query: &MovementQuery) -> RepoResult<Vec<Movement>>;
+    /// Whether the ledger has begun: on a database upgraded from a version without one, once
+    /// the upgrade is finished (and so once no node of the older version serves); from the
+    /// start on a new one. It never ends.
+    fn ledger_open(&mut self) -> RepoResult<bool>;
 }
 
 /// Records stock movements.

@@ -17,12 +17,10 @@ use crate::error::{DomainError, Resource};
 use crate::events::DomainEvent;
 use crate::idempotency::{IdempotencyRecord, Idempotent, Outcome, RECORD_LIFETIME};
 use crate::ids::{CategoryId, PetId};
-use crate::ledger::{Entry, NewMovement};
-use crate::model::{Category, Order, Pet};
+use crate::model::{Category, Pet};
 use crate::money::Currency;
 use crate::precondition::Precondition;
 use crate::repository::{CatalogueReader, Store, Transaction};
-use crate::rules::{PetStock, Transition};
 use crate::trace::TraceParent;
 use crate::validation::ValidationError;
 
@@ -33,6 +31,7 @@ mod keys;
 mod orders;
 mod prices;
 mod sessions;
+mod stock;
 mod webhooks;
 
 pub use catalogue::{CategoryUseCases, PetUseCases};
@@ -43,6 +42,8 @@ pub use orders::OrderUseCases;
 pub use prices::PriceUseCases;
 pub use sessions::{Resumed, SessionUseCases};
 pub use webhooks::{DeliveryStatus, WebhookUseCases};
+
+use stock::{order_pets, pet_stock};
 
 /// The pet store's use cases over a [`Store`].
 ///
@@ -331,69 +332,4 @@ fn existing_pet(catalogue: &mut dyn CatalogueReader, id: PetId) -> Result<Pet, D
     catalogue
         .pet(id)?
         .ok_or_else(|| DomainError::not_found(Resource::Pet, id))
-}
-
-/// The pet of an open order. Open orders keep their pet from being deleted, so a missing
-/// pet means the stored data is inconsistent.
-fn order_pet(catalogue: &mut dyn CatalogueReader, order: &Order) -> Result<Pet, DomainError> {
-    catalogue.pet(order.pet_id)?.ok_or_else(|| {
-        DomainError::storage(format!(
-            "order {} is open but its pet {} is gone",
-            order.id, order.pet_id
-        ))
-    })
-}
-
-/// The facts the stock rules decide on: the pet's status, its stock and its open orders.
-fn pet_stock(tx: &mut dyn Transaction, pet: &Pet) -> Result<PetStock, DomainError> {
-    let item = tx
-        .inventory_item(pet.id)?
-        .ok_or_else(|| DomainError::storage(format!("pet {} has no inventory entry", pet.id)))?;
-    Ok(PetStock {
-        pet_id: pet.id,
-        status: pet.status,
-        stock: item.quantity,
-        open_orders: tx.open_order_count(pet.id)?,
-        committed: tx.committed_units(pet.id)?,
-    })
-}
-
-impl<S: Store, C: Clock> Service<S, C> {
-    /// Writes what a rule decided: the stock level and the pet's status, where they changed,
-    /// and the movement of the stock ledger, as part of `entry`, with the cause of these use
-    /// cases.
-    fn apply(
-        &self,
-        tx: &mut dyn Transaction,
-        pet: &Pet,
-        transition: &Transition,
-        entry: Entry,
-    ) -> Result<(), DomainError> {
-        let Transition {
-            before,
-            after,
-            change,
-            ..
-        } = *transition;
-        if after.status != before.status {
-            tx.update_pet(&Pet {
-                status: after.status,
-                ..pet.clone()
-            })?;
-        }
-        if after.stock != before.stock {
-            tx.set_stock(pet.id, after.stock)?;
-        }
-        if let Some(change) = change {
-            let movement = NewMovement {
-                pet_id: pet.id,
-                change,
-                available_after: after.stock,
-                committed_after: after.committed,
-                entry,
-            };
-            tx.record_movements(self.clock.now(), &self.cause, &[movement])?;
-        }
-        Ok(())
-    }
 }

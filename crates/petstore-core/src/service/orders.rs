@@ -1,19 +1,24 @@
 //! The orders' use cases. Any caller may shop; a customer sees and cancels only its own
 //! orders (another's order does not exist for it), and only staff update orders.
 
-use super::{Service, order_pet, pet_stock, require};
+use std::collections::BTreeMap;
+
+use super::{Service, order_pets, pet_stock, require};
 use crate::access::Caller;
+use crate::checkout::{NewCheckout, PlacedCheckout, PricedLine};
 use crate::clock::Clock;
-use crate::error::{DomainError, Resource};
+use crate::error::{DomainError, LineRefusal, Resource};
 use crate::events::DomainEvent;
 use crate::idempotency::{Idempotent, Outcome};
-use crate::ids::OrderId;
+use crate::ids::{OrderId, PetId};
 use crate::ledger::Entry;
-use crate::model::{NewOrder, Order, OrderPatch};
+use crate::model::{NewOrder, Order, OrderPatch, Pet};
+use crate::money::Total;
 use crate::permission::Permission;
 use crate::precondition::Precondition;
 use crate::query::{OrderQuery, OrderScope, Page};
 use crate::repository::{Snapshot, Store};
+use crate::rules::{PetStock, Transition};
 
 /// The use cases of orders; see [`Service::orders`].
 #[derive(Debug)]
@@ -47,6 +52,91 @@ impl<S: Store, C: Clock> OrderUseCases<'_, S, C> {
         })
     }
 
+    /// Places one order of the checkout's lines for the caller, all or nothing: every pet is
+    /// locked, in ascending id, before any line is judged; each line is judged against the
+    /// stock the lines before it left; every refused line is named (`CheckoutRefused`); each
+    /// line keeps its pet's price, read under that lock, and a checkout whose lines come to
+    /// another total than `expected_total` is refused. With `once`, a client retrying after
+    /// a lost answer cannot check out twice. A checkout of more than one line waits for the
+    /// stock ledger to have begun (`UpgradeUnfinished`): until then a node of the older
+    /// version may serve, and would read the order as its first line.
+    pub fn checkout(
+        &self,
+        caller: Caller,
+        checkout: NewCheckout,
+        once: Option<Idempotent<'_, Order>>,
+    ) -> Result<Outcome<Order>, DomainError> {
+        caller.require(Permission::Shop)?;
+        self.shop.create(caller, once, |tx| {
+            let lines = checkout.lines.lines();
+            if lines.len() > 1 && !tx.ledger_open()? {
+                return Err(DomainError::UpgradeUnfinished);
+            }
+            let mut ids: Vec<PetId> = lines.iter().map(|line| line.pet_id).collect();
+            ids.sort_unstable();
+            let mut facts: BTreeMap<PetId, (Pet, PetStock)> = BTreeMap::new();
+            for id in ids {
+                if let Some(pet) = tx.pet(id)? {
+                    let stock = pet_stock(tx, &pet)?;
+                    facts.insert(id, (pet, stock));
+                }
+            }
+            let mut refused = Vec::new();
+            let mut placed: Vec<(PricedLine, Pet, Transition)> = Vec::new();
+            for (line, line_no) in lines.iter().zip(1u16..) {
+                let judged = match facts.get_mut(&line.pet_id) {
+                    None => Err(DomainError::UnknownPet { id: line.pet_id }),
+                    Some((pet, _)) if pet.price.is_none() => {
+                        Err(DomainError::PriceMissing { pet_id: pet.id })
+                    }
+                    Some((pet, stock)) => stock.place_order(line.quantity).map(|transition| {
+                        // The next line of this pet (there is none: each pet is one line)
+                        // would be judged against what this one leaves.
+                        *stock = transition.after;
+                        let priced = PricedLine {
+                            pet_id: pet.id,
+                            quantity: line.quantity,
+                            price: pet.price,
+                        };
+                        (priced, pet.clone(), transition)
+                    }),
+                };
+                match judged {
+                    Ok(line) => placed.push(line),
+                    Err(error) => refused.push(LineRefusal { line_no, error }),
+                }
+            }
+            if !refused.is_empty() {
+                return Err(DomainError::CheckoutRefused { lines: refused });
+            }
+            let amounts = placed.iter().map(|(line, _, _)| line.numbered(1).amount);
+            let total = amounts
+                .collect::<Option<Vec<Total>>>()
+                .and_then(Total::sum)
+                .ok_or_else(|| DomainError::storage("a checkout's total is out of bounds"))?;
+            if let Some(expected) = checkout.expected_total.filter(|&e| e != total) {
+                return Err(DomainError::TotalMismatch { expected, total });
+            }
+            let mut priced = placed.iter().map(|(line, _, _)| *line);
+            let first = priced
+                .next()
+                .ok_or_else(|| DomainError::storage("a checkout without lines"))?;
+            let order = tx.insert_checkout(&PlacedCheckout {
+                first,
+                more: priced.collect(),
+                ship_date: checkout.ship_date,
+                owner: caller.owner(),
+            })?;
+            let mut events = vec![DomainEvent::OrderPlaced(order.clone())];
+            for ((_, pet, transition), line_no) in placed.iter().zip(1u16..) {
+                let entry = Entry::line(order.id, u32::from(line_no));
+                self.shop.apply(tx, pet, transition, entry)?;
+                events.extend(transition.events.iter().cloned());
+            }
+            Ok((order, events))
+        })
+    }
+
     /// The order with this id, if the caller may see it.
     pub fn get(&self, caller: Caller, id: OrderId) -> Result<Order, DomainError> {
         caller.require(Permission::Shop)?;
@@ -67,10 +157,9 @@ impl<S: Store, C: Clock> OrderUseCases<'_, S, C> {
             },
             ..*query
         };
-        let items = self
-            .shop
-            .store
-            .read_one(|snapshot| snapshot.orders(&query))?;
+        // A read of its own, not a single statement: an order of several lines is read with
+        // its lines, in the same snapshot.
+        let items = self.shop.store.read(|snapshot| snapshot.orders(&query))?;
         Ok(Page::from_probe(items, query.limit, |o| o.id.get()))
     }
 
@@ -106,23 +195,29 @@ impl<S: Store, C: Clock> OrderUseCases<'_, S, C> {
                 return Ok((updated, Vec::new()));
             }
             // The facts are read before the order is saved as complete: the rule expects it
-            // still counted among the open orders.
-            let completion = if completes {
-                let pet = order_pet(tx, &current)?;
-                let transition = pet_stock(tx, &pet)?.complete_order(current.quantity);
-                Some((pet, transition))
+            // still counted among the open orders. Every line completes.
+            let completions = if completes {
+                order_pets(tx, &current)?
+                    .into_iter()
+                    .map(|(line, pet, facts)| {
+                        let transition = facts.complete_order(line.quantity);
+                        (line, pet, transition)
+                    })
+                    .collect()
             } else {
-                None
+                Vec::new()
             };
             tx.update_order(&updated)?;
             let mut events = Vec::new();
             if updated.ship_date != current.ship_date {
                 events.push(DomainEvent::OrderUpdated(updated.clone()));
             }
-            if let Some((pet, transition)) = completion {
-                self.shop
-                    .apply(tx, &pet, &transition, Entry::line(updated.id, 1))?;
+            if completes {
                 events.push(DomainEvent::OrderCompleted(updated.clone()));
+            }
+            for (line, pet, transition) in completions {
+                let entry = Entry::line(updated.id, u32::from(line.line_no));
+                self.shop.apply(tx, &pet, &transition, entry)?;
                 events.extend(transition.events);
             }
             Ok((updated, events))
@@ -130,7 +225,7 @@ impl<S: Store, C: Clock> OrderUseCases<'_, S, C> {
     }
 
     /// Cancels an open order the caller may see, if `condition` holds for it as it is: it is
-    /// removed and its units go back in stock.
+    /// removed and the units of every line go back in stock.
     pub fn cancel(
         &self,
         caller: Caller,
@@ -145,12 +240,20 @@ impl<S: Store, C: Clock> OrderUseCases<'_, S, C> {
             if order.complete {
                 return Err(DomainError::OrderNotCancellable { id });
             }
-            let pet = order_pet(tx, &order)?;
-            let transition = pet_stock(tx, &pet)?.cancel_order(order.quantity);
+            let releases: Vec<_> = order_pets(tx, &order)?
+                .into_iter()
+                .map(|(line, pet, facts)| {
+                    let transition = facts.cancel_order(line.quantity);
+                    (line, pet, transition)
+                })
+                .collect();
             tx.delete_order(id)?;
-            self.shop.apply(tx, &pet, &transition, Entry::line(id, 1))?;
             let mut events = vec![DomainEvent::OrderCancelled(order)];
-            events.extend(transition.events);
+            for (line, pet, transition) in releases {
+                let entry = Entry::line(id, u32::from(line.line_no));
+                self.shop.apply(tx, &pet, &transition, entry)?;
+                events.extend(transition.events);
+            }
             Ok(((), events))
         })
     }

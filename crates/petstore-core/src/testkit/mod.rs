@@ -138,6 +138,11 @@ macro_rules! __conformance_scenarios {
             a_pet_keeps_its_price_when_replaced_or_its_status_moves,
             price_changes_apply_only_to_the_price_they_expect,
             an_order_keeps_the_price_its_pet_had_when_placed,
+            // checkouts
+            a_checkout_places_every_line_at_its_price_in_one_order,
+            a_refused_checkout_names_every_line_and_changes_nothing,
+            completing_and_cancelling_a_checkout_act_on_every_line,
+            a_checkout_is_placed_once_per_idempotency_key,
             // the stock ledger
             every_change_of_stock_is_a_movement_of_its_kind,
             a_refused_or_empty_change_makes_no_movement,
@@ -215,6 +220,7 @@ mod tests {
         ("mod.rs", include_str!("scenarios/mod.rs")),
         ("access.rs", include_str!("scenarios/access.rs")),
         ("catalogue.rs", include_str!("scenarios/catalogue.rs")),
+        ("checkout.rs", include_str!("scenarios/checkout.rs")),
         ("deliveries.rs", include_str!("scenarios/deliveries.rs")),
         ("events.rs", include_str!("scenarios/events.rs")),
         ("idempotency.rs", include_str!("scenarios/idempotency.rs")),

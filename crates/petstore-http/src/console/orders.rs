@@ -1,10 +1,14 @@
 //! The orders page: every order, filtered by status, each completed or cancelled in place
 //! (htmx swaps the one row).
 
+use std::collections::HashMap;
+
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, web};
 use maud::{Markup, html};
-use petstore_core::{Order, OrderId, OrderPatch, OrderQuery, PageSize, PetQuery};
+use petstore_core::{
+    DomainError, Order, OrderId, OrderPatch, OrderQuery, PageSize, PetId, PetQuery,
+};
 use serde::Deserialize;
 
 use super::catalogue::pet_names;
@@ -15,7 +19,7 @@ use super::reply::{
 use super::session::{Staff, Submitted};
 use super::view::{done, page, refusal, token_field, version_field};
 use crate::error::ApiError;
-use crate::state::AppState;
+use crate::state::{AppState, PetService};
 
 /// The orders list's filter and position, as its form and links send them.
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -49,10 +53,41 @@ impl OrderFilter {
     }
 }
 
-/// An order with its pet's name.
+/// An order with what it holds in words: its pet's name, or each line's pet and units.
 struct Line {
     order: Order,
-    pet: String,
+    pets: String,
+}
+
+impl Line {
+    /// `order`, its pets named by `names` (an id where a pet is gone).
+    fn of(order: Order, names: &HashMap<PetId, String>) -> Self {
+        let name = |pet: PetId| {
+            names
+                .get(&pet)
+                .cloned()
+                .unwrap_or_else(|| format!("#{pet}"))
+        };
+        let pets = match order.lines.as_slice() {
+            [_, _, ..] => order
+                .lines
+                .iter()
+                .map(|line| format!("{} × {}", name(line.pet_id), line.quantity.get()))
+                .collect::<Vec<_>>()
+                .join(", "),
+            _ => name(order.pet_id),
+        };
+        Self { order, pets }
+    }
+
+    /// The units of every line.
+    fn units(&self) -> u32 {
+        self.order
+            .lines
+            .iter()
+            .map(|line| line.quantity.get())
+            .sum()
+    }
 }
 
 /// `GET /console/orders`.
@@ -75,19 +110,11 @@ async fn orders_answer(
     let (lines, next) = state
         .read(move |shop| {
             let page = shop.orders().list(caller, &query)?;
-            let ids = page.items.iter().map(|order| order.pet_id).collect();
-            let of_these = PetQuery::new(None, None, None, ids)?.page(None, PageSize::MAX_PAGE);
-            let names = pet_names(shop, &of_these)?;
+            let names = names_of(shop, &page.items)?;
             let lines = page
                 .items
                 .into_iter()
-                .map(|order| Line {
-                    pet: names
-                        .get(&order.pet_id)
-                        .cloned()
-                        .unwrap_or_else(|| format!("#{}", order.pet_id)),
-                    order,
-                })
+                .map(|order| Line::of(order, &names))
                 .collect::<Vec<_>>();
             Ok((lines, page.next_after))
         })
@@ -133,8 +160,8 @@ fn row(staff: &Staff, line: &Line, outcome: Option<Result<&str, &ApiError>>) -> 
     html! {
         tr #{ "order-" (order.id) } {
             td { (order.id) }
-            td { (line.pet) }
-            td { (order.quantity.get()) }
+            td { (line.pets) }
+            td { (line.units()) }
             td {
                 @match (order.total_amount, order.currency) {
                     (Some(total), Some(currency)) => (currency.show(total.get())),
@@ -167,17 +194,30 @@ fn row(staff: &Staff, line: &Line, outcome: Option<Result<&str, &ApiError>>) -> 
     }
 }
 
-/// The order `id` with its pet's name, as it is now.
+/// The names of the pets `orders` name on any line (a page's worth at most: one read).
+fn names_of(
+    shop: &PetService<'_>,
+    orders: &[Order],
+) -> Result<HashMap<PetId, String>, DomainError> {
+    let mut ids: Vec<PetId> = orders
+        .iter()
+        .flat_map(|order| order.lines.iter().map(|line| line.pet_id))
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids.truncate(usize::try_from(PageSize::MAX_PAGE.get()).unwrap_or(100));
+    let of_these = PetQuery::new(None, None, None, ids)?.page(None, PageSize::MAX_PAGE);
+    pet_names(shop, &of_these)
+}
+
+/// The order `id` with its pets' names, as it is now.
 async fn line(state: &AppState, staff: &Staff, id: OrderId) -> Result<Line, ApiError> {
     let caller = staff.caller();
     state
         .read(move |shop| {
             let order = shop.orders().get(caller, id)?;
-            let pet = shop.pets().get(order.pet_id)?;
-            Ok(Line {
-                order,
-                pet: pet.name.as_str().to_owned(),
-            })
+            let names = names_of(shop, std::slice::from_ref(&order))?;
+            Ok(Line::of(order, &names))
         })
         .await
 }

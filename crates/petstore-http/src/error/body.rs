@@ -37,8 +37,15 @@ pub enum ErrorCode {
     PetHasOpenOrders,
     /// The pet is not available for orders.
     PetNotAvailable,
-    /// Not enough units in stock.
+    /// Not enough units in stock (for a checkout: `errors` names every short line).
     InsufficientStock,
+    /// A checkout line's pet has no price.
+    PriceMissing,
+    /// A checkout's lines come to another total than `expectedTotal`: a price changed.
+    TotalMismatch,
+    /// A checkout of several lines waits for the operator to finish the upgrade
+    /// (`petstore migrate --finish`); a one-line checkout or order goes through now.
+    UpgradeUnfinished,
     /// The order is complete and cannot be cancelled.
     OrderNotCancellable,
     /// A change the rules forbid.
@@ -91,6 +98,9 @@ impl ErrorCode {
             ErrorCode::PetHasOpenOrders => "pet_has_open_orders",
             ErrorCode::PetNotAvailable => "pet_not_available",
             ErrorCode::InsufficientStock => "insufficient_stock",
+            ErrorCode::PriceMissing => "price_missing",
+            ErrorCode::TotalMismatch => "total_mismatch",
+            ErrorCode::UpgradeUnfinished => "upgrade_unfinished",
             ErrorCode::OrderNotCancellable => "order_not_cancellable",
             ErrorCode::InvalidTransition => "invalid_transition",
             ErrorCode::Gone => "gone",
@@ -117,7 +127,8 @@ impl fmt::Display for ErrorCode {
     }
 }
 
-/// The most field errors one response lists.
+/// The most bad fields a refused request body is searched for (each found means another
+/// parse of the body); a refused checkout names each of its up to 50 lines.
 pub const MAX_FIELD_ERRORS: usize = 20;
 
 /// The body of every error response: `{"code": "...", "message": "...", "status": N}`, and for
@@ -131,10 +142,10 @@ pub struct ErrorBody {
     pub message: String,
     /// The HTTP status, repeated.
     pub status: u16,
-    /// When the request body had bad fields: each of them (at most 20). `message` describes
-    /// the first.
+    /// When the request body had bad fields: each of them (at most 20); for a refused
+    /// checkout, each refused line (at most 50). `message` describes the first.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    #[schema(max_items = 20)]
+    #[schema(max_items = 50)]
     pub errors: Vec<FieldError>,
 }
 
@@ -162,4 +173,12 @@ pub enum FieldErrorCode {
     InvalidType,
     /// The field has the right type but breaks a rule (length, range, allowed values…).
     InvalidValue,
+    /// A checkout line's pet does not exist.
+    UnknownPet,
+    /// A checkout line's pet has no price.
+    PriceMissing,
+    /// A checkout line asks for more units than its pet has.
+    InsufficientStock,
+    /// A checkout line's pet is not available.
+    PetNotAvailable,
 }

@@ -13,7 +13,7 @@ use crate::conditional::IDEMPOTENCY_KEY_PATTERN;
 
 /// The creates that honour `Idempotency-Key` (`createKey` does not: a replay would need its
 /// secret, which is never stored).
-const IDEMPOTENT: [&str; 3] = ["createPet", "createCategory", "placeOrder"];
+const IDEMPOTENT: [&str; 4] = ["createPet", "createCategory", "placeOrder", "checkout"];
 
 fn header_parameter(name: &str, description: &str, pattern: Option<&str>) -> RefOr<Parameter> {
     RefOr::T(

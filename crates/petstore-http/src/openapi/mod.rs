@@ -121,7 +121,7 @@ fn build() -> utoipa::openapi::OpenApi {
 
 /// What a create answers, and the operations that take the new id: lets clients (and
 /// stateful test tools) follow from a new resource to what can be done with it.
-const LINKS: [(&str, &str, &str, &[&str]); 4] = [
+const LINKS: [(&str, &str, &str, &[&str]); 5] = [
     (
         "/pets",
         "petId",
@@ -147,6 +147,12 @@ const LINKS: [(&str, &str, &str, &[&str]); 4] = [
         "/store/orders",
         "orderId",
         "placeOrder",
+        &["getOrder", "updateOrder", "cancelOrder"],
+    ),
+    (
+        "/store/checkout",
+        "orderId",
+        "checkout",
         &["getOrder", "updateOrder", "cancelOrder"],
     ),
     (

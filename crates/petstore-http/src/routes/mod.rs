@@ -64,6 +64,7 @@ pub fn endpoints() -> Vec<Endpoint> {
             inventory::__path_list_stock_movements,
             inventory::list_stock_movements,
         ),
+        Endpoint::at("/store/checkout").op(orders::__path_checkout, orders::checkout),
         Endpoint::at("/store/orders/{orderId}")
             .op(orders::__path_get_order, orders::get_order)
             .op(orders::__path_update_order, orders::update_order)

@@ -5,7 +5,9 @@
 //! that from the caller (`Caller::order_scope`); these handlers only pass it on.
 
 use actix_web::{HttpResponse, web};
-use petstore_core::{Idempotent, NewOrder, Order, OrderId, OrderPatch, OrderQuery, PetId};
+use petstore_core::{
+    Idempotent, NewCheckout, NewOrder, Order, OrderId, OrderPatch, OrderQuery, PetId,
+};
 
 use crate::auth::{AnyKey, Auth, StaffOnly};
 use crate::conditional::{
@@ -96,6 +98,41 @@ pub async fn place_order(
         shop.orders().place(caller.0, new.clone(), once)
     };
     let made = create_once(&state, caller.0, Some(pet), key, location, place).await?;
+    created_response(made, location)
+}
+
+/// Places one order of several lines, all or nothing: every line's pet is locked, each line is
+/// judged against the stock the lines before it left, and a refusal names every refused line
+/// in `errors`. Each line keeps its pet's price and the order its total; `expectedTotal`
+/// refuses the checkout when the lines come to another (a price changed since the basket was
+/// shown). As for `placeOrder`, send an `Idempotency-Key`: a retry then cannot check out
+/// twice.
+#[utoipa::path(
+    post,
+    path = "/store/checkout",
+    operation_id = "checkout",
+    tag = "store",
+    request_body = NewCheckout,
+    security(("bearerAuth" = [])),
+    responses(
+        (status = 201, description = "The order, placed.", body = Order,
+            headers(("Location" = String, description = "The new order's URL."))),
+        (status = 409, description = "`insufficient_stock`, `pet_not_available`, `price_missing`: lines were refused, each named in `errors`; `total_mismatch`: the lines come to another total than `expectedTotal`.", body = ErrorBody),
+        (status = 422, description = "`unknown_pet`: a line's pet does not exist.", body = ErrorBody),
+        (status = 503, description = "`upgrade_unfinished`: a checkout of several lines waits for the operator to finish the upgrade.", body = ErrorBody),
+    )
+)]
+pub async fn checkout(
+    caller: Auth<AnyKey>,
+    state: web::Data<AppState>,
+    idempotency: IdempotencyHeader,
+    JsonBody(new): JsonBody<NewCheckout>,
+) -> Result<HttpResponse, ApiError> {
+    let key = idempotency.key("/v1/store/checkout", &new)?;
+    let checkout = move |shop: &PetService<'_>, once: Option<Idempotent<'_, Order>>| {
+        shop.orders().checkout(caller.0, new.clone(), once)
+    };
+    let made = create_once(&state, caller.0, None, key, location, checkout).await?;
     created_response(made, location)
 }
 

@@ -201,6 +201,14 @@ async fn every_write_of_both_doors_names_its_caller_door_and_trace() {
     walked_api.insert("setPetPrice");
     walk!(
         Some(staff.as_str()),
+        api_post("/v1/store/checkout", json!({"lines": [{"petId": rex}]})),
+        by_api,
+        true,
+        201
+    );
+    walked_api.insert("checkout");
+    walk!(
+        Some(staff.as_str()),
         TestRequest::delete().uri(&format!("/v1/pets/{rex}/price")),
         by_api,
         true,

@@ -9,6 +9,7 @@ mod common;
 
 mod actors;
 mod auth;
+mod checkout;
 mod cli;
 mod conditional;
 mod config;

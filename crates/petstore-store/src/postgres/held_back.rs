@@ -51,13 +51,14 @@ impl HeldBack {
         self.order_ids.sort_unstable_by(|a, b| b.cmp(a));
     }
 
-    /// Holds back an order, if an id is in hand for it: its id, or `None` (then its caller
-    /// takes one).
+    /// Holds back an order of `line_count` lines (its first in the row), if an id is in hand
+    /// for it: its id, or `None` (then its caller takes one).
     pub(crate) fn place_order(
         &mut self,
         new: &NewOrder,
         owner: Option<OwnerId>,
         price: Option<Price>,
+        line_count: i64,
     ) -> Option<i64> {
         let id = self.order_ids.pop()?;
         // Destructured: a field added to orders is a compile error here until it is sent.
@@ -76,6 +77,7 @@ impl HeldBack {
             .push(price.map(|price| price.amount.get()));
         rows.currencies
             .push(price.map(|price| price.currency.code()));
+        rows.line_counts.push(line_count);
         Some(id)
     }
 

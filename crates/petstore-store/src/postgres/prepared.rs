@@ -73,6 +73,7 @@ pub(crate) struct SendHeldBack {
     pub(crate) owner_ids: Vec<Option<i64>>,
     pub(crate) unit_amounts: Vec<Option<i64>>,
     pub(crate) currencies: Vec<Option<&'static str>>,
+    pub(crate) line_counts: Vec<i64>,
     /// Records of keys the transaction found no record of: inserted.
     pub(crate) records: RecordColumns,
     /// Records of keys whose expired record the transaction found: written over it.
@@ -251,8 +252,9 @@ impl QueryFragment<Pg> for SendHeldBack {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
         out.push_sql(
             "WITH placed AS (INSERT INTO orders (id, pet_id, quantity, ship_date, complete, \
-             owner_id, unit_amount, currency) OVERRIDING SYSTEM VALUE SELECT o.id, o.pet_id, \
-             o.quantity, o.ship_date, false, o.owner_id, o.unit_amount, o.currency FROM unnest(",
+             owner_id, unit_amount, currency, line_count) OVERRIDING SYSTEM VALUE SELECT o.id, \
+             o.pet_id, o.quantity, o.ship_date, false, o.owner_id, o.unit_amount, o.currency, \
+             o.line_count FROM unnest(",
         );
         out.push_bind_param::<Array<BigInt>, _>(&self.order_ids)?;
         out.push_sql(", ");
@@ -267,12 +269,14 @@ impl QueryFragment<Pg> for SendHeldBack {
         out.push_bind_param::<Array<Nullable<BigInt>>, _>(&self.unit_amounts)?;
         out.push_sql(", ");
         out.push_bind_param::<Array<Nullable<Text>>, _>(&self.currencies)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<BigInt>, _>(&self.line_counts)?;
         // A key no record was found of is inserted: one recorded meanwhile by another
         // transaction fails the statement (a unique violation, `held_back.rs`). One whose
         // expired record was found is written over it, and not if the record is fresh now.
         out.push_sql(
-            ") AS o(id, pet_id, quantity, ship_date, owner_id, unit_amount, currency) \
-             ORDER BY o.id), ",
+            ") AS o(id, pet_id, quantity, ship_date, owner_id, unit_amount, currency, \
+             line_count) ORDER BY o.id), ",
         );
         out.push_sql("recorded AS (");
         self.records.walk(&mut out)?;

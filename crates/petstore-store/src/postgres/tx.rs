@@ -173,6 +173,11 @@ impl PgTx<'_> {
         Ok(1)
     }
 
+    /// Whether a read locks the rows a rule depends on: in a write transaction.
+    pub(crate) fn locks_rows(&self) -> bool {
+        self.writing
+    }
+
     /// Holds back recording stock movements, until the write's end: they go out with its
     /// orders and events, in the statement that inserts them only once the ledger has begun
     /// (`prepared.rs`).
@@ -199,11 +204,12 @@ impl PgTx<'_> {
         new: &NewOrder,
         owner: Option<OwnerId>,
         price: Option<Price>,
+        line_count: i64,
     ) -> RepoResult<i64> {
         if let Some(id) = self
             .held_back()
             .or_storage()?
-            .place_order(new, owner, price)
+            .place_order(new, owner, price, line_count)
         {
             return Ok(id);
         }
@@ -214,7 +220,7 @@ impl PgTx<'_> {
         let held_back = self.held_back().or_storage()?;
         held_back.add_order_ids([id]);
         held_back
-            .place_order(new, owner, price)
+            .place_order(new, owner, price, line_count)
             .ok_or_else(|| DomainError::storage("an order id taken was not in hand"))
     }
 

@@ -10,12 +10,12 @@ use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use petstore_core::{
     Amount, ApiKey, Category, CategoryId, Currency, Description, IdempotencyRecord, InventoryItem,
-    KeyId, Name, NewOrder, Order, OrderId, OwnerId, Pet, PetId, PetStatus, Price, Quantity, Role,
-    Stock, StoredKey, ValidationError,
+    KeyId, Name, NewOrder, Order, OrderId, OrderLine, OwnerId, Pet, PetId, PetStatus, Price,
+    PricedLine, Quantity, Role, Stock, StoredKey, ValidationError,
 };
 
 use crate::error::StoreError;
-use crate::schema::{api_keys, categories, idempotency_records, orders, pets};
+use crate::schema::{api_keys, categories, idempotency_records, order_lines, orders, pets};
 
 mod events;
 mod ledger;
@@ -234,6 +234,7 @@ pub(crate) struct OrderRecord {
     pub(crate) owner_id: Option<i64>,
     pub(crate) unit_amount: Option<i64>,
     pub(crate) currency: Option<CurrencyText>,
+    pub(crate) line_count: i64,
 }
 
 impl TryFrom<OrderRecord> for Order {
@@ -249,6 +250,8 @@ impl TryFrom<OrderRecord> for Order {
             owner_id,
             unit_amount,
             currency,
+            // Lines 2 and on are read beside the row (`OrderLineRecord`).
+            line_count: _,
         } = row;
         let bad = corrupt("orders", id);
         let placed = NewOrder {
@@ -262,6 +265,42 @@ impl TryFrom<OrderRecord> for Order {
             complete,
             ..placed.into_order(OrderId::new(id).map_err(&bad)?, owner, price)
         })
+    }
+}
+
+/// Line 2 or later of an order.
+#[derive(Debug, Queryable, Selectable)]
+#[diesel(table_name = order_lines, check_for_backend(diesel::pg::Pg, diesel::sqlite::Sqlite))]
+pub(crate) struct OrderLineRecord {
+    pub(crate) order_id: i64,
+    pub(crate) line_no: i64,
+    pub(crate) pet_id: i64,
+    pub(crate) quantity: i64,
+    pub(crate) unit_amount: Option<i64>,
+    pub(crate) currency: Option<CurrencyText>,
+}
+
+impl TryFrom<OrderLineRecord> for OrderLine {
+    type Error = StoreError;
+
+    fn try_from(row: OrderLineRecord) -> Result<Self, StoreError> {
+        let OrderLineRecord {
+            order_id,
+            line_no,
+            pet_id,
+            quantity,
+            unit_amount,
+            currency,
+        } = row;
+        let bad = corrupt("order_lines", order_id);
+        let line = PricedLine {
+            pet_id: PetId::new(pet_id).map_err(&bad)?,
+            quantity: Quantity::new(quantity).map_err(&bad)?,
+            price: price_columns("order_lines", order_id, unit_amount, currency)?,
+        };
+        let line_no =
+            u16::try_from(line_no).map_err(|_| out_of_range("order_lines", order_id, "line_no"))?;
+        Ok(line.numbered(line_no))
     }
 }
 

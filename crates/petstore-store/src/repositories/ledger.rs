@@ -10,7 +10,7 @@ use petstore_core::{
 use super::Tx;
 use crate::error::QueryResultExt;
 use crate::records::{MovementColumns, MovementRecord};
-use crate::schema::stock_movements;
+use crate::schema::{ledger_opened, stock_movements};
 use crate::statements::{convert, probe};
 
 impl LedgerReader for Tx<'_> {
@@ -24,6 +24,14 @@ impl LedgerReader for Tx<'_> {
             sql = sql.filter(stock_movements::id.gt(after.get()));
         }
         convert(self.page(sql, probe(query.limit)).or_storage()?)
+    }
+
+    fn ledger_open(&mut self) -> RepoResult<bool> {
+        diesel::select(diesel::dsl::exists(
+            ledger_opened::table.select(ledger_opened::id),
+        ))
+        .get_result(self.flushed())
+        .or_storage()
     }
 }
 

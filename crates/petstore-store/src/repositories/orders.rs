@@ -2,29 +2,51 @@
 
 use diesel::prelude::*;
 use petstore_core::{
-    DomainError, NewOrder, Order, OrderId, OrderQuery, OrderReader, OrderWriter, OwnerId, PetId,
-    Price, RepoResult, Stock,
+    DomainError, NewOrder, Order, OrderId, OrderLine, OrderQuery, OrderReader, OrderWriter,
+    OwnerId, PetId, PlacedCheckout, Price, RepoResult, Stock,
 };
 
 use super::{Tx, row_for_update};
 use crate::error::{QueryResultExt, Rule, StoreError, Violation};
-use crate::records::OrderRecord;
+use crate::records::{OrderLineRecord, OrderRecord};
 use crate::schema::sql_types::Time;
-use crate::schema::{orders, pets};
-use crate::statements::{convert, convert_one, exactly_one, probe, refuse};
+use crate::schema::{order_lines, orders, pets};
+use crate::statements::{exactly_one, probe, refuse};
 
 impl OrderReader for Tx<'_> {
     fn order(&mut self, id: OrderId) -> RepoResult<Option<Order>> {
-        // Completing or cancelling an order waits for any other change to it; one that was
-        // cancelled meanwhile is then not found.
-        let row = row_for_update!(
-            self,
-            orders::table
-                .find(id.get())
-                .select(OrderRecord::as_select())
-        )
-        .or_storage()?;
-        convert_one(row)
+        if self.locks_rows() {
+            // Completing or cancelling an order waits for any other change to it; one that
+            // was cancelled meanwhile is then not found. Its lines never change.
+            let row = row_for_update!(
+                self,
+                orders::table
+                    .find(id.get())
+                    .select(OrderRecord::as_select())
+            )
+            .or_storage()?;
+            return self
+                .with_lines(row.into_iter().collect())
+                .map(|mut found| found.pop());
+        }
+        // One statement, so that a point read sees the order and its lines at one moment.
+        let rows: Vec<(OrderRecord, Option<OrderLineRecord>)> = orders::table
+            .left_join(order_lines::table.on(order_lines::order_id.eq(orders::id)))
+            .filter(orders::id.eq(id.get()))
+            .order(order_lines::line_no.asc())
+            .select((
+                OrderRecord::as_select(),
+                Option::<OrderLineRecord>::as_select(),
+            ))
+            .load(self.flushed())
+            .or_storage()?;
+        let mut order = None;
+        let mut more = Vec::new();
+        for (row, line) in rows {
+            order.get_or_insert(row);
+            more.extend(line);
+        }
+        order.map(|row| assemble(row, more)).transpose()
     }
 
     fn orders(&mut self, query: &OrderQuery) -> RepoResult<Vec<Order>> {
@@ -36,7 +58,14 @@ impl OrderReader for Tx<'_> {
             sql = sql.filter(orders::id.gt(after.get()));
         }
         if let Some(pet) = query.pet_id {
-            sql = sql.filter(orders::pet_id.eq(pet.get()));
+            let on_a_later_line = order_lines::table
+                .filter(order_lines::pet_id.eq(pet.get()))
+                .select(order_lines::order_id);
+            sql = sql.filter(
+                orders::pet_id
+                    .eq(pet.get())
+                    .or(orders::id.eq_any(on_a_later_line)),
+            );
         }
         if let Some(complete) = query.complete {
             sql = sql.filter(orders::complete.eq(complete));
@@ -44,7 +73,8 @@ impl OrderReader for Tx<'_> {
         if let Some(owner) = query.owner {
             sql = sql.filter(orders::owner_id.eq(owner.get()));
         }
-        convert(self.page(sql, probe(query.limit)).or_storage()?)
+        let rows = self.page(sql, probe(query.limit)).or_storage()?;
+        self.with_lines(rows)
     }
 
     fn open_order_count(&mut self, pet_id: PetId) -> RepoResult<u64> {
@@ -78,6 +108,63 @@ impl OrderReader for Tx<'_> {
     }
 }
 
+impl Tx<'_> {
+    /// The orders of `rows`, each with its lines 2 and on, read in one more statement when
+    /// any has them (a list runs in a read transaction: `OrderUseCases::list`).
+    fn with_lines(&mut self, rows: Vec<OrderRecord>) -> RepoResult<Vec<Order>> {
+        let several: Vec<i64> = rows
+            .iter()
+            .filter(|row| row.line_count > 1)
+            .map(|row| row.id)
+            .collect();
+        let mut lines: Vec<OrderLineRecord> = if several.is_empty() {
+            Vec::new()
+        } else {
+            order_lines::table
+                .filter(order_lines::order_id.eq_any(several))
+                .order((order_lines::order_id.desc(), order_lines::line_no.desc()))
+                .select(OrderLineRecord::as_select())
+                .load(self.flushed())
+                .or_storage()?
+        };
+        rows.into_iter()
+            .map(|row| {
+                // Lines sorted by order id descending: each order's are at the end, in reverse.
+                let at = lines.partition_point(|line| line.order_id > row.id);
+                let mut more: Vec<OrderLineRecord> = lines.split_off(at);
+                let keep_after = more.partition_point(|line| line.order_id == row.id);
+                lines.extend(more.split_off(keep_after));
+                more.reverse();
+                assemble(row, more)
+            })
+            .collect()
+    }
+}
+
+/// An order from its row and its lines 2 and on (in order), which must be all it has.
+fn assemble(row: OrderRecord, more: Vec<OrderLineRecord>) -> RepoResult<Order> {
+    let expected = usize::try_from(row.line_count - 1).unwrap_or(usize::MAX);
+    if more.len() != expected {
+        return Err(StoreError::Corrupt(format!(
+            "orders row {}: {} lines, {} stored",
+            row.id,
+            row.line_count,
+            more.len() + 1
+        ))
+        .into());
+    }
+    let order = Order::try_from(row)?;
+    let more = more
+        .into_iter()
+        .map(OrderLine::try_from)
+        .collect::<Result<Vec<_>, StoreError>>()?;
+    Ok(if more.is_empty() {
+        order
+    } else {
+        order.with_more_lines(more)
+    })
+}
+
 impl OrderWriter for Tx<'_> {
     fn insert_order(
         &mut self,
@@ -88,13 +175,55 @@ impl OrderWriter for Tx<'_> {
         self.forget_pet_row(Some(new.pet_id));
         // Each backend's own: SQLite inserts it at once, PostgreSQL holds it back with the
         // write's other rows, its id taken beforehand (`held_back.rs`).
-        let id = self.place_order_row(new, owner, price)?;
+        let id = self.place_order_row(new, owner, price, 1)?;
         let id = OrderId::new(id).map_err(|e| StoreError::Corrupt(e.to_string()))?;
         Ok(new.clone().into_order(id, owner, price))
     }
 
+    fn insert_checkout(&mut self, checkout: &PlacedCheckout) -> RepoResult<Order> {
+        let count = checkout.more.len() + 1;
+        if count > 1 {
+            self.forget_pet_row(None);
+        }
+        let first = NewOrder {
+            ship_date: checkout.ship_date,
+            ..NewOrder::new(checkout.first.pet_id, checkout.first.quantity)
+        };
+        let line_count = i64::try_from(count).unwrap_or(i64::MAX);
+        let id = self.place_order_row(&first, checkout.owner, checkout.first.price, line_count)?;
+        let id = OrderId::new(id).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        if count > 1 {
+            let lines: Vec<_> = (2i64..)
+                .zip(&checkout.more)
+                .map(|(line_no, line)| {
+                    (
+                        order_lines::order_id.eq(id.get()),
+                        order_lines::line_no.eq(line_no),
+                        order_lines::pet_id.eq(line.pet_id.get()),
+                        order_lines::quantity.eq(i64::from(line.quantity.get())),
+                        order_lines::unit_amount.eq(line.price.map(|p| p.amount.get())),
+                        order_lines::currency.eq(line.price.map(|p| p.currency.code())),
+                    )
+                })
+                .collect();
+            // After the order's row (held back on PostgreSQL, and sent first by `flushed`).
+            diesel::insert_into(order_lines::table)
+                .values(lines)
+                .execute(self.flushed())
+                .map_err(|e| {
+                    refuse(e, |v| {
+                        (v == Violation::Rule(Rule::UnknownPet)).then_some(DomainError::storage(
+                            "a checkout line's pet was gone under its lock",
+                        ))
+                    })
+                })?;
+        }
+        Ok(checkout.clone().into_order(id))
+    }
+
     fn update_order(&mut self, order: &Order) -> RepoResult<()> {
-        self.forget_pet_row(Some(order.pet_id));
+        // The triggers change the rows of every line's pet.
+        self.forget_pet_row((order.lines.len() <= 1).then_some(order.pet_id));
         let affected = diesel::update(orders::table.find(order.id.get()))
             .set((
                 orders::ship_date.eq(order.ship_date.map(Time)),

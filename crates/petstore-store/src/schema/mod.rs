@@ -58,6 +58,19 @@ diesel::table! {
         owner_id -> Nullable<BigInt>,
         unit_amount -> Nullable<BigInt>,
         currency -> Nullable<Text>,
+        line_count -> BigInt,
+    }
+}
+
+diesel::table! {
+    /// Lines 2 and on of an order of several; line 1 is the order's row.
+    order_lines (order_id, line_no) {
+        order_id -> BigInt,
+        line_no -> BigInt,
+        pet_id -> BigInt,
+        quantity -> BigInt,
+        unit_amount -> Nullable<BigInt>,
+        currency -> Nullable<Text>,
     }
 }
 
@@ -197,6 +210,7 @@ diesel::table! {
 }
 
 diesel::allow_tables_to_appear_in_same_query!(
+    order_lines,
     stock_movements,
     ledger_opened,
     categories,

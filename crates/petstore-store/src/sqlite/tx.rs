@@ -96,12 +96,20 @@ impl SqliteTx<'_> {
         Ok(())
     }
 
-    /// Inserts an order, at once (SQLite's one writer has no round trips to save): its id.
+    /// Whether a read locks the rows it reads: never here, where the one writer's transaction
+    /// holds the whole database.
+    pub(crate) fn locks_rows(&self) -> bool {
+        false
+    }
+
+    /// Inserts an order of `line_count` lines (its first in the row), at once (SQLite's one
+    /// writer has no round trips to save): its id.
     pub(crate) fn place_order_row(
         &mut self,
         new: &NewOrder,
         owner: Option<OwnerId>,
         price: Option<Price>,
+        line_count: i64,
     ) -> RepoResult<i64> {
         let NewOrder {
             pet_id,
@@ -117,6 +125,7 @@ impl SqliteTx<'_> {
                 orders::owner_id.eq(owner.map(OwnerId::get)),
                 orders::unit_amount.eq(price.map(|price| price.amount.get())),
                 orders::currency.eq(price.map(|price| price.currency.code())),
+                orders::line_count.eq(line_count),
             ))
             .returning(orders::id)
             .get_result(self.conn)

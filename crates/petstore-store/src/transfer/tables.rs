@@ -7,8 +7,8 @@ use diesel::prelude::*;
 use super::conn::{Conn, on_backend};
 use crate::schema::sql_types::{Json, Time};
 use crate::schema::{
-    api_keys, categories, events, idempotency_records, orders, pets, shop, stock_movements,
-    webhook_deliveries, webhooks,
+    api_keys, categories, events, idempotency_records, order_lines, orders, pets, shop,
+    stock_movements, webhook_deliveries, webhooks,
 };
 
 /// Rows read or written at once: within the bind limits of both backends for the widest row.
@@ -117,6 +117,18 @@ pub(crate) struct OrderRow {
     ship_date: Option<Time>,
     complete: bool,
     owner_id: Option<i64>,
+    unit_amount: Option<i64>,
+    currency: Option<String>,
+    line_count: i64,
+}
+
+#[derive(Debug, PartialEq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = order_lines, treat_none_as_default_value = false)]
+pub(crate) struct OrderLineRow {
+    order_id: i64,
+    line_no: i64,
+    pet_id: i64,
+    quantity: i64,
     unit_amount: Option<i64>,
     currency: Option<String>,
 }
@@ -246,6 +258,40 @@ impl Table for Idempotency {
 
     fn insert(conn: &mut Conn, rows: &[IdempotencyRow]) -> QueryResult<usize> {
         on_backend!(conn, |c| diesel::insert_into(idempotency_records::table)
+            .values(rows)
+            .execute(c))
+    }
+}
+
+/// Lines 2 and on of orders, keyed by their order and number.
+pub(crate) struct OrderLines;
+
+impl Table for OrderLines {
+    const NAME: &'static str = "order_lines";
+    type Row = OrderLineRow;
+    const HAS_ID: bool = false;
+
+    fn count(conn: &mut Conn) -> QueryResult<i64> {
+        on_backend!(conn, |c| order_lines::table.count().get_result(c))
+    }
+
+    fn chunk(conn: &mut Conn, after: Option<&OrderLineRow>) -> QueryResult<Vec<OrderLineRow>> {
+        use order_lines::dsl::{line_no, order_id};
+        let (order, line) = after.map_or((i64::MIN, i64::MIN), |row| (row.order_id, row.line_no));
+        on_backend!(conn, |c| order_lines::table
+            .filter(
+                order_id
+                    .gt(order)
+                    .or(order_id.eq(order).and(line_no.gt(line)))
+            )
+            .order((order_id, line_no))
+            .limit(CHUNK)
+            .select(OrderLineRow::as_select())
+            .load(c))
+    }
+
+    fn insert(conn: &mut Conn, rows: &[OrderLineRow]) -> QueryResult<usize> {
+        on_backend!(conn, |c| diesel::insert_into(order_lines::table)
             .values(rows)
             .execute(c))
     }

@@ -6,6 +6,7 @@
 
 mod access;
 mod catalogue;
+mod checkout;
 mod deliveries;
 mod events;
 mod idempotency;
@@ -23,6 +24,7 @@ use chrono::{DateTime, Utc};
 
 pub use access::*;
 pub use catalogue::*;
+pub use checkout::*;
 pub use deliveries::*;
 pub use events::*;
 pub use idempotency::*;

@@ -1,5 +1,5 @@
-//! The invariants every successful step keeps: finality, conservation of units, and the
-//! status rules (see `sequences.rs`).
+//! The invariants every successful step keeps: finality, conservation of units, totals, and
+//! the status rules (see `sequences.rs`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -7,7 +7,7 @@ use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
 use super::{Ledger, Op, World};
-use crate::{OrderId, PetId, PetStatus};
+use crate::{OrderId, PetId, PetStatus, Total};
 
 pub(super) fn check(
     world: &World,
@@ -32,6 +32,38 @@ pub(super) fn check(
             id
         );
     }
+    for order in &world.orders {
+        let numbered = order.lines.iter().zip(1u16..).all(|(l, n)| l.line_no == n);
+        let first = order.lines.first();
+        prop_assert!(
+            numbered
+                && first.is_some_and(|l| (l.pet_id, l.quantity) == (order.pet_id, order.quantity)),
+            "after step {} {:?}: order {} has lines {:?}",
+            step,
+            op,
+            order.id,
+            order.lines
+        );
+        for line in &order.lines {
+            let priced = line.unit_amount.map(|unit| unit.times(line.quantity));
+            prop_assert_eq!(
+                line.amount,
+                priced,
+                "a line's amount is its unit × quantity"
+            );
+        }
+        let total = order
+            .lines
+            .iter()
+            .map(|l| l.amount)
+            .collect::<Option<Vec<Total>>>()
+            .and_then(Total::sum);
+        prop_assert_eq!(
+            order.total_amount,
+            total,
+            "an order's total is its lines' sum"
+        );
+    }
     for (pet, item) in world.pets.iter().zip(&world.inventory) {
         prop_assert_eq!(pet.id, item.pet_id);
         prop_assert_eq!(pet.status, item.status);
@@ -42,14 +74,16 @@ pub(super) fn check(
             world
                 .orders
                 .iter()
-                .filter(|o| o.pet_id == pet.id && o.complete == complete)
-                .map(|o| u64::from(o.quantity.get()))
+                .filter(|o| o.complete == complete)
+                .flat_map(|o| &o.lines)
+                .filter(|l| l.pet_id == pet.id)
+                .map(|l| u64::from(l.quantity.get()))
                 .sum()
         };
         let open_orders = world
             .orders
             .iter()
-            .filter(|o| o.pet_id == pet.id && !o.complete)
+            .filter(|o| !o.complete && o.lines.iter().any(|l| l.pet_id == pet.id))
             .count();
         let stock = u64::from(item.quantity.get());
         prop_assert_eq!(
