@@ -132,5 +132,7 @@ def test_a_session_is_shared_by_every_node(start_server, page):
     page.goto(second.url + "/console/orders")
     expect(page.get_by_role("heading", name="Orders")).to_be_visible()
     page.get_by_role("button", name="Sign out").click()
+    # The sign-out answered (a click only sends it): then the other node sees it ended.
+    expect(page).to_have_url(second.url + "/console/sign-in?ended")
     page.goto(first.url + "/console/orders")
     expect(page).to_have_url(first.url + "/console/sign-in")
