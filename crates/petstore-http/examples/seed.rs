@@ -1,5 +1,6 @@
-//! Seeds a database for the load benchmarks: categories, pets with stock, and a staff key,
-//! whose secret is the only thing printed on standard output. The database is a SQLite file
+//! Seeds a database for the load benchmarks: categories, pets with stock and a price (in the
+//! shop's currency, which it settles), and a staff key, whose secret is the only thing printed
+//! on standard output. The database is a SQLite file
 //! or a PostgreSQL URL, as `--database` takes it.
 //!
 //! `cargo run --release -p petstore-http --example seed -- bench.db 100000`
@@ -7,8 +8,8 @@
 use std::process::ExitCode;
 
 use petstore_core::{
-    Caller, CategoryId, KeySecret, Name, NewApiKey, NewCategory, NewPet, PetStatus, Role, Service,
-    Stock, Store,
+    Amount, Caller, CategoryId, Cause, Currency, Entry, KeySecret, MovementKind, Name, NewApiKey,
+    NewCategory, NewMovement, NewPet, PetStatus, Price, Role, Service, Stock, StockChange, Store,
 };
 use petstore_store::{AnyStore, Database, Durability, StoreConfig};
 
@@ -36,6 +37,7 @@ fn seed(database: &str, pets: u32) -> Result<String, Box<dyn std::error::Error>>
     // Seeding is setup, not what is measured: no fsync per batch (SQLite).
     config.durability = Durability::Normal;
     let store = AnyStore::open(&config)?;
+    let currency = store.shop_currency(Currency::default())?;
     store.write(|tx| {
         for n in 0..CATEGORIES {
             tx.insert_category(&NewCategory::new(Name::parse(&format!("Kind {n}"))?))?;
@@ -51,7 +53,19 @@ fn seed(database: &str, pets: u32) -> Result<String, Box<dyn std::error::Error>>
                 let pet = NewPet::new(Name::parse(&format!("Pet {n}"))?, category)
                     .with_status(PetStatus::Available);
                 let pet = tx.insert_pet(&pet)?;
-                tx.set_stock(pet.id, Stock::from_level(1_000_000))?;
+                let stock = Stock::from_level(1_000_000);
+                tx.set_stock(pet.id, stock)?;
+                // As a stock set through the API would: the ledger says where the units came from.
+                let movement = NewMovement {
+                    pet_id: pet.id,
+                    change: StockChange::between(MovementKind::Set, Stock::ZERO, stock),
+                    available_after: stock,
+                    committed_after: Stock::ZERO,
+                    entry: Entry::default(),
+                };
+                tx.record_movements(chrono::Utc::now(), &Cause::default(), &[movement])?;
+                let amount = Amount::new(100 + i64::from(n % 1000))?;
+                tx.set_pet_price(pet.id, Some(Price { amount, currency }))?;
             }
             Ok(())
         })?;
