@@ -196,7 +196,9 @@ fn read_world<S: Store>(f: &Fixture<S>, created: &[PetId]) -> World {
     }
 }
 
-fn run_sequence<S: Store>(store: S, ops: &[Op]) -> Result<(), TestCaseError> {
+/// Runs one sequence of `ops` on `store` (a failing case [`check`] printed, say) and reports
+/// the first invariant it breaks.
+pub fn run_sequence<S: Store>(store: S, ops: &[Op]) -> Result<(), TestCaseError> {
     let f = Fixture::new(store);
     let mut pets: Vec<PetId> = Vec::new();
     let mut orders: Vec<OrderId> = Vec::new();

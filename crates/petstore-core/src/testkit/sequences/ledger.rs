@@ -83,8 +83,10 @@ pub(super) fn check_ledger(
             .map_or(0, |item| i64::from(item.quantity.get()));
         let open_units: i64 = orders
             .iter()
-            .filter(|o| o.pet_id == *pet && !o.complete)
-            .map(|o| i64::from(o.quantity.get()))
+            .filter(|o| !o.complete)
+            .flat_map(|o| &o.lines)
+            .filter(|l| l.pet_id == *pet)
+            .map(|l| i64::from(l.quantity.get()))
             .sum();
         prop_assert_eq!(
             (available, committed),
