@@ -10,25 +10,33 @@ UPDATE pets SET committed = (
     WHERE orders.pet_id = pets.id AND orders.complete = 0
 );
 
-CREATE TRIGGER open_order_commits_units
+-- The triggers that keep open_orders keep committed too, in the same UPDATE of the pet's row
+-- (a second trigger would write the row twice per order).
+DROP TRIGGER open_order_placed;
+CREATE TRIGGER open_order_placed
 AFTER INSERT ON orders
 WHEN NEW.complete = 0
 BEGIN
-    UPDATE pets SET committed = committed + NEW.quantity WHERE id = NEW.pet_id;
+    UPDATE pets SET open_orders = open_orders + 1, committed = committed + NEW.quantity
+    WHERE id = NEW.pet_id;
 END;
 
-CREATE TRIGGER completed_order_takes_its_units
+DROP TRIGGER open_order_completed;
+CREATE TRIGGER open_order_completed
 AFTER UPDATE OF complete ON orders
 WHEN OLD.complete = 0 AND NEW.complete = 1
 BEGIN
-    UPDATE pets SET committed = committed - OLD.quantity WHERE id = NEW.pet_id;
+    UPDATE pets SET open_orders = open_orders - 1, committed = committed - OLD.quantity
+    WHERE id = NEW.pet_id;
 END;
 
-CREATE TRIGGER removed_order_gives_its_units_back
+DROP TRIGGER open_order_removed;
+CREATE TRIGGER open_order_removed
 AFTER DELETE ON orders
 WHEN OLD.complete = 0
 BEGIN
-    UPDATE pets SET committed = committed - OLD.quantity WHERE id = OLD.pet_id;
+    UPDATE pets SET open_orders = open_orders - 1, committed = committed - OLD.quantity
+    WHERE id = OLD.pet_id;
 END;
 
 -- One row per movement of a pet's stock. No foreign key to pets: a deleted pet keeps its
