@@ -18,6 +18,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import checks_actors  # noqa: E402
 import checks_events  # noqa: E402
 import checks_feed  # noqa: E402
+import checks_ledger  # noqa: E402
 import checks_reads  # noqa: E402
 import checks_writes  # noqa: E402
 import history as history_file  # noqa: E402
@@ -88,6 +89,7 @@ def check(records, final, deadline, settings=None):
     checks_feed.check_readers(history, state, anomalies)
     checks_feed.check_stock(history, state, anomalies)
     checks_feed.check_statuses(state, anomalies)
+    checks_ledger.check_ledger(state, anomalies)
     actors = checks_actors.check_actors(history, state, anomalies)
     catch_up = checks_events.check_webhooks(history, state, anomalies)
     checks_events.check_sse(history, state, anomalies)

@@ -20,6 +20,11 @@ class Final:
         self.inventory = {item["petId"]: item for item in final.get("inventory", [])}
         self.pets = final.get("pets", [])
         self.categories = final.get("categories", [])
+        # pet id -> its movements, oldest first; None for a run saved before the ledger.
+        movements = final.get("movements")
+        self.movements = None if movements is None else {
+            int(pet): items for pet, items in movements.items()}
+        self.ledger_begun = final.get("ledger_begun", True)
         self.by_type = defaultdict(list)
         for event in self.events:
             self.by_type[event.get("type")].append(event)

@@ -1,5 +1,6 @@
 """The final state, read through the API once the faults are over: the whole feed from the
-start, every order, pet, category and stock level; and `petstore check` on the database."""
+start, every order, pet, category, stock level and stock movement; and `petstore check` on
+the database."""
 
 import re
 import subprocess
@@ -42,13 +43,18 @@ def _all_pages(address, key, path):
 
 
 def read_final_state(address, admin_key):
+    inventory = _all_pages(address, admin_key, "/v1/inventory")
     return {
         "dumped_at": time.time(),
         "events": _feed(address, admin_key),
         "orders": _all_pages(address, admin_key, "/v1/store/orders"),
-        "inventory": _all_pages(address, admin_key, "/v1/inventory"),
+        "inventory": inventory,
         "pets": _all_pages(address, admin_key, "/v1/pets"),
         "categories": _all_pages(address, admin_key, "/v1/categories"),
+        # Every pet's stock ledger (the soak deletes no pet: the inventory names them all).
+        "movements": {str(item["petId"]): _all_pages(
+            address, admin_key, f"/v1/inventory/{item['petId']}/movements")
+            for item in inventory},
     }
 
 

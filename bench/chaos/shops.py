@@ -139,4 +139,7 @@ class ShopClients:
         final["read_through"] = {"node": reader.index, "rolled_forward": rolled}
         final["not_ready"] = [node.index for node in self.nodes if node not in ready]
         final["check"] = dump.petstore_check(binary, database_url)
+        # The previous version made a database its nodes share with this one's: its upgrade
+        # is not finished, and no node may have written a movement of the stock ledger.
+        final["ledger_begun"] = not any(node.legacy_binary for node in self.nodes)
         return final

@@ -18,6 +18,8 @@ class Shop:
     def __init__(self):
         self.records = [{"t": "meta", "run_id": "s1", "settings": {"seed": 1}}]
         self.events, self.orders, self.stock, self.pets = [], {}, {}, []
+        # Each pet's stock ledger, as a correct service writes it with each change.
+        self.movements, self.committed = {}, {}
         self.clock, self.next_op, self.next_order = 1000.0, 0, 0
         # Each client's keys, as the run makes them (key 1 is the admin's): a customer key
         # and a staff key for w0 and w1.
@@ -79,6 +81,15 @@ class Shop:
         return self.call(op, kind, status, resp, node=node, took=took, path=path,
                          method="GET", headers=headers, client=client)
 
+    def move(self, pet, kind, quantity, available, committed):
+        """A movement of `pet`'s ledger, after the change has been applied to the model."""
+        ledger = self.movements.setdefault(pet, [])
+        self.committed[pet] = self.committed.get(pet, 0) + committed
+        ledger.append({"id": sum(len(m) for m in self.movements.values()) + 1, "petId": pet,
+                       "kind": kind, "quantity": quantity, "availableChange": available,
+                       "committedChange": committed, "availableAfter": self.stock[pet],
+                       "committedAfter": self.committed[pet]})
+
     def tokened(self, token):
         """The last write's answer carried this Consistency-Token."""
         self.records[-1]["token"] = token
@@ -97,9 +108,11 @@ class Shop:
     def set_stock(self, pet, value, answers=((200, None),), commit=True):
         op = self.op("set_stock", petId=pet, prior=self.stock[pet], value=value, etag='"e"')
         if commit:
+            prior = self.stock[pet]
             self.stock[pet] = value
             self.event("inventory.updated", {"petId": pet, "quantity": value},
                        by=self.key("set_stock"))
+            self.move(pet, "set", abs(value - prior), value - prior, 0)
         for status, code in answers:
             self.call(op, "set_stock", status, {"petId": pet, "quantity": value}, code=code)
 
@@ -117,6 +130,7 @@ class Shop:
             self.event("order.placed", dict(order), by=by)
             self.stock[pet] -= quantity
             self.event("inventory.updated", {"petId": pet, "quantity": self.stock[pet]}, by=by)
+            self.move(pet, "committed", quantity, -quantity, quantity)
         for status, code in answers:
             self.call(op, "place_order", status, order if status == 201 else {"code": code},
                       code=code, client=client, node=node)
@@ -130,6 +144,8 @@ class Shop:
         self.stock[order["petId"]] += order["quantity"]
         self.event("inventory.updated", {"petId": order["petId"],
                                          "quantity": self.stock[order["petId"]]}, by=by)
+        self.move(order["petId"], "released", order["quantity"], order["quantity"],
+                  -order["quantity"])
         for status, code in answers:
             self.call(op, "cancel_order", status, None, code=code)
 
@@ -139,6 +155,7 @@ class Shop:
             self.orders[order["id"]]["complete"] = True
             self.event("order.completed", dict(self.orders[order["id"]]),
                        by=self.key("complete_order"))
+            self.move(order["petId"], "sold", order["quantity"], 0, -order["quantity"])
         for status, code in answers:
             self.call(op, "complete_order", status, None, code=code)
 
@@ -156,6 +173,7 @@ class Shop:
             inventory.append({"petId": pet, "quantity": level, "status": status})
         return {"events": self.events, "orders": list(self.orders.values()),
                 "inventory": inventory, "pets": self.pets, "categories": [],
+                "movements": {str(pet): list(m) for pet, m in self.movements.items()},
                 "check": {"rc": 0, "output": ""}}
 
     def check(self):

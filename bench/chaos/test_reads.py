@@ -57,6 +57,7 @@ class PlainReads(unittest.TestCase):
         shop = clean_shop()
         op = shop.op("set_stock", petId=PET, prior=4, value=9, etag='"e"')
         shop.stock[PET] = 9
+        shop.move(PET, "set", 5, 5, 0)
         shop.event("inventory.updated", {"petId": PET, "quantity": 9},
                    by=shop.key("set_stock"))
         shop.call(op, "set_stock", 200, stock(9), took=1.0)

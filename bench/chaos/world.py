@@ -7,6 +7,7 @@ standby (the pair's primary of the moment is none)."""
 
 import os
 import shutil
+import subprocess
 import tempfile
 import time
 
@@ -86,6 +87,17 @@ class World:
         self.database = Database(primary, standby, links, synchronous=self.synchronous,
                                  read_standby=read_standby)
 
+        if self.previous_binary:
+            # As in a rolling upgrade, the previous version made the database: its nodes may
+            # run beside this version's until the upgrade is finished, which the soak never
+            # does (a database this version made is finished at once).
+            made = subprocess.run([self.previous_binary, "migrate", "--database",
+                                   url_for([c.port for c in self.pair])],
+                                  capture_output=True, text=True, timeout=120)
+            if made.returncode != 0:
+                raise RuntimeError(f"the previous version could not make the database: "
+                                   f"{made.stderr[-2000:]}")
+            self.log("the previous version made the database: its upgrade stays unfinished")
         for i in range(self.node_count):
             self.proxies_by_node[i] = [
                 self.hub.add(f"node{i}-{c.name}", c.port, watch_commits=True,
