@@ -24,7 +24,9 @@ pub struct NewLine {
     pub quantity: Quantity,
 }
 
-/// The lines of a checkout: 1 to 50, each naming a pet no other line names.
+/// The lines of a checkout: 1 to 50. Each should name a pet no other line names: a checkout
+/// naming one twice is refused (`PetRepeated`), as a business rule the body's schema cannot
+/// say.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(transparent)]
 pub struct CheckoutLines(Vec<NewLine>);
@@ -38,27 +40,22 @@ impl CheckoutLines {
         if lines.is_empty() || lines.len() > Self::MAX {
             return Err(ValidationError::new("lines", "must hold 1 to 50 lines"));
         }
-        for (n, line) in lines.iter().enumerate() {
-            if lines[..n]
-                .iter()
-                .any(|earlier| earlier.pet_id == line.pet_id)
-            {
-                return Err(ValidationError::new(
-                    "lines",
-                    format!(
-                        "line {} names pet {} again: give each pet one line, with all its units",
-                        n + 1,
-                        line.pet_id
-                    ),
-                ));
-            }
-        }
         Ok(Self(lines))
     }
 
     /// The lines, in the order given (line 1 first).
     pub fn lines(&self) -> &[NewLine] {
         &self.0
+    }
+
+    /// The first line (numbered from 1) naming a pet an earlier line names, and that pet.
+    pub fn repeated(&self) -> Option<(u16, PetId)> {
+        self.0
+            .iter()
+            .zip(1u16..)
+            .enumerate()
+            .find(|(n, (line, _))| self.0[..*n].iter().any(|e| e.pet_id == line.pet_id))
+            .map(|(_, (line, line_no))| (line_no, line.pet_id))
     }
 }
 

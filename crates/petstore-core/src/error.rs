@@ -110,6 +110,14 @@ pub enum DomainError {
         /// Units in stock now.
         available: u32,
     },
+    /// A checkout names a pet on two lines: each pet is one line, with all its units.
+    #[error("line {line_no} names pet {pet_id} again: give each pet one line, with all its units")]
+    PetRepeated {
+        /// The pet.
+        pet_id: PetId,
+        /// The line that names it again, from 1.
+        line_no: u16,
+    },
     /// A checkout line's pet has no price: a checkout sells at a price, or not at all.
     #[error("pet {pet_id} has no price")]
     PriceMissing {
@@ -311,6 +319,7 @@ impl DomainError {
             DomainError::PetNotAvailable { .. } => "pet_not_available",
             DomainError::InsufficientStock { .. } => "insufficient_stock",
             DomainError::PriceMissing { .. } => "price_missing",
+            DomainError::PetRepeated { .. } => "pet_repeated",
             DomainError::CheckoutRefused { lines } => refused_code(lines),
             DomainError::TotalMismatch { .. } => "total_mismatch",
             DomainError::UpgradeUnfinished => "upgrade_unfinished",

@@ -171,17 +171,18 @@ impl Reason {
     /// The most characters a reason may have.
     pub const MAX_CHARS: usize = 200;
 
-    /// Trims `text` and checks it.
+    /// Trims `text` and checks it. The limit applies to the text as sent, as a name's does, so
+    /// that the API's schema can state it.
     pub fn parse(text: &str) -> Result<Self, ValidationError> {
-        let trimmed = text.trim();
-        if trimmed.is_empty() {
-            return Err(ValidationError::new("reason", "must not be empty"));
-        }
-        if trimmed.chars().count() > Self::MAX_CHARS {
+        if text.chars().count() > Self::MAX_CHARS {
             return Err(ValidationError::new(
                 "reason",
                 "must be at most 200 characters",
             ));
+        }
+        let trimmed = text.trim();
+        if trimmed.is_empty() {
+            return Err(ValidationError::new("reason", "must not be empty"));
         }
         if trimmed.chars().any(char::is_control) {
             return Err(ValidationError::new(
@@ -319,19 +320,39 @@ pub struct MovementQuery {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Adjustment {
     /// Units in (positive) or out (negative): −1,000,000 to 1,000,000, never 0.
-    #[cfg_attr(
-        feature = "openapi",
-        schema(value_type = i32, minimum = -1_000_000, maximum = 1_000_000)
-    )]
+    #[cfg_attr(feature = "openapi", schema(schema_with = adjustment_units_schema))]
     pub change: AdjustmentUnits,
     /// Why.
-    #[cfg_attr(feature = "openapi", schema(value_type = String, min_length = 1, max_length = 200))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::reason_schema))]
     pub reason: Reason,
     /// The available units the adjustment expects to find; refused (`412`) when the stock is
     /// another level.
     #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<u32>))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(value_type = Option<i64>, minimum = 0, maximum = 4_294_967_295_i64)
+    )]
     pub change_from_quantity: Option<Stock>,
+}
+
+/// The schema of an adjustment's units: −1,000,000 to −1, or 1 to 1,000,000.
+#[cfg(feature = "openapi")]
+fn adjustment_units_schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+    use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, OneOfBuilder, SchemaFormat, Type};
+    let range = |min: i64, max: i64| {
+        ObjectBuilder::new()
+            .schema_type(Type::Integer)
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::Int32)))
+            .minimum(Some(min))
+            .maximum(Some(max))
+    };
+    OneOfBuilder::new()
+        .item(range(-i64::from(Stock::MAX_SETTABLE), -1))
+        .item(range(1, i64::from(Stock::MAX_SETTABLE)))
+        .description(Some(
+            "Units in (positive) or out (negative): -1000000 to 1000000, never 0.",
+        ))
+        .into()
 }
 
 /// The units of an [`Adjustment`]: −1,000,000 to 1,000,000, never 0.

@@ -80,6 +80,20 @@ impl PartialSchema for Name {
 
 impl ToSchema for Name {}
 
+/// The schema of a stock adjustment's reason: as a name's, up to 200 characters.
+pub(crate) fn reason_schema() -> RefOr<Schema> {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .min_length(Some(1))
+        .max_length(Some(crate::Reason::MAX_CHARS))
+        .pattern(Some(name_pattern()))
+        .description(Some(
+            "Why: 1 to 200 characters, no control characters; surrounding white space is removed.",
+        ))
+        .examples(["delivery 4411"])
+        .into()
+}
+
 impl PartialSchema for WebhookUrl {
     fn schema() -> RefOr<Schema> {
         ObjectBuilder::new()

@@ -267,6 +267,7 @@ impl From<DomainError> for ApiError {
             DomainError::PetNotAvailable { .. } => (StatusCode::CONFLICT, C::PetNotAvailable),
             DomainError::InsufficientStock { .. } => (StatusCode::CONFLICT, C::InsufficientStock),
             DomainError::PriceMissing { .. } => (StatusCode::CONFLICT, C::PriceMissing),
+            DomainError::PetRepeated { .. } => (StatusCode::UNPROCESSABLE_ENTITY, C::PetRepeated),
             DomainError::TotalMismatch { .. } => (StatusCode::CONFLICT, C::TotalMismatch),
             DomainError::UpgradeUnfinished => {
                 (StatusCode::SERVICE_UNAVAILABLE, C::UpgradeUnfinished)

@@ -69,6 +69,9 @@ impl<S: Store, C: Clock> OrderUseCases<'_, S, C> {
         caller.require(Permission::Shop)?;
         self.shop.create(caller, once, |tx| {
             let lines = checkout.lines.lines();
+            if let Some((line_no, pet_id)) = checkout.lines.repeated() {
+                return Err(DomainError::PetRepeated { pet_id, line_no });
+            }
             if lines.len() > 1 && !tx.ledger_open()? {
                 return Err(DomainError::UpgradeUnfinished);
             }

@@ -41,6 +41,8 @@ pub enum ErrorCode {
     InsufficientStock,
     /// A checkout line's pet has no price.
     PriceMissing,
+    /// A checkout names a pet on two lines.
+    PetRepeated,
     /// A checkout's lines come to another total than `expectedTotal`: a price changed.
     TotalMismatch,
     /// A checkout of several lines waits for the operator to finish the upgrade
@@ -99,6 +101,7 @@ impl ErrorCode {
             ErrorCode::PetNotAvailable => "pet_not_available",
             ErrorCode::InsufficientStock => "insufficient_stock",
             ErrorCode::PriceMissing => "price_missing",
+            ErrorCode::PetRepeated => "pet_repeated",
             ErrorCode::TotalMismatch => "total_mismatch",
             ErrorCode::UpgradeUnfinished => "upgrade_unfinished",
             ErrorCode::OrderNotCancellable => "order_not_cancellable",

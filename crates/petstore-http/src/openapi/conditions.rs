@@ -15,6 +15,9 @@ use crate::conditional::IDEMPOTENCY_KEY_PATTERN;
 /// secret, which is never stored).
 const IDEMPOTENT: [&str; 4] = ["createPet", "createCategory", "placeOrder", "checkout"];
 
+/// The `POST`s that change a resource as it is, and so take `If-Match` as a change does.
+const CONDITIONAL_POSTS: [&str; 1] = ["adjustInventory"];
+
 fn header_parameter(name: &str, description: &str, pattern: Option<&str>) -> RefOr<Parameter> {
     RefOr::T(
         ParameterBuilder::new()
@@ -41,6 +44,10 @@ pub(super) fn add_conditions(method: &HttpMethod, operation: &mut Operation) {
         .iter()
         .any(|p| is_in(p, ParameterIn::Path));
     let id = operation.operation_id.clone().unwrap_or_default();
+    let changes = matches!(
+        method,
+        HttpMethod::Put | HttpMethod::Patch | HttpMethod::Delete
+    ) || (*method == HttpMethod::Post && CONDITIONAL_POSTS.contains(&id.as_str()));
     let parameters = operation.parameters.get_or_insert_with(Vec::new);
     let responses = &mut operation.responses.responses;
     match method {
@@ -58,7 +65,7 @@ pub(super) fn add_conditions(method: &HttpMethod, operation: &mut Operation) {
                 .insert("ETag".into(), string_header("The current entity tag."));
             responses.insert("304".into(), RefOr::T(not_modified));
         }
-        HttpMethod::Put | HttpMethod::Patch | HttpMethod::Delete => {
+        _ if changes => {
             parameters.push(header_parameter(
                 "If-Match",
                 "`*` or a comma-separated list of entity tags (from `ETag`): apply only if the resource still has one of them (strong comparison), or exists (`*`). Checked in the same transaction as the change. A value of another form matches nothing (412).",

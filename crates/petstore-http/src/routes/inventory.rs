@@ -8,7 +8,7 @@ use petstore_core::{
 
 use crate::auth::{AnyKey, Auth, StaffOnly};
 use crate::conditional::{IfMatch, IfNoneMatch, changed_response, read_response};
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorBody};
 use crate::extract::{JsonBody, PathId};
 use crate::pagination::{ListQuery, PageOnly, list_params, page_response};
 use crate::state::{AppState, Row};
@@ -117,7 +117,10 @@ pub async fn update_inventory(
     params(("petId" = PetId, Path, description = "The pet's id.")),
     request_body = Adjustment,
     security(("bearerAuth" = ["staff"])),
-    responses((status = 200, description = "The pet's stock, adjusted.", body = InventoryItem))
+    responses(
+        (status = 200, description = "The pet's stock, adjusted.", body = InventoryItem),
+        (status = 409, description = "`insufficient_stock`: more units out than are in stock.", body = ErrorBody),
+    )
 )]
 pub async fn adjust_inventory(
     caller: Auth<StaffOnly>,

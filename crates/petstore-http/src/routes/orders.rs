@@ -118,7 +118,7 @@ pub async fn place_order(
         (status = 201, description = "The order, placed.", body = Order,
             headers(("Location" = String, description = "The new order's URL."))),
         (status = 409, description = "`insufficient_stock`, `pet_not_available`, `price_missing`: lines were refused, each named in `errors`; `total_mismatch`: the lines come to another total than `expectedTotal`.", body = ErrorBody),
-        (status = 422, description = "`unknown_pet`: a line's pet does not exist.", body = ErrorBody),
+        (status = 422, description = "`unknown_pet`: a line's pet does not exist; `pet_repeated`: two lines name one pet.", body = ErrorBody),
         (status = 503, description = "`upgrade_unfinished`: a checkout of several lines waits for the operator to finish the upgrade.", body = ErrorBody),
     )
 )]
