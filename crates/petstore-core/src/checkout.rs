@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::ids::{OrderId, OwnerId, PetId};
-use crate::model::{Order, OrderLine};
+use crate::model::{NewOrder, Order, OrderLine};
 use crate::money::{Price, Total};
 use crate::validation::ValidationError;
 use crate::values::Quantity;
@@ -113,43 +113,43 @@ pub struct PlacedCheckout {
 }
 
 impl PlacedCheckout {
-    /// Every line, line 1 first.
-    pub fn lines(&self) -> impl Iterator<Item = &PricedLine> {
-        std::iter::once(&self.first).chain(&self.more)
+    /// The one-line order `new` is, placed by `owner` while its pet's price was `price`.
+    pub fn of_order(new: &NewOrder, owner: Option<OwnerId>, price: Option<Price>) -> Self {
+        Self {
+            first: PricedLine {
+                pet_id: new.pet_id,
+                quantity: new.quantity,
+                price,
+            },
+            more: Vec::new(),
+            ship_date: new.ship_date,
+            owner,
+        }
     }
 
-    /// The open order this is once a store has given it `id`. Every store builds its orders
-    /// of several lines here: `petId` and `quantity` are line 1's (the seed's shape), and the
-    /// total is the sum of the lines' amounts when every line is priced.
+    /// The open order this is once a store has given it `id` ([`Order::open`]).
     pub fn into_order(self, id: OrderId) -> Order {
-        let lines: Vec<OrderLine> = self
-            .lines()
-            .zip(1u16..)
-            .map(|(line, line_no)| line.numbered(line_no))
-            .collect();
-        Order {
+        let more = (2u16..).zip(&self.more).map(|(n, line)| line.numbered(n));
+        let currency = self.first.price.map(|price| price.currency);
+        Order::open(
             id,
-            pet_id: self.first.pet_id,
-            quantity: self.first.quantity,
-            ship_date: self.ship_date,
-            complete: false,
-            owner: self.owner,
-            currency: self.first.price.map(|price| price.currency),
-            total_amount: Order::total_of(&lines),
-            lines,
-        }
+            self.owner,
+            self.ship_date,
+            currency,
+            self.first.numbered(1),
+            more,
+        )
     }
 }
 
 impl PricedLine {
     /// The order line this is as line `line_no`.
     pub fn numbered(&self, line_no: u16) -> OrderLine {
-        OrderLine {
-            line_no,
-            pet_id: self.pet_id,
-            quantity: self.quantity,
-            unit_amount: self.price.map(|price| price.amount),
-            amount: self.price.map(|price| price.amount.times(self.quantity)),
-        }
+        OrderLine::priced(line_no, self.pet_id, self.quantity, self.price)
+    }
+
+    /// What the line costs: its unit price times its units, when priced.
+    pub fn amount(&self) -> Option<Total> {
+        self.price.map(|price| price.amount.times(self.quantity))
     }
 }

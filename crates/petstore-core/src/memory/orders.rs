@@ -61,10 +61,7 @@ impl OrderWriter for View<'_, Catalogue> {
         owner: Option<OwnerId>,
         price: Option<Price>,
     ) -> RepoResult<Order> {
-        let id = next_id(&mut self.catalogue.last_order_id, OrderId::new)?;
-        let order = new.clone().into_order(id, owner, price);
-        self.catalogue.orders.insert(id, order.clone());
-        Ok(order)
+        self.insert_checkout(&PlacedCheckout::of_order(new, owner, price))
     }
 
     fn insert_checkout(&mut self, checkout: &PlacedCheckout) -> RepoResult<Order> {

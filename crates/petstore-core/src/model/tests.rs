@@ -1,6 +1,9 @@
 use serde_json::json;
 
 use super::*;
+use crate::ids::{OrderId, OwnerId};
+use crate::money::{Amount, Currency};
+use crate::values::Quantity;
 
 #[test]
 fn new_pet_defaults_to_available_and_refuses_unknown_fields() {

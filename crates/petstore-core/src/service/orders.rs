@@ -112,8 +112,9 @@ impl<S: Store, C: Clock> OrderUseCases<'_, S, C> {
             if !refused.is_empty() {
                 return Err(DomainError::CheckoutRefused { lines: refused });
             }
-            let amounts = placed.iter().map(|(line, _, _)| line.numbered(1).amount);
-            let total = amounts
+            let total = placed
+                .iter()
+                .map(|(line, _, _)| line.amount())
                 .collect::<Option<Vec<Total>>>()
                 .and_then(Total::sum)
                 .ok_or_else(|| DomainError::storage("a checkout's total is out of bounds"))?;
