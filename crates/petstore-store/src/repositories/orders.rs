@@ -1,5 +1,7 @@
 //! Orders, in the `orders` table.
 
+use std::collections::HashMap;
+
 use diesel::prelude::*;
 use petstore_core::{
     DomainError, NewOrder, Order, OrderId, OrderLine, OrderQuery, OrderReader, OrderWriter,
@@ -117,24 +119,21 @@ impl Tx<'_> {
             .filter(|row| row.line_count > 1)
             .map(|row| row.id)
             .collect();
-        let mut lines: Vec<OrderLineRecord> = if several.is_empty() {
-            Vec::new()
-        } else {
-            order_lines::table
+        let mut lines: HashMap<i64, Vec<OrderLineRecord>> = HashMap::new();
+        if !several.is_empty() {
+            let found: Vec<OrderLineRecord> = order_lines::table
                 .filter(order_lines::order_id.eq_any(several))
-                .order((order_lines::order_id.desc(), order_lines::line_no.desc()))
+                .order((order_lines::order_id, order_lines::line_no))
                 .select(OrderLineRecord::as_select())
                 .load(self.flushed())
-                .or_storage()?
-        };
+                .or_storage()?;
+            for line in found {
+                lines.entry(line.order_id).or_default().push(line);
+            }
+        }
         rows.into_iter()
             .map(|row| {
-                // Lines sorted by order id descending: each order's are at the end, in reverse.
-                let at = lines.partition_point(|line| line.order_id > row.id);
-                let mut more: Vec<OrderLineRecord> = lines.split_off(at);
-                let keep_after = more.partition_point(|line| line.order_id == row.id);
-                lines.extend(more.split_off(keep_after));
-                more.reverse();
+                let more = lines.remove(&row.id).unwrap_or_default();
                 assemble(row, more)
             })
             .collect()
@@ -172,24 +171,20 @@ impl OrderWriter for Tx<'_> {
         owner: Option<OwnerId>,
         price: Option<Price>,
     ) -> RepoResult<Order> {
-        self.forget_pet_row(Some(new.pet_id));
-        // Each backend's own: SQLite inserts it at once, PostgreSQL holds it back with the
-        // write's other rows, its id taken beforehand (`held_back.rs`).
-        let id = self.place_order_row(new, owner, price, 1)?;
-        let id = OrderId::new(id).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        Ok(new.clone().into_order(id, owner, price))
+        self.insert_checkout(&PlacedCheckout::of_order(new, owner, price))
     }
 
     fn insert_checkout(&mut self, checkout: &PlacedCheckout) -> RepoResult<Order> {
         let count = checkout.more.len() + 1;
-        if count > 1 {
-            self.forget_pet_row(None);
-        }
+        // The triggers on orders change the row of every line's pet.
+        self.forget_pet_row((count == 1).then_some(checkout.first.pet_id));
         let first = NewOrder {
             ship_date: checkout.ship_date,
             ..NewOrder::new(checkout.first.pet_id, checkout.first.quantity)
         };
         let line_count = i64::try_from(count).unwrap_or(i64::MAX);
+        // Each backend's own: SQLite inserts it at once, PostgreSQL holds it back with the
+        // write's other rows, its id taken beforehand (`held_back.rs`).
         let id = self.place_order_row(&first, checkout.owner, checkout.first.price, line_count)?;
         let id = OrderId::new(id).map_err(|e| StoreError::Corrupt(e.to_string()))?;
         if count > 1 {
