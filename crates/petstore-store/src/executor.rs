@@ -134,7 +134,7 @@ impl Executor {
     /// must have no effect outside the store: on PostgreSQL a burst whose shared transaction
     /// gives up runs each of its jobs again in a transaction of its own.
     ///
-    /// `names` names the row the work will change and the idempotency key it will look up,
+    /// `names` names the rows the work will change and the idempotency key it will look up,
     /// where the caller knows them: a burst may lock and read the rows of all its writes,
     /// and look up their keys, at once ([`WriteNames`]).
     pub fn write<T: Send + 'static>(
@@ -143,9 +143,9 @@ impl Executor {
         work: impl for<'b> FnMut(JobStore<'b>) -> RepoResult<T> + Send + 'static,
         answer: impl FnOnce(RepoResult<T>) + Send + 'static,
     ) {
-        let WriteNames { row, key } = names.into();
+        let WriteNames { rows, key } = names.into();
         self.writes
-            .queue(WriteJob::new(row, work, answer).naming_key(key));
+            .queue(WriteJob::new(rows, work, answer).naming_key(key));
     }
 }
 

@@ -27,6 +27,9 @@ pub(crate) struct KnownRows {
     pets: HashMap<i64, Option<RowParts>>,
     /// Whether each part is served once (taken) or to every read (cloned).
     once: bool,
+    /// Whether the stock ledger had begun, where the statement that read the rows said:
+    /// once begun it never ends, and a multi-line checkout only asks it to refuse one.
+    ledger_open: Option<bool>,
 }
 
 /// The parts of a pet's row not yet served.
@@ -45,6 +48,7 @@ impl KnownRows {
         Self {
             pets: HashMap::new(),
             once: true,
+            ledger_open: None,
         }
     }
 
@@ -55,6 +59,7 @@ impl KnownRows {
         let mut known = Self {
             pets: asked.iter().map(|&id| (id, None)).collect(),
             once: false,
+            ledger_open: None,
         };
         known.add(found);
         known
@@ -62,10 +67,16 @@ impl KnownRows {
 
     /// The rows a burst of writes locked, each part served once. A pet not found may exist,
     /// locked by another transaction: its job reads it itself.
-    pub(crate) fn locked(found: Vec<PetRowRecord>) -> Self {
+    pub(crate) fn locked(found: Vec<PetRowRecord>, ledger_open: Option<bool>) -> Self {
         let mut known = Self::served_once();
         known.add(found);
+        known.ledger_open = ledger_open;
         known
+    }
+
+    /// Whether the stock ledger had begun, if the statement that read the rows said.
+    pub(crate) fn ledger_open(&self) -> Option<bool> {
+        self.ledger_open
     }
 
     fn add(&mut self, found: Vec<PetRowRecord>) {

@@ -66,7 +66,7 @@ pub async fn create_category(
     let create = move |shop: &PetService<'_>, once: Option<Idempotent<'_, Category>>| {
         shop.categories().create(caller.0, new.clone(), once)
     };
-    let made = create_once(&state, caller.0, None, key, location, create).await?;
+    let made = create_once(&state, caller.0, Vec::new(), key, location, create).await?;
     created_response(made, location)
 }
 

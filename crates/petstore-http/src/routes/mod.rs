@@ -128,7 +128,7 @@ fn created(location: String, body: &impl serde::Serialize) -> HttpResponse {
 async fn create_once<T: Serialize + Send + 'static>(
     state: &AppState,
     caller: Caller,
-    row: Option<Row>,
+    rows: Vec<Row>,
     key: Option<IdempotencyKey>,
     location: fn(&T) -> String,
     mut create: impl for<'s, 'k> FnMut(
@@ -140,7 +140,7 @@ async fn create_once<T: Serialize + Send + 'static>(
 ) -> Result<Created<T>, ApiError> {
     // The key is named with the write, so a burst looks up every key it holds at once.
     let names = WriteNames {
-        row,
+        rows,
         key: key
             .as_ref()
             .zip(caller.owner())

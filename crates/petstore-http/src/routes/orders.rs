@@ -93,11 +93,11 @@ pub async fn place_order(
     JsonBody(new): JsonBody<NewOrder>,
 ) -> Result<HttpResponse, ApiError> {
     let key = idempotency.key("/v1/store/orders", &new)?;
-    let pet = Row::Pet(new.pet_id);
+    let pet = vec![Row::Pet(new.pet_id)];
     let place = move |shop: &PetService<'_>, once: Option<Idempotent<'_, Order>>| {
         shop.orders().place(caller.0, new.clone(), once)
     };
-    let made = create_once(&state, caller.0, Some(pet), key, location, place).await?;
+    let made = create_once(&state, caller.0, pet, key, location, place).await?;
     created_response(made, location)
 }
 
@@ -129,10 +129,17 @@ pub async fn checkout(
     JsonBody(new): JsonBody<NewCheckout>,
 ) -> Result<HttpResponse, ApiError> {
     let key = idempotency.key("/v1/store/checkout", &new)?;
+    // Every line's pet, so that a burst locks them with its other jobs' in one statement.
+    let pets = new
+        .lines
+        .lines()
+        .iter()
+        .map(|line| Row::Pet(line.pet_id))
+        .collect();
     let checkout = move |shop: &PetService<'_>, once: Option<Idempotent<'_, Order>>| {
         shop.orders().checkout(caller.0, new.clone(), once)
     };
-    let made = create_once(&state, caller.0, None, key, location, checkout).await?;
+    let made = create_once(&state, caller.0, pets, key, location, checkout).await?;
     created_response(made, location)
 }
 

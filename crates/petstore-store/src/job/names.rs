@@ -27,19 +27,22 @@ pub struct KeyName {
     pub key: String,
 }
 
-/// What a write names before it runs: the row it will change and the idempotency key it
-/// will look up, each if its caller knows it.
+/// What a write names before it runs: the rows it will change (a checkout's, one per line)
+/// and the idempotency key it will look up, where its caller knows them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WriteNames {
-    /// The row the work will change.
-    pub row: Option<Row>,
+    /// The rows the work will change.
+    pub rows: Vec<Row>,
     /// The idempotency key the work will look up.
     pub key: Option<KeyName>,
 }
 
 impl From<Option<Row>> for WriteNames {
     fn from(row: Option<Row>) -> Self {
-        Self { row, key: None }
+        Self {
+            rows: row.into_iter().collect(),
+            key: None,
+        }
     }
 }
 
@@ -63,10 +66,10 @@ impl From<Option<Row>> for ReadNames {
 }
 
 /// The pets `rows` name, each once, in id order.
-pub(crate) fn named_pets(rows: impl Iterator<Item = Option<Row>>) -> Vec<i64> {
+pub(crate) fn named_pets<'r>(rows: impl Iterator<Item = &'r Row>) -> Vec<i64> {
     let mut pets: Vec<i64> = rows
-        .filter_map(|row| match row? {
-            Row::Pet(id) => Some(id.get()),
+        .map(|row| match row {
+            Row::Pet(id) => id.get(),
         })
         .collect();
     pets.sort_unstable();

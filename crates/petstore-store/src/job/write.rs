@@ -13,8 +13,8 @@ use super::names::{KeyName, Row};
 /// connection time-out from then, whatever was queued before it.
 pub(crate) struct WriteJob {
     queued: Instant,
-    /// The row the work said it will write, if it named one.
-    pub(crate) row: Option<Row>,
+    /// The rows the work said it will write.
+    pub(crate) rows: Vec<Row>,
     /// The idempotency key the work said it will look up, if it named one.
     pub(crate) key: Option<KeyName>,
     write: Box<dyn QueuedWrite>,
@@ -68,13 +68,13 @@ where
 
 impl WriteJob {
     pub(crate) fn new<T: Send + 'static>(
-        row: Option<Row>,
+        rows: impl IntoIterator<Item = Row>,
         work: impl for<'b> FnMut(JobStore<'b>) -> RepoResult<T> + Send + 'static,
         answer: impl FnOnce(RepoResult<T>) + Send + 'static,
     ) -> Self {
         Self {
             queued: Instant::now(),
-            row,
+            rows: rows.into_iter().collect(),
             key: None,
             write: Box::new(Write {
                 work,

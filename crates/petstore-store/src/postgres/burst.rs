@@ -138,7 +138,7 @@ impl<'s> PgWriteBurst<'s> {
             state: Cell::new(State::Idle),
             writes: Cell::new(0),
         };
-        let pets = job::named_pets(jobs.iter().map(|job| job.row));
+        let pets = job::named_pets(jobs.iter().flat_map(|job| &job.rows));
         let keys = job::named_keys(jobs);
         let mut conn = burst.conn.borrow_mut();
         if !(pets.is_empty() && keys.is_empty()) && conn.batch_execute(BEGIN).is_ok() {

@@ -26,7 +26,8 @@ pub(super) fn read_pets(conn: &mut PgConnection, ids: &[i64]) -> QueryResult<Kno
 /// What a burst of writes names, read in one statement of its transaction as it begins: the
 /// rows of `pets` locked in id order (`FOR UPDATE`, as a job's own read of its pet locks it),
 /// with an order id from the sequence for each row locked, for the orders the burst holds
-/// back (`held_back.rs`); and the idempotency records of `keys` (owner, key), without a lock.
+/// back (`held_back.rs`); the idempotency records of `keys` (owner, key), without a lock; and,
+/// on every row, whether the stock ledger has begun (a checkout of several lines asks).
 ///
 /// A pet row another transaction holds is skipped rather than waited for: the job naming it
 /// locks it itself, with the burst's bounded wait. A record committed after this statement
@@ -47,6 +48,7 @@ pub(super) fn lock_and_look_up(
     let mut locked = Vec::new();
     let mut order_ids = Vec::new();
     let mut records = Vec::new();
+    let ledger_open = rows.first().map(|row| row.ledger_open);
     for row in rows {
         match row {
             NamedRow {
@@ -101,7 +103,7 @@ pub(super) fn lock_and_look_up(
         }
     }
     Ok((
-        KnownRows::locked(locked),
+        KnownRows::locked(locked, ledger_open),
         KeyRecords::looked_up(keys, records),
         order_ids,
     ))
@@ -112,14 +114,16 @@ pub(super) fn lock_and_look_up(
 const LOCK_PETS_AND_LOOK_UP_KEYS: &str = "\
     WITH locked AS (SELECT id, name, category_id, status, price_amount, price_currency, \
     stock, open_orders, committed, nextval('orders_id_seq') AS order_id FROM pets \
-    WHERE id = ANY($1) ORDER BY id FOR UPDATE SKIP LOCKED) \
+    WHERE id = ANY($1) ORDER BY id FOR UPDATE SKIP LOCKED), \
+    ledger AS (SELECT EXISTS (SELECT 1 FROM ledger_opened) AS ledger_open) \
     SELECT id, name, category_id, status, price_amount, price_currency, stock, open_orders, \
     committed, order_id, \
     NULL::bigint AS owner_id, NULL::text AS idempotency_key, NULL::bytea AS fingerprint, \
-    NULL::bytea AS response, NULL::timestamptz AS recorded_at FROM locked \
+    NULL::bytea AS response, NULL::timestamptz AS recorded_at, ledger_open \
+    FROM locked, ledger \
     UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, owner_id, \
-    idempotency_key, \
-    fingerprint, response, recorded_at FROM idempotency_records \
+    idempotency_key, fingerprint, response, recorded_at, ledger_open \
+    FROM idempotency_records, ledger \
     WHERE owner_id = ANY($2) AND idempotency_key = ANY($3)";
 
 /// A row of [`LOCK_PETS_AND_LOOK_UP_KEYS`]: a locked pet, or a record found.
@@ -155,6 +159,8 @@ struct NamedRow {
     response: Option<Vec<u8>>,
     #[diesel(sql_type = Nullable<Timestamptz>)]
     recorded_at: Option<chrono::DateTime<chrono::Utc>>,
+    #[diesel(sql_type = diesel::sql_types::Bool)]
+    ledger_open: bool,
 }
 
 #[cfg(test)]

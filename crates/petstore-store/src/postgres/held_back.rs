@@ -1,6 +1,6 @@
 //! The writes of a PostgreSQL write transaction (a burst's, or a lone write's) that are held
 //! back and sent together just before its `COMMIT`: the stock its jobs set, the orders they
-//! place, the idempotency records their creates make (kept with everything else the
+//! place with their lines, the idempotency records their creates make (kept with everything else the
 //! transaction knows of its keys, `key_records.rs`), the stock movements they record and the
 //! events they append, in two statements for the whole burst where each job would send five
 //! of its own (`docs/storage.md`, "Grouping on PostgreSQL").
@@ -19,7 +19,7 @@ use chrono::{DateTime, Utc};
 use diesel::RunQueryDsl;
 use diesel::pg::PgConnection;
 use diesel::result::DatabaseErrorKind;
-use petstore_core::{DomainError, DomainEvent, NewOrder, OwnerId, Price, TraceParent};
+use petstore_core::{DomainError, DomainEvent, NewOrder, OwnerId, Price, PricedLine, TraceParent};
 
 use super::prepared::{SendHeldBack, SetStocks};
 use crate::error::StoreError;
@@ -79,6 +79,11 @@ impl HeldBack {
             .push(price.map(|price| price.currency.code()));
         rows.line_counts.push(line_count);
         Some(id)
+    }
+
+    /// Holds back lines 2 and on (`lines`) of order `order_id`, held back before them.
+    pub(crate) fn add_lines(&mut self, order_id: i64, lines: &[PricedLine]) {
+        self.rows.lines.extend(order_id, lines);
     }
 
     /// Holds back setting `pet_id`'s stock to `stock`, in place of any level held back for

@@ -10,7 +10,7 @@ use diesel::pg::{Pg, PgConnection};
 use diesel::query_builder::{AstPass, QueryFragment, QueryId};
 use diesel::sql_types::{Array, BigInt, Bytea, Interval, Jsonb, Nullable, Text, Timestamptz};
 use diesel::{QueryResult, RunQueryDsl};
-use petstore_core::{IdempotencyRecord, RECORD_LIFETIME};
+use petstore_core::{IdempotencyRecord, PricedLine, RECORD_LIFETIME};
 
 use crate::records::MovementColumns;
 
@@ -57,7 +57,7 @@ impl QueryFragment<Pg> for SetStocks {
 impl RunQueryDsl<PgConnection> for SetStocks {}
 
 /// What a write transaction held back, in one statement: the orders it placed (their ids
-/// taken from the sequence beforehand), the idempotency records its creates made, the stock
+/// taken from the sequence beforehand) with their further lines, the idempotency records its creates made, the stock
 /// movements it recorded, and the events its writes appended, in the order they were appended. It returns the transaction's
 /// id and how many records were written: one written over an expired record that another
 /// transaction has made fresh meanwhile is not, and the transaction must not commit then.
@@ -74,6 +74,8 @@ pub(crate) struct SendHeldBack {
     pub(crate) unit_amounts: Vec<Option<i64>>,
     pub(crate) currencies: Vec<Option<&'static str>>,
     pub(crate) line_counts: Vec<i64>,
+    /// Lines 2 and on of the orders' (a checkout's).
+    pub(crate) lines: LineArrays,
     /// Records of keys the transaction found no record of: inserted.
     pub(crate) records: RecordColumns,
     /// Records of keys whose expired record the transaction found: written over it.
@@ -128,6 +130,54 @@ impl RecordColumns {
         out.push_bind_param::<Array<Bytea>, _>(&self.responses)?;
         out.push_sql(", ");
         out.push_bind_param::<Array<Timestamptz>, _>(&self.times)?;
+        out.push_sql(")");
+        Ok(())
+    }
+}
+
+/// Orders' lines after their first, each column an array, as [`SendHeldBack`] binds them.
+#[derive(Debug, Default)]
+pub(crate) struct LineArrays {
+    order_ids: Vec<i64>,
+    line_nos: Vec<i64>,
+    pet_ids: Vec<i64>,
+    quantities: Vec<i64>,
+    unit_amounts: Vec<Option<i64>>,
+    currencies: Vec<Option<&'static str>>,
+}
+
+impl LineArrays {
+    /// Adds order `order_id`'s `lines`, numbered from 2.
+    pub(crate) fn extend(&mut self, order_id: i64, lines: &[PricedLine]) {
+        for (line, line_no) in lines.iter().zip(2i64..) {
+            self.order_ids.push(order_id);
+            self.line_nos.push(line_no);
+            self.pet_ids.push(line.pet_id.get());
+            self.quantities.push(i64::from(line.quantity.get()));
+            self.unit_amounts.push(line.price.map(|p| p.amount.get()));
+            self.currencies.push(line.price.map(|p| p.currency.code()));
+        }
+    }
+
+    /// `INSERT INTO order_lines … SELECT * FROM unnest(…)` of these lines. Their orders are
+    /// inserted by the same statement: the foreign key is checked at its end.
+    fn walk<'b>(&'b self, out: &mut AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+        out.push_sql(
+            "INSERT INTO order_lines (order_id, line_no, pet_id, quantity, unit_amount, \
+             currency) SELECT * FROM unnest(",
+        );
+        for column in [
+            &self.order_ids,
+            &self.line_nos,
+            &self.pet_ids,
+            &self.quantities,
+        ] {
+            out.push_bind_param::<Array<BigInt>, _>(column)?;
+            out.push_sql(", ");
+        }
+        out.push_bind_param::<Array<Nullable<BigInt>>, _>(&self.unit_amounts)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.currencies)?;
         out.push_sql(")");
         Ok(())
     }
@@ -278,7 +328,9 @@ impl QueryFragment<Pg> for SendHeldBack {
             ") AS o(id, pet_id, quantity, ship_date, owner_id, unit_amount, currency, \
              line_count) ORDER BY o.id), ",
         );
-        out.push_sql("recorded AS (");
+        out.push_sql("lined AS (");
+        self.lines.walk(&mut out)?;
+        out.push_sql(" RETURNING 1), recorded AS (");
         self.records.walk(&mut out)?;
         out.push_sql(" RETURNING 1), replaced AS (");
         self.replacing.walk(&mut out)?;

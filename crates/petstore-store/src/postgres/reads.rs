@@ -109,7 +109,7 @@ fn run_burst(
     server: Server,
     jobs: Vec<ReadJob>,
 ) {
-    let pets = job::named_pets(jobs.iter().map(|job| job.row));
+    let pets = job::named_pets(jobs.iter().filter_map(|job| job.row.as_ref()));
     let fetched = if pets.is_empty() {
         KnownRows::served_once()
     } else {

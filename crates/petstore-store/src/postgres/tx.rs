@@ -20,7 +20,7 @@ use diesel::query_dsl::methods::LimitDsl;
 use diesel::sql_types::{Integer, Text};
 use petstore_core::{
     DomainError, IdempotencyReader, IdempotencyRecord, IdempotencyWriter, NewOrder, OwnerId, Price,
-    RepoResult,
+    PricedLine, RepoResult,
 };
 
 use crate::error::QueryResultExt;
@@ -176,6 +176,17 @@ impl PgTx<'_> {
     /// Whether a read locks the rows a rule depends on: in a write transaction.
     pub(crate) fn locks_rows(&self) -> bool {
         self.writing
+    }
+
+    /// Holds back lines 2 and on (`lines`) of order `order_id`, itself held back: they go out
+    /// with it (`prepared.rs`).
+    pub(crate) fn insert_line_rows(
+        &mut self,
+        order_id: i64,
+        lines: &[PricedLine],
+    ) -> RepoResult<()> {
+        self.held_back().or_storage()?.add_lines(order_id, lines);
+        Ok(())
     }
 
     /// Holds back recording stock movements, until the write's end: they go out with its

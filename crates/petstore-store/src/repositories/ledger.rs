@@ -27,6 +27,9 @@ impl LedgerReader for Tx<'_> {
     }
 
     fn ledger_open(&mut self) -> RepoResult<bool> {
+        if let Some(open) = self.known().ledger_open() {
+            return Ok(open);
+        }
         diesel::select(diesel::dsl::exists(
             ledger_opened::table.select(ledger_opened::id),
         ))

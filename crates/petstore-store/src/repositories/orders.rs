@@ -175,50 +175,30 @@ impl OrderWriter for Tx<'_> {
     }
 
     fn insert_checkout(&mut self, checkout: &PlacedCheckout) -> RepoResult<Order> {
-        let count = checkout.more.len() + 1;
-        // The triggers on orders change the row of every line's pet.
-        self.forget_pet_row((count == 1).then_some(checkout.first.pet_id));
+        // The triggers on orders and order_lines change the row of every line's pet.
+        for line in std::iter::once(&checkout.first).chain(&checkout.more) {
+            self.forget_pet_row(Some(line.pet_id));
+        }
         let first = NewOrder {
             ship_date: checkout.ship_date,
             ..NewOrder::new(checkout.first.pet_id, checkout.first.quantity)
         };
-        let line_count = i64::try_from(count).unwrap_or(i64::MAX);
-        // Each backend's own: SQLite inserts it at once, PostgreSQL holds it back with the
-        // write's other rows, its id taken beforehand (`held_back.rs`).
+        let line_count = i64::try_from(checkout.more.len() + 1).unwrap_or(i64::MAX);
+        // Each backend's own: SQLite inserts them at once, PostgreSQL holds them back with
+        // the write's other rows, the order's id taken beforehand (`held_back.rs`).
         let id = self.place_order_row(&first, checkout.owner, checkout.first.price, line_count)?;
-        let id = OrderId::new(id).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        if count > 1 {
-            let lines: Vec<_> = (2i64..)
-                .zip(&checkout.more)
-                .map(|(line_no, line)| {
-                    (
-                        order_lines::order_id.eq(id.get()),
-                        order_lines::line_no.eq(line_no),
-                        order_lines::pet_id.eq(line.pet_id.get()),
-                        order_lines::quantity.eq(i64::from(line.quantity.get())),
-                        order_lines::unit_amount.eq(line.price.map(|p| p.amount.get())),
-                        order_lines::currency.eq(line.price.map(|p| p.currency.code())),
-                    )
-                })
-                .collect();
-            // After the order's row (held back on PostgreSQL, and sent first by `flushed`).
-            diesel::insert_into(order_lines::table)
-                .values(lines)
-                .execute(self.flushed())
-                .map_err(|e| {
-                    refuse(e, |v| {
-                        (v == Violation::Rule(Rule::UnknownPet)).then_some(DomainError::storage(
-                            "a checkout line's pet was gone under its lock",
-                        ))
-                    })
-                })?;
+        if !checkout.more.is_empty() {
+            self.insert_line_rows(id, &checkout.more)?;
         }
+        let id = OrderId::new(id).map_err(|e| StoreError::Corrupt(e.to_string()))?;
         Ok(checkout.clone().into_order(id))
     }
 
     fn update_order(&mut self, order: &Order) -> RepoResult<()> {
         // The triggers change the rows of every line's pet.
-        self.forget_pet_row((order.lines.len() <= 1).then_some(order.pet_id));
+        for line in &order.lines {
+            self.forget_pet_row(Some(line.pet_id));
+        }
         let affected = diesel::update(orders::table.find(order.id.get()))
             .set((
                 orders::ship_date.eq(order.ship_date.map(Time)),

@@ -8,8 +8,8 @@ use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel::sqlite::SqliteConnection;
 use petstore_core::{
     Cause, DomainError, DomainEvent, Event, EventId, EventReader, EventWriter, IdempotencyReader,
-    IdempotencyRecord, IdempotencyWriter, NewOrder, OwnerId, Price, RECORD_LIFETIME, RepoResult,
-    TraceParent,
+    IdempotencyRecord, IdempotencyWriter, NewOrder, OwnerId, Price, PricedLine, RECORD_LIFETIME,
+    RepoResult, TraceParent,
 };
 
 use crate::error::{QueryResultExt, Rule, StoreError, Violation};
@@ -17,7 +17,7 @@ use crate::key_records::KeyRecords;
 use crate::known_rows::KnownRows;
 use crate::records::{EventColumns, MovementColumns, actor_column};
 use crate::schema::sql_types::{Json, Time, UtcTime};
-use crate::schema::{events, ledger_opened, orders, stock_movements};
+use crate::schema::{events, ledger_opened, order_lines, orders, stock_movements};
 use crate::sqlite::limit::{DefaultPage, Limited, limited};
 use crate::sqlite::prepared::{RecordAnswer, ReplaceAnswer, SetStock};
 use crate::statements::refuse;
@@ -135,6 +135,35 @@ impl SqliteTx<'_> {
                         .then_some(DomainError::UnknownPet { id: pet_id })
                 })
             })
+    }
+
+    /// Inserts lines 2 and on (`lines`) of order `order_id`, inserted before them, one
+    /// statement each (prepared once, as a single-row insert is; see `append_events`).
+    pub(crate) fn insert_line_rows(
+        &mut self,
+        order_id: i64,
+        lines: &[PricedLine],
+    ) -> RepoResult<()> {
+        for (line, line_no) in lines.iter().zip(2i64..) {
+            diesel::insert_into(order_lines::table)
+                .values((
+                    order_lines::order_id.eq(order_id),
+                    order_lines::line_no.eq(line_no),
+                    order_lines::pet_id.eq(line.pet_id.get()),
+                    order_lines::quantity.eq(i64::from(line.quantity.get())),
+                    order_lines::unit_amount.eq(line.price.map(|p| p.amount.get())),
+                    order_lines::currency.eq(line.price.map(|p| p.currency.code())),
+                ))
+                .execute(self.conn)
+                .map_err(|e| {
+                    refuse(e, |v| {
+                        (v == Violation::Rule(Rule::UnknownPet)).then_some(DomainError::storage(
+                            "a checkout line's pet was gone under its lock",
+                        ))
+                    })
+                })?;
+        }
+        Ok(())
     }
 
     /// Records stock movements, one statement each (prepared once, as a single-row insert

@@ -110,3 +110,78 @@ fn a_pet_another_transaction_holds_is_left_to_its_job() {
     assert_eq!(left, [0, 1]);
     assert_eq!(stock_of(&store, &pets), [0, 1]);
 }
+
+/// A write job naming every pet of `lines` that checks them out as the use case does (each
+/// pet's row read, locked; whether the ledger has begun asked; one order of all the lines
+/// placed; each pet's stock set), answering with the order.
+fn check_out(
+    lines: Vec<(PetId, u32)>,
+    answer: &mpsc::Sender<RepoResult<petstore_core::Order>>,
+) -> WriteJob {
+    use petstore_core::{PlacedCheckout, PricedLine, Quantity};
+    let answer = answer.clone();
+    let rows: Vec<Row> = lines.iter().map(|&(pet, _)| Row::Pet(pet)).collect();
+    WriteJob::new(
+        rows,
+        move |store: JobStore<'_>| {
+            store.write(|tx| {
+                assert!(tx.ledger_open()?, "a new database's ledger has begun");
+                let mut priced = Vec::new();
+                for &(pet, units) in &lines {
+                    let stock = tx.inventory_item(pet)?.unwrap().quantity.get();
+                    tx.set_stock(pet, Stock::from_level(stock - units))?;
+                    let quantity = Quantity::new(units.into()).unwrap();
+                    priced.push(PricedLine {
+                        pet_id: pet,
+                        quantity,
+                        price: None,
+                    });
+                }
+                let first = priced.remove(0);
+                tx.insert_checkout(&PlacedCheckout {
+                    first,
+                    more: priced,
+                    ship_date: None,
+                    owner: None,
+                })
+            })
+        },
+        move |result| answer.send(result).unwrap(),
+    )
+}
+
+/// A burst of checkouts locks and reads every line's pet in its one statement, which also
+/// says whether the ledger has begun, and sends the lines with their orders: no line costs a
+/// statement of its own.
+#[test]
+fn a_burst_of_checkouts_reads_every_lines_pet_at_once_and_holds_its_lines_back() {
+    let Some((_database, store, pets)) = store_with_pets(4) else {
+        return;
+    };
+    let (answer, answered) = mpsc::channel();
+    let jobs = vec![
+        check_out(vec![(pets[3], 1), (pets[0], 1)], &answer),
+        check_out(vec![(pets[1], 1), (pets[2], 2)], &answer),
+    ];
+    statements::sent();
+    run_writes(&store, jobs);
+    let sent = statements::sent();
+    assert_eq!(
+        pet_reads(&sent).len(),
+        1,
+        "one read of the pets' rows: {sent:?}"
+    );
+    let own: Vec<&String> = sent
+        .iter()
+        .filter(|sql| sql.contains("order_lines") || sql.contains("ledger_opened"))
+        .filter(|sql| !sql.starts_with("WITH"))
+        .collect();
+    assert!(own.is_empty(), "no statement of a line's own: {own:?}");
+    let placed: Vec<petstore_core::Order> = answered.try_iter().map(Result::unwrap).collect();
+    assert_eq!(placed.len(), 2);
+    for order in placed {
+        let stored = store.read(|s| s.order(order.id)).unwrap();
+        assert_eq!(stored, Some(order), "each order stored with every line");
+    }
+    assert_eq!(stock_of(&store, &pets), [0, 1, 1, 3]);
+}

@@ -340,7 +340,7 @@ fn a_key_recorded_meanwhile_by_another_transaction_replays_it() {
     );
     // Its pet not named, so not locked by the burst before the racer orders it.
     let mut second = place_keyed(pet, "raced", &answer);
-    second.row = None;
+    second.rows.clear();
     run_writes(&store, vec![racer, second]);
     assert_eq!(store.writer_stats().reruns, 1, "the burst gave up once");
     let outcomes: Vec<Outcome<Order>> = answered.try_iter().map(Result::unwrap).collect();
