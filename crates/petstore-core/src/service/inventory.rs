@@ -50,7 +50,14 @@ impl<S: Store, C: Clock> InventoryUseCases<'_, S, C> {
         condition: impl Precondition<InventoryItem>,
     ) -> Result<InventoryItem, DomainError> {
         self.restock(caller, pet_id, condition, Entry::default(), |facts| {
-            Ok(facts.set_stock(stock))
+            let transition = facts.set_stock(stock);
+            // The soak's planted bug (bench/chaos --plant set-without-row): no movement.
+            #[cfg(feature = "plant-set-without-row")]
+            let transition = crate::rules::Transition {
+                change: None,
+                ..transition
+            };
+            Ok(transition)
         })
     }
 

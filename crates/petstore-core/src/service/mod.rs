@@ -29,6 +29,8 @@ mod events;
 mod inventory;
 mod keys;
 mod orders;
+#[cfg(feature = "plant-price-outside-tx")]
+mod plant;
 mod prices;
 mod sessions;
 mod stock;

@@ -67,8 +67,11 @@ impl<S: Store, C: Clock> OrderUseCases<'_, S, C> {
         once: Option<Idempotent<'_, Order>>,
     ) -> Result<Outcome<Order>, DomainError> {
         caller.require(Permission::Shop)?;
+        #[cfg(feature = "plant-price-outside-tx")]
+        let early = super::plant::prices_before(self.shop, &checkout)?;
         self.shop.create(caller, once, |tx| {
             let lines = checkout.lines.lines();
+            #[cfg(not(feature = "plant-lines-separately"))]
             if let Some((line_no, pet_id)) = checkout.lines.repeated() {
                 return Err(DomainError::PetRepeated { pet_id, line_no });
             }
@@ -80,6 +83,11 @@ impl<S: Store, C: Clock> OrderUseCases<'_, S, C> {
             let mut facts: BTreeMap<PetId, (Pet, PetStock)> = BTreeMap::new();
             for id in ids {
                 if let Some(pet) = tx.pet(id)? {
+                    #[cfg(feature = "plant-price-outside-tx")]
+                    let pet = Pet {
+                        price: early.get(&id).copied().flatten(),
+                        ..pet
+                    };
                     let stock = pet_stock(tx, &pet)?;
                     facts.insert(id, (pet, stock));
                 }
@@ -95,7 +103,10 @@ impl<S: Store, C: Clock> OrderUseCases<'_, S, C> {
                     Some((pet, stock)) => stock.place_order(line.quantity).map(|transition| {
                         // The next line of this pet (there is none: each pet is one line)
                         // would be judged against what this one leaves.
-                        *stock = transition.after;
+                        #[cfg(not(feature = "plant-lines-separately"))]
+                        {
+                            *stock = transition.after;
+                        }
                         let priced = PricedLine {
                             pet_id: pet.id,
                             quantity: line.quantity,
