@@ -119,6 +119,11 @@ impl KnownRows {
         self.pets.insert(id, Some(parts));
     }
 
+    /// Whether anything is known of pet `id` here (a burst's lock statement found it).
+    pub(crate) fn has(&self, id: PetId) -> bool {
+        self.pets.contains_key(&id.get())
+    }
+
     /// Pet `id`: `None` if nothing is known of it here, `Some(None)` if it does not exist.
     pub(crate) fn pet(&mut self, id: PetId) -> Option<Option<Pet>> {
         self.part(id, |parts| &mut parts.pet)
