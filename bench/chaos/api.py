@@ -14,6 +14,9 @@ import time
 # client nothing about what happened.
 RETRYABLE_STATUSES = {408, 429, 500, 502, 503, 504}
 RETRYABLE_CODES = {"idempotency_key_in_use"}
+# A 503 that is a refusal for good: a checkout of several lines before the stock ledger has
+# begun (docs/domain.md) stays refused until the operator finishes the upgrade.
+REFUSED_CODES = {"upgrade_unfinished"}
 
 
 class Answer:
@@ -38,6 +41,8 @@ class Answer:
         """True when retrying cannot change what this answer says."""
         if self.status is None:
             return False
+        if self.code in REFUSED_CODES:
+            return True
         if self.status in RETRYABLE_STATUSES:
             return False
         return self.code not in RETRYABLE_CODES

@@ -16,9 +16,11 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import checks_actors  # noqa: E402
+import checks_checkout  # noqa: E402
 import checks_events  # noqa: E402
 import checks_feed  # noqa: E402
 import checks_ledger  # noqa: E402
+import checks_prices  # noqa: E402
 import checks_reads  # noqa: E402
 import checks_writes  # noqa: E402
 import history as history_file  # noqa: E402
@@ -31,9 +33,11 @@ from model import Anomalies, History, attempt_class  # noqa: E402
 UNEXPECTED = {400, 401, 403, 405, 413, 415, 422}
 
 
-def check_calls(history, deadline, anomalies):
+def check_calls(history, deadline, anomalies, ledger_begun=True):
     """No 500, every request answered within the deadline, no key reused with another body
-    (the clients always resend the same body), no refusal a valid request cannot get."""
+    (the clients always resend the same body), no refusal a valid request cannot get (but
+    the `pet_repeated` a basket naming a pet twice asks for), no `upgrade_unfinished` once
+    the ledger has begun."""
     for call in history.all_calls:
         took = call["answered"] - call["sent"]
         where = f"{call['method']} {call['path']} on node{call['node']} (op {call['op']})"
@@ -42,16 +46,20 @@ def check_calls(history, deadline, anomalies):
         if took > deadline or call.get("error") == "timeout":
             anomalies.add("deadline", f"{where} took {took:.1f} s "
                           f"({call.get('status') or call.get('error')})", call=call)
-        if call.get("status") in UNEXPECTED and call.get("code") != "idempotency_key_reused":
+        if call.get("status") in UNEXPECTED and call.get("code") != "idempotency_key_reused" \
+                and not checks_checkout.expected_refusal(history, call):
             anomalies.add("unexpected-refusal", f"{call['status']} {call.get('code')} to "
                           f"{where}: {call.get('resp')}", call=call)
+        if call.get("code") == "upgrade_unfinished" and ledger_begun:
+            anomalies.add("unexpected-refusal", f"503 upgrade_unfinished to {where}, on a "
+                          "database whose stock ledger had begun", call=call)
         if call.get("code") == "idempotency_key_reused":
             anomalies.add("one-effect-per-key", f"422 idempotency_key_reused to a retry with "
                           f"the same body: {where}", call=call)
 
 
-WRITES = ("place_order", "cancel_order", "complete_order", "set_stock", "create_pet",
-          "create_category")
+WRITES = ("place_order", "checkout", "cancel_order", "complete_order", "set_stock", "adjust",
+          "set_price", "create_pet", "create_category")
 
 
 def check_liveness(history, anomalies):
@@ -81,7 +89,7 @@ def check(records, final, deadline, settings=None):
     state = checks_writes.Final(final)
     anomalies = Anomalies()
     run_id = history.meta.get("run_id", "")
-    check_calls(history, deadline, anomalies)
+    check_calls(history, deadline, anomalies, state.ledger_begun)
     check_liveness(history, anomalies)
     checks_writes.check_orders(history, state, anomalies)
     checks_writes.check_creates(history, state, anomalies, run_id)
@@ -90,6 +98,13 @@ def check(records, final, deadline, settings=None):
     checks_feed.check_stock(history, state, anomalies)
     checks_feed.check_statuses(state, anomalies)
     checks_ledger.check_ledger(state, anomalies)
+    checks_ledger.check_adjustments(history, state, anomalies)
+    checks_checkout.check_checkouts(history, state, anomalies)
+    checks_checkout.check_totals(state, anomalies)
+    checks_checkout.check_order_movements(state, anomalies)
+    checks_prices.check_line_prices(history, state, anomalies)
+    checks_prices.check_price_changes(history, state, anomalies)
+    checks_prices.check_currency(state, anomalies)
     actors = checks_actors.check_actors(history, state, anomalies)
     catch_up = checks_events.check_webhooks(history, state, anomalies)
     checks_events.check_sse(history, state, anomalies)

@@ -4,10 +4,11 @@ names, in its flat `actor*` attributes, the key whose request made the change.
 Each client of the soak sends its writes with keys of its own (a staff key each, and a
 customer key each for the writers), and the history says, for every key, its id, name, role
 and client (`key` lines), and for every attempt the key it was sent with (`keyId`). So:
-- an event the history ties to an operation (an order by its shipDate marker, its cancel and
-  completion by the order's id, a pet or category by its unique name, a stock set by pet,
-  level before and after, the stock change of an order or cancel by the order event before
-  it) must name the key that operation was sent with, through `/v1`: `actorkind` `key`,
+- an event the history ties to an operation (an order or a checkout by its shipDate marker,
+  its cancel and completion by the order's id, a pet or category by its unique name, a stock
+  set or adjustment by pet, level before and after, a price change by pet, amount before and
+  after, the stock changes of an order's lines or its cancel by the order event before them)
+  must name the key that operation was sent with, through `/v1`: `actorkind` `key`,
   `actorid`, `actorname`, `actorrole` the key's, `actordoor` `api` (event-actor);
 - any other event (a pet's status change, which follows an order, a cancel, a completion or
   a set) must name one of the shop's keys, through `/v1`, likewise (event-actor);
@@ -28,7 +29,9 @@ import datetime
 import math
 from collections import defaultdict
 
+from checks_feed import LEVEL_KINDS
 from clients import op_of_ship_date
+from model import ORDER_KINDS, order_lines
 
 ACTOR_FIELDS = ("actorkind", "actorid", "actorname", "actorrole", "actordoor")
 # Seconds of slack around a moment (an event's time, a delivery's receipt) when asking
@@ -133,20 +136,33 @@ def _ops_by(history, kind, field):
     return found
 
 
+def _transitions(history, kinds):
+    """(pet, prior, value) -> the ops of `kinds` that were sent and would make it."""
+    found = defaultdict(list)
+    for op in (op for kind in kinds for op in history.ops_of(kind)):
+        if history.calls.get(op["op"]):
+            meta = op["meta"]
+            found[(meta["petId"], meta["prior"], meta["value"])].append(op)
+    return found
+
+
+def price_of(pet):
+    """The amount of a pet's price (its JSON as an event carries it), or None."""
+    price = pet.get("price")
+    return price.get("amount") if isinstance(price, dict) else None
+
+
 def attribute(history, final):
     """{event id: [ops]} for every event of the final feed the history ties to operations
     that may have made it; an event it does not tie to any is left out."""
-    places = {op["op"]: op for op in history.ops_of("place_order")}
+    places = {op["op"]: op for kind in ORDER_KINDS for op in history.ops_of(kind)}
     cancels = _ops_by(history, "cancel_order", "orderId")
     completes = _ops_by(history, "complete_order", "orderId")
     pets = _ops_by(history, "create_pet", "name")
     categories = _ops_by(history, "create_category", "name")
-    sets = defaultdict(list)
-    for op in history.ops_of("set_stock"):
-        if history.calls.get(op["op"]):
-            meta = op["meta"]
-            sets[(meta["petId"], meta["prior"], meta["value"])].append(op)
-    stock = defaultdict(int)
+    sets = _transitions(history, LEVEL_KINDS)
+    prices = _transitions(history, ("set_price",))
+    stock, price = defaultdict(int), {}
     # pet -> the ops of the order events since its last inventory.updated: that change's
     # inventory.updated is theirs (None: no order event since, so a set made it).
     pending = {}
@@ -157,14 +173,17 @@ def attribute(history, final):
         if kind == "order.placed":
             op = places.get(op_of_ship_date(data.get("shipDate")))
             ops = [op] if op is not None and history.calls.get(op["op"]) else []
-            pending.setdefault(data.get("petId"), []).extend(ops)
         elif kind == "order.cancelled":
             ops = cancels.get(data.get("id"), [])
-            pending.setdefault(data.get("petId"), []).extend(ops)
         elif kind == "order.completed":
             ops = completes.get(data.get("id"), [])
         elif kind == "pet.created":
             ops = pets.get(data.get("name"), [])
+            price[data.get("id")] = price_of(data)
+        elif kind == "pet.updated":
+            pet, amount = data.get("id"), price_of(data)
+            ops = prices.get((pet, price.get(pet), amount), [])
+            price[pet] = amount
         elif kind == "category.created":
             ops = categories.get(data.get("name"), [])
         elif kind == "inventory.updated":
@@ -172,6 +191,9 @@ def attribute(history, final):
             caused = pending.pop(pet, None)
             ops = caused if caused is not None else sets.get((pet, stock[pet], level), [])
             stock[pet] = level
+        if kind in ("order.placed", "order.cancelled"):
+            for line in order_lines(data):
+                pending.setdefault(line["petId"], []).extend(ops)
         if ops:
             attributed[event["id"]] = ops
     return attributed

@@ -4,6 +4,12 @@ appeared below its cursor, and each pet's stock replayed event by event."""
 import re
 from collections import Counter, defaultdict
 
+from model import order_lines
+
+# The ops that set a level a client knew before: stock sets, and adjustments (always guarded
+# by the level they read, sales.py), each with its pet, `prior` level and `value` made.
+LEVEL_KINDS = ("set_stock", "adjust")
+
 AFTER = re.compile(r"[?&]after=(\d+)")
 
 
@@ -56,19 +62,20 @@ def check_followed(kind, follower, seen, last, feed_ids, anomalies):
 
 
 def check_stock(history, final, anomalies):
-    """Replays each pet's stock through the feed: an order takes its units, a cancel puts
-    them back, and the inventory.updated of that change must show exactly that; any other
-    inventory.updated is a stock set, and must be one a client made (matched by pet, level
-    before, level after). The replay must end at the stock the database holds."""
+    """Replays each pet's stock through the feed: an order takes its lines' units, a cancel
+    puts them back, and the inventory.updated of that change must show exactly that; any
+    other inventory.updated is a stock set or an adjustment, and must be one a client made
+    (matched by pet, level before, level after). The replay must end at the stock the
+    database holds."""
     stock = defaultdict(int)      # pet -> level as the feed tells it
     pending = defaultdict(int)    # pet -> change announced by an order event, not yet shown
     transitions = Counter()       # (pet, before, after) of every stock set in the feed
     for event in final.events:
         kind, data = event.get("type"), event.get("data") or {}
-        if kind == "order.placed":
-            pending[data["petId"]] -= data["quantity"]
-        elif kind == "order.cancelled":
-            pending[data["petId"]] += data["quantity"]
+        if kind in ("order.placed", "order.cancelled"):
+            sign = -1 if kind == "order.placed" else 1
+            for line in order_lines(data):
+                pending[line["petId"]] += sign * line["quantity"]
         elif kind == "inventory.updated":
             pet, level = data["petId"], data["quantity"]
             if pending[pet]:
@@ -90,12 +97,16 @@ def check_stock(history, final, anomalies):
         if item["quantity"] != stock[pet]:
             anomalies.add("stock-arithmetic", f"pet {pet} holds {item['quantity']}, the feed "
                           f"replays to {stock[pet]}")
-    _match_sets(history, transitions, anomalies)
+    match_transitions(history, transitions, LEVEL_KINDS, "stock sets or adjustments",
+                      anomalies)
 
 
-def _match_sets(history, transitions, anomalies):
+def match_transitions(history, transitions, kinds, what, anomalies):
+    """Each change (pet, before, after) the feed shows, counted in `transitions`, against the
+    ops of `kinds` that make it: at least as many as were acknowledged, at most as many as
+    may have happened (acknowledged, or of unknown outcome)."""
     acknowledged, maybe = Counter(), Counter()
-    for op in history.ops_of("set_stock"):
+    for op in (op for kind in kinds for op in history.ops_of(kind)):
         meta = op["meta"]
         key = (meta["petId"], meta["prior"], meta["value"])
         result, _ = history.outcome(op)
@@ -108,18 +119,19 @@ def _match_sets(history, transitions, anomalies):
         pet, before, after = key
         if found < acknowledged[key]:
             anomalies.add("acknowledged-write-lost",
-                          f"pet {pet}: {acknowledged[key]} acknowledged sets {before}->{after}, "
-                          f"{found} in the feed")
+                          f"pet {pet}: {acknowledged[key]} acknowledged {what} "
+                          f"{before}->{after}, {found} in the feed")
         if found > acknowledged[key] + maybe[key]:
             anomalies.add("answered-failed-happened",
-                          f"pet {pet}: {found} sets {before}->{after} in the feed, only "
+                          f"pet {pet}: {found} {what} {before}->{after} in the feed, only "
                           f"{acknowledged[key] + maybe[key]} could have happened "
                           f"(the others were answered as failed, or nobody sent them)")
 
 
 def check_statuses(final, anomalies):
     """domain.md's invariants where staff never set a status by hand (the soak never does)."""
-    open_orders = Counter(o["petId"] for o in final.orders.values() if not o.get("complete"))
+    open_orders = Counter(line["petId"] for o in final.orders.values() if not o.get("complete")
+                          for line in order_lines(o))
     for pet, item in final.inventory.items():
         status, level, opened = item["status"], item["quantity"], open_orders[pet]
         wrong = ((status == "pending" and (level != 0 or not opened))

@@ -1,10 +1,14 @@
 """The stock ledger (docs/domain.md, "The stock ledger"): every pet's movements, read at the
 end, must fit their kinds, never go negative, record the balances that are their sums, end at
 the pet's stock and the units of its open orders' lines, and pass through every level the
-feed's `inventory.updated` events showed, in the same order. On a database the previous
-version made (the upgrade unfinished, its nodes running beside), none may be written."""
+feed's `inventory.updated` events showed, in the same order; and each adjustment a client
+made is one `adjusted` movement with its reason, units and pet. On a database the previous
+version made (the upgrade unfinished, its nodes running beside), none may be written. Each
+order line's own movements are checks_checkout's."""
 
 from collections import defaultdict
+
+from sales import reason_of
 
 # How each kind moves (available, committed) by `quantity` q; an opening's changes are the
 # balances it starts from.
@@ -89,3 +93,30 @@ def check_ledger(final, anomalies):
         if moved != levels.get(pet, []):
             anomalies.add("ledger-feed", f"pet {pet}: the feed's inventory.updated levels "
                           f"{levels.get(pet, [])[:20]} are not its ledger's {moved[:20]}")
+
+
+def check_adjustments(history, final, anomalies):
+    """Every adjustment's movement, found by the reason that names its op (sales.py): one
+    for an acknowledged adjustment, none for a refused one, at most one otherwise; and no
+    `adjusted` movement that no adjustment asked for (ledger-adjustment)."""
+    if final.movements is None or not final.ledger_begun:
+        return
+    adjusted = defaultdict(list)  # reason -> its movements
+    for movements in final.movements.values():
+        for m in movements:
+            if m["kind"] == "adjusted":
+                adjusted[m.get("reason")].append(m)
+    for op in history.ops_of("adjust"):
+        meta, reason = op["meta"], reason_of(op["op"])
+        found = [(m["petId"], m["availableChange"]) for m in adjusted.pop(reason, [])]
+        result, _ = history.outcome(op)
+        allowed = {"ok": [[(meta["petId"], meta["change"])]], "failed": [[]],
+                   "unknown": [[], [(meta["petId"], meta["change"])]]}[result]
+        if found not in allowed:
+            anomalies.add("ledger-adjustment", f"adjustment op {op['op']} ({result}: pet "
+                          f"{meta['petId']}, {meta['change']:+d}) has adjusted movements "
+                          f"{found or 'none'}", op=op["op"])
+    for reason, movements in adjusted.items():
+        anomalies.add("ledger-adjustment", f"adjusted movements {[m['id'] for m in movements]} "
+                      f"({reason!r}) are no adjustment's a client made",
+                      movements=[m["id"] for m in movements])

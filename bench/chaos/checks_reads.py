@@ -14,9 +14,10 @@ sent was acknowledged before the service got the read.
 
 Each object a read shows (a pet's stock level, an order, a pet, a category) has a timeline:
 its states in the order the final feed committed them (the feed is in commit order), each
-made by an event, and each event by the ops that may have caused it (an order's events by
-its shipDate marker, a cancel or a completion by the order's id, a stock set by its pet,
-level before and level after; several candidates when they cannot be told apart). A read
+made by an event, and each event by the ops that may have caused it (an order's or a
+checkout's events, each line's stock change included, by its shipDate marker, a cancel or a
+completion by the order's id, a stock set or an adjustment by its pet, level before and level
+after; several candidates when they cannot be told apart). A read
 then may show any state from the newest one that a write it must see made (`lo`) to the
 last before the first state whose causing ops were all sent after the read was answered
 (`hi`: such a state committed after the read's snapshot, and so did every later one). With
@@ -37,7 +38,9 @@ import bisect
 import re
 from collections import Counter, defaultdict
 
+from checks_feed import LEVEL_KINDS
 from clients import op_of_ship_date
+from model import ORDER_KINDS, order_lines
 
 ABSENT, GONE, PRESENT, OPEN, COMPLETE = "absent", "gone", "present", "open", "complete"
 # Client times are rounded to 0.1 ms in the history.
@@ -113,7 +116,7 @@ class Reads:
                 cancels[meta.get("orderId")].append(op["op"])
             elif op["kind"] == "complete_order":
                 completes[meta.get("orderId")].append(op["op"])
-            elif op["kind"] == "set_stock":
+            elif op["kind"] in LEVEL_KINDS:
                 sets[(meta.get("petId"), meta.get("prior"), meta.get("value"))].append(op["op"])
         level = defaultdict(int)
         pending = defaultdict(list)  # pet -> ops of order events whose stock change is due
@@ -130,20 +133,20 @@ class Reads:
                           by_name[("create_category", data.get("name"))])
             elif kind == "order.placed":
                 op = op_of_ship_date(data.get("shipDate"))
-                made = [op] if op in ops and ops[op]["kind"] == "place_order" else []
+                made = [op] if op in ops and ops[op]["kind"] in ORDER_KINDS else []
                 if made:
                     self.owner[data["id"]] = ops[op].get("client")
                 self._add(("order", data["id"]), event_id, OPEN, made)
-                pending[data.get("petId")] += made
-                touched.add(data.get("petId"))
             elif kind == "order.cancelled":
                 made = cancels[data["id"]]
                 self._add(("order", data["id"]), event_id, GONE, made)
-                pending[data.get("petId")] += made
-                touched.add(data.get("petId"))
             elif kind == "order.completed":
                 self._add(("order", data["id"]), event_id, COMPLETE, completes[data["id"]])
-            elif kind == "inventory.updated":
+            if kind in ("order.placed", "order.cancelled"):
+                for line in order_lines(data):
+                    pending[line["petId"]] += made
+                    touched.add(line["petId"])
+            if kind == "inventory.updated":
                 pet, quantity = data.get("petId"), data.get("quantity")
                 if pet in touched:
                     made = pending.pop(pet, [])

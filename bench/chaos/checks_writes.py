@@ -1,10 +1,11 @@
-"""Checks of writes against the final state and the feed: orders (one per idempotency key,
-acknowledged ones present with their content, refused ones absent), cancels, completes,
-keyed creates (pets, categories)."""
+"""Checks of writes against the final state and the feed: orders and checkouts (one per
+idempotency key, acknowledged ones present with their content, refused ones absent),
+cancels, completes, keyed creates (pets, categories)."""
 
 from collections import defaultdict
 
 from clients import op_of_ship_date
+from model import ORDER_KINDS, order_lines
 
 
 def _same_instant(a, b):
@@ -25,6 +26,7 @@ class Final:
         self.movements = None if movements is None else {
             int(pet): items for pet, items in movements.items()}
         self.ledger_begun = final.get("ledger_begun", True)
+        self.shop = final.get("shop")  # GET /v1: the shop's currency
         self.by_type = defaultdict(list)
         for event in self.events:
             self.by_type[event.get("type")].append(event)
@@ -53,7 +55,7 @@ def check_orders(history, final, anomalies):
     for order_id, order in final.orders.items():
         effects[op_of_ship_date(order.get("shipDate"))].add(order_id)
 
-    place_ops = {op["op"]: op for op in history.ops_of("place_order")}
+    place_ops = {op["op"]: op for kind in ORDER_KINDS for op in history.ops_of(kind)}
     for op_id, op in place_ops.items():
         result, call = history.outcome(op)
         made = effects.get(op_id, set())
@@ -73,14 +75,15 @@ def check_orders(history, final, anomalies):
                                       ops_by_order, history, anomalies)
         elif result == "failed" and made:
             anomalies.add("answered-failed-happened",
-                          f"order op {op_id} (key {key}) was answered "
+                          f"{op['kind']} op {op_id} (key {key}) was answered "
                           f"{call and call.get('status')} {call and call.get('code')} "
                           f"but made orders {sorted(made)}", op=op_id)
 
     for op_id, made in effects.items():
         if op_id not in place_ops:
             anomalies.add("event-without-change",
-                          f"orders {sorted(made)} match no order the clients placed",
+                          f"orders {sorted(made)} match no order or checkout the clients "
+                          "placed",
                           marker_op=op_id)
     for order_id, events in placed.items():
         if len(events) > 1:
@@ -115,11 +118,23 @@ def _check_acknowledged_order(op, order_id, answered, final, placed, cancelled,
                       f"order {order_id} was acknowledged (op {op['op']}), never cancelled, "
                       "and is gone", op=op["op"])
     for found in filter(None, [order, answered]):
-        if (found.get("petId"), found.get("quantity")) != (meta["petId"], meta["quantity"]) \
+        if _lines(order_lines(found)) != _lines(asked_lines(op)) \
                 or not _same_instant(found.get("shipDate"), meta["shipDate"]):
             anomalies.add("acknowledged-write-lost",
                           f"order {order_id} holds {found}, not what op {op['op']} asked",
                           op=op["op"], asked=meta)
+
+
+def asked_lines(op):
+    """The lines an order op asked for: a checkout's, or a place_order's one."""
+    meta = op["meta"]
+    if op["kind"] == "checkout":
+        return meta["lines"]
+    return [{"petId": meta["petId"], "quantity": meta["quantity"]}]
+
+
+def _lines(lines):
+    return [(line.get("petId"), line.get("quantity")) for line in lines]
 
 
 def _check_cancels_and_completes(history, final, cancelled, completed, ops_by_order,

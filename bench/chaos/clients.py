@@ -4,34 +4,18 @@ Each logical operation gets an op id and an "op" line in the history saying what
 (pet, quantity, idempotency key, the value a stock set wrote and the level it replaced, how a
 read was sent...); each HTTP attempt of it is a "call" line. Writes are retried on any answer
 that is not definite (no answer, 5xx, 429, 408, 409 idempotency_key_in_use) until one is, or
-until the op's retry budget runs out; orders and creates retry with the SAME Idempotency-Key
-and body.
+until the op's retry budget runs out; orders, checkouts and creates retry with the SAME
+Idempotency-Key and body. Checkouts, price changes and stock adjustments are in sales.py.
 """
 
-import datetime
 import random
 import threading
 import time
 
-# Each order's shipDate is unique to its op: an order found in the database or the feed
-# names the op (and so the idempotency key) that made it.
-MARKER_EPOCH = datetime.datetime(2030, 1, 1, tzinfo=datetime.timezone.utc)
-
-
-def ship_date_marker(op_id):
-    moment = MARKER_EPOCH + datetime.timedelta(seconds=op_id)
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def op_of_ship_date(text):
-    """The op id a shipDate marker stands for, or None if it is no marker."""
-    if not text:
-        return None
-    try:
-        moment = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return int((moment - MARKER_EPOCH).total_seconds())
+# Each order's shipDate is unique to its op (markers.py): an order found in the database or
+# the feed names the op (and so the idempotency key) that made it.
+from markers import op_of_ship_date, ship_date_marker  # noqa: F401
+from sales import Sales
 
 
 class Shop:
@@ -41,7 +25,7 @@ class Shop:
         self.lock = threading.Lock()
         self.category_id = category_id
         self.pets = list(pets)
-        self.seeded = 0  # the first pets, stocked at setup: the contended ones
+        self.seeded = 0  # the first pets, stocked and priced at setup: the contended ones
         self.open_orders = {}  # order id -> (writer index, pet id)
 
     def pet(self, rng):
@@ -51,6 +35,12 @@ class Shop:
             if self.seeded and rng.random() < 0.5:
                 return rng.choice(self.pets[:self.seeded])
             return rng.choice(self.pets)
+
+    def popular(self):
+        """The pets seeded at setup: the only ones with a price, so the only ones a
+        checkout can sell."""
+        with self.lock:
+            return list(self.pets[:self.seeded])
 
     def add_pet(self, pet_id):
         with self.lock:
@@ -71,9 +61,10 @@ class Shop:
             return rng.choice(ids) if ids else None
 
 
-MIX = [  # (operation, weight)
-    ("place_order", 30), ("cancel_order", 8), ("complete_order", 8), ("set_stock", 12),
-    ("create_pet", 3), ("create_category", 1), ("read_point", 20), ("read_page", 18),
+MIX = [  # (operation, weight); checkout, set_price and adjust are in sales.py
+    ("place_order", 24), ("checkout", 14), ("cancel_order", 8), ("complete_order", 8),
+    ("set_stock", 10), ("adjust", 6), ("set_price", 5), ("create_pet", 3),
+    ("create_category", 1), ("read_point", 20), ("read_page", 18),
 ]
 
 
@@ -84,7 +75,7 @@ MIX = [  # (operation, weight)
 READ_MODES = ("plain", "token", "staleness")
 
 
-class Writer(threading.Thread):
+class Writer(Sales, threading.Thread):
     def __init__(self, index, recorder, history, shop, customer_key, staff_key, run_id,
                  seed, stop, budget, prefix="w", plant=None, read_modes=False):
         super().__init__(name=f"{prefix}{index}", daemon=True)
@@ -118,14 +109,15 @@ class Writer(threading.Thread):
                             "at": round(time.time(), 4), "meta": meta})
         return op
 
-    def _until_definite(self, send):
+    def _until_definite(self, send, unserved=()):
         """Attempts on random nodes until an answer is definite; None when the budget ran
-        out first (the op's outcome stays unknown)."""
+        out first (the op's outcome stays unknown). A status in `unserved` says the node
+        does not serve the route (sales.py): another one is asked."""
         deadline = time.monotonic() + self.budget
         pause = 0.05
         while True:
             answer = send(self.rng.randrange(self.nodes))
-            if answer.definite:
+            if answer.definite and answer.status not in unserved:
                 return answer
             if time.monotonic() > deadline:
                 return None
@@ -163,16 +155,7 @@ class Writer(threading.Thread):
         self.history.write({"t": "op", "op": op, "kind": "place_order", "client": self.name,
                             "at": round(time.time(), 4),
                             "meta": {**body, "idempotencyKey": key}})
-        attempts = []
-
-        def attempt(node):
-            # The retry-drops-key plant: every retry goes without the key.
-            drop = self.plant == "retry-drops-key" and attempts
-            attempts.append(node)
-            return self._write(op, "place_order", node, "POST", "/v1/store/orders",
-                               key=self.customer_key, body=body,
-                               headers=None if drop else {"Idempotency-Key": key})
-        answer = self._until_definite(attempt)
+        answer = self._keyed(op, "place_order", "/v1/store/orders", body, key)
         if answer is not None and answer.status == 201:
             self.shop.add_order(answer.body["id"], self.index, pet)
 

@@ -1,6 +1,7 @@
 """The final state, read through the API once the faults are over: the whole feed from the
-start, every order, pet, category, stock level and stock movement; and `petstore check` on
-the database."""
+start, every order (with its lines and amounts), pet (with its price), category, stock level
+and stock movement, and the shop's currency (`GET /v1`); and `petstore check` on the
+database."""
 
 import re
 import subprocess
@@ -46,6 +47,7 @@ def read_final_state(address, admin_key):
     inventory = _all_pages(address, admin_key, "/v1/inventory")
     return {
         "dumped_at": time.time(),
+        "shop": _get(address, admin_key, "/v1").body,
         "events": _feed(address, admin_key),
         "orders": _all_pages(address, admin_key, "/v1/store/orders"),
         "inventory": inventory,

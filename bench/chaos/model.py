@@ -12,6 +12,9 @@ An op's outcome is "ok", "failed" or "unknown"; the rules per kind are in `outco
 from collections import defaultdict
 
 NO_EFFECT_CODES = {"unavailable", "idempotency_key_in_use", "rate_limited", "request_timeout"}
+# A 5xx that says the request was refused for good (docs/domain.md): a checkout of several
+# lines before the stock ledger has begun is 503 `upgrade_unfinished`, and nothing happened.
+REFUSED_5XX_CODES = {"upgrade_unfinished"}
 
 
 def attempt_class(call):
@@ -23,6 +26,8 @@ def attempt_class(call):
     code = call.get("code")
     if code in NO_EFFECT_CODES:
         return "no_effect"
+    if code in REFUSED_5XX_CODES:
+        return "refused"
     if 400 <= status < 500 and status not in (408, 429):
         return "refused"
     return "unknown"
@@ -30,12 +35,30 @@ def attempt_class(call):
 
 # A definite refusal that follows an attempt of unknown fate may be that attempt's own
 # doing: a stock set whose first try committed gets 412 on the retry (its If-Match is stale
-# now), a cancel whose first try committed gets 404. Keyed creates have no such case: the
-# retry replays the first answer.
+# now), and so do an adjustment (its If-Match or changeFromQuantity is) and a price change;
+# a cancel whose first try committed gets 404. Keyed creates and checkouts have no such
+# case: the retry replays the first answer.
 AMBIGUOUS_AFTER_UNKNOWN = {
     "set_stock": {412},
+    "adjust": {412},
+    "set_price": {412},
     "cancel_order": {404},
 }
+
+# The ops that order: each carries a shipDate marker naming it (clients.ship_date_marker).
+ORDER_KINDS = ("place_order", "checkout")
+# The ops that only read: no outcome to judge.
+READ_OP_KINDS = ("read_point", "read_page", "read_for_set", "read_price")
+
+
+def order_lines(order):
+    """An order's lines, by line number, as dicts with petId and quantity (and unitAmount
+    and amount when priced); an order of the previous version, which has no `lines`, is its
+    one line."""
+    lines = order.get("lines")
+    if lines:
+        return sorted(lines, key=lambda line: line.get("lineNo", 0))
+    return [{"lineNo": 1, "petId": order.get("petId"), "quantity": order.get("quantity")}]
 
 
 def outcome(kind, calls):

@@ -24,6 +24,13 @@ WEBHOOK_FLAGS = ["--webhook-allow-private-targets", "--webhook-first-retry-ms", 
                  "--webhook-lease-ms", "5000", "--webhook-poll-ms", "200"]
 
 
+# The currency every node of both shops prices in (docs/deployment.md: the first start on a
+# database writes it as the shop's, and a node started with another refuses to serve). Given
+# through the environment, which the previous version ignores, not as a flag it would refuse;
+# the setup checks GET /v1 says it (shops.py).
+CURRENCY = "EUR"
+
+
 class Node:
     def __init__(self, index, binary, database_url, workdir, admin_key, name=None,
                  env=None, replicas=(), replica_wait_ms=50, legacy_binary=None):
@@ -57,6 +64,7 @@ class Node:
                 # (docs/deployment.md). The key file is ours, never the working directory's.
                 "PETSTORE_BOOTSTRAP_ADMIN_KEY": self.admin_key,
                 "RUST_LOG": os.environ.get("CHAOS_NODE_LOG", "warn"),
+                "PETSTORE_CURRENCY": CURRENCY,
                 **self.extra_env,
             }
             self.process = subprocess.Popen(

@@ -25,6 +25,16 @@ PLANTS = {
     "wrong-actor": "the nodes of both shops run target/chaos-plant/petstore-wrong-actor, "
                    "whose events name the key that made the change through the other door "
                    "(a change through /v1 as the console's)",
+    "lines-separately": "the nodes of both shops run target/chaos-plant/"
+                        "petstore-lines-separately: checkout lines are judged one by one "
+                        "against the stock each pet had before the checkout, and a repeated "
+                        "pet is not refused",
+    "set-without-row": "the nodes of both shops run target/chaos-plant/"
+                       "petstore-set-without-row: a stock set through PATCH /v1/inventory "
+                       "writes no ledger row",
+    "price-outside-tx": "PostgreSQL nodes run target/chaos-plant/"
+                        "petstore-price-outside-tx: a checkout reads its lines' prices before "
+                        "the transaction that locks their pets, and sleeps a moment",
 }
 
 # Plants compiled into the node binary: each is petstore-http's Cargo feature of the same
@@ -44,6 +54,14 @@ BUILT_PLANTS = {
     # The bug is in the request's context (petstore-http's context.rs), which both backends
     # share: both shops must catch it (event-actor, webhook copies alike).
     "wrong-actor": ("pg", "sqlite"),
+    # The checkout's rules and the ledger are the core's, the same on both backends: both
+    # shops must catch each (the ledger's checks, checkout-repeated-pet).
+    "lines-separately": ("pg", "sqlite"),
+    "set-without-row": ("pg", "sqlite"),
+    # A price change can only commit between the early read and the checkout's transaction
+    # where writes run side by side. SQLite's one writer thread runs each write's use case
+    # whole, the early read and the pause included, so none can: only PostgreSQL shows it.
+    "price-outside-tx": ("pg",),
 }
 
 

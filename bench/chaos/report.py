@@ -15,6 +15,8 @@ import bisect
 import math
 from collections import Counter, defaultdict
 
+from model import READ_OP_KINDS
+
 
 def percentile(values, fraction):
     if not values:
@@ -82,7 +84,7 @@ def build(history, anomalies, healed, settings, catch_up=None, reads=None, actor
         requests[call["kind"]][status_label(call)] += 1
     outcomes = defaultdict(Counter)
     for op in history.ops.values():
-        if op["kind"] in ("read_point", "read_page", "read_for_set"):
+        if op["kind"] in READ_OP_KINDS:
             continue
         outcomes[op["kind"]][history.outcome(op)[0]] += 1
     faults = defaultdict(lambda: {"count": 0, "failed": 0, "seconds": 0.0})

@@ -4,6 +4,7 @@ seeded catalogue, writers, a feed reader per node, an SSE listener; and its fina
 import dump
 from api import Recorder, send
 from clients import FeedReader, Shop, Writer
+from nodes import CURRENCY
 from sse import SseListener
 
 
@@ -49,10 +50,22 @@ class ShopClients:
         self.recorder.key_ids[made["key"]] = made["id"]
         return made["key"]
 
+    def check_currency(self):
+        """Every node prices in CURRENCY, the one the nodes were started with (a shop's
+        currency is chosen once, by the first start on its database)."""
+        for node in self.nodes:
+            answer = send(node.address, "GET", "/v1", key=self.admin_key)
+            currency = answer.body.get("currency") if isinstance(answer.body, dict) else None
+            if currency != CURRENCY:
+                raise RuntimeError(f"{self.name}: {node.name} prices in {currency!r} "
+                                   f"({answer.status}), not {CURRENCY}")
+
     def seed(self):
-        """Keys, a category, pets with stock: through the recorder, so the checker sees
-        them. Every client has keys of its own: the setup a staff key, each writer a staff
-        and a customer key, the feed readers and the SSE listener a staff key for reading."""
+        """Keys, a category, pets with stock and a price: through the recorder, so the
+        checker sees them. Every client has keys of its own: the setup a staff key, each
+        writer a staff and a customer key, the feed readers and the SSE listener a staff key
+        for reading."""
+        self.check_currency()
         self.staff = self._key("staff", f"{self.prefix}followers")
         self.keys = {}  # writer index or "setup" -> (customer key, staff key)
         self.keys["setup"] = (None, self._key("staff", f"{self.prefix}setup"))
@@ -69,9 +82,15 @@ class ShopClients:
             answer = setup.create_pet()
             if answer is None or answer.status != 201:
                 raise RuntimeError(f"{self.name}: creating a pet: {answer and answer.body}")
-            answer = setup.set_stock(answer.body["id"], self.rng.randint(5, 12))
+            pet = answer.body["id"]
+            answer = setup.set_stock(pet, self.rng.randint(5, 12))
             if answer is None or answer.status != 200:
                 raise RuntimeError(f"{self.name}: setting a pet's stock: "
+                                   f"{answer and answer.body}")
+            # Every seeded pet is priced, so checkouts can sell it.
+            answer = setup.set_price(pet, self.rng.randint(500, 20_000))
+            if answer is None or answer.status != 200:
+                raise RuntimeError(f"{self.name}: setting a pet's price: "
                                    f"{answer and answer.body}")
         self.shop.seeded = len(self.shop.pets)
 

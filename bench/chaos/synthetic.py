@@ -2,13 +2,17 @@
 writes a history, a feed and a final state the way a correct service would; tests then
 break one of them."""
 
+import copy
 import datetime
 
 from checker import check
 from clients import ship_date_marker
+from sales import reason_of
 
 # The kinds of op a writer sends with its staff key; the others with its customer key.
-STAFF_KINDS = {"complete_order", "set_stock", "create_pet", "create_category", "read_for_set"}
+STAFF_KINDS = {"complete_order", "set_stock", "create_pet", "create_category", "read_for_set",
+               "set_price", "adjust"}
+CURRENCY = "EUR"
 
 
 class Shop:
@@ -18,6 +22,7 @@ class Shop:
     def __init__(self):
         self.records = [{"t": "meta", "run_id": "s1", "settings": {"seed": 1}}]
         self.events, self.orders, self.stock, self.pets = [], {}, {}, []
+        self.prices = {}  # pet -> its amount, once priced
         # Each pet's stock ledger, as a correct service writes it with each change.
         self.movements, self.committed = {}, {}
         self.clock, self.next_op, self.next_order = 1000.0, 0, 0
@@ -81,14 +86,45 @@ class Shop:
         return self.call(op, kind, status, resp, node=node, took=took, path=path,
                          method="GET", headers=headers, client=client)
 
-    def move(self, pet, kind, quantity, available, committed):
+    def move(self, pet, kind, quantity, available, committed, order=None, line=None,
+             reason=None):
         """A movement of `pet`'s ledger, after the change has been applied to the model."""
         ledger = self.movements.setdefault(pet, [])
         self.committed[pet] = self.committed.get(pet, 0) + committed
         ledger.append({"id": sum(len(m) for m in self.movements.values()) + 1, "petId": pet,
                        "kind": kind, "quantity": quantity, "availableChange": available,
                        "committedChange": committed, "availableAfter": self.stock[pet],
-                       "committedAfter": self.committed[pet]})
+                       "committedAfter": self.committed[pet], "orderId": order,
+                       "lineNo": line, "reason": reason})
+
+    def line(self, number, pet, quantity):
+        """An order's line, at the pet's price of the moment if it has one."""
+        line = {"lineNo": number, "petId": pet, "quantity": quantity}
+        if pet in self.prices:
+            line.update(unitAmount=self.prices[pet], amount=self.prices[pet] * quantity)
+        return line
+
+    def order(self, lines, op):
+        """A new order of `lines` (pet, quantity), as a correct service makes it."""
+        self.next_order += 1
+        lines = [self.line(n, pet, q) for n, (pet, q) in enumerate(lines, 1)]
+        order = {"id": self.next_order, "petId": lines[0]["petId"],
+                 "quantity": lines[0]["quantity"], "shipDate": ship_date_marker(op),
+                 "complete": False, "lines": lines}
+        if all("unitAmount" in line for line in lines):
+            order.update(currency=CURRENCY, totalAmount=sum(l["amount"] for l in lines))
+        return order
+
+    def take(self, order, by):
+        """The order's placing: its event, and each line's units taken, in line order."""
+        self.orders[order["id"]] = order
+        self.event("order.placed", copy.deepcopy(order), by=by)
+        for line in order["lines"]:
+            pet, quantity = line["petId"], line["quantity"]
+            self.stock[pet] -= quantity
+            self.event("inventory.updated", {"petId": pet, "quantity": self.stock[pet]}, by=by)
+            self.move(pet, "committed", quantity, -quantity, quantity, order["id"],
+                      line["lineNo"])
 
     def tokened(self, token):
         """The last write's answer carried this Consistency-Token."""
@@ -122,15 +158,8 @@ class Shop:
                      shipDate=ship_date_marker(self.next_op + 1), idempotencyKey="k")
         order = None
         if commit:
-            by = self.key("place_order", client)
-            self.next_order += 1
-            order = {"id": self.next_order, "petId": pet, "quantity": quantity,
-                     "shipDate": ship_date_marker(op), "complete": False}
-            self.orders[order["id"]] = order
-            self.event("order.placed", dict(order), by=by)
-            self.stock[pet] -= quantity
-            self.event("inventory.updated", {"petId": pet, "quantity": self.stock[pet]}, by=by)
-            self.move(pet, "committed", quantity, -quantity, quantity)
+            order = self.order([(pet, quantity)], op)
+            self.take(order, self.key("place_order", client))
         for status, code in answers:
             self.call(op, "place_order", status, order if status == 201 else {"code": code},
                       code=code, client=client, node=node)
@@ -140,12 +169,13 @@ class Shop:
         op = self.op("cancel_order", orderId=order["id"])
         del self.orders[order["id"]]
         by = self.key("cancel_order")
-        self.event("order.cancelled", dict(order), by=by)
-        self.stock[order["petId"]] += order["quantity"]
-        self.event("inventory.updated", {"petId": order["petId"],
-                                         "quantity": self.stock[order["petId"]]}, by=by)
-        self.move(order["petId"], "released", order["quantity"], order["quantity"],
-                  -order["quantity"])
+        self.event("order.cancelled", copy.deepcopy(order), by=by)
+        for line in order["lines"]:
+            pet, quantity = line["petId"], line["quantity"]
+            self.stock[pet] += quantity
+            self.event("inventory.updated", {"petId": pet, "quantity": self.stock[pet]}, by=by)
+            self.move(pet, "released", quantity, quantity, -quantity, order["id"],
+                      line["lineNo"])
         for status, code in answers:
             self.call(op, "cancel_order", status, None, code=code)
 
@@ -153,11 +183,60 @@ class Shop:
         op = self.op("complete_order", orderId=order["id"])
         if commit:
             self.orders[order["id"]]["complete"] = True
-            self.event("order.completed", dict(self.orders[order["id"]]),
+            self.event("order.completed", copy.deepcopy(self.orders[order["id"]]),
                        by=self.key("complete_order"))
-            self.move(order["petId"], "sold", order["quantity"], 0, -order["quantity"])
+            for line in order["lines"]:
+                self.move(line["petId"], "sold", line["quantity"], 0, -line["quantity"],
+                          order["id"], line["lineNo"])
         for status, code in answers:
             self.call(op, "complete_order", status, None, code=code)
+
+    def price(self, pet, amount, answers=((200, None),), commit=True):
+        """A price change (`set_price`): its pet.updated carries the pet with its price."""
+        op = self.op("set_price", petId=pet, prior=self.prices.get(pet), value=amount,
+                     etag='"p"')
+        if commit:
+            self.prices[pet] = amount
+            at = next(i for i, p in enumerate(self.pets) if p["id"] == pet)
+            # A new dict: the pet.created event holds the old one.
+            self.pets[at] = dict(self.pets[at], price={"amount": amount, "currency": CURRENCY})
+            self.event("pet.updated", copy.deepcopy(self.pets[at]), by=self.key("set_price"))
+        for status, code in answers:
+            self.call(op, "set_price", status, {"petId": pet, "amount": amount}, code=code,
+                      method="PUT")
+
+    def checkout(self, lines, answers=((201, None),), commit=True, expected=None,
+                 repeated=False, client="w0"):
+        """A checkout of `lines` ((pet, quantity) each); the order, when `commit`."""
+        body = {"lines": [{"petId": pet, "quantity": q} for pet, q in lines],
+                "shipDate": ship_date_marker(self.next_op + 1)}
+        if expected is not None:
+            body["expectedTotal"] = expected
+        op = self.op("checkout", client=client, **body, idempotencyKey=f"c{self.next_op + 1}",
+                     repeated=repeated)
+        order = None
+        if commit:
+            order = self.order(lines, op)
+            self.take(order, self.key("checkout", client))
+        for status, code in answers:
+            self.call(op, "checkout", status,
+                      copy.deepcopy(order) if status == 201 else {"code": code}, code=code,
+                      client=client)
+        return order
+
+    def adjust(self, pet, change, answers=((200, None),), commit=True):
+        """An adjustment, guarded by the level it read: a movement with its reason."""
+        prior = self.stock[pet]
+        op = self.op("adjust", petId=pet, prior=prior, change=change, value=prior + change,
+                     guard="both", etag='"e"')
+        if commit:
+            self.stock[pet] += change
+            self.event("inventory.updated", {"petId": pet, "quantity": self.stock[pet]},
+                       by=self.key("adjust"))
+            self.move(pet, "adjusted", abs(change), change, 0, reason=reason_of(op))
+        for status, code in answers:
+            self.call(op, "adjust", status, {"petId": pet, "quantity": prior + change},
+                      code=code)
 
     def feed_page(self, reader, after, ids, node=0):
         self.call(None, "feed", 200, {"ids": ids}, node=node,
@@ -167,14 +246,14 @@ class Shop:
     def final(self):
         inventory = []
         for pet, level in self.stock.items():
-            open_orders = any(o["petId"] == pet and not o["complete"]
-                              for o in self.orders.values())
+            open_orders = any(line["petId"] == pet and not o["complete"]
+                              for o in self.orders.values() for line in o["lines"])
             status = "available" if level or not open_orders else "pending"
             inventory.append({"petId": pet, "quantity": level, "status": status})
         return {"events": self.events, "orders": list(self.orders.values()),
                 "inventory": inventory, "pets": self.pets, "categories": [],
                 "movements": {str(pet): list(m) for pet, m in self.movements.items()},
-                "check": {"rc": 0, "output": ""}}
+                "shop": {"currency": CURRENCY}, "check": {"rc": 0, "output": ""}}
 
     def check(self):
         return check(self.records, self.final(), deadline=10)
@@ -197,4 +276,31 @@ def clean_shop():
     shop.set_stock(pet, 4, answers=((None, None), (412, "precondition_failed")))
     shop.feed_page("feed0", 0, [int(e["id"]) for e in shop.events[:5]])
     shop.feed_page("feed0", 5, [int(e["id"]) for e in shop.events[5:]])
+    return shop
+
+
+def selling_shop():
+    """A clean shop that sells: priced pets, checkouts (one refused for want of stock, one
+    for a stale total, one that names a pet twice), one cancelled and one completed, a price
+    changed, stock adjusted."""
+    shop = clean_shop()
+    first, second = shop.pets[0]["id"], shop.pet(stock=8)
+    shop.price(first, 1500)
+    shop.price(second, 250)
+    done = shop.checkout([(first, 1), (second, 2)], expected=2000)
+    shop.complete(done)
+    gone = shop.checkout([(second, 1), (first, 1)],
+                         answers=((503, "outcome_unknown"), (201, None)))
+    shop.cancel(gone)
+    shop.checkout([(first, 1), (second, 99)], answers=((409, "insufficient_stock"),),
+                  commit=False)
+    shop.records[-1]["resp"]["errors"] = [{"field": "/lines/1/quantity",
+                                           "code": "insufficient_stock"}]
+    shop.checkout([(first, 1)], expected=1, answers=((409, "total_mismatch"),), commit=False)
+    shop.checkout([(first, 1), (first, 2)], answers=((422, "pet_repeated"),), commit=False,
+                  repeated=True)
+    shop.price(first, 1700, answers=((None, None), (412, "precondition_failed")))
+    shop.adjust(second, 3)
+    shop.adjust(second, -1, answers=((None, None), (412, "precondition_failed")))
+    shop.place(first, 1)
     return shop

@@ -13,9 +13,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checker import check  # noqa: E402
 from synthetic import anomalies, clean_shop  # noqa: E402
 # The checks of webhooks, the SSE stream, shops and the COMMIT-cutting proxy run with these,
-# and so do the checks of reads and of the read standbys, of each event's actor, and of the
-# stock ledger.
+# and so do the checks of reads and of the read standbys, of each event's actor, of the
+# stock ledger, and of checkouts, prices and adjustments.
 from test_actors import *  # noqa: E402,F401,F403
+from test_checkout import *  # noqa: E402,F401,F403
 from test_events import *  # noqa: E402,F401,F403
 from test_ledger import *  # noqa: E402,F401,F403
 from test_reads import *  # noqa: E402,F401,F403

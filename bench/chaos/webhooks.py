@@ -23,7 +23,7 @@ from api import send
 # must skip the other types without losing its place).
 SUBSCRIPTIONS = {
     "all": ["order.placed", "order.cancelled", "order.completed", "inventory.updated",
-            "pet.created", "category.created", "pet.status_changed"],
+            "pet.created", "pet.updated", "category.created", "pet.status_changed"],
     "orders": ["order.placed", "order.cancelled", "order.completed"],
 }
 

@@ -24,6 +24,6 @@ pub(super) fn prices_before<S: Store, C>(
         }
         Ok(prices)
     })?;
-    std::thread::sleep(std::time::Duration::from_millis(30));
+    std::thread::sleep(std::time::Duration::from_millis(250));
     Ok(prices)
 }
