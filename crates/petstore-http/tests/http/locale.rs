@@ -19,7 +19,8 @@ use crate::cluster::Cluster;
 
 const ADMIN: &str = "locale-admin-0123456789abcdef0123456789";
 
-/// Orders sent at once for the pet whose row another session holds.
+/// Orders sent at once for the pet whose row another session holds, and as many
+/// replacements of that pet.
 const ORDERS: usize = 16;
 
 /// Whether this machine has `locale` (as `locale -a` lists it, e.g. `de_DE.utf8`). CI makes
@@ -54,10 +55,12 @@ fn a_message_of(url: &str) -> String {
     conn.batch_execute("SELECT 1 / 0").unwrap_err().to_string()
 }
 
-/// `ORDERS` orders for one pet are sent at once while another session holds the pet's row:
-/// the writer threads take them in bursts, and each burst's first write waits past the
-/// burst's bound for that row. Every burst gives up and runs its jobs alone, where they wait
-/// for the row as long as they must: every order is answered 201 once the row is let go.
+/// `ORDERS` orders for one pet, and as many replacements of it, are sent at once while
+/// another session holds the pet's row, and the writer threads take them in bursts. An order
+/// names its pet, so a burst whose lock statement skipped the held row sets it aside to run
+/// alone. A replacement names no row: its burst meets the held row, waits past the burst's
+/// bound, gives up and runs its jobs alone. Alone, each write waits for the row as long as
+/// it must: every order is answered 201 and every replacement 200 once the row is let go.
 fn every_order_waits_for_a_held_row(lc_messages: &str, listed_as: &str, expected_words: &str) {
     let Some(cluster) = cluster_speaking(lc_messages, listed_as) else {
         return;
@@ -78,30 +81,38 @@ fn every_order_waits_for_a_held_row(lc_messages: &str, listed_as: &str, expected
     holder
         .batch_execute("BEGIN; SELECT id FROM pets WHERE id = 1 FOR UPDATE;")
         .unwrap();
-    let statuses: Vec<u16> = std::thread::scope(|scope| {
-        let orders: Vec<_> = (0..ORDERS)
-            .map(|_| {
-                scope.spawn(|| {
-                    binary::send_to(
-                        &server.address,
-                        "POST",
-                        "/v1/store/orders",
-                        ADMIN,
-                        &[],
-                        Some(r#"{"petId": 1, "quantity": 1}"#),
-                    )
+    let address = server.address.as_str();
+    let (orders, replacements): (Vec<u16>, Vec<u16>) = std::thread::scope(|scope| {
+        let send = |method: &'static str, path: &'static str, body: &'static str| {
+            scope.spawn(move || {
+                binary::send_to(address, method, path, ADMIN, &[], Some(body))
                     .unwrap()
                     .0
-                })
+            })
+        };
+        let sent: Vec<_> = (0..ORDERS)
+            .flat_map(|_| {
+                [
+                    send("POST", "/v1/store/orders", r#"{"petId": 1, "quantity": 1}"#),
+                    send("PUT", "/v1/pets/1", r#"{"name": "Rex", "categoryId": 1}"#),
+                ]
             })
             .collect();
         std::thread::sleep(Duration::from_millis(500));
         holder.batch_execute("COMMIT").unwrap();
-        orders.into_iter().map(|o| o.join().unwrap()).collect()
+        let statuses: Vec<u16> = sent.into_iter().map(|s| s.join().unwrap()).collect();
+        (
+            statuses.iter().step_by(2).copied().collect(),
+            statuses.iter().skip(1).step_by(2).copied().collect(),
+        )
     });
     assert_eq!(
-        statuses, [201; ORDERS],
+        orders, [201; ORDERS],
         "every order placed once the row was let go"
+    );
+    assert_eq!(
+        replacements, [200; ORDERS],
+        "every replacement made once the row was let go"
     );
     let metrics = server.get("/metrics", ADMIN);
     let reruns: f64 = metrics
