@@ -272,6 +272,15 @@ impl Total {
         })
     }
 
+    /// The sum of `amounts` when every one is known (each line priced); `None` when one is
+    /// not, or past [`Total::MAX`].
+    pub fn sum_known(amounts: impl IntoIterator<Item = Option<Total>>) -> Option<Total> {
+        amounts
+            .into_iter()
+            .collect::<Option<Vec<Total>>>()
+            .and_then(Total::sum)
+    }
+
     /// A stored total, checked against the bounds.
     pub fn new(value: i64) -> Result<Self, ValidationError> {
         if (0..=Self::MAX).contains(&value) {

@@ -33,10 +33,9 @@ impl NewOrder {
     }
 
     /// The open order this is once a store has given it `id`, placed by `owner` while its
-    /// pet's price was `price`: one line, priced when the pet had a price.
-    ///
-    /// Every store builds its orders here, so a field added to both types is carried over in
-    /// one place, and forgetting it is a compile error here.
+    /// pet's price was `price`: one line, priced when the pet had a price (a store reading
+    /// an order's row makes its first line here). Destructured, so a field added to both
+    /// types is a compile error here until it is carried over.
     pub fn into_order(self, id: OrderId, owner: Option<OwnerId>, price: Option<Price>) -> Order {
         let Self {
             pet_id,
@@ -123,11 +122,7 @@ impl Order {
 
     /// The total of `lines`: the sum of their amounts when every line is priced, else none.
     pub fn total_of(lines: &[OrderLine]) -> Option<Total> {
-        lines
-            .iter()
-            .map(|line| line.amount)
-            .collect::<Option<Vec<Total>>>()
-            .and_then(Total::sum)
+        Total::sum_known(lines.iter().map(|line| line.amount))
     }
 
     /// The same order with `more` lines after its first (a store reading lines 2 and on from

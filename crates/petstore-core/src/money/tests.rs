@@ -86,6 +86,24 @@ fn a_total_past_the_bound_is_refused_not_wrapped() {
     assert!(Total::new(Total::MAX + 1).is_err());
 }
 
+#[test]
+fn a_sum_of_amounts_is_known_only_when_every_amount_is() {
+    let two = Amount::new(2).unwrap().times(Quantity::ONE);
+    let three = Amount::new(3).unwrap().times(Quantity::ONE);
+    assert_eq!(
+        Total::sum_known([Some(two), Some(three)]).map(Total::get),
+        Some(5)
+    );
+    assert_eq!(Total::sum_known([Some(two), None]), None);
+    let largest = Amount::new(Amount::MAX)
+        .unwrap()
+        .times(Quantity::new(1000).unwrap());
+    assert_eq!(
+        Total::sum_known(std::iter::repeat_n(Some(largest), 91)),
+        None
+    );
+}
+
 proptest! {
     #[test]
     fn a_line_is_its_price_times_its_quantity_exactly(

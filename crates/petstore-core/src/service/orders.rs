@@ -123,11 +123,7 @@ impl<S: Store, C: Clock> OrderUseCases<'_, S, C> {
             if !refused.is_empty() {
                 return Err(DomainError::CheckoutRefused { lines: refused });
             }
-            let total = placed
-                .iter()
-                .map(|(line, _, _)| line.amount())
-                .collect::<Option<Vec<Total>>>()
-                .and_then(Total::sum)
+            let total = Total::sum_known(placed.iter().map(|(line, _, _)| line.amount()))
                 .ok_or_else(|| DomainError::storage("a checkout's total is out of bounds"))?;
             if let Some(expected) = checkout.expected_total.filter(|&e| e != total) {
                 return Err(DomainError::TotalMismatch { expected, total });

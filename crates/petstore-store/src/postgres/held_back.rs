@@ -1,8 +1,8 @@
 //! The writes of a PostgreSQL write transaction (a burst's, or a lone write's) that are held
 //! back and sent together just before its `COMMIT`: the stock its jobs set, the orders they
-//! place with their lines, the idempotency records their creates make (kept with everything else the
-//! transaction knows of its keys, `key_records.rs`), the stock movements they record and the
-//! events they append, in two statements for the whole burst where each job would send five
+//! place with their lines, the idempotency records their creates make (kept with everything
+//! else the transaction knows of its keys, `key_records.rs`), the stock movements they record
+//! and the events they append, in two statements for the whole burst where each job would send five
 //! of its own (`docs/storage.md`, "Grouping on PostgreSQL").
 //!
 //! Held back, a write cannot be seen by a statement, so any other statement on the
