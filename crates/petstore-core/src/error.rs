@@ -8,7 +8,8 @@ use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
-use crate::ids::{CategoryId, OrderId, PetId};
+use crate::hold::HoldEnd;
+use crate::ids::{CategoryId, HoldId, OrderId, PetId};
 use crate::model::PetStatus;
 use crate::money::Total;
 use crate::permission::Permission;
@@ -31,6 +32,8 @@ pub enum Resource {
     Key,
     /// A webhook subscription.
     Webhook,
+    /// A hold.
+    Hold,
 }
 
 impl fmt::Display for Resource {
@@ -43,6 +46,7 @@ impl fmt::Display for Resource {
             Resource::Price => "price of pet",
             Resource::Key => "key",
             Resource::Webhook => "webhook",
+            Resource::Hold => "hold",
         })
     }
 }
@@ -145,11 +149,20 @@ pub enum DomainError {
         /// What the lines come to now.
         total: Total,
     },
-    /// A checkout of more than one line waits for the upgrade of the database to be finished
-    /// (`petstore migrate --finish`): a node of the older version may still serve, and would
-    /// read such an order as its first line only.
-    #[error("a checkout of more than one line waits for the upgrade to be finished")]
+    /// A checkout of more than one line, or a hold, waits for the upgrade of the database to
+    /// be finished (`petstore migrate --finish`): a node of the older version may still serve,
+    /// and would read such an order as its first line only, or not count held units.
+    #[error("a checkout of more than one line, or a hold, waits for the upgrade to be finished")]
     UpgradeUnfinished,
+    /// The hold has ended, or its expiry has passed (`how` is then `Expired`, whether or not
+    /// the sweeper has ended it yet): it can be neither checked out nor released.
+    #[error("hold {id} {}", hold_ended(*.how))]
+    HoldEnded {
+        /// The hold.
+        id: HoldId,
+        /// How it ended.
+        how: HoldEnd,
+    },
     /// A complete order cannot be cancelled.
     #[error("order {id} is complete and cannot be cancelled")]
     OrderNotCancellable {
@@ -245,6 +258,15 @@ fn lines_refused(lines: &[LineRefusal]) -> String {
     each.join("; ")
 }
 
+/// How the message of [`DomainError::HoldEnded`] says the hold ended.
+fn hold_ended(how: HoldEnd) -> &'static str {
+    match how {
+        HoldEnd::Released => "was released",
+        HoldEnd::Expired => "has expired",
+        HoldEnd::Consumed => "was checked out",
+    }
+}
+
 /// What failed underneath a use case, for the operator's log: a description and, where there
 /// is one, the error that caused it (a database error, say), kept for `Error::source`.
 #[derive(Debug, Clone)]
@@ -323,6 +345,11 @@ impl DomainError {
             DomainError::CheckoutRefused { lines } => refused_code(lines),
             DomainError::TotalMismatch { .. } => "total_mismatch",
             DomainError::UpgradeUnfinished => "upgrade_unfinished",
+            DomainError::HoldEnded {
+                how: HoldEnd::Expired,
+                ..
+            } => "hold_expired",
+            DomainError::HoldEnded { .. } => "hold_ended",
             DomainError::OrderNotCancellable { .. } => "order_not_cancellable",
             DomainError::InvalidTransition(_) => "invalid_transition",
             DomainError::UnknownCategory { .. } => "unknown_category",
@@ -359,24 +386,4 @@ impl DomainError {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn validation_error_names_the_field() {
-        let error = ValidationError::new("id", "must be positive").for_field("categoryId");
-        assert_eq!(error.to_string(), "categoryId: must be positive");
-        assert_eq!(DomainError::from(error).code(), "validation_failed");
-    }
-
-    #[test]
-    fn only_infrastructure_errors_are_marked_as_such() {
-        assert!(DomainError::Unavailable("locked".into()).is_infrastructure());
-        assert!(DomainError::Storage("disk".into()).is_infrastructure());
-        let unknown = DomainError::OutcomeUnknown("fsync failed during COMMIT".into());
-        assert!(unknown.is_infrastructure());
-        assert_eq!(unknown.code(), "outcome_unknown");
-        assert!(!DomainError::InvalidTransition("no".into()).is_infrastructure());
-        assert_eq!(DomainError::Storage("x".into()).code(), "internal");
-    }
-}
+mod tests;

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::actor::Actor;
+use crate::hold::Hold;
 use crate::ids::{CategoryId, EventId, PetId};
 use crate::model::{Category, InventoryItem, Order, Pet, PetStatus};
 use crate::trace::TraceParent;
@@ -54,11 +55,23 @@ pub enum EventType {
     /// `order.cancelled`
     #[serde(rename = "order.cancelled")]
     OrderCancelled,
+    /// `hold.placed`
+    #[serde(rename = "hold.placed")]
+    HoldPlaced,
+    /// `hold.released`
+    #[serde(rename = "hold.released")]
+    HoldReleased,
+    /// `hold.expired`
+    #[serde(rename = "hold.expired")]
+    HoldExpired,
+    /// `hold.consumed`
+    #[serde(rename = "hold.consumed")]
+    HoldConsumed,
 }
 
 impl EventType {
     /// Every event type.
-    pub const ALL: [EventType; 12] = [
+    pub const ALL: [EventType; 16] = [
         EventType::PetCreated,
         EventType::PetUpdated,
         EventType::PetDeleted,
@@ -71,6 +84,10 @@ impl EventType {
         EventType::OrderUpdated,
         EventType::OrderCompleted,
         EventType::OrderCancelled,
+        EventType::HoldPlaced,
+        EventType::HoldReleased,
+        EventType::HoldExpired,
+        EventType::HoldConsumed,
     ];
 
     /// The dotted name, such as `order.placed`.
@@ -88,6 +105,10 @@ impl EventType {
             EventType::OrderUpdated => "order.updated",
             EventType::OrderCompleted => "order.completed",
             EventType::OrderCancelled => "order.cancelled",
+            EventType::HoldPlaced => "hold.placed",
+            EventType::HoldReleased => "hold.released",
+            EventType::HoldExpired => "hold.expired",
+            EventType::HoldConsumed => "hold.consumed",
         }
     }
 }
@@ -144,6 +165,14 @@ pub enum DomainEvent {
     OrderCompleted(Order),
     /// An order was cancelled.
     OrderCancelled(Order),
+    /// A hold set units aside.
+    HoldPlaced(Hold),
+    /// A hold was released by its owner or staff.
+    HoldReleased(Hold),
+    /// A hold ended at its expiry.
+    HoldExpired(Hold),
+    /// A hold was checked out (its ending names the order).
+    HoldConsumed(Hold),
 }
 
 impl DomainEvent {
@@ -162,6 +191,10 @@ impl DomainEvent {
             DomainEvent::OrderUpdated(_) => EventType::OrderUpdated,
             DomainEvent::OrderCompleted(_) => EventType::OrderCompleted,
             DomainEvent::OrderCancelled(_) => EventType::OrderCancelled,
+            DomainEvent::HoldPlaced(_) => EventType::HoldPlaced,
+            DomainEvent::HoldReleased(_) => EventType::HoldReleased,
+            DomainEvent::HoldExpired(_) => EventType::HoldExpired,
+            DomainEvent::HoldConsumed(_) => EventType::HoldConsumed,
         }
     }
 
@@ -182,6 +215,10 @@ impl DomainEvent {
             | DomainEvent::OrderUpdated(order)
             | DomainEvent::OrderCompleted(order)
             | DomainEvent::OrderCancelled(order) => format!("store/orders/{}", order.id),
+            DomainEvent::HoldPlaced(hold)
+            | DomainEvent::HoldReleased(hold)
+            | DomainEvent::HoldExpired(hold)
+            | DomainEvent::HoldConsumed(hold) => format!("store/holds/{}", hold.id),
         }
     }
 
@@ -203,6 +240,10 @@ impl DomainEvent {
             | DomainEvent::OrderUpdated(order)
             | DomainEvent::OrderCompleted(order)
             | DomainEvent::OrderCancelled(order) => json!(order),
+            DomainEvent::HoldPlaced(hold)
+            | DomainEvent::HoldReleased(hold)
+            | DomainEvent::HoldExpired(hold)
+            | DomainEvent::HoldConsumed(hold) => json!(hold),
         }
     }
 }
@@ -268,11 +309,13 @@ mod tests {
             pet_id: PetId::new(2).unwrap(),
             quantity: Stock::from_level(7),
             status: PetStatus::Available,
+            held: Stock::from_level(2),
+            committed: Stock::ZERO,
         });
         assert_eq!(event.subject(), "inventory/2");
         assert_eq!(
             event.data(),
-            json!({"petId": 2, "quantity": 7, "status": "available"})
+            json!({"petId": 2, "quantity": 7, "status": "available", "held": 2, "committed": 0})
         );
     }
 }

@@ -124,6 +124,10 @@ define_id! {
     /// movement.
     MovementId
 }
+define_id! {
+    /// The id of a [`Hold`](crate::Hold): units set aside for a basket. Never reused.
+    HoldId
+}
 
 impl From<KeyId> for OwnerId {
     /// Orders belong to the key that placed them.

@@ -2,19 +2,23 @@
 //! that makes the change, so that a pet's stock is always the sum of its movements and its
 //! history can be read (and repaired from) at any time.
 //!
-//! A pet has two balances: `available`, the units that can be ordered (the inventory's
-//! `quantity`), and `committed`, the units in its open orders. Each kind of movement moves
-//! them in its own way:
+//! A pet has three balances: `available`, the units that can be ordered (the inventory's
+//! `quantity`); `held`, the units set aside by its active holds; and `committed`, the units
+//! in its open orders. Each kind of movement moves them in its own way:
 //!
-//! | kind          | caused by                              | available | committed |
-//! |---------------|----------------------------------------|-----------|-----------|
-//! | `opening`     | the ledger beginning (`migrate --finish`) | + a    | + c       |
-//! | `set`         | a stock level set (`PATCH /v1/inventory`) | ± d    | 0         |
-//! | `adjusted`    | an adjustment with a reason            | ± d       | 0         |
-//! | `committed`   | an order placed                        | − q       | + q       |
-//! | `released`    | an open order cancelled                | + q       | − q       |
-//! | `sold`        | an open order completed                | 0         | − q       |
-//! | `written_off` | a pet deleted with units left          | − a       | 0         |
+//! | kind             | caused by                                 | available | held | committed |
+//! |------------------|-------------------------------------------|-----------|------|-----------|
+//! | `opening`        | the ledger beginning (`migrate --finish`) | + a       | 0    | + c       |
+//! | `set`            | a stock level set (`PATCH /v1/inventory`) | ± d       | 0    | 0         |
+//! | `adjusted`       | an adjustment with a reason               | ± d       | 0    | 0         |
+//! | `committed`      | an order placed                           | − q       | 0    | + q       |
+//! | `released`       | an open order cancelled                   | + q       | 0    | − q       |
+//! | `sold`           | an open order completed                   | 0         | 0    | − q       |
+//! | `written_off`    | a pet deleted with units left             | − a       | 0    | 0         |
+//! | `held`           | a hold placed                             | − q       | + q  | 0         |
+//! | `hold_released`  | a hold released by its owner or staff     | + q       | − q  | 0         |
+//! | `hold_expired`   | a hold ended by its expiry                | + q       | − q  | 0         |
+//! | `hold_committed` | a hold checked out: its units are ordered | 0         | − q  | + q       |
 //!
 //! `quantity` is the units moved (`a`, `|d|` or `q`), never negative.
 
@@ -22,12 +26,16 @@ use std::fmt;
 use std::str::FromStr;
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 
 use crate::actor::{Actor, RequestId};
-use crate::ids::{MovementId, OrderId, PetId};
+use crate::ids::{HoldId, MovementId, OrderId, PetId};
 use crate::validation::ValidationError;
 use crate::values::{PageSize, Quantity, Stock};
+
+mod adjustment;
+
+pub use adjustment::{Adjustment, AdjustmentUnits, Reason};
 
 /// What moved a pet's stock; see the module's table.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -48,11 +56,19 @@ pub enum MovementKind {
     Sold,
     /// The pet was deleted with units in stock.
     WrittenOff,
+    /// A hold set units aside: they leave `available` for `held`.
+    Held,
+    /// A hold was released by its owner or staff: its units go back.
+    HoldReleased,
+    /// A hold ended at its expiry: its units go back.
+    HoldExpired,
+    /// A hold was checked out: its units leave `held` for `committed`.
+    HoldCommitted,
 }
 
 impl MovementKind {
     /// Every kind.
-    pub const ALL: [MovementKind; 7] = [
+    pub const ALL: [MovementKind; 11] = [
         MovementKind::Opening,
         MovementKind::Set,
         MovementKind::Adjusted,
@@ -60,6 +76,10 @@ impl MovementKind {
         MovementKind::Released,
         MovementKind::Sold,
         MovementKind::WrittenOff,
+        MovementKind::Held,
+        MovementKind::HoldReleased,
+        MovementKind::HoldExpired,
+        MovementKind::HoldCommitted,
     ];
 
     /// Its name, as the API and the stores write it.
@@ -72,23 +92,25 @@ impl MovementKind {
             MovementKind::Released => "released",
             MovementKind::Sold => "sold",
             MovementKind::WrittenOff => "written_off",
+            MovementKind::Held => "held",
+            MovementKind::HoldReleased => "hold_released",
+            MovementKind::HoldExpired => "hold_expired",
+            MovementKind::HoldCommitted => "hold_committed",
         }
     }
 
-    /// Whether a movement of this kind may move `quantity` units as `available` and
-    /// `committed` changes say (the module's table). An opening's changes are its balances,
-    /// which no change can make negative.
-    pub fn fits(self, quantity: u32, available: i64, committed: i64) -> bool {
-        let q = i64::from(quantity);
+    /// How `q` units moved by this kind move the balances `(available, held, committed)`,
+    /// where the module's table fixes it (`set` and `adjusted` move `available` either way).
+    const fn moves(self, q: i64) -> (i64, i64, i64) {
         match self {
-            MovementKind::Opening => available == q && committed >= 0,
-            MovementKind::Set | MovementKind::Adjusted => {
-                committed == 0 && available.unsigned_abs() == u64::from(quantity)
-            }
-            MovementKind::Committed => available == -q && committed == q,
-            MovementKind::Released => available == q && committed == -q,
-            MovementKind::Sold => available == 0 && committed == -q,
-            MovementKind::WrittenOff => available == -q && committed == 0,
+            MovementKind::Opening | MovementKind::Set | MovementKind::Adjusted => (q, 0, 0),
+            MovementKind::Committed => (-q, 0, q),
+            MovementKind::Released => (q, 0, -q),
+            MovementKind::Sold => (0, 0, -q),
+            MovementKind::WrittenOff => (-q, 0, 0),
+            MovementKind::Held => (-q, q, 0),
+            MovementKind::HoldReleased | MovementKind::HoldExpired => (q, -q, 0),
+            MovementKind::HoldCommitted => (0, -q, q),
         }
     }
 }
@@ -120,11 +142,28 @@ pub struct StockChange {
     pub quantity: u32,
     /// How `available` moved.
     pub available: i64,
+    /// How `held` moved.
+    pub held: i64,
     /// How `committed` moved.
     pub committed: i64,
 }
 
 impl StockChange {
+    /// Whether the changes fit the kind and its units (the module's table). An opening's
+    /// changes are its balances, which no change can make negative.
+    pub fn fits(&self) -> bool {
+        let q = i64::from(self.quantity);
+        match self.kind {
+            MovementKind::Opening => self.available == q && self.held == 0 && self.committed >= 0,
+            MovementKind::Set | MovementKind::Adjusted => {
+                self.held == 0
+                    && self.committed == 0
+                    && self.available.unsigned_abs() == u64::from(self.quantity)
+            }
+            kind => (self.available, self.held, self.committed) == kind.moves(q),
+        }
+    }
+
     /// Stock set from `before` to `after` units (`set`), or adjusted so (`adjusted`).
     pub fn between(kind: MovementKind, before: Stock, after: Stock) -> Self {
         let available = i64::from(after.get()) - i64::from(before.get());
@@ -132,25 +171,20 @@ impl StockChange {
             kind,
             quantity: before.get().abs_diff(after.get()),
             available,
+            held: 0,
             committed: 0,
         }
     }
 
     /// `quantity` units moved as a kind moving units between the two balances (or out of
-    /// them) moves them: `committed`, `released`, `sold`, `written_off`.
+    /// them) moves them: every kind but `opening`, `set` and `adjusted`.
     pub fn of(kind: MovementKind, quantity: u32) -> Self {
-        let q = i64::from(quantity);
-        let (available, committed) = match kind {
-            MovementKind::Committed => (-q, q),
-            MovementKind::Released => (q, -q),
-            MovementKind::Sold => (0, -q),
-            MovementKind::WrittenOff => (-q, 0),
-            MovementKind::Opening | MovementKind::Set | MovementKind::Adjusted => (q, 0),
-        };
+        let (available, held, committed) = kind.moves(i64::from(quantity));
         Self {
             kind,
             quantity,
             available,
+            held,
             committed,
         }
     }
@@ -161,57 +195,14 @@ impl StockChange {
     }
 }
 
-/// Why staff adjusted a pet's stock ("delivery 4411", "two found damaged"): 1 to 200
-/// characters after trimming, no control characters.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
-#[serde(transparent)]
-pub struct Reason(String);
-
-impl Reason {
-    /// The most characters a reason may have.
-    pub const MAX_CHARS: usize = 200;
-
-    /// Trims `text` and checks it. The limit applies to the text as sent, as a name's does, so
-    /// that the API's schema can state it.
-    pub fn parse(text: &str) -> Result<Self, ValidationError> {
-        if text.chars().count() > Self::MAX_CHARS {
-            return Err(ValidationError::new(
-                "reason",
-                "must be at most 200 characters",
-            ));
-        }
-        let trimmed = text.trim();
-        if trimmed.is_empty() {
-            return Err(ValidationError::new("reason", "must not be empty"));
-        }
-        if trimmed.chars().any(char::is_control) {
-            return Err(ValidationError::new(
-                "reason",
-                "must not contain control characters",
-            ));
-        }
-        Ok(Self(trimmed.to_owned()))
-    }
-
-    /// The reason as text.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl<'de> Deserialize<'de> for Reason {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(deserializer)?;
-        Reason::parse(&text).map_err(|e| serde::de::Error::custom(e.reason))
-    }
-}
-
-/// What a movement belongs to besides its pet: the order line that moved it, or the reason
-/// staff gave.
+/// What a movement belongs to besides its pet: the order line that moved it, the hold and
+/// its line, or the reason staff gave.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Entry {
     /// The order, and the number of its line, whose units moved.
     pub order_line: Option<(OrderId, u32)>,
+    /// The hold whose units moved (and, with `order_line`, became that order's).
+    pub hold: Option<HoldId>,
     /// Why staff moved the units.
     pub reason: Option<Reason>,
 }
@@ -221,17 +212,48 @@ impl Entry {
     pub fn line(order: OrderId, line_no: u32) -> Self {
         Self {
             order_line: Some((order, line_no)),
-            reason: None,
+            ..Self::default()
+        }
+    }
+
+    /// A movement of a hold's units (its line numbers are the hold's own; a checkout of the
+    /// hold gives its lines the same numbers in the order).
+    pub fn hold(hold: HoldId) -> Self {
+        Self {
+            hold: Some(hold),
+            ..Self::default()
         }
     }
 
     /// A movement staff gave `reason` for.
     pub fn because(reason: Reason) -> Self {
         Self {
-            order_line: None,
             reason: Some(reason),
+            ..Self::default()
         }
     }
+
+    /// The same entry, of `hold` too.
+    #[must_use]
+    pub fn of_hold(self, hold: Option<HoldId>) -> Self {
+        Self { hold, ..self }
+    }
+}
+
+/// The three balances of a pet's stock (the module's table), as a movement leaves them.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Balances {
+    /// Units that can be ordered.
+    #[cfg_attr(feature = "openapi", schema(value_type = u32))]
+    pub available: Stock,
+    /// Units set aside by active holds.
+    #[cfg_attr(feature = "openapi", schema(value_type = u32))]
+    pub held: Stock,
+    /// Units in open orders.
+    #[cfg_attr(feature = "openapi", schema(value_type = u32))]
+    pub committed: Stock,
 }
 
 /// A movement as a use case hands it to the store: the change, the balances after it, and
@@ -242,10 +264,8 @@ pub struct NewMovement {
     pub pet_id: PetId,
     /// How it moved.
     pub change: StockChange,
-    /// Units available after the movement.
-    pub available_after: Stock,
-    /// Units in open orders after the movement.
-    pub committed_after: Stock,
+    /// The balances after the movement.
+    pub after: Balances,
     /// What it belongs to.
     pub entry: Entry,
 }
@@ -265,11 +285,16 @@ pub struct Movement {
     pub quantity: u32,
     /// How many units `available` moved (negative: out).
     pub available_change: i64,
+    /// How many units `held` moved (negative: out).
+    pub held_change: i64,
     /// How many units `committed` moved (negative: out).
     pub committed_change: i64,
     /// Units available after the movement.
     #[cfg_attr(feature = "openapi", schema(value_type = u32))]
     pub available_after: Stock,
+    /// Units held after the movement.
+    #[cfg_attr(feature = "openapi", schema(value_type = u32))]
+    pub held_after: Stock,
     /// Units in open orders after the movement.
     #[cfg_attr(feature = "openapi", schema(value_type = u32))]
     pub committed_after: Stock,
@@ -279,6 +304,9 @@ pub struct Movement {
     /// The number of the order's line whose units moved.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub line_no: Option<u32>,
+    /// The hold whose units moved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hold_id: Option<HoldId>,
     /// Why staff moved the units.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
@@ -295,10 +323,29 @@ pub struct Movement {
 }
 
 impl Movement {
-    /// Whether its changes fit its kind ([`MovementKind::fits`]).
+    /// How it moved the balances.
+    pub fn change(&self) -> StockChange {
+        StockChange {
+            kind: self.kind,
+            quantity: self.quantity,
+            available: self.available_change,
+            held: self.held_change,
+            committed: self.committed_change,
+        }
+    }
+
+    /// The balances it left.
+    pub fn after(&self) -> Balances {
+        Balances {
+            available: self.available_after,
+            held: self.held_after,
+            committed: self.committed_after,
+        }
+    }
+
+    /// Whether its changes fit its kind ([`StockChange::fits`]).
     pub fn fits_its_kind(&self) -> bool {
-        self.kind
-            .fits(self.quantity, self.available_change, self.committed_change)
+        self.change().fits()
     }
 }
 
@@ -311,78 +358,6 @@ pub struct MovementQuery {
     pub after: Option<MovementId>,
     /// Page size.
     pub limit: PageSize,
-}
-
-/// A staff adjustment of a pet's stock: units in (positive) or out (negative), with a reason,
-/// and, like Shopify's `changeFromQuantity`, the level the adjustment was meant for.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Adjustment {
-    /// Units in (positive) or out (negative): −1,000,000 to 1,000,000, never 0.
-    #[cfg_attr(feature = "openapi", schema(schema_with = adjustment_units_schema))]
-    pub change: AdjustmentUnits,
-    /// Why.
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::reason_schema))]
-    pub reason: Reason,
-    /// The available units the adjustment expects to find; refused (`412`) when the stock is
-    /// another level.
-    #[serde(default)]
-    #[cfg_attr(
-        feature = "openapi",
-        schema(value_type = Option<i64>, minimum = 0, maximum = 4_294_967_295_i64)
-    )]
-    pub change_from_quantity: Option<Stock>,
-}
-
-/// The schema of an adjustment's units: −1,000,000 to −1, or 1 to 1,000,000.
-#[cfg(feature = "openapi")]
-fn adjustment_units_schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-    use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, OneOfBuilder, SchemaFormat, Type};
-    let range = |min: i64, max: i64| {
-        ObjectBuilder::new()
-            .schema_type(Type::Integer)
-            .format(Some(SchemaFormat::KnownFormat(KnownFormat::Int32)))
-            .minimum(Some(min))
-            .maximum(Some(max))
-    };
-    OneOfBuilder::new()
-        .item(range(-i64::from(Stock::MAX_SETTABLE), -1))
-        .item(range(1, i64::from(Stock::MAX_SETTABLE)))
-        .description(Some(
-            "Units in (positive) or out (negative): -1000000 to 1000000, never 0.",
-        ))
-        .into()
-}
-
-/// The units of an [`Adjustment`]: −1,000,000 to 1,000,000, never 0.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(transparent)]
-pub struct AdjustmentUnits(i32);
-
-impl AdjustmentUnits {
-    /// Checks `value`.
-    pub fn new(value: i64) -> Result<Self, ValidationError> {
-        match i32::try_from(value) {
-            Ok(v) if v != 0 && v.unsigned_abs() <= Stock::MAX_SETTABLE => Ok(Self(v)),
-            _ => Err(ValidationError::new(
-                "change",
-                "must be a non-zero integer from -1000000 to 1000000",
-            )),
-        }
-    }
-
-    /// The units, signed.
-    pub const fn get(self) -> i32 {
-        self.0
-    }
-}
-
-impl<'de> Deserialize<'de> for AdjustmentUnits {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = crate::json_int::deserialize(deserializer)?;
-        AdjustmentUnits::new(value).map_err(|e| serde::de::Error::custom(e.reason))
-    }
 }
 
 #[cfg(test)]

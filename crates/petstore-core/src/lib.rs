@@ -12,6 +12,8 @@
 //!   functions, each naming the movement of the stock ledger it makes ([`StockChange`]);
 //! - the stock ledger: every change of a pet's stock is a [`Movement`] of a [`MovementKind`],
 //!   written with the change, so stock is always its ledger's sum;
+//! - [`Hold`]: units set aside for a basket, ended exactly once (released, expired or
+//!   checked out);
 //! - [`Caller`], [`Role`], [`Permission`]: who may do what, in one table;
 //! - [`Webhook`] and friends: subscriptions, Standard Webhooks signing, delivery order and
 //!   retries;
@@ -64,6 +66,7 @@ mod checkout;
 mod clock;
 mod error;
 mod events;
+mod hold;
 mod idempotency;
 mod ids;
 mod json_int;
@@ -93,13 +96,15 @@ pub use checkout::{CheckoutLines, NewCheckout, NewLine, PlacedCheckout, PricedLi
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::{DomainError, Failure, LineRefusal, Resource};
 pub use events::{DomainEvent, Event, EventType};
+pub use hold::{Ending, HeldTotals, Hold, HoldEnd, HoldLine, HoldLives, NewHold, PlacedHold};
 pub use idempotency::{IdempotencyKey, IdempotencyRecord, Idempotent, Outcome, RECORD_LIFETIME};
 pub use ids::{
-    CategoryId, DeliveryId, EventId, KeyId, MAX_ID, MovementId, OrderId, OwnerId, PetId, WebhookId,
+    CategoryId, DeliveryId, EventId, HoldId, KeyId, MAX_ID, MovementId, OrderId, OwnerId, PetId,
+    WebhookId,
 };
 pub use ledger::{
-    Adjustment, AdjustmentUnits, Entry, Movement, MovementKind, MovementQuery, NewMovement, Reason,
-    StockChange,
+    Adjustment, AdjustmentUnits, Balances, Entry, Movement, MovementKind, MovementQuery,
+    NewMovement, Reason, StockChange,
 };
 pub use memory::InMemoryStore;
 pub use model::{
@@ -113,16 +118,16 @@ pub use query::{
     CategoryQuery, InventoryQuery, KeyQuery, OrderQuery, OrderScope, Page, PetQuery, fold_case,
 };
 pub use repository::{
-    CatalogueReader, CatalogueWriter, EventReader, EventWriter, IdempotencyReader,
-    IdempotencyWriter, InventoryReader, InventoryWriter, KeyReader, KeyWriter, LedgerReader,
-    LedgerWriter, OrderReader, OrderWriter, RepoResult, SessionReader, SessionWriter, Snapshot,
-    Store, Transaction, WebhookReader, WebhookWriter,
+    CatalogueReader, CatalogueWriter, EventReader, EventWriter, HoldReader, HoldWriter,
+    IdempotencyReader, IdempotencyWriter, InventoryReader, InventoryWriter, KeyReader, KeyWriter,
+    LedgerReader, LedgerWriter, OrderReader, OrderWriter, RepoResult, SessionReader, SessionWriter,
+    Snapshot, Store, Transaction, WebhookReader, WebhookWriter,
 };
 pub use rules::{PetStock, Transition};
 pub use service::{
     Bootstrap, Bootstrapped, CategoryUseCases, DeliveryStatus, EventListener, EventUseCases,
-    InventoryUseCases, KeyUseCases, OrderUseCases, PetUseCases, PriceUseCases, Resumed, Service,
-    SessionUseCases, Settings, WebhookUseCases,
+    HoldCheckout, HoldUseCases, InventoryUseCases, KeyUseCases, OrderUseCases, PetUseCases,
+    PriceUseCases, Resumed, Service, SessionUseCases, Settings, WebhookUseCases,
 };
 pub use session::{SessionLifetime, SessionToken, StaffSession};
 pub use trace::TraceParent;

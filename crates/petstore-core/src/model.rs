@@ -177,10 +177,16 @@ pub struct Category {
 pub struct InventoryItem {
     /// The pet.
     pub pet_id: PetId,
-    /// Units in stock.
+    /// Units in stock that can be ordered (available).
     pub quantity: Stock,
     /// The pet's status.
     pub status: PetStatus,
+    /// Units set aside by active holds: out of `quantity` until a hold ends.
+    #[serde(default)]
+    pub held: Stock,
+    /// Units in open orders: out of `quantity` until an order is completed or cancelled.
+    #[serde(default)]
+    pub committed: Stock,
 }
 
 /// A new stock level for a pet: 0 to 1,000,000 units.

@@ -11,7 +11,7 @@ use utoipa::{PartialSchema, ToSchema};
 
 use crate::events::EventType;
 use crate::ids::{
-    CategoryId, DeliveryId, EventId, KeyId, MAX_ID, MovementId, OrderId, PetId, WebhookId,
+    CategoryId, DeliveryId, EventId, HoldId, KeyId, MAX_ID, MovementId, OrderId, PetId, WebhookId,
 };
 use crate::money::{Amount, Currency, Total};
 use crate::values::{Description, Name, Quantity, Stock};
@@ -61,6 +61,7 @@ id_schema!(
     WebhookId: "a webhook subscription",
     DeliveryId: "a delivery attempt",
     MovementId: "a stock movement",
+    HoldId: "a hold",
 );
 
 impl PartialSchema for Name {

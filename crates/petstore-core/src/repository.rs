@@ -30,9 +30,11 @@ use crate::query::{CategoryQuery, InventoryQuery, KeyQuery, OrderQuery, PetQuery
 use crate::session::StaffSession;
 use crate::values::{Name, Stock};
 
+mod holds;
 mod ledger;
 mod webhooks;
 
+pub use holds::{HoldReader, HoldWriter};
 pub use ledger::{LedgerReader, LedgerWriter};
 pub use webhooks::{WebhookReader, WebhookWriter};
 
@@ -247,6 +249,7 @@ pub trait Snapshot:
     CatalogueReader
     + InventoryReader
     + LedgerReader
+    + HoldReader
     + OrderReader
     + KeyReader
     + SessionReader
@@ -260,6 +263,7 @@ impl<T> Snapshot for T where
     T: CatalogueReader
         + InventoryReader
         + LedgerReader
+        + HoldReader
         + OrderReader
         + KeyReader
         + SessionReader
@@ -280,6 +284,7 @@ pub trait Transaction:
     + CatalogueWriter
     + InventoryWriter
     + LedgerWriter
+    + HoldWriter
     + OrderWriter
     + KeyWriter
     + SessionWriter
@@ -293,6 +298,7 @@ impl<T> Transaction for T where
     T: CatalogueWriter
         + InventoryWriter
         + LedgerWriter
+        + HoldWriter
         + OrderWriter
         + KeyWriter
         + SessionWriter

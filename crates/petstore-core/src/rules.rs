@@ -13,10 +13,16 @@
 //! | set stock to `n > 0`          | —                                  | = `n`      | `pending`/`sold` → `available` |
 //! | set stock to 0                | —                                  | = 0        | `available` → `pending` if open orders, else `sold` |
 //! | adjust stock by `d`           | stock + `d` from 0 to 1,000,000    | + `d`      | as setting stock to the result |
+//! | hold `q` units                | as placing an order                | − `q`      | as placing an order |
+//! | release or expire a hold of `q` | —                                | + `q`      | as cancelling an order |
+//! | check out a hold of `q`       | —                                  | unchanged  | unchanged |
 //! | staff sets status `s`         | —                                  | unchanged  | = `s` |
 //!
 //! Units in open orders (`committed`) grow by an order's units when it is placed and shrink
-//! by them when it is completed or cancelled; the ledger's kinds are `ledger.rs`'s table.
+//! by them when it is completed or cancelled; units in active holds (`held`) grow when a hold
+//! is placed and shrink when it ends, into `committed` when it is checked out. Held units
+//! count as an open order does for the status: no stock with units held is `pending`, not
+//! `sold`. The ledger's kinds are `ledger.rs`'s table.
 
 use crate::error::DomainError;
 use crate::events::DomainEvent;
@@ -39,6 +45,8 @@ pub struct PetStock {
     pub open_orders: u64,
     /// The units those orders hold.
     pub committed: Stock,
+    /// The units its active holds set aside.
+    pub held: Stock,
 }
 
 /// The result of a rule: the facts afterwards and the events to record.
@@ -63,6 +71,65 @@ impl PetStock {
     /// unit learns "sold out" (`insufficient_stock`), not that a rival's order made the pet
     /// `pending`. `pet_not_available` means units exist but staff took the pet off sale.
     pub fn place_order(self, quantity: Quantity) -> Result<Transition, DomainError> {
+        let (status, stock) = self.take(quantity)?;
+        Ok(self.becomes(
+            PetStock {
+                status,
+                stock,
+                open_orders: self.open_orders + 1,
+                committed: self.committed.put_back(quantity),
+                ..self
+            },
+            MovementKind::Committed,
+        ))
+    }
+
+    /// Sets `quantity` units aside for a hold: they must be there to order (as for
+    /// [`place_order`](Self::place_order)), and leave `available` for `held`.
+    pub fn hold(self, quantity: Quantity) -> Result<Transition, DomainError> {
+        let (status, stock) = self.take(quantity)?;
+        Ok(self.becomes(
+            PetStock {
+                status,
+                stock,
+                held: self.held.put_back(quantity),
+                ..self
+            },
+            MovementKind::Held,
+        ))
+    }
+
+    /// A hold of `quantity` units ends without an order (`kind`: released or expired): the
+    /// units go back in stock, and a `pending` pet is `available` again.
+    pub fn end_hold(self, quantity: Quantity, kind: MovementKind) -> Transition {
+        self.becomes(
+            PetStock {
+                status: back_on_sale(self.status),
+                stock: self.stock.put_back(quantity),
+                held: self.held.take(quantity).unwrap_or(Stock::ZERO),
+                ..self
+            },
+            kind,
+        )
+    }
+
+    /// A hold of `quantity` units is checked out: they become an open order's, and stock
+    /// and status stay as they are.
+    pub fn commit_hold(self, quantity: Quantity) -> Transition {
+        self.becomes(
+            PetStock {
+                open_orders: self.open_orders + 1,
+                held: self.held.take(quantity).unwrap_or(Stock::ZERO),
+                committed: self.committed.put_back(quantity),
+                ..self
+            },
+            MovementKind::HoldCommitted,
+        )
+    }
+
+    /// The status and stock after taking `quantity` units for an order or a hold, if the
+    /// pet has them and is `available`.
+    fn take(self, quantity: Quantity) -> Result<(PetStatus, Stock), DomainError> {
         let stock = self
             .stock
             .take(quantity)
@@ -82,24 +149,15 @@ impl PetStock {
         } else {
             self.status
         };
-        Ok(self.becomes(
-            PetStock {
-                status,
-                stock,
-                open_orders: self.open_orders + 1,
-                committed: self.committed.put_back(quantity),
-                ..self
-            },
-            MovementKind::Committed,
-        ))
+        Ok((status, stock))
     }
 
     /// Completes one of the pet's open orders (counted in `open_orders`), of `quantity`
-    /// units: they leave the shop. When no stock and no other open order is left, the pet is
-    /// `sold`.
+    /// units: they leave the shop. When no stock, no other open order and no held unit is
+    /// left, the pet is `sold`.
     pub fn complete_order(self, quantity: Quantity) -> Transition {
         let open_orders = self.open_orders.saturating_sub(1);
-        let status = if self.stock.is_empty() && open_orders == 0 {
+        let status = if self.stock.is_empty() && open_orders == 0 && self.held.is_empty() {
             PetStatus::Sold
         } else {
             self.status
@@ -118,13 +176,9 @@ impl PetStock {
     /// Cancels one of the pet's open orders of `quantity` units: the units go back in stock
     /// and a `pending` pet is `available` again.
     pub fn cancel_order(self, quantity: Quantity) -> Transition {
-        let status = match self.status {
-            PetStatus::Pending => PetStatus::Available,
-            other => other,
-        };
         self.becomes(
             PetStock {
-                status,
+                status: back_on_sale(self.status),
                 stock: self.stock.put_back(quantity),
                 open_orders: self.open_orders.saturating_sub(1),
                 committed: self.committed.take(quantity).unwrap_or(Stock::ZERO),
@@ -135,7 +189,7 @@ impl PetStock {
     }
 
     /// Sets the stock level. Stock makes a `pending` or `sold` pet `available`; no stock makes
-    /// an `available` pet `pending` while orders are open, `sold` otherwise.
+    /// an `available` pet `pending` while orders are open or units held, `sold` otherwise.
     pub fn set_stock(self, stock: Stock) -> Transition {
         self.restock(stock, MovementKind::Set)
     }
@@ -158,8 +212,8 @@ impl PetStock {
         Ok(self.restock(stock, MovementKind::Adjusted))
     }
 
-    /// The pet is deleted: the units left in stock are written off. It has no open order
-    /// (one keeps it from being deleted).
+    /// The pet is deleted: the units left in stock are written off. It has no open order and
+    /// no active hold (either keeps it from being deleted).
     pub fn write_off(self) -> Transition {
         let change = (!self.stock.is_empty())
             .then(|| StockChange::of(MovementKind::WrittenOff, self.stock.get()));
@@ -183,7 +237,9 @@ impl PetStock {
     fn restock(self, stock: Stock, kind: MovementKind) -> Transition {
         let status = match (stock.is_empty(), self.status) {
             (false, PetStatus::Pending | PetStatus::Sold) => PetStatus::Available,
-            (true, PetStatus::Available) if self.open_orders > 0 => PetStatus::Pending,
+            (true, PetStatus::Available) if self.open_orders > 0 || !self.held.is_empty() => {
+                PetStatus::Pending
+            }
             (true, PetStatus::Available) => PetStatus::Sold,
             (_, unchanged) => unchanged,
         };
@@ -203,20 +259,23 @@ impl PetStock {
             pet_id: self.pet_id,
             quantity: self.stock,
             status: self.status,
+            held: self.held,
+            committed: self.committed,
         }
     }
 
     /// The transition to `after`, a movement of `kind` if any units moved.
     fn becomes(self, after: PetStock, kind: MovementKind) -> Transition {
+        let moved = |get: fn(&PetStock) -> Stock| get(&self).get().abs_diff(get(&after).get());
+        let units = moved(|p| p.stock)
+            .max(moved(|p| p.held))
+            .max(moved(|p| p.committed));
         let change = match kind {
-            _ if after.stock == self.stock && after.committed == self.committed => None,
+            _ if units == 0 => None,
             MovementKind::Set | MovementKind::Adjusted => {
                 Some(StockChange::between(kind, self.stock, after.stock))
             }
-            _ => Some(StockChange::of(
-                kind,
-                self.committed.get().abs_diff(after.committed.get()),
-            )),
+            _ => Some(StockChange::of(kind, units)),
         };
         let mut events = Vec::new();
         if after.status != self.status {
@@ -226,7 +285,9 @@ impl PetStock {
                 to: after.status,
             });
         }
-        if after.stock != self.stock {
+        // What a shopper can order, or what is set aside, changed; committed units move
+        // with orders, whose own events say so.
+        if after.stock != self.stock || after.held != self.held {
             events.push(DomainEvent::InventoryUpdated(after.inventory_item()));
         }
         Transition {
@@ -235,6 +296,14 @@ impl PetStock {
             events,
             change,
         }
+    }
+}
+
+/// A `pending` pet whose units come back is `available` again; `sold` and `available` stay.
+fn back_on_sale(status: PetStatus) -> PetStatus {
+    match status {
+        PetStatus::Pending => PetStatus::Available,
+        other => other,
     }
 }
 

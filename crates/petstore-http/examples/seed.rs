@@ -8,8 +8,9 @@
 use std::process::ExitCode;
 
 use petstore_core::{
-    Amount, Caller, CategoryId, Cause, Currency, Entry, KeySecret, MovementKind, Name, NewApiKey,
-    NewCategory, NewMovement, NewPet, PetStatus, Price, Role, Service, Stock, StockChange, Store,
+    Amount, Balances, Caller, CategoryId, Cause, Currency, Entry, KeySecret, MovementKind, Name,
+    NewApiKey, NewCategory, NewMovement, NewPet, PetStatus, Price, Role, Service, Stock,
+    StockChange, Store,
 };
 use petstore_store::{AnyStore, Database, Durability, StoreConfig};
 
@@ -59,8 +60,10 @@ fn seed(database: &str, pets: u32) -> Result<String, Box<dyn std::error::Error>>
                 let movement = NewMovement {
                     pet_id: pet.id,
                     change: StockChange::between(MovementKind::Set, Stock::ZERO, stock),
-                    available_after: stock,
-                    committed_after: Stock::ZERO,
+                    after: Balances {
+                        available: stock,
+                        ..Balances::default()
+                    },
                     entry: Entry::default(),
                 };
                 tx.record_movements(chrono::Utc::now(), &Cause::default(), &[movement])?;

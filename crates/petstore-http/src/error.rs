@@ -5,7 +5,7 @@ use std::fmt;
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::{HttpResponse, ResponseError};
-use petstore_core::{DomainError, LineRefusal};
+use petstore_core::{DomainError, HoldEnd, LineRefusal};
 
 mod body;
 
@@ -275,6 +275,11 @@ impl From<DomainError> for ApiError {
             DomainError::CheckoutRefused { lines } => {
                 return checkout_refused(&error, lines);
             }
+            DomainError::HoldEnded {
+                how: HoldEnd::Expired,
+                ..
+            } => (StatusCode::CONFLICT, C::HoldExpired),
+            DomainError::HoldEnded { .. } => (StatusCode::CONFLICT, C::HoldEnded),
             DomainError::OrderNotCancellable { .. } => {
                 (StatusCode::CONFLICT, C::OrderNotCancellable)
             }

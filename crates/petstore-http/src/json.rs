@@ -9,7 +9,7 @@
 //! types' `Serialize`, and an `ETag` is the same whichever path made the bytes.
 
 use petstore_core::{
-    ApiKey, Category, DeliveryAttempt, InventoryItem, Movement, Order, Pet, PetPrice, Price,
+    ApiKey, Category, DeliveryAttempt, Hold, InventoryItem, Movement, Order, Pet, PetPrice, Price,
     Webhook,
 };
 use serde::Serialize;
@@ -25,6 +25,7 @@ pub trait WriteJson: Serialize {
 impl WriteJson for ApiKey {}
 impl WriteJson for Category {}
 impl WriteJson for DeliveryAttempt {}
+impl WriteJson for Hold {}
 impl WriteJson for Movement {}
 impl WriteJson for Order {}
 impl WriteJson for PetPrice {}
@@ -76,6 +77,8 @@ impl WriteJson for InventoryItem {
             pet_id,
             quantity,
             status,
+            held,
+            committed,
         } = self;
         let mut number = itoa::Buffer::new();
         out.extend_from_slice(b"{\"petId\":");
@@ -84,7 +87,11 @@ impl WriteJson for InventoryItem {
         out.extend_from_slice(number.format(quantity.get()).as_bytes());
         out.extend_from_slice(b",\"status\":\"");
         out.extend_from_slice(status.as_str().as_bytes());
-        out.extend_from_slice(b"\"}");
+        out.extend_from_slice(b"\",\"held\":");
+        out.extend_from_slice(number.format(held.get()).as_bytes());
+        out.extend_from_slice(b",\"committed\":");
+        out.extend_from_slice(number.format(committed.get()).as_bytes());
+        out.push(b'}');
         Ok(())
     }
 }
@@ -158,11 +165,15 @@ mod tests {
     }
 
     fn inventory_item() -> impl Strategy<Value = InventoryItem> {
-        (id(), any::<u32>(), status()).prop_map(|(id, level, status)| InventoryItem {
-            pet_id: PetId::new(id).unwrap(),
-            quantity: Stock::from_level(level),
-            status,
-        })
+        (id(), any::<u32>(), status(), any::<u32>(), any::<u32>()).prop_map(
+            |(id, level, status, held, committed)| InventoryItem {
+                pet_id: PetId::new(id).unwrap(),
+                quantity: Stock::from_level(level),
+                status,
+                held: Stock::from_level(held),
+                committed: Stock::from_level(committed),
+            },
+        )
     }
 
     fn written<T: WriteJson>(item: &T) -> Vec<u8> {

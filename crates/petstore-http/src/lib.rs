@@ -34,6 +34,7 @@ pub mod pagination;
 mod rate_limit;
 pub mod routes;
 pub mod state;
+pub mod sweeper;
 pub mod tls;
 pub mod traces;
 pub mod wire;

@@ -93,7 +93,7 @@ struct Breach {
 
 /// The same SQL serves both backends (`complete = FALSE` reads a SQLite 0 and a PostgreSQL
 /// `false` alike).
-const INVARIANTS: [Invariant; 12] = [
+const INVARIANTS: [Invariant; 14] = [
     Invariant {
         sql: "SELECT id, stock AS value FROM pets WHERE stock < 0 ORDER BY id",
         say: |id, stock| format!("pet {id}: stock {stock} is below zero"),
@@ -118,6 +118,20 @@ const INVARIANTS: [Invariant; 12] = [
         },
     },
     Invariant {
+        sql: "SELECT p.id, p.held AS value FROM pets p WHERE p.held <> \
+              (SELECT COALESCE(SUM(l.quantity), 0) FROM hold_lines l JOIN holds h \
+              ON h.id = l.hold_id WHERE l.pet_id = p.id AND h.ended IS NULL) ORDER BY p.id",
+        say: |id, units| {
+            format!("pet {id}: counts {units} units held, which is not what its holds hold")
+        },
+    },
+    Invariant {
+        sql: "SELECT p.id, p.held AS value FROM pets p WHERE EXISTS (SELECT 1 FROM \
+              ledger_opened) AND p.held <> (SELECT COALESCE(SUM(m.held_change), 0) \
+              FROM stock_movements m WHERE m.pet_id = p.id) ORDER BY p.id",
+        say: |id, units| format!("pet {id}: {units} units held is not the sum of its ledger"),
+    },
+    Invariant {
         sql: "SELECT p.id, p.stock AS value FROM pets p WHERE EXISTS (SELECT 1 FROM \
               ledger_opened) AND p.stock <> (SELECT COALESCE(SUM(m.available_change), 0) \
               FROM stock_movements m WHERE m.pet_id = p.id) ORDER BY p.id",
@@ -133,15 +147,15 @@ const INVARIANTS: [Invariant; 12] = [
     },
     Invariant {
         sql: "SELECT t.id, t.available_after AS value FROM (SELECT m.id, m.available_after, \
-              m.committed_after, SUM(m.available_change) OVER w AS available, \
-              SUM(m.committed_change) OVER w AS committed FROM stock_movements m \
-              WINDOW w AS (PARTITION BY m.pet_id ORDER BY m.id)) t \
-              WHERE t.available <> t.available_after OR t.committed <> t.committed_after \
-              ORDER BY t.id",
+              m.held_after, m.committed_after, SUM(m.available_change) OVER w AS available, \
+              SUM(m.held_change) OVER w AS held, SUM(m.committed_change) OVER w AS committed \
+              FROM stock_movements m WINDOW w AS (PARTITION BY m.pet_id ORDER BY m.id)) t \
+              WHERE t.available <> t.available_after OR t.held <> t.held_after \
+              OR t.committed <> t.committed_after ORDER BY t.id",
         say: |id, after| {
             format!(
-                "stock movement {id}: leaves {after} units available, which is not its \
-                 ledger's sum up to it"
+                "stock movement {id}: leaves {after} units available (or its other balances), \
+                 which is not its ledger's sum up to it"
             )
         },
     },
@@ -149,7 +163,7 @@ const INVARIANTS: [Invariant; 12] = [
         sql: "SELECT m.pet_id AS id, CAST(SUM(m.available_change) AS BIGINT) AS value \
               FROM stock_movements m WHERE NOT EXISTS (SELECT 1 FROM pets p \
               WHERE p.id = m.pet_id) GROUP BY m.pet_id HAVING SUM(m.available_change) <> 0 \
-              OR SUM(m.committed_change) <> 0 ORDER BY m.pet_id",
+              OR SUM(m.held_change) <> 0 OR SUM(m.committed_change) <> 0 ORDER BY m.pet_id",
         say: |id, units| format!("pet {id}: deleted, its ledger still holds {units} units"),
     },
     Invariant {

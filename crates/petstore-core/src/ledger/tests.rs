@@ -12,19 +12,39 @@ fn every_kind_has_one_name() {
     assert!("bought".parse::<MovementKind>().is_err());
 }
 
+/// A change of `kind` moving `quantity` units as `(available, held, committed)` say.
+fn change(
+    kind: MovementKind,
+    quantity: u32,
+    (available, held, committed): (i64, i64, i64),
+) -> StockChange {
+    StockChange {
+        kind,
+        quantity,
+        available,
+        held,
+        committed,
+    }
+}
+
 #[test]
 fn the_changes_of_each_kind_fit_it_and_no_other() {
     for kind in MovementKind::ALL {
-        let change = StockChange::of(kind, 3);
-        assert!(kind.fits(3, change.available, change.committed), "{kind}");
+        assert!(StockChange::of(kind, 3).fits(), "{kind}");
     }
-    assert!(!MovementKind::Sold.fits(3, -3, 0));
-    assert!(!MovementKind::Committed.fits(3, -3, 0));
-    assert!(!MovementKind::Set.fits(3, 3, 1));
-    assert!(!MovementKind::Released.fits(2, 3, -3));
+    assert!(!change(MovementKind::Sold, 3, (-3, 0, 0)).fits());
+    assert!(!change(MovementKind::Committed, 3, (-3, 0, 0)).fits());
+    assert!(!change(MovementKind::Set, 3, (3, 0, 1)).fits());
+    assert!(!change(MovementKind::Set, 3, (3, 1, 0)).fits());
+    assert!(!change(MovementKind::Released, 2, (3, 0, -3)).fits());
+    assert!(!change(MovementKind::Held, 2, (-2, 0, 2)).fits());
+    assert!(!change(MovementKind::HoldExpired, 2, (2, 0, -2)).fits());
+    assert!(!change(MovementKind::HoldCommitted, 2, (-2, 0, 2)).fits());
+    assert!(!change(MovementKind::Opening, 2, (2, 1, 0)).fits());
+    assert!(change(MovementKind::HoldCommitted, 2, (0, -2, 2)).fits());
     let down = StockChange::between(MovementKind::Set, Stock::from_level(5), Stock::ZERO);
     assert_eq!((down.quantity, down.available), (5, -5));
-    assert!(MovementKind::Set.fits(down.quantity, down.available, down.committed));
+    assert!(down.fits());
 }
 
 #[test]

@@ -46,8 +46,7 @@ impl LedgerWriter for View<'_, Catalogue> {
             let NewMovement {
                 pet_id,
                 change,
-                available_after,
-                committed_after,
+                after,
                 entry,
             } = new.clone();
             self.pending.movements.push(Movement {
@@ -56,11 +55,14 @@ impl LedgerWriter for View<'_, Catalogue> {
                 kind: change.kind,
                 quantity: change.quantity,
                 available_change: change.available,
+                held_change: change.held,
                 committed_change: change.committed,
-                available_after,
-                committed_after,
+                available_after: after.available,
+                held_after: after.held,
+                committed_after: after.committed,
                 order_id: entry.order_line.map(|(order, _)| order),
                 line_no: entry.order_line.map(|(_, line)| line),
+                hold_id: entry.hold,
                 reason: entry.reason,
                 actor: cause.actor.clone(),
                 request_id: cause.request_id.clone(),

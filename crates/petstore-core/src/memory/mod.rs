@@ -14,8 +14,9 @@ use chrono::{DateTime, Utc};
 use crate::access::StoredKey;
 use crate::error::DomainError;
 use crate::events::Event;
+use crate::hold::Hold;
 use crate::idempotency::IdempotencyRecord;
-use crate::ids::{CategoryId, DeliveryId, KeyId, OrderId, OwnerId, PetId, WebhookId};
+use crate::ids::{CategoryId, DeliveryId, HoldId, KeyId, OrderId, OwnerId, PetId, WebhookId};
 use crate::ledger::Movement;
 use crate::model::{Category, InventoryItem, Order, Pet};
 use crate::repository::{RepoResult, Snapshot, Store, Transaction};
@@ -26,6 +27,7 @@ use crate::webhooks::{DeliveryAttempt, Webhook, WebhookSecret};
 
 mod catalogue;
 mod events;
+mod holds;
 mod idempotency;
 mod inventory;
 mod keys;
@@ -60,6 +62,8 @@ struct Catalogue {
     pets: BTreeMap<PetId, Pet>,
     stock: BTreeMap<PetId, Stock>,
     orders: BTreeMap<OrderId, Order>,
+    /// Holds, active and ended.
+    holds: BTreeMap<HoldId, Hold>,
     keys: BTreeMap<KeyId, StoredKey>,
     /// Staff sessions, by their token's hash.
     sessions: BTreeMap<[u8; 32], StaffSession>,
@@ -72,6 +76,7 @@ struct Catalogue {
     last_category_id: i64,
     last_pet_id: i64,
     last_order_id: i64,
+    last_hold_id: i64,
     last_key_id: i64,
     last_webhook_id: i64,
     last_delivery_id: i64,
@@ -157,6 +162,8 @@ fn inventory_item(catalogue: &Catalogue, pet: &Pet) -> InventoryItem {
         pet_id: pet.id,
         quantity: catalogue.stock.get(&pet.id).copied().unwrap_or_default(),
         status: pet.status,
+        held: catalogue.held(pet.id),
+        committed: catalogue.committed(pet.id),
     }
 }
 

@@ -40,9 +40,14 @@ impl<C: Borrow<Catalogue>> OrderReader for View<'_, C> {
     }
 
     fn committed_units(&mut self, pet_id: PetId) -> RepoResult<Stock> {
-        let units: u32 = self
-            .catalogue
-            .borrow()
+        Ok(self.catalogue.borrow().committed(pet_id))
+    }
+}
+
+impl Catalogue {
+    /// The units in the pet's open orders.
+    pub(super) fn committed(&self, pet_id: PetId) -> Stock {
+        let units = self
             .orders
             .values()
             .filter(|o| !o.complete)
@@ -50,7 +55,7 @@ impl<C: Borrow<Catalogue>> OrderReader for View<'_, C> {
             .filter(|l| l.pet_id == pet_id)
             .map(|l| l.quantity.get())
             .sum();
-        Ok(Stock::from_level(units))
+        Stock::from_level(units)
     }
 }
 

@@ -10,6 +10,7 @@ fn pet(status: PetStatus, stock: u32, open_orders: u64) -> PetStock {
         stock: Stock::from_level(stock),
         open_orders,
         committed: Stock::from_level(u32::try_from(open_orders).unwrap()),
+        held: Stock::ZERO,
     }
 }
 
@@ -208,6 +209,71 @@ fn a_change_of_nothing_is_no_movement() {
     );
 }
 
+#[test]
+fn held_units_leave_stock_and_count_as_an_open_order_for_the_status() {
+    let held = pet(PetStatus::Available, 2, 0).hold(qty(2)).unwrap();
+    assert_eq!((held.after.stock.get(), held.after.held.get()), (0, 2));
+    assert_eq!(
+        held.after.status,
+        PetStatus::Pending,
+        "the last units are held"
+    );
+    assert_eq!(held.change, Some(StockChange::of(MovementKind::Held, 2)));
+    assert!(pet(PetStatus::Available, 1, 0).hold(qty(2)).is_err());
+    assert!(pet(PetStatus::Sold, 5, 0).hold(qty(1)).is_err());
+    // No stock but units held: pending, never sold, whatever else happens.
+    let emptied = PetStock {
+        held: Stock::from_level(1),
+        ..pet(PetStatus::Available, 3, 0)
+    }
+    .set_stock(Stock::ZERO);
+    assert_eq!(emptied.after.status, PetStatus::Pending);
+    let completed = PetStock {
+        held: Stock::from_level(1),
+        ..pet(PetStatus::Pending, 0, 1)
+    }
+    .complete_order(qty(1));
+    assert_eq!(completed.after.status, PetStatus::Pending);
+}
+
+#[test]
+fn a_hold_ends_by_giving_its_units_back_or_into_an_order() {
+    let held = pet(PetStatus::Available, 2, 0).hold(qty(2)).unwrap().after;
+    let expired = held.end_hold(qty(2), MovementKind::HoldExpired);
+    assert_eq!(
+        expired.after,
+        pet(PetStatus::Available, 2, 0),
+        "all back, available again"
+    );
+    assert_eq!(
+        expired.change,
+        Some(StockChange::of(MovementKind::HoldExpired, 2))
+    );
+    let ordered = held.commit_hold(qty(2));
+    assert_eq!(ordered.after.stock, Stock::ZERO);
+    assert_eq!(
+        (ordered.after.held.get(), ordered.after.committed.get()),
+        (0, 2)
+    );
+    assert_eq!(
+        (ordered.after.open_orders, ordered.after.status),
+        (1, PetStatus::Pending)
+    );
+    assert_eq!(
+        ordered.change,
+        Some(StockChange::of(MovementKind::HoldCommitted, 2))
+    );
+    let updates = ordered
+        .events
+        .iter()
+        .filter(|e| matches!(e, DomainEvent::InventoryUpdated(_)));
+    assert_eq!(
+        updates.count(),
+        1,
+        "held units changed, so the inventory did"
+    );
+}
+
 fn any_status() -> impl Strategy<Value = PetStatus> {
     prop::sample::select(PetStatus::ALL.to_vec())
 }
@@ -216,28 +282,37 @@ proptest! {
     #[test]
     fn every_movement_fits_its_kind_and_moves_the_balances_by_its_changes(
         status in any_status(), stock in 0u32..10, open in 1u64..4, extra in 0u32..4,
-        rule in 0u8..6, n in 1i64..8, level in 0u32..10,
+        rule in 0u8..9, n in 1i64..8, level in 0u32..10, held in 0u32..4,
     ) {
-        let before = pet(status, stock, open).holding(u32::try_from(open).unwrap() + extra);
+        let before = PetStock {
+            held: Stock::from_level(held),
+            ..pet(status, stock, open).holding(u32::try_from(open).unwrap() + extra)
+        };
         let t = match rule {
             0 => before.place_order(qty(n)).ok(),
             1 => Some(before.complete_order(qty(1))),
             2 => Some(before.cancel_order(qty(1))),
             3 => Some(before.set_stock(Stock::from_level(level))),
             4 => AdjustmentUnits::new(n - 4).ok().and_then(|units| before.adjust(units).ok()),
-            _ => Some(before.write_off()),
+            5 => Some(before.write_off()),
+            6 => before.hold(qty(n)).ok(),
+            7 if held > 0 => Some(before.end_hold(qty(1), MovementKind::HoldExpired)),
+            _ if held > 0 => Some(before.commit_hold(qty(1))),
+            _ => None,
         };
         if let Some(t) = t {
             let moved_available = i64::from(t.after.stock.get()) - i64::from(before.stock.get());
             let moved_committed =
                 i64::from(t.after.committed.get()) - i64::from(before.committed.get());
+            let moved_held = i64::from(t.after.held.get()) - i64::from(before.held.get());
             match t.change {
                 Some(change) => {
-                    prop_assert!(change.kind.fits(change.quantity, change.available, change.committed));
+                    prop_assert!(change.fits());
                     prop_assert_eq!(change.available, moved_available);
+                    prop_assert_eq!(change.held, moved_held);
                     prop_assert_eq!(change.committed, moved_committed);
                 }
-                None => prop_assert_eq!((moved_available, moved_committed), (0, 0)),
+                None => prop_assert_eq!((moved_available, moved_held, moved_committed), (0, 0, 0)),
             }
         }
     }

@@ -184,7 +184,7 @@ impl<S: Store, C: Clock> PetUseCases<'_, S, C> {
     }
 
     /// Deletes a pet and its inventory entry (staff), if `condition` holds for it as it is.
-    /// Refused while the pet has open orders.
+    /// Refused while the pet has open orders or units held.
     pub fn delete(
         &self,
         caller: Caller,
@@ -195,11 +195,12 @@ impl<S: Store, C: Clock> PetUseCases<'_, S, C> {
         self.shop.change(|tx| {
             let current = existing_pet(tx, id)?;
             require(&condition, &current, Resource::Pet)?;
-            if tx.open_order_count(id)? > 0 {
+            let facts = pet_stock(tx, &current)?;
+            if facts.open_orders > 0 || !facts.held.is_empty() {
                 return Err(DomainError::PetHasOpenOrders { id });
             }
             // The units left leave the ledger with the pet, which keeps its movements.
-            let transition = pet_stock(tx, &current)?.write_off();
+            let transition = facts.write_off();
             self.shop
                 .apply(tx, &current, &transition, Entry::default())?;
             tx.delete_pet(id)?;

@@ -15,6 +15,7 @@ use crate::actor::{Actor, Cause};
 use crate::clock::{Clock, SystemClock};
 use crate::error::{DomainError, Resource};
 use crate::events::DomainEvent;
+use crate::hold::HoldLives;
 use crate::idempotency::{IdempotencyRecord, Idempotent, Outcome, RECORD_LIFETIME};
 use crate::ids::{CategoryId, PetId};
 use crate::model::{Category, Pet};
@@ -26,6 +27,7 @@ use crate::validation::ValidationError;
 
 mod catalogue;
 mod events;
+mod holds;
 mod inventory;
 mod keys;
 mod orders;
@@ -38,6 +40,7 @@ mod webhooks;
 
 pub use catalogue::{CategoryUseCases, PetUseCases};
 pub use events::EventUseCases;
+pub use holds::{HoldCheckout, HoldUseCases};
 pub use inventory::InventoryUseCases;
 pub use keys::{Bootstrap, Bootstrapped, KeyUseCases};
 pub use orders::OrderUseCases;
@@ -79,6 +82,8 @@ pub struct Settings {
     /// receiver on the same network). Off by default: a subscription could otherwise make the
     /// service reach into the network it runs in.
     pub allow_private_webhook_targets: bool,
+    /// How long holds live: the default and the longest a client may ask for.
+    pub hold_lives: HoldLives,
 }
 
 impl<S: Store> Service<S> {
@@ -205,6 +210,11 @@ impl<S: Store, C: Clock> Service<S, C> {
     /// Placing, reading, listing, updating and cancelling orders.
     pub fn orders(&self) -> OrderUseCases<'_, S, C> {
         OrderUseCases { shop: self }
+    }
+
+    /// Holds: placing, reading, releasing, checking out, and ending those past their expiry.
+    pub fn holds(&self) -> HoldUseCases<'_, S, C> {
+        HoldUseCases { shop: self }
     }
 
     /// API keys: creating, authenticating, listing, revoking, bootstrapping.

@@ -1,24 +1,25 @@
 //! The orders' use cases. Any caller may shop; a customer sees and cancels only its own
 //! orders (another's order does not exist for it), and only staff update orders.
 
-use std::collections::BTreeMap;
+use chrono::{DateTime, Utc};
 
+use super::stock::{judge_lines, lock_pets};
 use super::{Service, order_pets, pet_stock, require};
 use crate::access::Caller;
 use crate::checkout::{NewCheckout, PlacedCheckout, PricedLine};
 use crate::clock::Clock;
-use crate::error::{DomainError, LineRefusal, Resource};
+use crate::error::{DomainError, Resource};
 use crate::events::DomainEvent;
 use crate::idempotency::{Idempotent, Outcome};
-use crate::ids::{OrderId, PetId};
+use crate::ids::{HoldId, OrderId, OwnerId};
 use crate::ledger::Entry;
 use crate::model::{NewOrder, Order, OrderPatch, Pet};
 use crate::money::Total;
 use crate::permission::Permission;
 use crate::precondition::Precondition;
 use crate::query::{OrderQuery, OrderScope, Page};
-use crate::repository::{Snapshot, Store};
-use crate::rules::{PetStock, Transition};
+use crate::repository::{Snapshot, Store, Transaction};
+use crate::rules::Transition;
 
 /// The use cases of orders; see [`Service::orders`].
 #[derive(Debug)]
@@ -78,73 +79,35 @@ impl<S: Store, C: Clock> OrderUseCases<'_, S, C> {
             if lines.len() > 1 && !tx.ledger_open()? {
                 return Err(DomainError::UpgradeUnfinished);
             }
-            let mut ids: Vec<PetId> = lines.iter().map(|line| line.pet_id).collect();
-            ids.sort_unstable();
-            let mut facts: BTreeMap<PetId, (Pet, PetStock)> = BTreeMap::new();
-            for id in ids {
-                if let Some(pet) = tx.pet(id)? {
-                    #[cfg(feature = "plant-price-outside-tx")]
-                    let pet = Pet {
-                        price: early.get(&id).copied().flatten(),
-                        ..pet
-                    };
-                    let stock = pet_stock(tx, &pet)?;
-                    facts.insert(id, (pet, stock));
-                }
+            let mut pets = lock_pets(tx, lines.iter().map(|line| line.pet_id))?;
+            #[cfg(feature = "plant-price-outside-tx")]
+            for (id, (pet, _)) in pets.iter_mut() {
+                pet.price = early.get(id).copied().flatten();
             }
-            let mut refused = Vec::new();
-            let mut placed: Vec<(PricedLine, Pet, Transition)> = Vec::new();
-            for (line, line_no) in lines.iter().zip(1u16..) {
-                let judged = match facts.get_mut(&line.pet_id) {
-                    None => Err(DomainError::UnknownPet { id: line.pet_id }),
-                    Some((pet, _)) if pet.price.is_none() => {
-                        Err(DomainError::PriceMissing { pet_id: pet.id })
+            let placed: Vec<(PricedLine, Pet, Transition)> =
+                judge_lines(&mut pets, lines, |pet, stock, quantity| {
+                    if pet.price.is_none() {
+                        return Err(DomainError::PriceMissing { pet_id: pet.id });
                     }
-                    Some((pet, stock)) => stock.place_order(line.quantity).map(|transition| {
-                        // The next line of this pet (there is none: each pet is one line)
-                        // would be judged against what this one leaves.
-                        #[cfg(not(feature = "plant-lines-separately"))]
-                        {
-                            *stock = transition.after;
-                        }
-                        let priced = PricedLine {
-                            pet_id: pet.id,
-                            quantity: line.quantity,
-                            price: pet.price,
-                        };
-                        (priced, pet.clone(), transition)
-                    }),
-                };
-                match judged {
-                    Ok(line) => placed.push(line),
-                    Err(error) => refused.push(LineRefusal { line_no, error }),
-                }
-            }
-            if !refused.is_empty() {
-                return Err(DomainError::CheckoutRefused { lines: refused });
-            }
-            let total = Total::sum_known(placed.iter().map(|(line, _, _)| line.amount()))
-                .ok_or_else(|| DomainError::storage("a checkout's total is out of bounds"))?;
-            if let Some(expected) = checkout.expected_total.filter(|&e| e != total) {
-                return Err(DomainError::TotalMismatch { expected, total });
-            }
-            let mut priced = placed.iter().map(|(line, _, _)| *line);
-            let first = priced
-                .next()
-                .ok_or_else(|| DomainError::storage("a checkout without lines"))?;
-            let order = tx.insert_checkout(&PlacedCheckout {
-                first,
-                more: priced.collect(),
+                    stock.place_order(quantity)
+                })?
+                .into_iter()
+                .map(|(line, pet, transition)| {
+                    let priced = PricedLine {
+                        pet_id: pet.id,
+                        quantity: line.quantity,
+                        price: pet.price,
+                    };
+                    (priced, pet, transition)
+                })
+                .collect();
+            let terms = Terms {
                 ship_date: checkout.ship_date,
+                expected_total: checkout.expected_total,
                 owner: caller.owner(),
-            })?;
-            let mut events = vec![DomainEvent::OrderPlaced(order.clone())];
-            for ((_, pet, transition), line_no) in placed.iter().zip(1u16..) {
-                let entry = Entry::line(order.id, u32::from(line_no));
-                self.shop.apply(tx, pet, transition, entry)?;
-                events.extend(transition.events.iter().cloned());
-            }
-            Ok((order, events))
+                hold: None,
+            };
+            self.shop.place_lines(tx, &placed, terms)
         })
     }
 
@@ -267,6 +230,54 @@ impl<S: Store, C: Clock> OrderUseCases<'_, S, C> {
             }
             Ok(((), events))
         })
+    }
+}
+
+/// What an order of judged lines is placed under, besides its lines.
+pub(super) struct Terms {
+    /// When it is to ship, if known.
+    pub ship_date: Option<DateTime<Utc>>,
+    /// The total the client expects; another refuses the order.
+    pub expected_total: Option<Total>,
+    /// Who places it.
+    pub owner: Option<OwnerId>,
+    /// The hold whose units it orders, if any.
+    pub hold: Option<HoldId>,
+}
+
+impl<S: Store, C: Clock> Service<S, C> {
+    /// Places one order of `placed` lines (each priced, with its pet and the transition a
+    /// rule decided for it, in line order) under `terms`: refused when the lines come to
+    /// another total than the client expects; else the order with a price per line, each
+    /// line's ledger movement, and the events, `order.placed` first.
+    pub(super) fn place_lines(
+        &self,
+        tx: &mut dyn Transaction,
+        placed: &[(PricedLine, Pet, Transition)],
+        terms: Terms,
+    ) -> Result<(Order, Vec<DomainEvent>), DomainError> {
+        let total = Total::sum_known(placed.iter().map(|(line, _, _)| line.amount()))
+            .ok_or_else(|| DomainError::storage("a checkout's total is out of bounds"))?;
+        if let Some(expected) = terms.expected_total.filter(|&e| e != total) {
+            return Err(DomainError::TotalMismatch { expected, total });
+        }
+        let mut priced = placed.iter().map(|(line, _, _)| *line);
+        let first = priced
+            .next()
+            .ok_or_else(|| DomainError::storage("a checkout without lines"))?;
+        let order = tx.insert_checkout(&PlacedCheckout {
+            first,
+            more: priced.collect(),
+            ship_date: terms.ship_date,
+            owner: terms.owner,
+        })?;
+        let mut events = vec![DomainEvent::OrderPlaced(order.clone())];
+        for ((_, pet, transition), line_no) in placed.iter().zip(1u16..) {
+            let entry = Entry::line(order.id, u32::from(line_no)).of_hold(terms.hold);
+            self.apply(tx, pet, transition, entry)?;
+            events.extend(transition.events.iter().cloned());
+        }
+        Ok((order, events))
     }
 }
 

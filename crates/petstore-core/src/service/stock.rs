@@ -1,13 +1,74 @@
 //! What the stock rules decide on, read for a use case, and what they decide, written with its
 //! movement of the stock ledger.
 
+use std::collections::BTreeMap;
+
 use super::Service;
+use crate::checkout::NewLine;
 use crate::clock::Clock;
-use crate::error::DomainError;
-use crate::ledger::{Entry, NewMovement};
+use crate::error::{DomainError, LineRefusal};
+use crate::ids::PetId;
+use crate::ledger::{Balances, Entry, NewMovement};
 use crate::model::{Order, OrderLine, Pet};
 use crate::repository::{Store, Transaction};
 use crate::rules::{PetStock, Transition};
+use crate::values::Quantity;
+
+/// The pets a change names, each with the facts the rules read of it, read (and so locked)
+/// in ascending id: the one order every write locks pets in. Pets that do not exist are
+/// left out.
+pub(super) type LockedPets = BTreeMap<PetId, (Pet, PetStock)>;
+
+/// Reads and locks the pets `ids` name, in ascending id (see [`LockedPets`]).
+pub(super) fn lock_pets(
+    tx: &mut dyn Transaction,
+    ids: impl IntoIterator<Item = PetId>,
+) -> Result<LockedPets, DomainError> {
+    let mut ids: Vec<PetId> = ids.into_iter().collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let mut pets = LockedPets::new();
+    for id in ids {
+        if let Some(pet) = tx.pet(id)? {
+            let stock = pet_stock(tx, &pet)?;
+            pets.insert(id, (pet, stock));
+        }
+    }
+    Ok(pets)
+}
+
+/// Judges each of `lines` by `rule`, against the facts the lines before it left (so demand is
+/// summed per pet), and gives each line's pet and transition; or refuses them all, naming
+/// every refused line (`CheckoutRefused`). A pet missing from `pets` is `unknown_pet`.
+pub(super) fn judge_lines(
+    pets: &mut LockedPets,
+    lines: &[NewLine],
+    rule: impl Fn(&Pet, PetStock, Quantity) -> Result<Transition, DomainError>,
+) -> Result<Vec<(NewLine, Pet, Transition)>, DomainError> {
+    let mut refused = Vec::new();
+    let mut judged = Vec::new();
+    for (line, line_no) in lines.iter().zip(1u16..) {
+        let verdict = match pets.get_mut(&line.pet_id) {
+            None => Err(DomainError::UnknownPet { id: line.pet_id }),
+            Some((pet, stock)) => rule(pet, *stock, line.quantity).map(|transition| {
+                #[cfg(not(feature = "plant-lines-separately"))]
+                {
+                    *stock = transition.after;
+                }
+                (*line, pet.clone(), transition)
+            }),
+        };
+        match verdict {
+            Ok(line) => judged.push(line),
+            Err(error) => refused.push(LineRefusal { line_no, error }),
+        }
+    }
+    if refused.is_empty() {
+        Ok(judged)
+    } else {
+        Err(DomainError::CheckoutRefused { lines: refused })
+    }
+}
 
 /// The pets of an open order's lines with the facts the rules read of them, in ascending pet
 /// id: the one order every write locks pets in. Open orders keep their pets from being
@@ -44,6 +105,7 @@ pub(super) fn pet_stock(tx: &mut dyn Transaction, pet: &Pet) -> Result<PetStock,
         stock: item.quantity,
         open_orders: tx.open_order_count(pet.id)?,
         committed: tx.committed_units(pet.id)?,
+        held: item.held,
     })
 }
 
@@ -77,8 +139,11 @@ impl<S: Store, C: Clock> Service<S, C> {
             let movement = NewMovement {
                 pet_id: pet.id,
                 change,
-                available_after: after.stock,
-                committed_after: after.committed,
+                after: Balances {
+                    available: after.stock,
+                    held: after.held,
+                    committed: after.committed,
+                },
                 entry,
             };
             tx.record_movements(self.clock.now(), &self.cause, &[movement])?;

@@ -143,6 +143,14 @@ macro_rules! __conformance_scenarios {
             a_refused_checkout_names_every_line_and_changes_nothing,
             completing_and_cancelling_a_checkout_act_on_every_line,
             a_checkout_is_placed_once_per_idempotency_key,
+            // holds
+            a_hold_sets_units_aside_until_it_is_released,
+            a_refused_hold_names_its_lines_and_holds_nothing,
+            a_checked_out_hold_becomes_one_order,
+            a_hold_past_its_expiry_is_ended_by_the_sweeper_once,
+            customers_see_only_their_own_holds,
+            a_hold_is_placed_once_per_idempotency_key,
+            racing_sweepers_end_each_hold_once,
             // the stock ledger
             every_change_of_stock_is_a_movement_of_its_kind,
             a_refused_or_empty_change_makes_no_movement,
@@ -223,6 +231,7 @@ mod tests {
         ("checkout.rs", include_str!("scenarios/checkout.rs")),
         ("deliveries.rs", include_str!("scenarios/deliveries.rs")),
         ("events.rs", include_str!("scenarios/events.rs")),
+        ("holds.rs", include_str!("scenarios/holds.rs")),
         ("idempotency.rs", include_str!("scenarios/idempotency.rs")),
         ("inventory.rs", include_str!("scenarios/inventory.rs")),
         ("keys.rs", include_str!("scenarios/keys.rs")),

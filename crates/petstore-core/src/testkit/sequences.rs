@@ -2,20 +2,24 @@
 //!
 //! Each case runs up to 40 random operations (create a pet, priced or not, set and adjust
 //! stock, place orders and check out several lines, complete and cancel orders, delete a pet,
-//! staff status changes) on a fresh store, some of them bound to be refused, and checks after
-//! every step:
+//! staff status changes, place, release and check out holds, let time pass on the injected
+//! clock, sweep expired holds) on a fresh store, some of them bound to be refused, and checks
+//! after every step:
 //!
-//! - **conservation**: for every pet, stock, plus units in open and in complete orders' lines, plus
-//!   units removed by stock updates, equals units added by stock updates; so stock never
-//!   goes below zero and nothing is sold that was not in stock;
+//! - **conservation**: for every pet, stock, plus units held, plus units in open and in
+//!   complete orders' lines, plus units removed by stock updates, equals units added by stock
+//!   updates; so stock never goes below zero and nothing is sold that was not in stock;
+//! - **holds**: each ends at most once, by one of release, expiry or checkout, with its
+//!   movements; none is checked out after its expiry or outlives a sweep
+//!   (`sequences/holds.rs`);
 //! - **finality**: a complete order stays stored and complete;
 //! - **status**: for pets whose status staff never set by hand, `pending` means no stock and
-//!   open orders, `sold` means no stock and no open order, and an `available` pet without
-//!   stock has no open order;
+//!   open orders or held units, `sold` means no stock, no open order and nothing held, and an
+//!   `available` pet without stock has neither;
 //! - **atomicity**: a refused operation changes nothing and records no event; no operation
 //!   fails for a reason other than a rule;
 //! - **the ledger**: each pet's movements fit their kinds, never go negative, and add up to
-//!   its stock and its open orders' units (`sequences/ledger.rs`);
+//!   its stock, its held units and its open orders' units (`sequences/ledger.rs`);
 //! - **events**: ids strictly increase.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -26,11 +30,13 @@ use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use super::scenarios::{Fixture, OPERATOR, name};
 use super::{Must, all_pages};
 use crate::{
-    Adjustment, AdjustmentUnits, Always, Amount, CategoryQuery, CheckoutLines, DomainError,
-    InventoryItem, InventoryQuery, Movement, NewCheckout, NewLine, NewPet, Order, OrderId,
-    OrderPatch, OrderQuery, PageSize, Pet, PetId, PetQuery, Quantity, Reason, Stock, Store,
+    Adjustment, AdjustmentUnits, Always, Amount, CategoryQuery, CheckoutLines, Clock, DomainError,
+    Hold, HoldId, InventoryItem, InventoryQuery, Movement, NewCheckout, NewLine, NewPet, Order,
+    OrderId, OrderPatch, OrderQuery, PageSize, Pet, PetId, PetQuery, Quantity, Reason, Stock,
+    Store,
 };
 
+mod holds;
 mod invariants;
 mod ledger;
 mod ops;
@@ -60,6 +66,8 @@ struct World {
     pets: Vec<Pet>,
     inventory: Vec<InventoryItem>,
     orders: Vec<Order>,
+    /// Every hold placed, active or ended.
+    holds: Vec<Hold>,
     categories: usize,
     events: usize,
     /// Every movement of each pet the test created, deleted ones included.
@@ -75,7 +83,7 @@ struct Ledger {
     status_set_by_hand: bool,
 }
 
-fn read_world<S: Store>(f: &Fixture<S>, created: &[PetId]) -> World {
+fn read_world<S: Store>(f: &Fixture<S>, created: &[PetId], placed: &[HoldId]) -> World {
     // A small page size, so that reading the world exercises paging too.
     let limit = PageSize::new(7).must("page size");
     let (pets, _) = all_pages(|after| {
@@ -113,6 +121,7 @@ fn read_world<S: Store>(f: &Fixture<S>, created: &[PetId]) -> World {
         pets,
         inventory,
         orders,
+        holds: holds::read_holds(f, placed),
         categories,
         events: f.event_count(),
         ledger: ledger::read_ledger(f, created),
@@ -127,9 +136,11 @@ pub fn run_sequence<S: Store>(store: S, ops: &[Op]) -> Result<(), TestCaseError>
     let mut orders: Vec<OrderId> = Vec::new();
     let mut ledgers: BTreeMap<PetId, Ledger> = BTreeMap::new();
     let mut completed: BTreeSet<OrderId> = BTreeSet::new();
-    let mut world = read_world(&f, &pets);
+    let mut placed: Vec<HoldId> = Vec::new();
+    let mut world = read_world(&f, &pets, &placed);
 
     for (step, op) in ops.iter().enumerate() {
+        let of_holds = holds::run(&f, op, &pets, &mut placed, &mut orders);
         let pick_pet = |i: usize| pets.get(i % pets.len().max(1)).copied();
         let pick_order = |i: usize| orders.get(i % orders.len().max(1)).copied();
         let outcome: Result<(), DomainError> = match *op {
@@ -284,9 +295,14 @@ pub fn run_sequence<S: Store>(store: S, ops: &[Op]) -> Result<(), TestCaseError>
                         ledgers.entry(id).or_default().status_set_by_hand = true;
                     }),
             },
+            Op::PlaceHold { .. }
+            | Op::ReleaseHold { .. }
+            | Op::CheckOutHold { .. }
+            | Op::Tick { .. }
+            | Op::Sweep => of_holds.unwrap_or(Ok(())),
         };
 
-        let now = read_world(&f, &pets);
+        let now = read_world(&f, &pets, &placed);
         match outcome {
             Err(error) => {
                 prop_assert!(
@@ -304,12 +320,9 @@ pub fn run_sequence<S: Store>(store: S, ops: &[Op]) -> Result<(), TestCaseError>
             }
             Ok(()) => invariants::check(&now, &ledgers, &completed, step, op)?,
         }
-        ledger::check_ledger(
-            &now.ledger,
-            &now.inventory,
-            &now.orders,
-            &format!("after step {step} {op:?}"),
-        )?;
+        let context = format!("after step {step} {op:?}");
+        ledger::check_ledger(&now, &context)?;
+        holds::check(&now, f.clock.now(), op, &context)?;
         world = now;
     }
     let events = f

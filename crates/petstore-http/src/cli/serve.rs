@@ -101,6 +101,7 @@ pub async fn serve(args: ServeArgs, signals: Signals) -> anyhow::Result<()> {
     let tls = crate::delivery::tls_config(args.webhooks.webhook_ca_file.as_deref())
         .map_err(|e| anyhow!("webhook TLS: {e}"))?;
     let cors = CorsOrigins::new(&args.cors_origins).map_err(|e| anyhow!("--cors-origin: {e}"))?;
+    let hold_lives = args.holds.lives()?;
     let traces = match &args.otlp_endpoint {
         Some(endpoint) => {
             let traces = Traces::start(endpoint).map_err(|e| anyhow!("--otlp-endpoint: {e}"))?;
@@ -136,6 +137,7 @@ pub async fn serve(args: ServeArgs, signals: Signals) -> anyhow::Result<()> {
     let settings = Settings {
         currency,
         allow_private_webhook_targets: args.webhooks.webhook_allow_private_targets,
+        hold_lives,
     };
     let mut state = AppState::with_settings(store, Arc::new(SystemClock), settings)
         .context("cannot start the store's threads")?
@@ -211,6 +213,9 @@ pub async fn serve(args: ServeArgs, signals: Signals) -> anyhow::Result<()> {
     let dispatcher = stopping.acting_as(Actor::chore("webhooks"));
     actix_web::rt::spawn(crate::delivery::run(dispatcher, tls, node.clone()));
     actix_web::rt::spawn(crate::changes::watch(stopping.clone()));
+    let sweeper = stopping.acting_as(Actor::chore("holds"));
+    let every = Duration::from_millis(args.holds.hold_sweep_ms);
+    actix_web::rt::spawn(crate::sweeper::run(sweeper, every));
     actix_web::rt::spawn(crate::app::keep_readiness_current(stopping.clone()));
     actix_web::rt::spawn(async move {
         stop_signal.await;

@@ -16,6 +16,8 @@ async fn a_read_written_directly_has_the_tag_a_precondition_computes() {
         pet_id: petstore_core::PetId::new(7).unwrap(),
         quantity: petstore_core::Stock::from_level(3),
         status: petstore_core::PetStatus::Available,
+        held: petstore_core::Stock::from_level(1),
+        committed: petstore_core::Stock::ZERO,
     };
     let response = read_response(&item, &IfNoneMatch::default());
     let tag = response.headers().get(header::ETAG).unwrap().clone();

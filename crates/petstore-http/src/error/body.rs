@@ -45,9 +45,13 @@ pub enum ErrorCode {
     PetRepeated,
     /// A checkout's lines come to another total than `expectedTotal`: a price changed.
     TotalMismatch,
-    /// A checkout of several lines waits for the operator to finish the upgrade
+    /// A checkout of several lines, or a hold, waits for the operator to finish the upgrade
     /// (`petstore migrate --finish`); a one-line checkout or order goes through now.
     UpgradeUnfinished,
+    /// The hold was released or checked out already.
+    HoldEnded,
+    /// The hold's expiry has passed: its units are back, or about to be.
+    HoldExpired,
     /// The order is complete and cannot be cancelled.
     OrderNotCancellable,
     /// A change the rules forbid.
@@ -104,6 +108,8 @@ impl ErrorCode {
             ErrorCode::PetRepeated => "pet_repeated",
             ErrorCode::TotalMismatch => "total_mismatch",
             ErrorCode::UpgradeUnfinished => "upgrade_unfinished",
+            ErrorCode::HoldEnded => "hold_ended",
+            ErrorCode::HoldExpired => "hold_expired",
             ErrorCode::OrderNotCancellable => "order_not_cancellable",
             ErrorCode::InvalidTransition => "invalid_transition",
             ErrorCode::Gone => "gone",

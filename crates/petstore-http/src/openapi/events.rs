@@ -1,7 +1,7 @@
 //! What a follower of events receives: each event type's `data`, and the OpenAPI 3.1
 //! `webhooks` section, one entry per event type, describing the signed POST a subscription gets.
 
-use petstore_core::EventType;
+use petstore_core::{EventType, Hold};
 use utoipa::openapi::extensions::ExtensionsBuilder;
 use utoipa::openapi::path::{
     HttpMethod, OperationBuilder, ParameterBuilder, ParameterIn, PathItem, PathsBuilder,
@@ -14,6 +14,7 @@ use utoipa::openapi::schema::{
 };
 use utoipa::openapi::security::SecurityRequirement;
 use utoipa::openapi::{ContentBuilder, OpenApi, Ref, RefOr, Required};
+use utoipa::{PartialSchema, ToSchema};
 
 /// The schema of an event type's `data`: the resource after the change, the id of a deleted
 /// one, or the two statuses of a status change. Exhaustive, so a new event type cannot go
@@ -29,12 +30,20 @@ fn data_schema(event_type: EventType) -> &'static str {
         | EventType::OrderUpdated
         | EventType::OrderCompleted
         | EventType::OrderCancelled => "Order",
+        EventType::HoldPlaced
+        | EventType::HoldReleased
+        | EventType::HoldExpired
+        | EventType::HoldConsumed => "Hold",
     }
 }
 
 /// Adds the data schemas, types `CloudEvent.data` with them, and writes the `webhooks` section.
 pub(super) fn describe_events(doc: &mut OpenApi) {
     let components = doc.components.get_or_insert_with(Default::default);
+    // The data of the holds' events, whether or not an operation names it too.
+    let mut hold = vec![(Hold::name().into_owned(), Hold::schema())];
+    Hold::schemas(&mut hold);
+    components.schemas.extend(hold);
     components.schemas.insert(
         "DeletedResource".into(),
         ObjectBuilder::new()

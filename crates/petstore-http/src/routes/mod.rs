@@ -2,6 +2,7 @@
 
 pub mod categories;
 pub mod events;
+pub mod holds;
 pub mod inventory;
 pub mod keys;
 pub mod meta;
@@ -65,6 +66,12 @@ pub fn endpoints() -> Vec<Endpoint> {
             inventory::list_stock_movements,
         ),
         Endpoint::at("/store/checkout").op(orders::__path_checkout, orders::checkout),
+        Endpoint::at("/store/holds").op(holds::__path_place_hold, holds::place_hold),
+        Endpoint::at("/store/holds/{holdId}")
+            .op(holds::__path_get_hold, holds::get_hold)
+            .op(holds::__path_release_hold, holds::release_hold),
+        Endpoint::at("/store/holds/{holdId}/checkout")
+            .op(holds::__path_checkout_hold, holds::checkout_hold),
         Endpoint::at("/store/orders/{orderId}")
             .op(orders::__path_get_order, orders::get_order)
             .op(orders::__path_update_order, orders::update_order)

@@ -207,6 +207,33 @@ async fn every_write_of_both_doors_names_its_caller_door_and_trace() {
         201
     );
     walked_api.insert("checkout");
+    let hold = |units: i64| {
+        api_post(
+            "/v1/store/holds",
+            json!({"lines": [{"petId": rex, "quantity": units}]}),
+        )
+    };
+    let held = walk!(Some(staff.as_str()), hold(1), by_api, true, 201);
+    walked_api.insert("placeHold");
+    let checkout_hold = format!("/v1/store/holds/{}/checkout", held.body["id"]);
+    walk!(
+        Some(staff.as_str()),
+        api_post(&checkout_hold, json!({})),
+        by_api,
+        true,
+        201
+    );
+    walked_api.insert("checkoutHold");
+    let held = walk!(Some(staff.as_str()), hold(1), by_api, true, 201);
+    let release = format!("/v1/store/holds/{}", held.body["id"]);
+    walk!(
+        Some(staff.as_str()),
+        TestRequest::delete().uri(&release),
+        by_api,
+        true,
+        204
+    );
+    walked_api.insert("releaseHold");
     walk!(
         Some(staff.as_str()),
         TestRequest::delete().uri(&format!("/v1/pets/{rex}/price")),

@@ -15,6 +15,7 @@ mod conditional;
 mod config;
 mod console;
 mod events;
+mod holds;
 mod house_rules;
 mod https;
 mod ledger;

@@ -510,7 +510,7 @@ async fn completion_is_final_and_cancelling_puts_units_back() {
     assert_eq!(api.delete("/v1/store/orders/2").await.status, 204);
     assert_eq!(
         api.get("/v1/inventory/1").await.body,
-        json!({"petId": pet, "quantity": 1, "status": "available"})
+        json!({"petId": pet, "quantity": 1, "status": "available", "held": 0, "committed": 1})
     );
     api.get("/v1/store/orders/2")
         .await
@@ -559,7 +559,7 @@ async fn stock_is_read_set_and_drives_the_status() {
     let item = api.get(&format!("/v1/inventory/{pet}")).await;
     assert_eq!(
         item.body,
-        json!({"petId": pet, "quantity": 5, "status": "available"})
+        json!({"petId": pet, "quantity": 5, "status": "available", "held": 0, "committed": 0})
     );
     let emptied = api
         .json(
@@ -570,7 +570,7 @@ async fn stock_is_read_set_and_drives_the_status() {
         .await;
     assert_eq!(
         emptied.body,
-        json!({"petId": pet, "quantity": 0, "status": "sold"})
+        json!({"petId": pet, "quantity": 0, "status": "sold", "held": 0, "committed": 0})
     );
     let sold = api.get("/v1/inventory?status=sold").await;
     assert_eq!(sold.body.as_array().unwrap().len(), 1);

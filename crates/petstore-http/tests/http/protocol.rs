@@ -233,6 +233,10 @@ async fn head_answers_for_every_get_route_as_the_get_would() {
     let order = api.post("/v1/store/orders", json!({"petId": pet})).await;
     assert_eq!(order.status, 201, "{order:?}");
     api.set_price(pet, 100).await;
+    let hold = api
+        .post("/v1/store/holds", json!({"lines": [{"petId": pet}]}))
+        .await;
+    assert_eq!(hold.status, 201, "{hold:?}");
     let hook = api
         .post(
             "/v1/webhooks",

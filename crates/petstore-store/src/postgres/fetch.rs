@@ -61,6 +61,7 @@ pub(super) fn lock_and_look_up(
                 stock: Some(stock),
                 open_orders: Some(open_orders),
                 committed: Some(committed),
+                held: Some(held),
                 order_id: Some(order_id),
                 ..
             } => {
@@ -76,6 +77,7 @@ pub(super) fn lock_and_look_up(
                     stock,
                     open_orders,
                     committed,
+                    held,
                 });
                 order_ids.push(order_id);
             }
@@ -113,15 +115,15 @@ pub(super) fn lock_and_look_up(
 /// shape, each kind with the other's columns `NULL`.
 const LOCK_PETS_AND_LOOK_UP_KEYS: &str = "\
     WITH locked AS (SELECT id, name, category_id, status, price_amount, price_currency, \
-    stock, open_orders, committed, nextval('orders_id_seq') AS order_id FROM pets \
+    stock, open_orders, committed, held, nextval('orders_id_seq') AS order_id FROM pets \
     WHERE id = ANY($1) ORDER BY id FOR UPDATE SKIP LOCKED), \
     ledger AS (SELECT EXISTS (SELECT 1 FROM ledger_opened) AS ledger_open) \
     SELECT id, name, category_id, status, price_amount, price_currency, stock, open_orders, \
-    committed, order_id, \
+    committed, held, order_id, \
     NULL::bigint AS owner_id, NULL::text AS idempotency_key, NULL::bytea AS fingerprint, \
     NULL::bytea AS response, NULL::timestamptz AS recorded_at, ledger_open \
     FROM locked, ledger \
-    UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, owner_id, \
+    UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, owner_id, \
     idempotency_key, fingerprint, response, recorded_at, ledger_open \
     FROM idempotency_records, ledger \
     WHERE owner_id = ANY($2) AND idempotency_key = ANY($3)";
@@ -147,6 +149,8 @@ struct NamedRow {
     open_orders: Option<i64>,
     #[diesel(sql_type = Nullable<BigInt>)]
     committed: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    held: Option<i64>,
     #[diesel(sql_type = Nullable<BigInt>)]
     order_id: Option<i64>,
     #[diesel(sql_type = Nullable<BigInt>)]

@@ -199,6 +199,9 @@ pub(crate) struct MovementArrays {
     actors: Vec<Option<String>>,
     request_ids: Vec<Option<String>>,
     times: Vec<chrono::DateTime<chrono::Utc>>,
+    held_changes: Vec<i64>,
+    held_afters: Vec<i64>,
+    hold_ids: Vec<Option<i64>>,
 }
 
 impl MovementArrays {
@@ -223,6 +226,9 @@ impl MovementArrays {
                 reason,
                 actor,
                 request_id,
+                held_change,
+                held_after,
+                hold_id,
             } = row;
             self.pet_ids.push(pet_id);
             self.kinds.push(kind);
@@ -237,6 +243,9 @@ impl MovementArrays {
             self.actors.push(actor);
             self.request_ids.push(request_id);
             self.times.push(time);
+            self.held_changes.push(held_change);
+            self.held_afters.push(held_after);
+            self.hold_ids.push(hold_id);
         }
     }
 
@@ -246,9 +255,10 @@ impl MovementArrays {
         out.push_sql(
             "INSERT INTO stock_movements (pet_id, kind, quantity, available_change, \
              committed_change, available_after, committed_after, order_id, line_no, reason, \
-             actor, request_id, time) SELECT m.pet_id, m.kind, m.quantity, m.available_change, \
-             m.committed_change, m.available_after, m.committed_after, m.order_id, m.line_no, \
-             m.reason, m.actor, m.request_id, m.time FROM unnest(",
+             actor, request_id, time, held_change, held_after, hold_id) SELECT m.pet_id, \
+             m.kind, m.quantity, m.available_change, m.committed_change, m.available_after, \
+             m.committed_after, m.order_id, m.line_no, m.reason, m.actor, m.request_id, m.time, \
+             m.held_change, m.held_after, m.hold_id FROM unnest(",
         );
         out.push_bind_param::<Array<BigInt>, _>(&self.pet_ids)?;
         out.push_sql(", ");
@@ -273,10 +283,17 @@ impl MovementArrays {
         }
         out.push_sql(", ");
         out.push_bind_param::<Array<Timestamptz>, _>(&self.times)?;
+        for column in [&self.held_changes, &self.held_afters] {
+            out.push_sql(", ");
+            out.push_bind_param::<Array<BigInt>, _>(column)?;
+        }
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Nullable<BigInt>>, _>(&self.hold_ids)?;
         out.push_sql(
             ") WITH ORDINALITY AS m(pet_id, kind, quantity, available_change, committed_change, \
              available_after, committed_after, order_id, line_no, reason, actor, request_id, \
-             time, place) WHERE EXISTS (SELECT 1 FROM ledger_opened) ORDER BY m.place",
+             time, held_change, held_after, hold_id, place) \
+             WHERE EXISTS (SELECT 1 FROM ledger_opened) ORDER BY m.place",
         );
         Ok(())
     }

@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use petstore_core::{
-    Actor, Cause, Movement, MovementId, MovementKind, NewMovement, OrderId, PetId, Reason,
+    Actor, Cause, HoldId, Movement, MovementId, MovementKind, NewMovement, OrderId, PetId, Reason,
     RequestId, Stock,
 };
 
@@ -30,6 +30,9 @@ pub(crate) struct MovementRecord {
     pub(crate) actor: Option<String>,
     pub(crate) request_id: Option<String>,
     pub(crate) time: DateTime<Utc>,
+    pub(crate) held_change: i64,
+    pub(crate) held_after: i64,
+    pub(crate) hold_id: Option<i64>,
 }
 
 impl TryFrom<MovementRecord> for Movement {
@@ -50,10 +53,13 @@ impl TryFrom<MovementRecord> for Movement {
             kind: row.kind.parse().map_err(&bad)?,
             quantity: u32::try_from(row.quantity).map_err(range("quantity"))?,
             available_change: row.available_change,
+            held_change: row.held_change,
             committed_change: row.committed_change,
             available_after: units(row.available_after, "available_after")?,
+            held_after: units(row.held_after, "held_after")?,
             committed_after: units(row.committed_after, "committed_after")?,
             order_id: row.order_id.map(OrderId::new).transpose().map_err(&bad)?,
+            hold_id: row.hold_id.map(HoldId::new).transpose().map_err(&bad)?,
             line_no: row
                 .line_no
                 .map(u32::try_from)
@@ -107,6 +113,9 @@ pub(crate) struct MovementColumns {
     pub(crate) reason: Option<String>,
     pub(crate) actor: Option<String>,
     pub(crate) request_id: Option<String>,
+    pub(crate) held_change: i64,
+    pub(crate) held_after: i64,
+    pub(crate) hold_id: Option<i64>,
 }
 
 impl MovementColumns {
@@ -120,8 +129,7 @@ impl MovementColumns {
                 let NewMovement {
                     pet_id,
                     change,
-                    available_after,
-                    committed_after,
+                    after,
                     entry,
                 } = movement;
                 Self {
@@ -130,13 +138,16 @@ impl MovementColumns {
                     quantity: i64::from(change.quantity),
                     available_change: change.available,
                     committed_change: change.committed,
-                    available_after: i64::from(available_after.get()),
-                    committed_after: i64::from(committed_after.get()),
+                    available_after: i64::from(after.available.get()),
+                    committed_after: i64::from(after.committed.get()),
                     order_id: entry.order_line.map(|(order, _)| order.get()),
                     line_no: entry.order_line.map(|(_, line)| i64::from(line)),
                     reason: entry.reason.as_ref().map(|r| r.as_str().to_owned()),
                     actor: actor.clone(),
                     request_id: request_id.clone(),
+                    held_change: change.held,
+                    held_after: i64::from(after.held.get()),
+                    hold_id: entry.hold.map(|hold| hold.get()),
                 }
             })
             .collect())

@@ -18,10 +18,12 @@ use crate::error::StoreError;
 use crate::schema::{api_keys, categories, idempotency_records, order_lines, orders, pets};
 
 mod events;
+mod holds;
 mod ledger;
 mod webhooks;
 
 pub(crate) use events::{EventColumns, EventRecord, actor_column};
+pub(crate) use holds::{HoldLineRecord, HoldRecord};
 pub(crate) use ledger::{MovementColumns, MovementRecord};
 pub(crate) use webhooks::{DeliveryRecord, WebhookRecord, cursor, event_type_list};
 
@@ -84,6 +86,7 @@ pub(crate) struct PetRowRecord {
     pub(crate) stock: i64,
     pub(crate) open_orders: i64,
     pub(crate) committed: i64,
+    pub(crate) held: i64,
 }
 
 /// A pet's row as the domain sees it: the pet, its inventory entry, its open orders and the
@@ -105,26 +108,27 @@ impl TryFrom<PetRowRecord> for PetRowValues {
             id: pet.id.get(),
             status: StatusText::from(pet.status),
             stock: row.stock,
+            held: row.held,
+            committed: row.committed,
         })?;
-        let committed = u32::try_from(row.committed)
-            .map(Stock::from_level)
-            .map_err(|_| out_of_range("pets", pet.id.get(), "committed"))?;
         Ok(Self {
             pet,
+            committed: stock.committed,
             stock,
             open_orders: row.open_orders.unsigned_abs(),
-            committed,
         })
     }
 }
 
-/// A pet's inventory entry: its id, status and stock.
+/// A pet's inventory entry: its id, status, stock and the units held and in open orders.
 #[derive(Debug, Queryable, Selectable)]
 #[diesel(table_name = pets, check_for_backend(diesel::pg::Pg, diesel::sqlite::Sqlite))]
 pub(crate) struct StockRecord {
     pub(crate) id: i64,
     pub(crate) status: StatusText,
     pub(crate) stock: i64,
+    pub(crate) held: i64,
+    pub(crate) committed: i64,
 }
 
 /// A text column parsed where the row is decoded: from the text SQLite or PostgreSQL hands
@@ -212,13 +216,25 @@ impl TryFrom<StockRecord> for InventoryItem {
     type Error = StoreError;
 
     fn try_from(row: StockRecord) -> Result<Self, StoreError> {
-        let StockRecord { id, status, stock } = row;
+        let StockRecord {
+            id,
+            status,
+            stock,
+            held,
+            committed,
+        } = row;
         let bad = corrupt("pets", id);
-        let stock = u32::try_from(stock).map_err(|_| out_of_range("pets", id, "stock"))?;
+        let units = |value: i64, column| {
+            u32::try_from(value)
+                .map(Stock::from_level)
+                .map_err(|_| out_of_range("pets", id, column))
+        };
         Ok(InventoryItem {
             pet_id: PetId::new(id).map_err(&bad)?,
-            quantity: Stock::from_level(stock),
+            quantity: units(stock, "stock")?,
             status: status.0.map_err(&bad)?,
+            held: units(held, "held")?,
+            committed: units(committed, "committed")?,
         })
     }
 }

@@ -16,6 +16,7 @@
 
 mod catalogue;
 pub(crate) mod events;
+mod holds;
 mod idempotency;
 mod inventory;
 mod keys;

@@ -32,6 +32,7 @@ diesel::table! {
         stock -> BigInt,
         open_orders -> BigInt,
         committed -> BigInt,
+        held -> BigInt,
         price_amount -> Nullable<BigInt>,
         price_currency -> Nullable<Text>,
     }
@@ -195,6 +196,9 @@ diesel::table! {
         actor -> Nullable<Text>,
         request_id -> Nullable<Text>,
         time -> UtcTime,
+        held_change -> BigInt,
+        held_after -> BigInt,
+        hold_id -> Nullable<BigInt>,
     }
 }
 
@@ -209,10 +213,52 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    use diesel::sql_types::*;
+    use crate::schema::sql_types::*;
+
+    /// Holds, active (`ended` null) and ended (`petstore_core::Hold`).
+    holds (id) {
+        id -> BigInt,
+        owner_id -> Nullable<BigInt>,
+        created_at -> UtcTime,
+        expires_at -> UtcTime,
+        ended -> Nullable<Text>,
+        ended_at -> Nullable<UtcTime>,
+        order_id -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
+    /// The lines of holds.
+    hold_lines (hold_id, line_no) {
+        hold_id -> BigInt,
+        line_no -> BigInt,
+        pet_id -> BigInt,
+        quantity -> BigInt,
+    }
+}
+
+diesel::table! {
+    use diesel::sql_types::*;
+    use crate::schema::sql_types::*;
+
+    /// One row once holds have begun: holds are placed from then on.
+    holds_opened (id) {
+        id -> BigInt,
+        at -> UtcTime,
+    }
+}
+
+diesel::joinable!(hold_lines -> holds (hold_id));
+
 diesel::allow_tables_to_appear_in_same_query!(
     order_lines,
     stock_movements,
     ledger_opened,
+    holds,
+    hold_lines,
+    holds_opened,
     categories,
     pets,
     orders,

@@ -191,6 +191,9 @@ impl SqliteTx<'_> {
                 row.actor.into_sql::<Nullable<Text>>(),
                 row.request_id.into_sql::<Nullable<Text>>(),
                 Time(time).into_sql::<UtcTime>(),
+                row.held_change.into_sql::<BigInt>(),
+                row.held_after.into_sql::<BigInt>(),
+                row.hold_id.into_sql::<Nullable<BigInt>>(),
             ));
             diesel::insert_into(m::stock_movements)
                 .values(values)
@@ -208,6 +211,9 @@ impl SqliteTx<'_> {
                     m::actor,
                     m::request_id,
                     m::time,
+                    m::held_change,
+                    m::held_after,
+                    m::hold_id,
                 ))
                 .execute(self.conn)
                 .or_storage()?;

@@ -30,6 +30,10 @@ pub(crate) use on_backend;
 /// plain sequence (`postgres/feed.rs`).
 const FEED_TABLE: &str = "events";
 
+/// The tables whose ids are plain rowids on SQLite (no AUTOINCREMENT): a new id is the largest
+/// plus one, and since none of their rows is ever deleted, always above every id given.
+const SQLITE_ROWID_TABLES: [&str; 1] = ["stock_movements"];
+
 /// A connection to either backend.
 pub(crate) enum Conn {
     Sqlite(SqliteConnection),
@@ -163,6 +167,9 @@ struct Position {
 /// those deleted since.
 pub(crate) fn id_position(conn: &mut Conn, table: &str) -> Result<i64, StoreError> {
     let position = match conn {
+        Conn::Sqlite(_) if SQLITE_ROWID_TABLES.contains(&table) => Position {
+            id: max_id(conn, table)?,
+        },
         Conn::Sqlite(c) => diesel::sql_query(
             "SELECT COALESCE(MAX(seq), 0) AS id FROM sqlite_sequence WHERE name = ?",
         )
@@ -199,6 +206,7 @@ pub(super) fn set_id_position(
         return Ok(());
     }
     match conn {
+        Conn::Sqlite(_) if SQLITE_ROWID_TABLES.contains(&table) => {}
         Conn::Sqlite(c) => {
             let moved = diesel::sql_query("UPDATE sqlite_sequence SET seq = ? WHERE name = ?")
                 .bind::<BigInt, _>(position)

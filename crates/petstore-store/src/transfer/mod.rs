@@ -28,8 +28,8 @@ use crate::sqlite::{connect, migrate_sqlite};
 pub(crate) use conn::{Conn, id_position, max_id, on_backend};
 use conn::{in_snapshot, in_transaction, restore_triggers, set_id_position, suspend_triggers};
 use tables::{
-    Categories, Deliveries, Events, Idempotency, Keys, Movements, OrderLines, Orders, Pets, Shop,
-    Table, Webhooks,
+    Categories, Deliveries, Events, HoldLines, Holds, Idempotency, Keys, Movements, OrderLines,
+    Orders, Pets, Shop, Table, Webhooks,
 };
 
 /// What a copy has done so far, for a progress display.
@@ -90,12 +90,14 @@ impl TableCopy {
 
 /// Every table the service keeps, in an order that satisfies their references: categories
 /// before pets, keys before the orders they own, events before the deliveries that name them.
-const TABLES: [TableCopy; 11] = [
+const TABLES: [TableCopy; 13] = [
     TableCopy::of::<Categories>(),
     TableCopy::of::<Pets>(),
     TableCopy::of::<Keys>(),
     TableCopy::of::<Orders>(),
     TableCopy::of::<OrderLines>(),
+    TableCopy::of::<Holds>(),
+    TableCopy::of::<HoldLines>(),
     TableCopy::of::<Movements>(),
     TableCopy::of::<Events>(),
     TableCopy::of::<Idempotency>(),

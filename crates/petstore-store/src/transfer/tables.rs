@@ -7,8 +7,8 @@ use diesel::prelude::*;
 use super::conn::{Conn, on_backend};
 use crate::schema::sql_types::{Json, Time};
 use crate::schema::{
-    api_keys, categories, events, idempotency_records, order_lines, orders, pets, shop,
-    stock_movements, webhook_deliveries, webhooks,
+    api_keys, categories, events, hold_lines, holds, idempotency_records, order_lines, orders,
+    pets, shop, stock_movements, webhook_deliveries, webhooks,
 };
 
 /// Rows read or written at once: within the bind limits of both backends for the widest row.
@@ -97,6 +97,7 @@ pub(crate) struct PetRow {
     stock: i64,
     open_orders: i64,
     committed: i64,
+    held: i64,
     price_amount: Option<i64>,
     price_currency: Option<String>,
 }
@@ -150,6 +151,30 @@ pub(crate) struct MovementRow {
     actor: Option<String>,
     request_id: Option<String>,
     time: Time,
+    held_change: i64,
+    held_after: i64,
+    hold_id: Option<i64>,
+}
+
+#[derive(Debug, PartialEq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = holds, treat_none_as_default_value = false)]
+pub(crate) struct HoldRow {
+    id: i64,
+    owner_id: Option<i64>,
+    created_at: Time,
+    expires_at: Time,
+    ended: Option<String>,
+    ended_at: Option<Time>,
+    order_id: Option<i64>,
+}
+
+#[derive(Debug, PartialEq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = hold_lines, treat_none_as_default_value = false)]
+pub(crate) struct HoldLineRow {
+    hold_id: i64,
+    line_no: i64,
+    pet_id: i64,
+    quantity: i64,
 }
 
 /// An event's row; read by name too, from a PostgreSQL source's `pending_events`.
@@ -222,6 +247,7 @@ id_table!(Categories, categories, CategoryRow);
 id_table!(Pets, pets, PetRow);
 id_table!(Orders, orders, OrderRow);
 id_table!(Movements, stock_movements, MovementRow);
+id_table!(Holds, holds, HoldRow);
 id_table!(Events, events, EventRow, PG_IDENTITY = false);
 id_table!(Keys, api_keys, KeyRow);
 id_table!(Webhooks, webhooks, WebhookRow);
@@ -263,39 +289,42 @@ impl Table for Idempotency {
     }
 }
 
-/// Lines 2 and on of orders, keyed by their order and number.
-pub(crate) struct OrderLines;
+/// A table of lines, keyed by what they belong to (`$of`) and their number.
+macro_rules! line_table {
+    ($name:ident, $table:ident, $row:ident, $of:ident) => {
+        pub(crate) struct $name;
 
-impl Table for OrderLines {
-    const NAME: &'static str = "order_lines";
-    type Row = OrderLineRow;
-    const HAS_ID: bool = false;
+        impl Table for $name {
+            const NAME: &'static str = stringify!($table);
+            type Row = $row;
+            const HAS_ID: bool = false;
 
-    fn count(conn: &mut Conn) -> QueryResult<i64> {
-        on_backend!(conn, |c| order_lines::table.count().get_result(c))
-    }
+            fn count(conn: &mut Conn) -> QueryResult<i64> {
+                on_backend!(conn, |c| $table::table.count().get_result(c))
+            }
 
-    fn chunk(conn: &mut Conn, after: Option<&OrderLineRow>) -> QueryResult<Vec<OrderLineRow>> {
-        use order_lines::dsl::{line_no, order_id};
-        let (order, line) = after.map_or((i64::MIN, i64::MIN), |row| (row.order_id, row.line_no));
-        on_backend!(conn, |c| order_lines::table
-            .filter(
-                order_id
-                    .gt(order)
-                    .or(order_id.eq(order).and(line_no.gt(line)))
-            )
-            .order((order_id, line_no))
-            .limit(CHUNK)
-            .select(OrderLineRow::as_select())
-            .load(c))
-    }
+            fn chunk(conn: &mut Conn, after: Option<&$row>) -> QueryResult<Vec<$row>> {
+                use $table::dsl::{line_no, $of};
+                let (of, line) = after.map_or((i64::MIN, i64::MIN), |row| (row.$of, row.line_no));
+                on_backend!(conn, |c| $table::table
+                    .filter($of.gt(of).or($of.eq(of).and(line_no.gt(line))))
+                    .order(($of, line_no))
+                    .limit(CHUNK)
+                    .select($row::as_select())
+                    .load(c))
+            }
 
-    fn insert(conn: &mut Conn, rows: &[OrderLineRow]) -> QueryResult<usize> {
-        on_backend!(conn, |c| diesel::insert_into(order_lines::table)
-            .values(rows)
-            .execute(c))
-    }
+            fn insert(conn: &mut Conn, rows: &[$row]) -> QueryResult<usize> {
+                on_backend!(conn, |c| diesel::insert_into($table::table)
+                    .values(rows)
+                    .execute(c))
+            }
+        }
+    };
 }
+
+line_table!(OrderLines, order_lines, OrderLineRow, order_id);
+line_table!(HoldLines, hold_lines, HoldLineRow, hold_id);
 
 /// The shop's one row (its currency), keyed by a constant id rather than a sequence.
 pub(crate) struct Shop;

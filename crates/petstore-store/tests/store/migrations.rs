@@ -98,17 +98,19 @@ fn readiness_fails_when_a_migration_is_missing() {
     let store = common::TempStore::new();
     store.store.check_ready().unwrap();
     let mut conn = connect(&store.config).unwrap();
-    // The last migration finishes an upgrade: a node serves while it waits for
+    // The last migrations finish an upgrade: a node serves while they wait for
     // `migrate --finish`.
+    let finishes = |version: &str| version[version.len() - 6..].starts_with('9');
     let finishing = conn.revert_last_migration(MIGRATIONS).unwrap();
-    let sequence = finishing.to_string();
-    assert!(
-        sequence[sequence.len() - 6..].starts_with('9'),
-        "{finishing}"
-    );
-    store.store.check_ready().unwrap();
+    assert!(finishes(&finishing.to_string()), "{finishing}");
+    loop {
+        store.store.check_ready().unwrap();
+        let reverted = conn.revert_last_migration(MIGRATIONS).unwrap().to_string();
+        if !finishes(&reverted) {
+            break;
+        }
+    }
     // One that only adds, missing, is not a schema this version can serve.
-    conn.revert_last_migration(MIGRATIONS).unwrap();
     assert!(store.store.check_ready().is_err());
 }
 

@@ -8,7 +8,7 @@ use crate::{
 };
 
 /// A pet in Dogs with `stock` units, priced at `amount` minor units.
-fn priced<S: Store>(f: &Fixture<S>, pet_name: &str, stock: u32, amount: i64) -> Pet {
+pub(super) fn priced<S: Store>(f: &Fixture<S>, pet_name: &str, stock: u32, amount: i64) -> Pet {
     let pet = f.pet_with_stock(pet_name, stock);
     f.shop
         .prices()

@@ -86,8 +86,9 @@ pub(super) fn check(
             .filter(|o| !o.complete && o.lines.iter().any(|l| l.pet_id == pet.id))
             .count();
         let stock = u64::from(item.quantity.get());
+        let held = u64::from(item.held.get());
         prop_assert_eq!(
-            stock + units(false) + units(true) + ledger.removed,
+            stock + held + units(false) + units(true) + ledger.removed,
             ledger.added,
             "after step {} {:?}: units of pet {} are not conserved",
             step,
@@ -95,19 +96,21 @@ pub(super) fn check(
             pet.id
         );
         if !ledger.status_set_by_hand {
+            let promised = open_orders > 0 || held > 0;
             let consistent = match pet.status {
-                PetStatus::Pending => stock == 0 && open_orders > 0,
-                PetStatus::Sold => stock == 0 && open_orders == 0,
-                PetStatus::Available => stock > 0 || open_orders == 0,
+                PetStatus::Pending => stock == 0 && promised,
+                PetStatus::Sold => stock == 0 && !promised,
+                PetStatus::Available => stock > 0 || !promised,
             };
             prop_assert!(
                 consistent,
-                "after step {} {:?}: pet {} is {} with stock {} and {} open orders",
+                "after step {} {:?}: pet {} is {} with stock {}, {} held and {} open orders",
                 step,
                 op,
                 pet.id,
                 pet.status,
                 stock,
+                held,
                 open_orders
             );
         }

@@ -62,6 +62,32 @@ pub enum Op {
         /// The status.
         status: PetStatus,
     },
+    /// Hold 1 to 3 lines (as a checkout picks them) for a few seconds.
+    PlaceHold {
+        /// Which pet line 1 is for.
+        first: usize,
+        /// Units per line.
+        units: Vec<u32>,
+        /// Its life, in seconds.
+        life: u32,
+    },
+    /// Release a hold.
+    ReleaseHold {
+        /// Which hold.
+        hold: usize,
+    },
+    /// Check a hold out.
+    CheckOutHold {
+        /// Which hold.
+        hold: usize,
+    },
+    /// Let time pass.
+    Tick {
+        /// Seconds.
+        seconds: u32,
+    },
+    /// Run the sweeper: end every hold whose expiry has come.
+    Sweep,
 }
 
 /// The random operations, weighted towards orders.
@@ -78,7 +104,13 @@ pub fn op() -> impl Strategy<Value = Op> {
         2 => index.clone().prop_map(|order| Op::Complete { order }),
         2 => index.clone().prop_map(|order| Op::Cancel { order }),
         1 => index.clone().prop_map(|pet| Op::DeletePet { pet }),
-        1 => (index, prop::sample::select(PetStatus::ALL.to_vec()))
+        1 => (index.clone(), prop::sample::select(PetStatus::ALL.to_vec()))
             .prop_map(|(pet, status)| Op::SetStatus { pet, status }),
+        3 => (index.clone(), prop::collection::vec(1u32..4, 1..4), 1u32..4)
+            .prop_map(|(first, units, life)| Op::PlaceHold { first, units, life }),
+        1 => index.clone().prop_map(|hold| Op::ReleaseHold { hold }),
+        3 => index.prop_map(|hold| Op::CheckOutHold { hold }),
+        3 => (1u32..3).prop_map(|seconds| Op::Tick { seconds }),
+        1 => Just(Op::Sweep),
     ]
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
-use petstore_core::{Currency, RetryPolicy};
+use petstore_core::{Currency, HoldLives, RetryPolicy};
 
 use crate::app::DEFAULT_RATE;
 use crate::cli::{DatabaseArgs, values};
@@ -125,6 +125,41 @@ pub struct ServeArgs {
     /// Webhook deliveries.
     #[command(flatten)]
     pub webhooks: WebhookArgs,
+    /// Holds.
+    #[command(flatten)]
+    pub holds: HoldArgs,
+}
+
+/// How long holds live, and how often each node ends those past their expiry.
+#[derive(Debug, Clone, Args)]
+pub struct HoldArgs {
+    /// The life of a hold whose request gives no `ttlSeconds`, in seconds.
+    #[arg(long, env = "PETSTORE_HOLD_TTL", default_value_t = 600, value_parser = clap::value_parser!(u32).range(1..=86_400))]
+    pub hold_ttl: u32,
+    /// The longest life a request may ask for, in seconds (at most a day).
+    #[arg(long, env = "PETSTORE_HOLD_TTL_MAX", default_value_t = 1800, value_parser = clap::value_parser!(u32).range(1..=86_400))]
+    pub hold_ttl_max: u32,
+    /// How often this node ends the holds whose expiry has come, in milliseconds: a hold is
+    /// ended within this and a second of its expiry while any node runs.
+    #[arg(long, env = "PETSTORE_HOLD_SWEEP_MS", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(10..=60_000))]
+    pub hold_sweep_ms: u64,
+}
+
+impl HoldArgs {
+    /// The lives as the use cases take them; a default above the longest is refused.
+    pub fn lives(&self) -> anyhow::Result<HoldLives> {
+        HoldLives::new(
+            Duration::from_secs(self.hold_ttl.into()),
+            Duration::from_secs(self.hold_ttl_max.into()),
+        )
+        .map_err(|_| {
+            anyhow::anyhow!(
+                "--hold-ttl ({}) must be at most --hold-ttl-max ({})",
+                self.hold_ttl,
+                self.hold_ttl_max
+            )
+        })
+    }
 }
 
 /// How webhooks are delivered.

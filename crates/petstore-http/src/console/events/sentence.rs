@@ -66,11 +66,19 @@ impl<'n> Reading<'n> {
                     .insert(pet, now)
                     .map(|was| format!(" from {was}"))
                     .unwrap_or_default();
-                let by_order = before.is_some_and(|before| {
-                    matches!(
-                        before.event_type,
-                        EventType::OrderPlaced | EventType::OrderCancelled
-                    ) && before.data["petId"].as_i64() == Some(pet)
+                let by_order = before.is_some_and(|before| match before.event_type {
+                    EventType::OrderPlaced | EventType::OrderCancelled => {
+                        before.data["petId"].as_i64() == Some(pet)
+                    }
+                    EventType::HoldPlaced
+                    | EventType::HoldReleased
+                    | EventType::HoldExpired
+                    | EventType::HoldConsumed => {
+                        before.data["lines"].as_array().is_some_and(|lines| {
+                            lines.iter().any(|l| l["petId"].as_i64() == Some(pet))
+                        })
+                    }
+                    _ => false,
                 });
                 let name = self.pet(Some(pet));
                 if by_order {
@@ -99,7 +107,43 @@ impl<'n> Reading<'n> {
                 int("quantity").unwrap_or_default(),
                 self.pet(int("petId"))
             ),
+            EventType::HoldPlaced => format!(
+                "{who} held {} until {}",
+                self.hold_lines(data),
+                data["expiresAt"].as_str().unwrap_or_default()
+            ),
+            EventType::HoldReleased => format!(
+                "{who} released hold {} ({} back in stock)",
+                int("id").unwrap_or_default(),
+                self.hold_lines(data)
+            ),
+            EventType::HoldExpired => format!(
+                "Hold {} expired ({} back in stock)",
+                int("id").unwrap_or_default(),
+                self.hold_lines(data)
+            ),
+            EventType::HoldConsumed => format!(
+                "{who} checked out hold {} as order {}",
+                int("id").unwrap_or_default(),
+                data["ended"]["orderId"].as_i64().unwrap_or_default()
+            ),
         }
+    }
+
+    /// A hold's lines as "2 × Rex, 1 × Fido".
+    fn hold_lines(&mut self, hold: &Value) -> String {
+        let lines = hold["lines"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let each: Vec<String> = lines
+            .iter()
+            .map(|line| {
+                let units = line["quantity"].as_i64().unwrap_or_default();
+                format!("{units} × {}", self.pet(line["petId"].as_i64()))
+            })
+            .collect();
+        each.join(", ")
     }
 }
 

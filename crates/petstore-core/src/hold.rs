@@ -1,0 +1,226 @@
+//! Holds: units of pets set aside for a basket while its shopper pays elsewhere, given back
+//! when the hold is released or expires, or ordered when it is checked out.
+//!
+//! A hold takes its units out of `available` when it is placed (they are `held`), and ends
+//! exactly once: by its owner or staff releasing it, by the sweeper once its expiry has
+//! passed, or by a checkout that orders its units. Each ending is a committed change with its
+//! ledger rows and events, made under the locks of the hold's pets; the clock decides only
+//! when an expiry is due, never whether units are free (`docs/domain.md`, "Holds").
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::checkout::CheckoutLines;
+use crate::ids::{HoldId, OrderId, OwnerId, PetId};
+use crate::validation::ValidationError;
+use crate::values::Quantity;
+
+/// A hold to place: its lines (1 to 50, each pet once, as a checkout's) and how long it
+/// lives.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewHold {
+    /// 1 to 50 lines, each pet in one line only.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(value_type = Vec<crate::NewLine>, min_items = 1, max_items = 50)
+    )]
+    pub lines: CheckoutLines,
+    /// Seconds until the hold expires: 1 to the operator's longest (`HoldLives::longest`);
+    /// the operator's default when not given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 86400))]
+    pub ttl_seconds: Option<u32>,
+}
+
+/// How long holds live: the operator's default and the longest a client may ask for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HoldLives {
+    /// The life of a hold whose request does not say (600 s unless the operator says).
+    pub default: Duration,
+    /// The longest life a request may ask for (1,800 s unless the operator says).
+    pub longest: Duration,
+}
+
+impl HoldLives {
+    /// The most any operator may allow: a day. A hold is a basket's, not a reservation's.
+    pub const CEILING: Duration = Duration::from_secs(86_400);
+
+    /// The lives, if `default` is within 1 s ..= `longest` ..= a day.
+    pub fn new(default: Duration, longest: Duration) -> Result<Self, ValidationError> {
+        if default < Duration::from_secs(1) || default > longest || longest > Self::CEILING {
+            return Err(ValidationError::new(
+                "hold life",
+                "the default must be from 1 s to the longest, and the longest at most a day",
+            ));
+        }
+        Ok(Self { default, longest })
+    }
+
+    /// The life a request asks for (`ttl_seconds`), or the default; refused beyond the
+    /// longest.
+    pub fn life_of(&self, ttl_seconds: Option<u32>) -> Result<Duration, ValidationError> {
+        let Some(seconds) = ttl_seconds else {
+            return Ok(self.default);
+        };
+        let life = Duration::from_secs(u64::from(seconds));
+        if seconds == 0 || life > self.longest {
+            return Err(ValidationError::new(
+                "ttlSeconds",
+                format!("must be from 1 to {}", self.longest.as_secs()),
+            ));
+        }
+        Ok(life)
+    }
+}
+
+impl Default for HoldLives {
+    fn default() -> Self {
+        Self {
+            default: Duration::from_secs(600),
+            longest: Duration::from_secs(1800),
+        }
+    }
+}
+
+/// A line of a hold: units of one pet.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HoldLine {
+    /// Its place in the hold, from 1; a checkout of the hold gives its order's line the same.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 50))]
+    pub line_no: u16,
+    /// The pet.
+    pub pet_id: PetId,
+    /// How many units are set aside.
+    pub quantity: Quantity,
+}
+
+/// How a hold ended.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HoldEnd {
+    /// Its owner or staff released it: the units went back.
+    Released,
+    /// Its expiry passed: the units went back.
+    Expired,
+    /// It was checked out: the units are its order's.
+    Consumed,
+}
+
+impl HoldEnd {
+    /// Every ending.
+    pub const ALL: [HoldEnd; 3] = [HoldEnd::Released, HoldEnd::Expired, HoldEnd::Consumed];
+
+    /// Its name, as the API and the stores write it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            HoldEnd::Released => "released",
+            HoldEnd::Expired => "expired",
+            HoldEnd::Consumed => "consumed",
+        }
+    }
+
+    /// The ending named `text`, if any.
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|end| end.as_str() == text)
+    }
+}
+
+/// A hold that ended: how, when, and the order it became.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Ending {
+    /// How.
+    pub how: HoldEnd,
+    /// When.
+    pub at: DateTime<Utc>,
+    /// The order its units became, when it was checked out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
+    pub order_id: Option<OrderId>,
+}
+
+/// A hold: units set aside until it expires, unless it ends before.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Hold {
+    /// Its id, given by the store.
+    pub id: HoldId,
+    /// Its lines, numbered from 1.
+    pub lines: Vec<HoldLine>,
+    /// When it was placed.
+    pub created_at: DateTime<Utc>,
+    /// When it expires, unless it ended before.
+    pub expires_at: DateTime<Utc>,
+    /// How it ended; absent while it is active.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
+    pub ended: Option<Ending>,
+    /// Who placed it, when known. Not part of the JSON shape: it decides who may see the
+    /// hold, as an order's owner does.
+    #[serde(skip)]
+    pub owner: Option<OwnerId>,
+}
+
+impl Hold {
+    /// Whether it is active (not ended) and its expiry has not come at `now`: only then can
+    /// it be checked out.
+    pub fn usable_at(&self, now: DateTime<Utc>) -> bool {
+        self.ended.is_none() && now < self.expires_at
+    }
+
+    /// Whether it is active and its expiry has come at `now`: the sweeper ends it.
+    pub fn due_at(&self, now: DateTime<Utc>) -> bool {
+        self.ended.is_none() && now >= self.expires_at
+    }
+}
+
+/// A hold as the use case hands it to a store to be given an id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlacedHold {
+    /// Its lines, numbered from 1.
+    pub lines: Vec<HoldLine>,
+    /// When it was placed.
+    pub created_at: DateTime<Utc>,
+    /// When it expires.
+    pub expires_at: DateTime<Utc>,
+    /// Who placed it.
+    pub owner: Option<OwnerId>,
+}
+
+impl PlacedHold {
+    /// The active hold this is once a store has given it `id`.
+    pub fn into_hold(self, id: HoldId) -> Hold {
+        let Self {
+            lines,
+            created_at,
+            expires_at,
+            owner,
+        } = self;
+        Hold {
+            id,
+            lines,
+            created_at,
+            expires_at,
+            ended: None,
+            owner,
+        }
+    }
+}
+
+/// How many holds are active and the units they set aside: what operators watch.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HeldTotals {
+    /// Active holds.
+    pub holds: u64,
+    /// The units they set aside.
+    pub units: u64,
+}
