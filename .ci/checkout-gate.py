@@ -1,6 +1,6 @@
-"""What this version's node does for checkouts on a database whose upgrade is not finished,
-beside a node of the previous version: a checkout of two lines is refused with
-`503 upgrade_unfinished` and places nothing; one of one line is placed. Exits non-zero,
+"""What this version's node does for checkouts and holds on a database whose upgrade is not
+finished, beside a node of the previous version: a checkout of two lines is refused with
+`503 upgrade_unfinished` and places nothing, and so is a hold; one of one line is placed. Exits non-zero,
 saying what the service answered, at the first thing that is not as expected.
 
     python3 .ci/checkout-gate.py BASE_URL ADMIN_KEY
@@ -43,10 +43,13 @@ refused = call("a checkout of two lines", "POST", "/v1/store/checkout",
                {"lines": [{"petId": pets[0]}, {"petId": pets[1]}]}, expect=(503,))
 if refused.get("code") != "upgrade_unfinished":
     sys.exit(f"checkout gate: a checkout of two lines was refused as {refused}")
+held = call("a hold", "POST", "/v1/store/holds", {"lines": [{"petId": pets[1]}]}, expect=(503,))
+if held.get("code") != "upgrade_unfinished":
+    sys.exit(f"checkout gate: a hold was refused as {held}")
 placed = call("a checkout of one line", "POST", "/v1/store/checkout", {"lines": [{"petId": pets[0]}]})
 orders = call("list the pet's orders", "GET", f"/v1/store/orders?petId={pets[1]}")
 stock = call("read the other pet's stock", "GET", f"/v1/inventory/{pets[1]}")
-if orders or stock["quantity"] != 2:
-    sys.exit(f"checkout gate: the refused checkout left {orders} and stock {stock}")
-print(f"checkout gate: two lines refused (upgrade_unfinished, nothing placed), "
-      f"one line placed as order {placed['id']}")
+if orders or stock["quantity"] != 2 or stock.get("held") != 0:
+    sys.exit(f"checkout gate: the refused checkout or hold left {orders} and stock {stock}")
+print(f"checkout gate: two lines and a hold refused (upgrade_unfinished, nothing placed "
+      f"or held), one line placed as order {placed['id']}")

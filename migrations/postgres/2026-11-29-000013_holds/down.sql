@@ -1,3 +1,4 @@
+DROP TABLE holds_opened;
 DELETE FROM stock_movements WHERE kind IN ('held', 'hold_released', 'hold_expired', 'hold_committed');
 ALTER TABLE stock_movements
     DROP CONSTRAINT stock_movements_fit_their_kind,

@@ -113,3 +113,10 @@ ALTER TABLE stock_movements
         WHEN 'hold_committed' THEN available_change = 0 AND held_change = -quantity
                                    AND committed_change = quantity
     END);
+
+-- One row once holds have begun: a hold is placed only while it is there
+-- (900002_open_holds writes it, through `migrate --finish`).
+CREATE TABLE holds_opened (
+    id bigint PRIMARY KEY CHECK (id = 1),
+    at timestamptz NOT NULL
+);

@@ -1,1 +1,1 @@
-DROP TABLE holds_opened;
+DELETE FROM holds_opened;

@@ -1,7 +1,5 @@
 -- Holds begin, once no node of an older version, which does not count held units, is left
 -- (this finishes an upgrade: `petstore migrate --finish`; a new database runs it at once).
-CREATE TABLE holds_opened (
-    id bigint PRIMARY KEY CHECK (id = 1),
-    at timestamptz NOT NULL
-);
-INSERT INTO holds_opened (id, at) VALUES (1, now());
+INSERT INTO holds_opened (id, at)
+SELECT 1, now()
+WHERE NOT EXISTS (SELECT 1 FROM holds_opened);

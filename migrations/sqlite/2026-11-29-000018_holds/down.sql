@@ -1,3 +1,4 @@
+DROP TABLE holds_opened;
 CREATE TABLE stock_movements_without_holds (
     id               INTEGER PRIMARY KEY AUTOINCREMENT,
     pet_id           INTEGER NOT NULL CHECK (pet_id > 0),

@@ -127,3 +127,10 @@ DROP TABLE stock_movements;
 ALTER TABLE stock_movements_with_holds RENAME TO stock_movements;
 -- Keyset pages of one pet's movements.
 CREATE INDEX stock_movements_by_pet ON stock_movements (pet_id, id);
+
+-- One row once holds have begun: a hold is placed only while it is there
+-- (900002_open_holds writes it, through `migrate --finish`).
+CREATE TABLE holds_opened (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    at TEXT NOT NULL
+);
