@@ -216,11 +216,15 @@ impl PlacedHold {
     }
 }
 
-/// How many holds are active and the units they set aside: what operators watch.
+/// How many holds are active, the units they set aside, and the oldest expiry not yet
+/// acted on: what operators watch.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct HeldTotals {
     /// Active holds.
     pub holds: u64,
     /// The units they set aside.
     pub units: u64,
+    /// The earliest expiry among active holds whose expiry has come, if any: the sweepers
+    /// end such a hold within their interval and a second.
+    pub oldest_due: Option<DateTime<Utc>>,
 }

@@ -147,6 +147,11 @@ async fn metrics(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
         .get(actix_web::http::header::ACCEPT)
         .and_then(|value| value.to_str().ok());
     let format = Format::negotiate(accept);
+    // The holds as the database has them now, whichever node sweeps: a read of its own,
+    // bounded by the store's deadline; when it fails, the gauges keep their last reading.
+    if let Ok(totals) = state.read_primary(|shop| shop.holds().totals()).await {
+        state.metrics().holds(&totals, state.clock().now());
+    }
     let store = state.store();
     let text = state.metrics().render(
         format,

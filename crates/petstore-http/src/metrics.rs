@@ -7,6 +7,7 @@
 //! `petstore_build_info`.
 
 mod appended;
+mod holds;
 mod process;
 mod registry;
 
@@ -99,6 +100,7 @@ pub struct Metrics {
     server_reads: Family<ServerLabels, Counter>,
     replica_up: Family<ServerLabels, Gauge>,
     replica_lag: Family<ServerLabels, Gauge>,
+    holds: holds::HoldMetrics,
 }
 
 /// The metric handles one route has used, by method and status: a counter and a histogram
@@ -232,6 +234,14 @@ impl Metrics {
         if placed > 0 {
             self.orders_placed.inc_by(placed);
         }
+        for late in appended.holds_ended_late() {
+            self.holds.ended_late(late);
+        }
+    }
+
+    /// What a scrape read of the holds at `now`.
+    pub fn holds(&self, totals: &petstore_core::HeldTotals, now: chrono::DateTime<chrono::Utc>) {
+        self.holds.read(totals, now);
     }
 
     /// A webhook delivery attempt ended.

@@ -40,10 +40,15 @@ impl<C: Borrow<Catalogue>> HoldReader for View<'_, C> {
             .collect())
     }
 
-    fn held_totals(&mut self) -> RepoResult<HeldTotals> {
+    fn held_totals(&mut self, now: DateTime<Utc>) -> RepoResult<HeldTotals> {
         let active = self.catalogue.borrow().active_holds();
         Ok(
             active.fold(HeldTotals::default(), |totals, hold| HeldTotals {
+                oldest_due: match totals.oldest_due {
+                    Some(due) if hold.due_at(now) => Some(due.min(hold.expires_at)),
+                    None if hold.due_at(now) => Some(hold.expires_at),
+                    other => other,
+                },
                 holds: totals.holds + 1,
                 units: totals.units
                     + hold

@@ -17,8 +17,9 @@ pub trait HoldReader {
     /// The active holds whose expiry has come at `now`, the longest due first, up to
     /// `limit`: the sweeper's candidates, read in one statement without locking them.
     fn due_holds(&mut self, now: DateTime<Utc>, limit: u32) -> RepoResult<Vec<HoldId>>;
-    /// How many holds are active, and the units they hold.
-    fn held_totals(&mut self) -> RepoResult<HeldTotals>;
+    /// How many holds are active, the units they hold, and the earliest expiry among those
+    /// whose expiry has come at `now`.
+    fn held_totals(&mut self, now: DateTime<Utc>) -> RepoResult<HeldTotals>;
     /// Whether holds have begun: on a database upgraded from a version without them, once the
     /// upgrade is finished (so once no node that does not count held units serves); from the
     /// start on a new one.

@@ -210,9 +210,11 @@ impl<S: Store, C: Clock> HoldUseCases<'_, S, C> {
         })
     }
 
-    /// How many holds are active and the units they hold, for the operator's metrics.
+    /// How many holds are active, the units they hold, and the earliest expiry not yet acted
+    /// on, for the operator's metrics.
     pub fn totals(&self) -> Result<HeldTotals, DomainError> {
-        self.shop.store.read_one(|snapshot| snapshot.held_totals())
+        let now = self.shop.clock.now();
+        self.shop.store.read(|snapshot| snapshot.held_totals(now))
     }
 
     /// Ends the active `hold` as `how` (released or expired) in `tx`, its pets locked in

@@ -1,7 +1,9 @@
 //! What one write appended, for the shop's counters.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
 
+use chrono::TimeDelta;
 use petstore_core::{DomainEvent, EventListener};
 
 /// The events of the shop's counters that one write appended in its last run: a write may
@@ -11,6 +13,8 @@ use petstore_core::{DomainEvent, EventListener};
 #[derive(Debug, Default)]
 pub(crate) struct Appended {
     orders_placed: AtomicU64,
+    /// How late after its expiry each hold the write expired was ended.
+    holds_ended_late: Mutex<Vec<TimeDelta>>,
 }
 
 impl Appended {
@@ -19,9 +23,21 @@ impl Appended {
         self.orders_placed.load(Ordering::Relaxed)
     }
 
+    /// How late after its expiry each hold the write's last run expired was ended.
+    pub(crate) fn holds_ended_late(&self) -> Vec<TimeDelta> {
+        self.late().clone()
+    }
+
     /// Forgets what an earlier run of the write appended.
     pub(crate) fn new_run(&self) {
         self.orders_placed.store(0, Ordering::Relaxed);
+        self.late().clear();
+    }
+
+    fn late(&self) -> std::sync::MutexGuard<'_, Vec<TimeDelta>> {
+        self.holds_ended_late
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -33,5 +49,10 @@ impl EventListener for Appended {
             .count();
         self.orders_placed
             .fetch_add(placed as u64, Ordering::Relaxed);
+        let late = events.iter().filter_map(|event| match event {
+            DomainEvent::HoldExpired(hold) => hold.ended.map(|end| end.at - hold.expires_at),
+            _ => None,
+        });
+        self.late().extend(late);
     }
 }

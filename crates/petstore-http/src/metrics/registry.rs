@@ -12,7 +12,7 @@ use std::sync::Mutex;
 
 use super::{
     CONNECTION_ERRORS, Metrics, OutcomeLabels, ReasonLabels, RequestLabels, RouteLabels,
-    ServerLabels, VolumeLabels, WebhookLabels, process,
+    ServerLabels, VolumeLabels, WebhookLabels, holds, process,
 };
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -190,6 +190,7 @@ impl Metrics {
             "The running build: always 1, with the version as a label",
             build,
         );
+        let holds = holds::HoldMetrics::registered(registry);
         root.register_collector(Box::new(process::ProcessCollector));
         Self {
             registry: root,
@@ -213,6 +214,7 @@ impl Metrics {
             server_reads,
             replica_up,
             replica_lag,
+            holds,
         }
     }
 }

@@ -117,7 +117,7 @@ async fn a_hold_past_its_expiry_is_refused_then_swept() {
     .await
     .assert_error(400, "validation_failed");
 
-    api.clock.advance(chrono::Duration::seconds(30));
+    api.clock.advance(chrono::Duration::seconds(60));
     let events = api.get("/v1/events").await.body.as_array().unwrap().len();
     api.post(&format!("/v1/store/holds/{id}/checkout"), json!({}))
         .await
@@ -130,12 +130,33 @@ async fn a_hold_past_its_expiry_is_refused_then_swept() {
         events
     );
 
+    // A scrape reads the holds from the database: one active, two units, 30 s overdue.
+    let scraped = api.get("/metrics").await.body;
+    let metrics = scraped.as_str().unwrap();
+    for line in [
+        "petstore_holds_active 1",
+        "petstore_holds_held_units 2",
+        "petstore_holds_oldest_overdue_seconds 30.0",
+        "petstore_hold_expiry_lateness_seconds_count 0",
+    ] {
+        assert!(metrics.lines().any(|l| l == line), "{line} in {metrics}");
+    }
     let sweeper = api.state.acting_as(petstore_core::Actor::chore("holds"));
     let ended = sweeper
         .write(|shop| shop.holds().expire_due(100))
         .await
         .unwrap();
     assert_eq!(ended, 1);
+    let scraped = api.get("/metrics").await.body;
+    let metrics = scraped.as_str().unwrap();
+    for line in [
+        "petstore_holds_active 0",
+        "petstore_holds_oldest_overdue_seconds 0.0",
+        "petstore_hold_expiry_lateness_seconds_count 1",
+        "petstore_hold_expiry_lateness_seconds_sum 30.0",
+    ] {
+        assert!(metrics.lines().any(|l| l == line), "{line} in {metrics}");
+    }
     let swept = api.get(&format!("/v1/store/holds/{id}")).await;
     assert_eq!(swept.body["ended"]["how"], "expired", "{swept:?}");
     assert_eq!(

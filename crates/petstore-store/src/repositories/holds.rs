@@ -74,7 +74,7 @@ impl HoldReader for Tx<'_> {
             .collect()
     }
 
-    fn held_totals(&mut self) -> RepoResult<HeldTotals> {
+    fn held_totals(&mut self, now: DateTime<Utc>) -> RepoResult<HeldTotals> {
         use diesel::dsl::sql;
         use diesel::sql_types::BigInt;
         // One statement, alike on both backends (PostgreSQL's sum of bigints is numeric).
@@ -87,9 +87,17 @@ impl HoldReader for Tx<'_> {
             ))
             .get_result(self.flushed())
             .or_storage()?;
+        let due = holds::table
+            .filter(holds::ended.is_null())
+            .filter(holds::expires_at.le(Time(now)))
+            .order(holds::expires_at.asc())
+            .select(holds::expires_at)
+            .into_boxed();
+        let oldest_due = self.page(due, 1).or_storage()?.into_iter().next();
         Ok(HeldTotals {
             holds: holds.unsigned_abs(),
             units: units.unsigned_abs(),
+            oldest_due,
         })
     }
 
