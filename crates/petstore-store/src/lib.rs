@@ -39,7 +39,10 @@ mod job;
 mod key_records;
 mod known_rows;
 mod ownership;
-#[cfg(feature = "plant-answer-before-commit")]
+#[cfg(any(
+    feature = "plant-answer-before-commit",
+    feature = "plant-hold-guard-off"
+))]
 mod plant;
 mod postgres;
 mod records;

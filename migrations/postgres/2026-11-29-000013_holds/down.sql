@@ -21,5 +21,7 @@ DROP TRIGGER pet_with_held_units_stays ON pets;
 DROP FUNCTION pet_with_held_units_stays();
 DROP TABLE hold_lines;
 DROP TABLE holds;
-DROP FUNCTION holds_guard();
+DROP FUNCTION hold_ended();
+DROP FUNCTION hold_ends_once();
+DROP FUNCTION hold_line_placed();
 ALTER TABLE pets DROP COLUMN held;

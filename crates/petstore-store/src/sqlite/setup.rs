@@ -187,11 +187,16 @@ pub fn migrate_sqlite(config: &StoreConfig) -> Result<Vec<String>, StoreError> {
     // WAL is a property of the file: set once, it stays.
     conn.batch_execute("PRAGMA journal_mode = WAL;")?;
     // A new database has no older node to wait for: it is finished at once.
-    let applied = if found == Found::New {
+    let applied: Vec<String> = if found == Found::New {
         conn.run_pending_migrations(MIGRATIONS)
     } else {
         conn.run_pending_migrations(crate::upgrade::Additive(&MIGRATIONS))
     }
-    .map_err(|e| StoreError::Migration(e.to_string()))?;
-    Ok(applied.iter().map(ToString::to_string).collect())
+    .map_err(|e| StoreError::Migration(e.to_string()))?
+    .iter()
+    .map(ToString::to_string)
+    .collect();
+    #[cfg(feature = "plant-hold-guard-off")]
+    crate::plant::drop_hold_guard(&mut conn, false)?;
+    Ok(applied)
 }
