@@ -163,6 +163,15 @@ pub enum DomainError {
         /// How it ended.
         how: HoldEnd,
     },
+    /// A hold asks for a life this shop does not give: 1 s to its longest
+    /// (`--hold-ttl-max`).
+    #[error("a hold may live 1 to {longest} s here, not {asked} s")]
+    HoldTooLong {
+        /// The seconds asked for.
+        asked: u32,
+        /// The most this shop allows.
+        longest: u32,
+    },
     /// A complete order cannot be cancelled.
     #[error("order {id} is complete and cannot be cancelled")]
     OrderNotCancellable {
@@ -350,6 +359,7 @@ impl DomainError {
                 ..
             } => "hold_expired",
             DomainError::HoldEnded { .. } => "hold_ended",
+            DomainError::HoldTooLong { .. } => "hold_too_long",
             DomainError::OrderNotCancellable { .. } => "order_not_cancellable",
             DomainError::InvalidTransition(_) => "invalid_transition",
             DomainError::UnknownCategory { .. } => "unknown_category",

@@ -254,7 +254,7 @@ impl DomainEvent {
 pub struct Event {
     /// Its id; later events have larger ids.
     pub id: EventId,
-    /// When the change was committed.
+    /// When the change began: read before its transaction, which then commits.
     pub time: DateTime<Utc>,
     /// The kind of event.
     #[serde(rename = "type")]

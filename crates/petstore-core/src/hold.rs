@@ -31,9 +31,30 @@ pub struct NewHold {
     pub lines: CheckoutLines,
     /// Seconds until the hold expires: 1 to the operator's longest (`HoldLives::longest`);
     /// the operator's default when not given.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "ttl_seconds",
+        skip_serializing_if = "Option::is_none"
+    )]
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 86400))]
     pub ttl_seconds: Option<u32>,
+}
+
+/// A hold's `ttlSeconds`: an integer (`7.0` too, as JSON Schema's integers are) from 1 to a
+/// day, the most any operator may allow; `null` as if not given.
+fn ttl_seconds<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<u32>, D::Error> {
+    struct Seconds(u32);
+    impl<'de> Deserialize<'de> for Seconds {
+        fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            let seconds = crate::json_int::deserialize(deserializer)?;
+            u32::try_from(seconds)
+                .ok()
+                .filter(|&s| s >= 1 && u64::from(s) <= HoldLives::CEILING.as_secs())
+                .map(Seconds)
+                .ok_or_else(|| serde::de::Error::custom("must be an integer from 1 to 86400"))
+        }
+    }
+    Ok(Option::<Seconds>::deserialize(deserializer)?.map(|seconds| seconds.0))
 }
 
 /// How long holds live: the operator's default and the longest a client may ask for.
@@ -60,20 +81,15 @@ impl HoldLives {
         Ok(Self { default, longest })
     }
 
-    /// The life a request asks for (`ttl_seconds`), or the default; refused beyond the
-    /// longest.
-    pub fn life_of(&self, ttl_seconds: Option<u32>) -> Result<Duration, ValidationError> {
+    /// The life a request asks for (`ttl_seconds`), or the default; `None` when it asks for
+    /// none of 1 s to the longest (`HoldTooLong`: a rule of this shop, which the schema's
+    /// bounds, 1 s to a day, cannot state).
+    pub fn life_of(&self, ttl_seconds: Option<u32>) -> Option<Duration> {
         let Some(seconds) = ttl_seconds else {
-            return Ok(self.default);
+            return Some(self.default);
         };
         let life = Duration::from_secs(u64::from(seconds));
-        if seconds == 0 || life > self.longest {
-            return Err(ValidationError::new(
-                "ttlSeconds",
-                format!("must be from 1 to {}", self.longest.as_secs()),
-            ));
-        }
-        Ok(life)
+        (seconds > 0 && life <= self.longest).then_some(life)
     }
 }
 
@@ -227,4 +243,44 @@ pub struct HeldTotals {
     /// The earliest expiry among active holds whose expiry has come, if any: the sweepers
     /// end such a hold within their interval and a second.
     pub oldest_due: Option<DateTime<Utc>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ttl(body: &str) -> Result<Option<u32>, serde_json::Error> {
+        let text = format!(r#"{{"lines": [{{"petId": 1}}]{body}}}"#);
+        serde_json::from_str::<NewHold>(&text).map(|hold| hold.ttl_seconds)
+    }
+
+    #[test]
+    fn a_life_is_an_integer_from_a_second_to_a_day() {
+        assert_eq!(ttl("").unwrap(), None);
+        assert_eq!(ttl(r#", "ttlSeconds": null"#).unwrap(), None);
+        assert_eq!(ttl(r#", "ttlSeconds": 7"#).unwrap(), Some(7));
+        assert_eq!(
+            ttl(r#", "ttlSeconds": 7.0"#).unwrap(),
+            Some(7),
+            "JSON Schema's integer"
+        );
+        assert_eq!(ttl(r#", "ttlSeconds": 86400"#).unwrap(), Some(86_400));
+        for bad in ["0", "86401", "-1", "1.5", "\"7\""] {
+            assert!(ttl(&format!(r#", "ttlSeconds": {bad}"#)).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_operators_longest_is_a_rule_of_the_shop() {
+        let lives = HoldLives::default();
+        assert_eq!(lives.life_of(None), Some(Duration::from_secs(600)));
+        assert_eq!(lives.life_of(Some(1800)), Some(Duration::from_secs(1800)));
+        assert_eq!(
+            lives.life_of(Some(1801)),
+            None,
+            "the use case: hold_too_long"
+        );
+        assert_eq!(lives.life_of(Some(0)), None);
+        assert!(HoldLives::new(Duration::from_secs(700), Duration::from_secs(600)).is_err());
+    }
 }

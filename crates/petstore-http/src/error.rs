@@ -280,6 +280,7 @@ impl From<DomainError> for ApiError {
                 ..
             } => (StatusCode::CONFLICT, C::HoldExpired),
             DomainError::HoldEnded { .. } => (StatusCode::CONFLICT, C::HoldEnded),
+            DomainError::HoldTooLong { .. } => (StatusCode::UNPROCESSABLE_ENTITY, C::HoldTooLong),
             DomainError::OrderNotCancellable { .. } => {
                 (StatusCode::CONFLICT, C::OrderNotCancellable)
             }

@@ -61,7 +61,13 @@ impl<S: Store, C: Clock> HoldUseCases<'_, S, C> {
         once: Option<Idempotent<'_, Hold>>,
     ) -> Result<Outcome<Hold>, DomainError> {
         caller.require(Permission::Shop)?;
-        let life = self.shop.settings.hold_lives.life_of(new.ttl_seconds)?;
+        let lives = self.shop.settings.hold_lives;
+        let life = lives
+            .life_of(new.ttl_seconds)
+            .ok_or_else(|| DomainError::HoldTooLong {
+                asked: new.ttl_seconds.unwrap_or_default(),
+                longest: u32::try_from(lives.longest.as_secs()).unwrap_or(u32::MAX),
+            })?;
         let life = TimeDelta::from_std(life)
             .map_err(|_| ValidationError::new("ttlSeconds", "is too long"))?;
         self.shop.create(caller, once, |tx| {

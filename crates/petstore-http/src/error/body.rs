@@ -52,6 +52,8 @@ pub enum ErrorCode {
     HoldEnded,
     /// The hold's expiry has passed: its units are back, or about to be.
     HoldExpired,
+    /// A hold asks for a longer life than this shop allows (`--hold-ttl-max`).
+    HoldTooLong,
     /// The order is complete and cannot be cancelled.
     OrderNotCancellable,
     /// A change the rules forbid.
@@ -110,6 +112,7 @@ impl ErrorCode {
             ErrorCode::UpgradeUnfinished => "upgrade_unfinished",
             ErrorCode::HoldEnded => "hold_ended",
             ErrorCode::HoldExpired => "hold_expired",
+            ErrorCode::HoldTooLong => "hold_too_long",
             ErrorCode::OrderNotCancellable => "order_not_cancellable",
             ErrorCode::InvalidTransition => "invalid_transition",
             ErrorCode::Gone => "gone",

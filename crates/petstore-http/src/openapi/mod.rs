@@ -121,7 +121,7 @@ fn build() -> utoipa::openapi::OpenApi {
 
 /// What a create answers, and the operations that take the new id: lets clients (and
 /// stateful test tools) follow from a new resource to what can be done with it.
-const LINKS: [(&str, &str, &str, &[&str]); 5] = [
+const LINKS: [(&str, &str, &str, &[&str]); 6] = [
     (
         "/pets",
         "petId",
@@ -154,6 +154,12 @@ const LINKS: [(&str, &str, &str, &[&str]); 5] = [
         "orderId",
         "checkout",
         &["getOrder", "updateOrder", "cancelOrder"],
+    ),
+    (
+        "/store/holds",
+        "holdId",
+        "placeHold",
+        &["getHold", "releaseHold", "checkoutHold"],
     ),
     (
         "/webhooks",

@@ -11,8 +11,8 @@ use crate::auth::{AnyKey, Auth};
 use crate::conditional::{IdempotencyHeader, IfNoneMatch, created_response, read_response};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{JsonBody, PathId};
-use crate::routes::create_once;
-use crate::state::{AppState, PetService, Row};
+use crate::routes::{create_once, line_rows};
+use crate::state::{AppState, PetService};
 
 /// Sets the units of 1 to 50 lines aside for the caller, all or nothing, until the hold is
 /// released, checked out or expires (`ttlSeconds`, or the operator's default). The units leave
@@ -28,9 +28,8 @@ use crate::state::{AppState, PetService, Row};
     responses(
         (status = 201, description = "The hold, placed.", body = Hold,
             headers(("Location" = String, description = "The new hold's URL."))),
-        (status = 400, description = "`validation_failed`: `ttlSeconds` is beyond the operator's longest.", body = ErrorBody),
         (status = 409, description = "`insufficient_stock`, `pet_not_available`: lines were refused, each named in `errors`.", body = ErrorBody),
-        (status = 422, description = "`unknown_pet`: a line's pet does not exist; `pet_repeated`: two lines name one pet.", body = ErrorBody),
+        (status = 422, description = "`unknown_pet`: a line's pet does not exist; `pet_repeated`: two lines name one pet; `hold_too_long`: `ttlSeconds` is beyond the longest life this shop allows.", body = ErrorBody),
         (status = 503, description = "`upgrade_unfinished`: holds wait for the operator to finish the upgrade.", body = ErrorBody),
     )
 )]
@@ -41,13 +40,7 @@ pub async fn place_hold(
     JsonBody(new): JsonBody<NewHold>,
 ) -> Result<HttpResponse, ApiError> {
     let key = idempotency.key("/v1/store/holds", &new)?;
-    // Every line's pet, so that a burst locks them with its other jobs' in one statement.
-    let pets = new
-        .lines
-        .lines()
-        .iter()
-        .map(|line| Row::Pet(line.pet_id))
-        .collect();
+    let pets = line_rows(&new.lines);
     let place = move |shop: &PetService<'_>, once: Option<Idempotent<'_, Hold>>| {
         shop.holds().place(caller.0, new.clone(), once)
     };

@@ -16,7 +16,7 @@ use crate::conditional::{
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{JsonBody, PathId};
 use crate::pagination::{ListQuery, list_params, page_response};
-use crate::routes::create_once;
+use crate::routes::{create_once, line_rows};
 use crate::state::PetService;
 use crate::state::{AppState, Row};
 
@@ -129,13 +129,7 @@ pub async fn checkout(
     JsonBody(new): JsonBody<NewCheckout>,
 ) -> Result<HttpResponse, ApiError> {
     let key = idempotency.key("/v1/store/checkout", &new)?;
-    // Every line's pet, so that a burst locks them with its other jobs' in one statement.
-    let pets = new
-        .lines
-        .lines()
-        .iter()
-        .map(|line| Row::Pet(line.pet_id))
-        .collect();
+    let pets = line_rows(&new.lines);
     let checkout = move |shop: &PetService<'_>, once: Option<Idempotent<'_, Order>>| {
         shop.orders().checkout(caller.0, new.clone(), once)
     };

@@ -115,7 +115,7 @@ async fn a_hold_past_its_expiry_is_refused_then_swept() {
         json!({"lines": [{"petId": rex}], "ttlSeconds": 1801}),
     )
     .await
-    .assert_error(400, "validation_failed");
+    .assert_error(422, "hold_too_long");
 
     api.clock.advance(chrono::Duration::seconds(60));
     let events = api.get("/v1/events").await.body.as_array().unwrap().len();
