@@ -19,9 +19,11 @@ import checks_actors  # noqa: E402
 import checks_checkout  # noqa: E402
 import checks_events  # noqa: E402
 import checks_feed  # noqa: E402
+import checks_holds  # noqa: E402
 import checks_ledger  # noqa: E402
 import checks_prices  # noqa: E402
 import checks_reads  # noqa: E402
+import checks_standbys  # noqa: E402
 import checks_writes  # noqa: E402
 import history as history_file  # noqa: E402
 import report as reporting  # noqa: E402
@@ -59,7 +61,8 @@ def check_calls(history, deadline, anomalies, ledger_begun=True):
 
 
 WRITES = ("place_order", "checkout", "cancel_order", "complete_order", "set_stock", "adjust",
-          "set_price", "create_pet", "create_category")
+          "set_price", "create_pet", "create_category", "place_hold", "release_hold",
+          "hold_checkout")
 
 
 def check_liveness(history, anomalies):
@@ -105,11 +108,12 @@ def check(records, final, deadline, settings=None):
     checks_prices.check_line_prices(history, state, anomalies)
     checks_prices.check_price_changes(history, state, anomalies)
     checks_prices.check_currency(state, anomalies)
+    holds = checks_holds.check_holds(history, state, anomalies)
     actors = checks_actors.check_actors(history, state, anomalies)
     catch_up = checks_events.check_webhooks(history, state, anomalies)
     checks_events.check_sse(history, state, anomalies)
     reads = checks_reads.check_reads(history, state, anomalies)
-    reads["by_server"] = checks_reads.check_standby_reads(history, anomalies)
+    reads["by_server"] = checks_standbys.check_standby_reads(history, anomalies)
     for node in final.get("not_ready", []):
         anomalies.add("never-healed", f"node{node} was not ready a minute after the faults "
                       "ended")
@@ -121,7 +125,7 @@ def check(records, final, deadline, settings=None):
     merged = {**history.meta.get("settings", {}), **(settings or {}), "deadline": deadline}
     if history.meta.get("sqlite_skipped"):
         merged["sqlite_skipped"] = history.meta["sqlite_skipped"]
-    return reporting.build(history, anomalies, healed, merged, catch_up, reads, actors)
+    return reporting.build(history, anomalies, healed, merged, catch_up, reads, actors, holds)
 
 
 def split_by_shop(records, final):

@@ -10,6 +10,10 @@ and client (`key` lines), and for every attempt the key it was sent with (`keyId
   after, the stock changes of an order's lines or its cancel by the order event before them)
   must name the key that operation was sent with, through `/v1`: `actorkind` `key`,
   `actorid`, `actorname`, `actorrole` the key's, `actordoor` `api` (event-actor);
+- a hold's events are its operations' (its placing by the hold id it was answered with, its
+  release and checkout by the hold's id), and so are its pets' stock changes that follow;
+  the sweepers' (a hold.expired, and its pets' status changes and stock changes after it)
+  must name the service's `holds` chore: `actorkind` `service`, `actorname` `holds`;
 - any other event (a pet's status change, which follows an order, a cancel, a completion or
   a set) must name one of the shop's keys, through `/v1`, likewise (event-actor);
 - an event may name no actor only if a node of the previous version, which records none,
@@ -31,9 +35,14 @@ from collections import defaultdict
 
 from checks_feed import LEVEL_KINDS
 from clients import op_of_ship_date
-from model import ORDER_KINDS, order_lines
+from model import ORDER_KINDS, answered_ids, order_lines
 
 ACTOR_FIELDS = ("actorkind", "actorid", "actorname", "actorrole", "actordoor")
+# Who the holds' sweeper is (docs/events.md, "Who caused it": the service's chores).
+SWEEPER = {"actorkind": "service", "actorid": None, "actorname": "holds", "actorrole": None,
+           "actordoor": None}
+# The events of a hold whose next inventory.updated of each line's pet is that change's.
+HOLD_CHANGES = ("hold.placed", "hold.released", "hold.expired")
 # Seconds of slack around a moment (an event's time, a delivery's receipt) when asking
 # whether a node ran the previous version then: both clocks are this machine's.
 SLACK_SECONDS = 1.0
@@ -86,6 +95,8 @@ def actor_of(event):
 def describe_actor(found):
     if found is None:
         return "no actor"
+    if found.get("actorkind") != "key":
+        return f"{found.get('actorkind')} {found.get('actorname') or ''}".strip()
     text = f"{found.get('actorkind')} {found.get('actorid')}"
     return (text + f" ({found.get('actorname')}, {found.get('actorrole')}) through "
             f"{found.get('actordoor')}")
@@ -162,6 +173,9 @@ def attribute(history, final):
     categories = _ops_by(history, "create_category", "name")
     sets = _transitions(history, LEVEL_KINDS)
     prices = _transitions(history, ("set_price",))
+    holds = answered_ids(history, "place_hold")
+    releases = _ops_by(history, "release_hold", "holdId")
+    hold_checkouts = _ops_by(history, "hold_checkout", "holdId")
     stock, price = defaultdict(int), {}
     # pet -> the ops of the order events since its last inventory.updated: that change's
     # inventory.updated is theirs (None: no order event since, so a set made it).
@@ -186,6 +200,13 @@ def attribute(history, final):
             price[pet] = amount
         elif kind == "category.created":
             ops = categories.get(data.get("name"), [])
+        elif kind == "hold.placed":
+            ops = holds.get(data.get("id"), [])
+        elif kind == "hold.released":
+            ops = releases.get(data.get("id"), [])
+        elif kind == "hold.consumed":
+            # Its pets' changes follow its order.placed's, already tied to the checkout.
+            ops = hold_checkouts.get(data.get("id"), [])
         elif kind == "inventory.updated":
             pet, level = data.get("petId"), data.get("quantity")
             caused = pending.pop(pet, None)
@@ -194,24 +215,56 @@ def attribute(history, final):
         if kind in ("order.placed", "order.cancelled"):
             for line in order_lines(data):
                 pending.setdefault(line["petId"], []).extend(ops)
+        if kind in HOLD_CHANGES:
+            # A hold.expired's are the sweeper's (none): never a stock set's.
+            for line in data.get("lines") or []:
+                pending.setdefault(line["petId"], []).extend(ops)
         if ops:
             attributed[event["id"]] = ops
     return attributed
 
 
+def swept(final):
+    """The ids of the events the holds' sweeper made: each hold.expired, and the events of
+    its pets that follow it in its transaction (a status change, then the inventory.updated
+    that ends each pet's; a sweep's events are together in the feed, which is in commit
+    order)."""
+    found, pets = set(), set()
+    for event in final.events:
+        kind, data = event.get("type"), event.get("data") or {}
+        if kind == "hold.expired":
+            found.add(event["id"])
+            pets.update(line["petId"] for line in data.get("lines") or [])
+        elif kind in ("pet.status_changed", "inventory.updated") and data.get("petId") in pets:
+            found.add(event["id"])
+            if kind == "inventory.updated":
+                pets.discard(data["petId"])
+    return found
+
+
 def check_actors(history, final, anomalies):
     """Every event's actor against the key its operation was sent with; returns counts for
     the report: events checked, tied to an operation, without an actor where allowed."""
-    counts = {"events": 0, "by_operation": 0, "other": 0, "unknown_allowed": 0}
+    counts = {"events": 0, "by_operation": 0, "other": 0, "unknown_allowed": 0,
+              "by_chore": 0}
     if not history.keys:
         return counts
     windows = previous_version_windows(history)
     keys = history.keys
     attributed = attribute(history, final)
+    sweeps = swept(final)
     for event in final.events:
         counts["events"] += 1
         found = actor_of(event)
         what = f"event {event['id']} ({event.get('type')} {event.get('subject')})"
+        if event["id"] in sweeps:
+            # A node of the previous version sweeps no hold: no allowance for none.
+            counts["by_chore"] += 1
+            if found != SWEEPER:
+                anomalies.add("event-actor", f"{what}: the holds' sweeper made it, so it must "
+                              f"name the service's chore holds; found {describe_actor(found)}",
+                              event=event["id"], found=found)
+            continue
         ops = attributed.get(event["id"])
         if ops:
             counts["by_operation"] += 1

@@ -18,7 +18,8 @@ lines, amounts and stock movements), against the history, the final feed, state 
   unit price times its quantity, the total their sum, and an order with an unpriced line has
   no total (order-total);
 - each line of every order the feed placed has one `committed` movement naming the order and
-  line, with its pet and units, and one `sold` once the feed completed the order or one
+  line, with its pet and units (`hold_committed` for an order a hold's checkout placed: the
+  feed's hold.consumed names it), and one `sold` once the feed completed the order or one
   `released` once it cancelled it; every movement of an order names an order and line the
   feed has, and an order's change of it (ledger-line, movement-without-order). Not on a
   database the previous version made: it has no ledger yet (checks_ledger's ledger-gate).
@@ -173,11 +174,17 @@ def check_order_movements(final, anomalies):
                 rows[(m.get("orderId"), m.get("lineNo"), m["kind"])].append(m)
     lines = {}  # order id -> its lines, as the feed placed it
     expected = {}  # (order, line, kind) -> (pet, units)
+    # Orders of a hold's checkout: their units come from held (the hold's checks are
+    # checks_holds').
+    from_holds = {((event["data"].get("ended") or {}).get("orderId"))
+                  for event in final.by_type["hold.consumed"]}
     for event in final.events:
         kind = ORDER_MOVES.get(event.get("type"))
         if kind is None:
             continue
         order_id = event["data"]["id"]
+        if kind == "committed" and order_id in from_holds:
+            kind = "hold_committed"
         lines.setdefault(order_id, order_lines(event["data"]))
         for line in lines[order_id]:
             expected[(order_id, line["lineNo"], kind)] = (line["petId"], line["quantity"])

@@ -13,7 +13,9 @@ order per subscription"), per subscription:
 - at least once: every covered event of the final feed was answered 2xx;
 - catch-up: from the moment the load ended (the history's `load_ended`) to the receipt of
   the delivery that completed the subscription (the latest of its covered events' first 2xx)
-  at most CATCH_UP_LIMIT_SECONDS (webhook-slow-catch-up). A subscription that never
+  at most CATCH_UP_LIMIT_SECONDS (webhook-slow-catch-up). An event one of the service's
+  chores made after the load ended (the holds' sweeper ends holds after the clients stop)
+  counts from its own time instead: no dispatcher sends an event before it is made. A subscription that never
   completed is webhook-missing alone: its time (to when the run's wait gave up) is in the
   report, not a second anomaly. A history without `load_ended` (a run saved before it was
   recorded) is not measured.
@@ -25,7 +27,7 @@ final feed.
 import bisect
 from collections import defaultdict
 
-from checks_actors import copy_differs, previous_version_windows
+from checks_actors import copy_differs, event_time, previous_version_windows
 from checks_feed import check_followed
 from webhooks import parse_delivery, signature_valid
 
@@ -123,12 +125,20 @@ def check_webhooks(history, final, anomalies):
         if lost:
             anomalies.add("webhook-missing", f"webhook {name}: {len(lost)} events of its "
                           f"types were never delivered: {lost[:20]}", ids=lost[:200])
-        subs_catch_up[name] = _catch_up(history, name, covered, lost, first_ok, anomalies)
+        subs_catch_up[name] = _catch_up(history, name, covered, lost, first_ok, anomalies,
+                                        feed)
     return {"limit_seconds": catch_up_limit(history),
             "load_ended": history.meta.get("load_ended"), "subscriptions": subs_catch_up}
 
 
-def _catch_up(history, name, covered, lost, first_ok, anomalies):
+def _since(event, load_ended):
+    """When the catch-up clock starts for `event`: the load's end, or, for an event a chore
+    of the service made after it, the event's own time."""
+    made = event_time(event) if event.get("actorkind") == "service" else None
+    return made if made is not None and made > load_ended else load_ended
+
+
+def _catch_up(history, name, covered, lost, first_ok, anomalies, feed):
     """How long after the load ended subscription `name` had every covered event delivered:
     {"events", "caught_up", "seconds", "last_event"}; seconds is None when not measured. One
     that never caught up counts until the run's wait for it gave up (at least that long)."""
@@ -145,11 +155,12 @@ def _catch_up(history, name, covered, lost, first_ok, anomalies):
     if not covered:
         entry["seconds"] = 0.0
         return entry
-    times = [(first_ok[i], i) for i in covered if first_ok.get(i) is not None]
+    times = [(first_ok[i] - _since(feed[i], load_ended), i) for i in covered
+             if first_ok.get(i) is not None]
     if len(times) < len(covered):
         return entry  # deliveries recorded without their receipt time: not measured
-    completed, last_event = max(times)
-    entry["seconds"] = round(max(0.0, completed - load_ended), 3)
+    took, last_event = max(times)
+    entry["seconds"] = round(max(0.0, took), 3)
     entry["last_event"] = last_event
     limit = catch_up_limit(history)
     if entry["seconds"] > limit:

@@ -1,5 +1,5 @@
 """Checks of the feed: ids strictly increasing, no follower skipped an event that later
-appeared below its cursor, and each pet's stock replayed event by event."""
+appeared below its cursor, and each pet's stock (and held units) replayed event by event."""
 
 import re
 from collections import Counter, defaultdict
@@ -61,14 +61,25 @@ def check_followed(kind, follower, seen, last, feed_ids, anomalies):
                       f"feed does not hold: {vanished[:20]}", ids=vanished[:200])
 
 
+# What each hold event does to its lines' pets, as (available, held) per unit: a hold's
+# checkout takes the units from `held` (its order.placed, just before, took them from
+# `available` in the replay, which this gives back).
+HOLD_MOVES = {"hold.placed": (-1, 1), "hold.released": (1, -1), "hold.expired": (1, -1),
+              "hold.consumed": (1, -1)}
+
+
 def check_stock(history, final, anomalies):
     """Replays each pet's stock through the feed: an order takes its lines' units, a cancel
-    puts them back, and the inventory.updated of that change must show exactly that; any
-    other inventory.updated is a stock set or an adjustment, and must be one a client made
-    (matched by pet, level before, level after). The replay must end at the stock the
-    database holds."""
+    puts them back, a hold moves them to `held` and its ending back (or, checked out, to its
+    order), and the inventory.updated of that change must show exactly that (its `held` too,
+    where the event has one); any other inventory.updated is a stock set or an adjustment,
+    and must be one a client made (matched by pet, level before, level after). The replay
+    must end at the stock (and held units) the database holds."""
     stock = defaultdict(int)      # pet -> level as the feed tells it
+    held = defaultdict(int)       # pet -> held units as the feed tells them
     pending = defaultdict(int)    # pet -> change announced by an order event, not yet shown
+    pending_held = defaultdict(int)
+    touched = set()               # pets whose next inventory.updated is such a change's
     transitions = Counter()       # (pet, before, after) of every stock set in the feed
     for event in final.events:
         kind, data = event.get("type"), event.get("data") or {}
@@ -76,27 +87,40 @@ def check_stock(history, final, anomalies):
             sign = -1 if kind == "order.placed" else 1
             for line in order_lines(data):
                 pending[line["petId"]] += sign * line["quantity"]
+                touched.add(line["petId"])
+        elif kind in HOLD_MOVES:
+            available, on_hold = HOLD_MOVES[kind]
+            for line in data.get("lines") or []:
+                pending[line["petId"]] += available * line["quantity"]
+                pending_held[line["petId"]] += on_hold * line["quantity"]
+                touched.add(line["petId"])
         elif kind == "inventory.updated":
             pet, level = data["petId"], data["quantity"]
-            if pending[pet]:
+            if pet in touched:
                 if stock[pet] + pending[pet] != level:
                     anomalies.add("stock-arithmetic",
                                   f"pet {pet}: event {event['id']} sets {level}, the order "
-                                  f"events say {stock[pet]} {pending[pet]:+d}")
-                pending[pet] = 0
+                                  f"and hold events say {stock[pet]} {pending[pet]:+d}")
+                held[pet] += pending_held.pop(pet, 0)
+                pending.pop(pet, None)
+                touched.discard(pet)
             else:
                 transitions[(pet, stock[pet], level)] += 1
+            if "held" in data and data["held"] != held[pet]:
+                anomalies.add("stock-arithmetic", f"pet {pet}: event {event['id']} shows "
+                              f"{data['held']} held, the hold events say {held[pet]}")
+                held[pet] = data["held"]
             if level < 0:
                 anomalies.add("stock-arithmetic", f"pet {pet}: negative stock {level}")
             stock[pet] = level
-    for pet, change in pending.items():
-        if change:
-            anomalies.add("stock-arithmetic",
-                          f"pet {pet}: order events with no inventory.updated ({change:+d})")
+    for pet in sorted(touched):
+        anomalies.add("stock-arithmetic", f"pet {pet}: order or hold events with no "
+                      f"inventory.updated ({pending[pet]:+d})")
     for pet, item in final.inventory.items():
-        if item["quantity"] != stock[pet]:
-            anomalies.add("stock-arithmetic", f"pet {pet} holds {item['quantity']}, the feed "
-                          f"replays to {stock[pet]}")
+        if item["quantity"] != stock[pet] or item.get("held", 0) != held[pet]:
+            anomalies.add("stock-arithmetic", f"pet {pet} holds {item['quantity']} "
+                          f"({item.get('held', 0)} held), the feed replays to {stock[pet]} "
+                          f"({held[pet]} held)")
     match_transitions(history, transitions, LEVEL_KINDS, "stock sets or adjustments",
                       anomalies)
 
@@ -129,11 +153,13 @@ def match_transitions(history, transitions, kinds, what, anomalies):
 
 
 def check_statuses(final, anomalies):
-    """domain.md's invariants where staff never set a status by hand (the soak never does)."""
+    """domain.md's invariants where staff never set a status by hand (the soak never does);
+    units held count as an open order."""
     open_orders = Counter(line["petId"] for o in final.orders.values() if not o.get("complete")
                           for line in order_lines(o))
     for pet, item in final.inventory.items():
-        status, level, opened = item["status"], item["quantity"], open_orders[pet]
+        status, level = item["status"], item["quantity"]
+        opened = open_orders[pet] + item.get("held", 0)
         wrong = ((status == "pending" and (level != 0 or not opened))
                  or (status == "sold" and (level != 0 or opened))
                  or (status == "available" and level == 0 and opened))

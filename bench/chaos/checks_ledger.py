@@ -1,35 +1,56 @@
 """The stock ledger (docs/domain.md, "The stock ledger"): every pet's movements, read at the
-end, must fit their kinds, never go negative, record the balances that are their sums, end at
-the pet's stock and the units of its open orders' lines, and pass through every level the
-feed's `inventory.updated` events showed, in the same order; and each adjustment a client
-made is one `adjusted` movement with its reason, units and pet. On a database the previous
-version made (the upgrade unfinished, its nodes running beside), none may be written. Each
-order line's own movements are checks_checkout's."""
+end, must fit their kinds, never go negative, record the balances that are their sums
+(available, held, committed), end at the pet's stock, its held units and the units of its
+open orders' lines, and pass through every level (and held count) the feed's
+`inventory.updated` events showed, in the same order; and each adjustment a client made is
+one `adjusted` movement with its reason, units and pet. On a database the previous version
+made (the upgrade unfinished, its nodes running beside), none may be written. Each order
+line's own movements are checks_checkout's, each hold's checks_holds'."""
 
 from collections import defaultdict
 
 from sales import reason_of
 
-# How each kind moves (available, committed) by `quantity` q; an opening's changes are the
-# balances it starts from.
+# How each kind moves (available, held, committed) by `quantity` q; an opening's changes are
+# the balances it starts from. A movement of a run saved before holds has no held change.
 KINDS = {
     "set": None, "adjusted": None,
-    "committed": (-1, 1), "released": (1, -1), "sold": (0, -1), "written_off": (-1, 0),
+    "committed": (-1, 0, 1), "released": (1, 0, -1), "sold": (0, 0, -1),
+    "written_off": (-1, 0, 0), "held": (-1, 1, 0), "hold_released": (1, -1, 0),
+    "hold_expired": (1, -1, 0), "hold_committed": (0, -1, 1),
     "opening": "opening",
 }
 
 
+def changes(movement):
+    return (movement["availableChange"], movement.get("heldChange", 0),
+            movement["committedChange"])
+
+
+def balances(movement):
+    return (movement["availableAfter"], movement.get("heldAfter", 0),
+            movement["committedAfter"])
+
+
 def fits(movement):
     kind, q = movement["kind"], movement["quantity"]
-    available, committed = movement["availableChange"], movement["committedChange"]
+    available, held, committed = changes(movement)
     shape = KINDS.get(kind, "unknown")
     if shape == "unknown":
         return False
     if shape is None:
-        return committed == 0 and abs(available) == q
+        return committed == 0 and held == 0 and abs(available) == q
     if shape == "opening":
-        return available == q and committed >= 0
-    return (available, committed) == (shape[0] * q, shape[1] * q)
+        return available == q and held == 0 and committed >= 0
+    return (available, held, committed) == tuple(part * q for part in shape)
+
+
+def same_levels(shown, moved):
+    """The feed's (level, held or None) against the ledger's (available, held) balances: an
+    event of a run saved before holds shows no held count."""
+    return len(shown) == len(moved) and all(
+        level == available and held in (None, on_hold)
+        for (level, held), (available, on_hold) in zip(shown, moved))
 
 
 def open_units(final):
@@ -55,11 +76,12 @@ def check_ledger(final, anomalies):
                           "upgrade was finished")
         return
     units = open_units(final)
-    levels = defaultdict(list)  # pet -> the quantities its inventory.updated events showed
+    levels = defaultdict(list)  # pet -> the (quantity, held) its inventory.updated events showed
     for event in final.by_type["inventory.updated"]:
-        levels[event["data"]["petId"]].append(event["data"]["quantity"])
+        levels[event["data"]["petId"]].append((event["data"]["quantity"],
+                                               event["data"].get("held")))
     for pet, movements in sorted(final.movements.items()):
-        available = committed = 0
+        summed = (0, 0, 0)
         previous = 0
         for m in movements:
             where = f"pet {pet}'s movement {m['id']} ({m['kind']})"
@@ -67,32 +89,31 @@ def check_ledger(final, anomalies):
                 anomalies.add("ledger-order", f"{where} follows movement {previous}")
             previous = m["id"]
             if not fits(m):
-                anomalies.add("ledger-kind", f"{where} moves {m['availableChange']} available "
-                              f"and {m['committedChange']} committed for {m['quantity']} units",
-                              movement=m)
-            available += m["availableChange"]
-            committed += m["committedChange"]
-            if available < 0 or committed < 0:
-                anomalies.add("ledger-negative", f"{where} leaves {available} available and "
-                              f"{committed} committed", movement=m)
-            if (available, committed) != (m["availableAfter"], m["committedAfter"]):
-                anomalies.add("ledger-balance", f"{where} records {m['availableAfter']} "
-                              f"available and {m['committedAfter']} committed, its ledger "
-                              f"sums {available} and {committed}", movement=m)
-        item = final.inventory.get(pet)
-        stock = item["quantity"] if item else 0
-        if (available, committed) != (stock, units.get(pet, 0)):
-            anomalies.add("ledger-state", f"pet {pet}'s ledger sums {available} available and "
-                          f"{committed} committed; it has {stock} in stock and "
-                          f"{units.get(pet, 0)} in open orders")
-        # Each change of the level is one event and one movement, in the same transaction:
-        # the feed's levels are the ledger's, in order (a write-off, a deleted pet's last
-        # change, has no inventory.updated).
-        moved = [m["availableAfter"] for m in movements
-                 if m["availableChange"] != 0 and m["kind"] != "written_off"]
-        if moved != levels.get(pet, []):
+                anomalies.add("ledger-kind", f"{where} moves {changes(m)} (available, held, "
+                              f"committed) for {m['quantity']} units", movement=m)
+            summed = tuple(a + b for a, b in zip(summed, changes(m)))
+            if min(summed) < 0:
+                anomalies.add("ledger-negative", f"{where} leaves {summed} (available, "
+                              "held, committed)", movement=m)
+            if summed != balances(m):
+                anomalies.add("ledger-balance", f"{where} records {balances(m)} (available, "
+                              f"held, committed), its ledger sums {summed}", movement=m)
+        item = final.inventory.get(pet) or {}
+        state = (item.get("quantity", 0), item.get("held", 0), units.get(pet, 0))
+        if summed != state:
+            anomalies.add("ledger-state", f"pet {pet}'s ledger sums {summed} (available, held, "
+                          f"committed); it has {state[0]} in stock, {state[1]} held and "
+                          f"{state[2]} in open orders")
+        # Each change of the level or of the held units is one event and one movement, in
+        # the same transaction: the feed's levels are the ledger's, in order (a write-off, a
+        # deleted pet's last change, has no inventory.updated).
+        moved = [balances(m)[:2] for m in movements
+                 if (m["availableChange"] or m.get("heldChange", 0))
+                 and m["kind"] != "written_off"]
+        if not same_levels(levels.get(pet, []), moved):
             anomalies.add("ledger-feed", f"pet {pet}: the feed's inventory.updated levels "
-                          f"{levels.get(pet, [])[:20]} are not its ledger's {moved[:20]}")
+                          f"(quantity, held) {levels.get(pet, [])[:20]} are not its ledger's "
+                          f"{moved[:20]}")
 
 
 def check_adjustments(history, final, anomalies):

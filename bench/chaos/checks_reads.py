@@ -1,5 +1,6 @@
 """Checks of reads: no read shows a state older than the writes it must see (docs/api.md,
-"Reads from standbys"), whichever server answered it; and the read standbys really served.
+"Reads from standbys"), whichever server answered it (that the read standbys really served
+is checks_standbys').
 
 What a read must see depends on how it was sent (clients.READ_MODES):
 - plain (the default): every write acknowledged (answered 2xx) before the read was sent, by
@@ -17,7 +18,8 @@ its states in the order the final feed committed them (the feed is in commit ord
 made by an event, and each event by the ops that may have caused it (an order's or a
 checkout's events, each line's stock change included, by its shipDate marker, a cancel or a
 completion by the order's id, a stock set or an adjustment by its pet, level before and level
-after; several candidates when they cannot be told apart). A read
+after, a hold's placing, release or checkout by the hold's id, its pets' stock changes
+included; several candidates when they cannot be told apart; none for the sweepers'). A read
 then may show any state from the newest one that a write it must see made (`lo`) to the
 last before the first state whose causing ops were all sent after the read was answered
 (`hi`: such a state committed after the read's snapshot, and so did every later one). With
@@ -40,7 +42,7 @@ from collections import Counter, defaultdict
 
 from checks_feed import LEVEL_KINDS
 from clients import op_of_ship_date
-from model import ORDER_KINDS, order_lines
+from model import ORDER_KINDS, hold_ops, order_lines
 
 ABSENT, GONE, PRESENT, OPEN, COMPLETE = "absent", "gone", "present", "open", "complete"
 # Client times are rounded to 0.1 ms in the history.
@@ -118,6 +120,7 @@ class Reads:
                 completes[meta.get("orderId")].append(op["op"])
             elif op["kind"] in LEVEL_KINDS:
                 sets[(meta.get("petId"), meta.get("prior"), meta.get("value"))].append(op["op"])
+        holds = hold_ops(history)
         level = defaultdict(int)
         pending = defaultdict(list)  # pet -> ops of order events whose stock change is due
         touched = set()              # pets with such events
@@ -144,6 +147,12 @@ class Reads:
                 self._add(("order", data["id"]), event_id, COMPLETE, completes[data["id"]])
             if kind in ("order.placed", "order.cancelled"):
                 for line in order_lines(data):
+                    pending[line["petId"]] += made
+                    touched.add(line["petId"])
+            elif kind in ("hold.placed", "hold.released", "hold.expired"):
+                # (A hold's checkout: its order.placed, just before, named its pets.)
+                made = holds.get((kind, data["id"]), [])
+                for line in data.get("lines") or []:
                     pending[line["petId"]] += made
                     touched.add(line["petId"])
             if kind == "inventory.updated":
@@ -352,49 +361,3 @@ def check_reads(history, final, anomalies):
                               call=call, objects=found[:10])
     return {"checked": dict(checked), "objects": objects, "tokens_unmatched": unmatched,
             "older_than_plain": dict(older)}
-
-
-def reads_by_server(history):
-    """{"total": {server: reads}, "by_node": {node: {server: reads}}, "last": {node: the
-    last metrics line}} from the "metrics" lines: a node's counters start again when it
-    restarts, so each restart's counts add up."""
-    lines = defaultdict(list)
-    for record in history.metrics:
-        lines[record["node"]].append(record)
-    total, by_node, last = Counter(), {}, {}
-    for node, records in sorted(lines.items()):
-        records.sort(key=lambda r: r["at"])
-        counted, previous, starts = Counter(), {}, None
-        for record in records:
-            reads = record.get("reads") or {}
-            # A counter that went down means the node restarted unseen: all of them did.
-            restarted = record.get("starts") != starts or any(
-                value < previous.get(server, 0) for server, value in reads.items())
-            for server, value in reads.items():
-                counted[server] += value if restarted else value - previous.get(server, 0)
-            previous = dict(reads)
-            starts = record.get("starts")
-        by_node[node] = {server: int(n) for server, n in sorted(counted.items())}
-        total.update(counted)
-        last[node] = {field: records[-1].get(field) for field in ("at", "lag", "up")}
-    return {"total": {server: int(n) for server, n in sorted(total.items())},
-            "by_node": by_node, "last": last}
-
-
-def check_standby_reads(history, anomalies):
-    """With read standbys configured, some reads must have been served by them: a run whose
-    reads all went to the primary proves nothing of them. Returns the report's counts."""
-    counts = reads_by_server(history)
-    servers = (history.replicas or {}).get("servers")
-    if not servers:
-        return counts
-    on_standbys = sum(n for server, n in counts["total"].items() if server != "primary")
-    if not history.metrics:
-        anomalies.add("reads-never-on-standby", "read standbys were configured, but no "
-                      "node's /metrics was ever read: nothing shows they served reads")
-    elif on_standbys == 0:
-        anomalies.add("reads-never-on-standby", f"read standbys were configured "
-                      f"({', '.join(sorted(servers))}), but the nodes' "
-                      f"petstore_db_reads_total counts no read served by one: "
-                      f"{counts['total']}")
-    return counts

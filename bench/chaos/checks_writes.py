@@ -1,5 +1,5 @@
-"""Checks of writes against the final state and the feed: orders and checkouts (one per
-idempotency key, acknowledged ones present with their content, refused ones absent),
+"""Checks of writes against the final state and the feed: orders, checkouts and holds'
+checkouts (one per idempotency key, acknowledged ones present with their content, refused ones absent),
 cancels, completes, keyed creates (pets, categories)."""
 
 from collections import defaultdict
@@ -26,6 +26,10 @@ class Final:
         self.movements = None if movements is None else {
             int(pet): items for pet, items in movements.items()}
         self.ledger_begun = final.get("ledger_begun", True)
+        # Every hold the feed placed, read by its id at the end (None: a run saved before
+        # holds), and when the final state's reading began.
+        self.holds = final.get("holds")
+        self.dumped_at = final.get("dumped_at")
         self.shop = final.get("shop")  # GET /v1: the shop's currency
         self.by_type = defaultdict(list)
         for event in self.events:
@@ -126,9 +130,10 @@ def _check_acknowledged_order(op, order_id, answered, final, placed, cancelled,
 
 
 def asked_lines(op):
-    """The lines an order op asked for: a checkout's, or a place_order's one."""
+    """The lines an order op asked for: a checkout's, a hold's checkout's (the hold's), or a
+    place_order's one."""
     meta = op["meta"]
-    if op["kind"] == "checkout":
+    if op["kind"] in ("checkout", "hold_checkout"):
         return meta["lines"]
     return [{"petId": meta["petId"], "quantity": meta["quantity"]}]
 

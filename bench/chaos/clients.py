@@ -5,7 +5,8 @@ Each logical operation gets an op id and an "op" line in the history saying what
 read was sent...); each HTTP attempt of it is a "call" line. Writes are retried on any answer
 that is not definite (no answer, 5xx, 429, 408, 409 idempotency_key_in_use) until one is, or
 until the op's retry budget runs out; orders, checkouts and creates retry with the SAME
-Idempotency-Key and body. Checkouts, price changes and stock adjustments are in sales.py.
+Idempotency-Key and body. Checkouts, price changes and stock adjustments are in sales.py;
+holds, their releases and checkouts in holding.py.
 """
 
 import random
@@ -14,6 +15,7 @@ import time
 
 # Each order's shipDate is unique to its op (markers.py): an order found in the database or
 # the feed names the op (and so the idempotency key) that made it.
+from holding import Holding
 from markers import op_of_ship_date, ship_date_marker  # noqa: F401
 from sales import Sales
 
@@ -27,6 +29,9 @@ class Shop:
         self.pets = list(pets)
         self.seeded = 0  # the first pets, stocked and priced at setup: the contended ones
         self.open_orders = {}  # order id -> (writer index, pet id)
+        # The latest moment a hold placed so far may expire (holding.py): the run reads the
+        # final state only once it and the sweepers' bound have passed.
+        self.hold_horizon = 0.0
 
     def pet(self, rng):
         with self.lock:
@@ -54,6 +59,10 @@ class Shop:
         with self.lock:
             self.open_orders.pop(order_id, None)
 
+    def extend_hold_horizon(self, moment):
+        with self.lock:
+            self.hold_horizon = max(self.hold_horizon, moment)
+
     def some_open_order(self, rng, writer=None):
         with self.lock:
             ids = [oid for oid, (owner, _) in self.open_orders.items()
@@ -61,10 +70,11 @@ class Shop:
             return rng.choice(ids) if ids else None
 
 
-MIX = [  # (operation, weight); checkout, set_price and adjust are in sales.py
+MIX = [  # (operation, weight); checkout, set_price and adjust are in sales.py, place_hold
+    # in holding.py (whose follow-ups, a release or a checkout, come on their own time)
     ("place_order", 24), ("checkout", 14), ("cancel_order", 8), ("complete_order", 8),
     ("set_stock", 10), ("adjust", 6), ("set_price", 5), ("create_pet", 3),
-    ("create_category", 1), ("read_point", 20), ("read_page", 18),
+    ("create_category", 1), ("read_point", 20), ("read_page", 18), ("place_hold", 6),
 ]
 
 
@@ -75,7 +85,7 @@ MIX = [  # (operation, weight); checkout, set_price and adjust are in sales.py
 READ_MODES = ("plain", "token", "staleness")
 
 
-class Writer(Sales, threading.Thread):
+class Writer(Sales, Holding, threading.Thread):
     def __init__(self, index, recorder, history, shop, customer_key, staff_key, run_id,
                  seed, stop, budget, prefix="w", plant=None, read_modes=False):
         super().__init__(name=f"{prefix}{index}", daemon=True)
@@ -94,10 +104,12 @@ class Writer(Sales, threading.Thread):
         self.budget = budget
         self.nodes = len(recorder.addresses)
         self.ops = 0
+        self.agenda = []  # [(when, fate, hold)]: the follow-ups of this writer's holds
 
     def run(self):
         names, weights = zip(*MIX)
         while not self.stop.is_set():
+            self.follow_holds()
             kind = self.rng.choices(names, weights)[0]
             getattr(self, kind)()
             self.ops += 1

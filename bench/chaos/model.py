@@ -43,10 +43,13 @@ AMBIGUOUS_AFTER_UNKNOWN = {
     "adjust": {412},
     "set_price": {412},
     "cancel_order": {404},
+    # A release is not keyed: its retry after one that ended the hold is 409 hold_ended.
+    "release_hold": {409},
 }
 
-# The ops that order: each carries a shipDate marker naming it (clients.ship_date_marker).
-ORDER_KINDS = ("place_order", "checkout")
+# The ops that order: each carries a shipDate marker naming it (clients.ship_date_marker);
+# a hold's checkout (holding.py) orders the hold's lines.
+ORDER_KINDS = ("place_order", "checkout", "hold_checkout")
 # The ops that only read: no outcome to judge.
 READ_OP_KINDS = ("read_point", "read_page", "read_for_set", "read_price")
 
@@ -59,6 +62,29 @@ def order_lines(order):
     if lines:
         return sorted(lines, key=lambda line: line.get("lineNo", 0))
     return [{"lineNo": 1, "petId": order.get("petId"), "quantity": order.get("quantity")}]
+
+
+def answered_ids(history, kind):
+    """{id: [ops]}: the ids ops of `kind` were answered 2xx with (a hold's, for place_hold)."""
+    found = {}
+    for op in history.ops_of(kind):
+        for call in history.calls.get(op["op"], []):
+            resp = call.get("resp")
+            if attempt_class(call) == "ok" and isinstance(resp, dict) and "id" in resp:
+                ops = found.setdefault(resp["id"], [])
+                if op not in ops:
+                    ops.append(op)
+    return found
+
+
+def hold_ops(history):
+    """{(event type, hold id): [op ids]}: the ops that may have made a hold's hold.placed
+    (the placing answered with its id) and hold.released (its releases)."""
+    found = {("hold.placed", hold): [op["op"] for op in ops]
+             for hold, ops in answered_ids(history, "place_hold").items()}
+    for op in history.ops_of("release_hold"):
+        found.setdefault(("hold.released", op["meta"].get("holdId")), []).append(op["op"])
+    return found
 
 
 def outcome(kind, calls):

@@ -24,6 +24,12 @@ WEBHOOK_FLAGS = ["--webhook-allow-private-targets", "--webhook-first-retry-ms", 
                  "--webhook-lease-ms", "5000", "--webhook-poll-ms", "200"]
 
 
+# How often each node's sweeper ends the holds whose expiry has come: the nodes' default
+# `--hold-sweep-ms`, not given (the previous version knows no such flag). A hold is ended
+# within it and a second of its expiry (docs/api.md); the checker holds the soak to that.
+HOLD_SWEEP_MS = 1000
+
+
 # The currency every node of both shops prices in (docs/deployment.md: the first start on a
 # database writes it as the shop's, and a node started with another refuses to serve). Given
 # through the environment, which the previous version ignores, not as a flag it would refuse;

@@ -35,6 +35,15 @@ PLANTS = {
     "price-outside-tx": "PostgreSQL nodes run target/chaos-plant/"
                         "petstore-price-outside-tx: a checkout reads its lines' prices before "
                         "the transaction that locks their pets, and sleeps a moment",
+    "hold-ended-twice": "the nodes of both shops run target/chaos-plant/"
+                        "petstore-hold-ended-twice: a hold the sweeper expired is taken as "
+                        "usable, so a release or a checkout ends it a second time",
+    "expired-hold-accepted": "the nodes of both shops run target/chaos-plant/"
+                             "petstore-expired-hold-accepted: a hold's checkout accepts a hold "
+                             "whose expiry has come (until the sweeper ends it)",
+    "sweep-without-reread": "the nodes of both shops run target/chaos-plant/"
+                            "petstore-sweep-without-reread: the sweeper ends the holds it read "
+                            "as due without reading them again under their pets' locks",
 }
 
 # Plants compiled into the node binary: each is petstore-http's Cargo feature of the same
@@ -62,6 +71,13 @@ BUILT_PLANTS = {
     # where writes run side by side. SQLite's one writer thread runs each write's use case
     # whole, the early read and the pause included, so none can: only PostgreSQL shows it.
     "price-outside-tx": ("pg",),
+    # Holds are the core's, the same on both backends: both shops run each (a hold ended
+    # twice: hold-ending, ledger-hold; a checkout past the expiry: hold-after-expiry). A
+    # sweep without its read again shows only where two sweepers race for one hold, so on
+    # PostgreSQL's two nodes: on SQLite's one, nothing else ends a hold once it is due.
+    "hold-ended-twice": ("pg", "sqlite"),
+    "expired-hold-accepted": ("pg", "sqlite"),
+    "sweep-without-reread": ("pg", "sqlite"),
 }
 
 

@@ -1,6 +1,7 @@
 """The report: faults by kind, requests by kind and status, op outcomes, healing times, how
 long after the load each webhook subscription took to catch up, the reads checked by how
-they were sent, and which servers served reads (the nodes' petstore_db_reads_total).
+they were sent, which servers served reads (the nodes' petstore_db_reads_total), and holds:
+how they ended and how late after their expiry the sweepers ended those that expired.
 
 Healing of a fault: from its end to the first 2xx answer to a request sent after the end,
 through each node the fault hit (for a failover, every node); the slowest node counts. Every
@@ -78,7 +79,8 @@ def status_label(call):
     return f"{call['status']} {code}" if code else str(call["status"])
 
 
-def build(history, anomalies, healed, settings, catch_up=None, reads=None, actors=None):
+def build(history, anomalies, healed, settings, catch_up=None, reads=None, actors=None,
+          holds=None):
     requests = defaultdict(Counter)
     for call in history.all_calls:
         requests[call["kind"]][status_label(call)] += 1
@@ -116,6 +118,7 @@ def build(history, anomalies, healed, settings, catch_up=None, reads=None, actor
         "webhook_catch_up": catch_up or {"subscriptions": {}},
         "reads": reads or {},
         "actors": actors or {},
+        "holds": holds or {},
         "anomalies": anomalies.items,
         "anomaly_count": len(anomalies),
     }
@@ -154,14 +157,32 @@ def render(report):
     if actors.get("events"):
         lines.append(f"actors checked: {actors['events']} events, {actors['by_operation']} "
                      f"against the key of the operation that made them, {actors['other']} "
-                     f"against the shop's keys; {actors['unknown_allowed']} without an actor "
-                     "where a node of the previous version may have written them")
+                     f"against the shop's keys, {actors.get('by_chore', 0)} against the holds' "
+                     f"sweeper; {actors['unknown_allowed']} without an actor where a node of "
+                     "the previous version may have written them")
+    lines.extend(render_holds(report.get("holds") or {}))
     lines.append(f"anomalies: {report['anomaly_count']}")
     for anomaly in report["anomalies"][:100]:
         lines.append(f"  [{anomaly['check']}] {anomaly['message']}")
     if report["anomaly_count"] > 100:
         lines.append(f"  ... {report['anomaly_count'] - 100} more in the JSON report")
     return "\n".join(lines)
+
+
+def render_holds(holds):
+    """Lines for the holds: how they ended, and the expiry lateness."""
+    if not holds.get("placed"):
+        return []
+    late = holds.get("lateness_seconds") or {}
+    lines = [f"holds: {holds['placed']} placed, {holds.get('released', 0)} released, "
+             f"{holds.get('expired', 0)} expired, {holds.get('consumed', 0)} consumed; "
+             f"{holds.get('refused_after_expiry', 0)} checkouts sent after the expiry refused"]
+    if late.get("expired"):
+        lines.append(f"  expiry lateness (s after expiresAt): p50 {late['p50']:.3f}  p99 "
+                     f"{late['p99']:.3f}  max {late['max']:.3f}  (bound "
+                     f"{holds.get('bound_seconds', 0):.1f} s; {late['in_fault_windows']} of "
+                     f"{late['expired']} due while a fault was on)")
+    return lines
 
 
 def render_catch_up(catch_up):

@@ -27,9 +27,11 @@ sys.path.insert(0, HERE)
 
 import checker  # noqa: E402
 import plants  # noqa: E402
+from holding import SETTLE_SECONDS  # noqa: E402
 import report as reporting  # noqa: E402
 from history import History, ShopHistory, read_history  # noqa: E402
 from nemesis import Nemesis  # noqa: E402
+from nodes import HOLD_SWEEP_MS  # noqa: E402
 from shops import ShopClients  # noqa: E402
 from sqlite_shop import SqliteNemesis, SqliteShop  # noqa: E402
 from standbys import MetricsScraper  # noqa: E402
@@ -132,7 +134,8 @@ class Run:
             self.history.write({"t": "meta", "sqlite_skipped": self.sqlite.skipped})
         self.receiver = Receiver(histories, rng.random())
         self.receiver.start()
-        self.receiver.subscribe("pg", world.nodes[0].address, world.admin_key)
+        self.receiver.subscribe("pg", world.nodes[0].address, world.admin_key,
+                                holds=not args.previous_binary)
         pg = ShopClients("pg", world.nodes, histories["pg"], world.admin_key, args,
                          args.writers, self.run_id, rng, stop_clients, args.plant,
                          read_modes=replicas)
@@ -187,6 +190,12 @@ class Run:
         if scraper is not None:
             scraper.join(timeout=10)
             scraper.scrape()  # the counts up to the load's end
+        # No unit may be held once every hold's life and the sweepers' bound have passed
+        # (checks_holds.py): the final state is read after that.
+        settle = max(shop.hold_horizon for shop in self.shops) + SETTLE_SECONDS - time.time()
+        if settle > 0:
+            log(f"waiting {settle:.1f} s for the last holds to expire and be swept")
+            time.sleep(settle)
         return self.final_states()
 
     def final_states(self):
@@ -256,7 +265,7 @@ def main(argv=None):
                 "writers": args.writers, "sqlite_writers": args.sqlite_writers,
                 "faults": not args.no_faults, "plant": args.plant,
                 "previous_binary": args.previous_binary, "replicas": not args.no_replicas,
-                "replica_wait_ms": args.replica_wait_ms}
+                "replica_wait_ms": args.replica_wait_ms, "hold_sweep_ms": HOLD_SWEEP_MS}
     log(f"run {run_id} in {out_dir}")
     world = World(binaries["pg"], out_dir, args.nodes, f"chaos-admin-{secrets.token_hex(16)}",
                   log=log, synchronous=args.plant != "async-standby", seed=args.seed,

@@ -116,6 +116,11 @@ class ShopClients:
             thread.start()
 
     @property
+    def hold_horizon(self):
+        """The latest moment a hold placed by this shop's writers may expire."""
+        return self.shop.hold_horizon if self.writers else 0.0
+
+    @property
     def ops(self):
         return sum(writer.ops for writer in self.writers)
 

@@ -23,8 +23,9 @@ class Shop:
         self.records = [{"t": "meta", "run_id": "s1", "settings": {"seed": 1}}]
         self.events, self.orders, self.stock, self.pets = [], {}, {}, []
         self.prices = {}  # pet -> its amount, once priced
-        # Each pet's stock ledger, as a correct service writes it with each change.
-        self.movements, self.committed = {}, {}
+        # Each pet's stock ledger, as a correct service writes it with each change, and its
+        # held and committed balances.
+        self.movements, self.committed, self.held = {}, {}, {}
         self.clock, self.next_op, self.next_order = 1000.0, 0, 0
         # Each client's keys, as the run makes them (key 1 is the admin's): a customer key
         # and a staff key for w0 and w1.
@@ -87,15 +88,17 @@ class Shop:
                          method="GET", headers=headers, client=client)
 
     def move(self, pet, kind, quantity, available, committed, order=None, line=None,
-             reason=None):
+             reason=None, held=0, hold=None):
         """A movement of `pet`'s ledger, after the change has been applied to the model."""
         ledger = self.movements.setdefault(pet, [])
         self.committed[pet] = self.committed.get(pet, 0) + committed
+        self.held[pet] = self.held.get(pet, 0) + held
         ledger.append({"id": sum(len(m) for m in self.movements.values()) + 1, "petId": pet,
                        "kind": kind, "quantity": quantity, "availableChange": available,
-                       "committedChange": committed, "availableAfter": self.stock[pet],
+                       "heldChange": held, "committedChange": committed,
+                       "availableAfter": self.stock[pet], "heldAfter": self.held[pet],
                        "committedAfter": self.committed[pet], "orderId": order,
-                       "lineNo": line, "reason": reason})
+                       "lineNo": line, "holdId": hold, "reason": reason})
 
     def line(self, number, pet, quantity):
         """An order's line, at the pet's price of the moment if it has one."""
@@ -249,7 +252,8 @@ class Shop:
             open_orders = any(line["petId"] == pet and not o["complete"]
                               for o in self.orders.values() for line in o["lines"])
             status = "available" if level or not open_orders else "pending"
-            inventory.append({"petId": pet, "quantity": level, "status": status})
+            inventory.append({"petId": pet, "quantity": level, "status": status,
+                              "held": self.held.get(pet, 0)})
         return {"events": self.events, "orders": list(self.orders.values()),
                 "inventory": inventory, "pets": self.pets, "categories": [],
                 "movements": {str(pet): list(m) for pet, m in self.movements.items()},
