@@ -120,7 +120,7 @@ const stock = ok(await staff.PATCH("/inventory/{petId}", {
   params: { path: { petId: first.id } },
   body: { quantity: 3 },
 }), 200, "updateInventory");
-same(stock, { petId: first.id, quantity: 3, status: "available" }, "the stock after PATCH");
+same(stock, { petId: first.id, quantity: 3, status: "available", held: 0, committed: 0 }, "the stock after PATCH");
 const info = ok(await staff.GET("/"), 200, "getApiInfo");
 same([info.currency, info.currencyExponent], ["EUR", 2], "the shop's currency");
 const price = ok(await staff.PUT("/pets/{petId}/price", {
@@ -278,6 +278,12 @@ function hasItsShape(event: CloudEvent): boolean {
     case "order.cancelled":
       return typeof event.data.id === "number" && typeof event.data.petId === "number"
         && typeof event.data.complete === "boolean";
+    case "hold.placed":
+    case "hold.released":
+    case "hold.expired":
+    case "hold.consumed":
+      return typeof event.data.id === "number" && Array.isArray(event.data.lines)
+        && typeof event.data.expiresAt === "string";
     default: {
       const unhandled: never = event;
       return fail("an event type the session does not know", unhandled);
