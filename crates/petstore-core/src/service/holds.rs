@@ -9,12 +9,12 @@
 use chrono::{DateTime, TimeDelta, Utc};
 
 use super::Service;
-use super::orders::Terms;
+use super::orders::{Terms, judge_priced_lines};
 use super::stock::{LockedPets, judge_lines, lock_pets};
 use crate::access::Caller;
-use crate::checkout::{NewLine, PricedLine};
+use crate::checkout::NewLine;
 use crate::clock::Clock;
-use crate::error::{DomainError, LineRefusal, Resource};
+use crate::error::{DomainError, Resource};
 use crate::events::DomainEvent;
 use crate::hold::{Ending, HeldTotals, Hold, HoldEnd, HoldLine, NewHold, PlacedHold};
 use crate::idempotency::{Idempotent, Outcome};
@@ -175,31 +175,20 @@ impl<S: Store, C: Clock> HoldUseCases<'_, S, C> {
         caller.require(Permission::Shop)?;
         let scope = caller.order_scope();
         self.shop.create(caller, once, |tx| {
-            let pets = lock_hold_pets(tx, id)?;
+            let mut pets = lock_hold_pets(tx, id)?;
             let hold = usable_hold(tx, id, scope, self.shop.clock.now())?;
-            let mut placed = Vec::new();
-            let mut refused = Vec::new();
-            for line in &hold.lines {
-                let (pet, stock) = locked(&pets, &hold, line)?;
-                match pet.price {
-                    None => refused.push(LineRefusal {
-                        line_no: line.line_no,
-                        error: DomainError::PriceMissing { pet_id: pet.id },
-                    }),
-                    price => {
-                        let transition = stock.commit_hold(line.quantity);
-                        let priced = PricedLine {
-                            pet_id: pet.id,
-                            quantity: line.quantity,
-                            price,
-                        };
-                        placed.push((priced, pet.clone(), transition));
-                    }
-                }
-            }
-            if !refused.is_empty() {
-                return Err(DomainError::CheckoutRefused { lines: refused });
-            }
+            // The hold's lines, in order, numbered from 1 as a checkout's are.
+            let lines: Vec<NewLine> = hold
+                .lines
+                .iter()
+                .map(|line| NewLine {
+                    pet_id: line.pet_id,
+                    quantity: line.quantity,
+                })
+                .collect();
+            let placed = judge_priced_lines(&mut pets, &lines, |stock, quantity| {
+                Ok(stock.commit_hold(quantity))
+            })?;
             let terms = Terms {
                 ship_date: terms.ship_date,
                 expected_total: terms.expected_total,

@@ -33,7 +33,7 @@ use crate::{
     Adjustment, AdjustmentUnits, Always, Amount, CategoryQuery, CheckoutLines, Clock, DomainError,
     Hold, HoldId, InventoryItem, InventoryQuery, Movement, NewCheckout, NewLine, NewPet, Order,
     OrderId, OrderPatch, OrderQuery, PageSize, Pet, PetId, PetQuery, Quantity, Reason, Stock,
-    Store,
+    Store, ValidationError,
 };
 
 mod holds;
@@ -128,6 +128,20 @@ fn read_world<S: Store>(f: &Fixture<S>, created: &[PetId], placed: &[HoldId]) ->
     }
 }
 
+/// The lines of a checkout or a hold: one per unit count, for the pets from `first` on. More
+/// lines than pets names a pet twice, which the body itself refuses (`Err`).
+fn basket(pets: &[PetId], first: usize, units: &[u32]) -> Result<CheckoutLines, ValidationError> {
+    let lines = units
+        .iter()
+        .zip(first..)
+        .map(|(&units, n)| NewLine {
+            pet_id: pets[n % pets.len()],
+            quantity: Quantity::new(i64::from(units)).must("units"),
+        })
+        .collect();
+    CheckoutLines::new(lines)
+}
+
 /// Runs one sequence of `ops` on `store` (a failing case [`check`] printed, say) and reports
 /// the first invariant it breaks.
 pub fn run_sequence<S: Store>(store: S, ops: &[Op]) -> Result<(), TestCaseError> {
@@ -216,15 +230,7 @@ pub fn run_sequence<S: Store>(store: S, ops: &[Op]) -> Result<(), TestCaseError>
                 if pets.is_empty() {
                     Ok(())
                 } else {
-                    let lines = units
-                        .iter()
-                        .zip(first..)
-                        .map(|(&units, n)| NewLine {
-                            pet_id: pets[n % pets.len()],
-                            quantity: Quantity::new(i64::from(units)).must("units"),
-                        })
-                        .collect();
-                    match CheckoutLines::new(lines) {
+                    match basket(&pets, first, units) {
                         // More lines than pets: a pet twice, which the body itself refuses.
                         Err(_) => Ok(()),
                         Ok(lines) => f

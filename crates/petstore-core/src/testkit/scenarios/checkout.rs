@@ -22,7 +22,8 @@ pub(super) fn priced<S: Store>(f: &Fixture<S>, pet_name: &str, stock: u32, amoun
     pet
 }
 
-fn checkout(lines: &[(PetId, i64)], expected_total: Option<i64>) -> NewCheckout {
+/// The lines of a checkout or a hold: (pet, units) each.
+pub(super) fn lines_of(lines: &[(PetId, i64)]) -> CheckoutLines {
     let lines = lines
         .iter()
         .map(|&(pet_id, units)| NewLine {
@@ -30,8 +31,12 @@ fn checkout(lines: &[(PetId, i64)], expected_total: Option<i64>) -> NewCheckout 
             quantity: qty(units),
         })
         .collect();
+    CheckoutLines::new(lines).must("valid lines")
+}
+
+fn checkout(lines: &[(PetId, i64)], expected_total: Option<i64>) -> NewCheckout {
     NewCheckout {
-        lines: CheckoutLines::new(lines).must("valid lines"),
+        lines: lines_of(lines),
         ship_date: None,
         expected_total: expected_total.map(|t| Total::new(t).must("a total")),
     }

@@ -6,11 +6,11 @@ use std::sync::Barrier;
 
 use chrono::Duration;
 
-use super::checkout::priced;
+use super::checkout::{lines_of, priced};
 use super::*;
 use crate::{
-    CheckoutLines, HoldCheckout, HoldEnd, HoldId, IdempotencyKey, Idempotent, Movement,
-    MovementKind, MovementQuery, NewHold, NewLine, Outcome,
+    HoldCheckout, HoldEnd, HoldId, IdempotencyKey, Idempotent, Movement, MovementKind,
+    MovementQuery, NewHold, Outcome,
 };
 
 /// A hold of `lines` (pet, units) living `seconds`, as `caller`.
@@ -20,15 +20,8 @@ fn hold_as<S: Store>(
     lines: &[(PetId, i64)],
     seconds: u32,
 ) -> Result<crate::Hold, DomainError> {
-    let lines = lines
-        .iter()
-        .map(|&(pet_id, units)| NewLine {
-            pet_id,
-            quantity: qty(units),
-        })
-        .collect();
     let new = NewHold {
-        lines: CheckoutLines::new(lines).must("valid lines"),
+        lines: lines_of(lines),
         ttl_seconds: Some(seconds),
     };
     f.shop.holds().place(caller, new, None).map(|outcome| {
@@ -247,11 +240,7 @@ pub fn a_hold_is_placed_once_per_idempotency_key<S: Store>(store: S) {
         record: &|hold: &crate::Hold| hold.id.get().to_string().into_bytes(),
     };
     let new = || NewHold {
-        lines: CheckoutLines::new(vec![NewLine {
-            pet_id: rex.id,
-            quantity: qty(2),
-        }])
-        .must("lines"),
+        lines: lines_of(&[(rex.id, 2)]),
         ttl_seconds: None,
     };
     let first = f

@@ -13,8 +13,7 @@ use super::super::Must;
 use super::super::scenarios::{Fixture, OPERATOR};
 use super::{Op, World};
 use crate::{
-    CheckoutLines, DomainError, Hold, HoldCheckout, HoldEnd, HoldId, MovementKind, NewHold,
-    NewLine, OrderId, PetId, Quantity, Store,
+    DomainError, Hold, HoldCheckout, HoldEnd, HoldId, MovementKind, NewHold, OrderId, PetId, Store,
 };
 
 /// The most holds the sweeper ends in one go in these sequences: few, so that a sweep may
@@ -36,28 +35,18 @@ pub(super) fn run<S: Store>(
             first,
             ref units,
             life,
-        } if !pets.is_empty() => {
-            let lines = units
-                .iter()
-                .zip(first..)
-                .map(|(&units, n)| NewLine {
-                    pet_id: pets[n % pets.len()],
-                    quantity: Quantity::new(i64::from(units)).must("units"),
+        } if !pets.is_empty() => match super::basket(pets, first, units) {
+            Err(_) => Ok(()),
+            Ok(lines) => {
+                let new = NewHold {
+                    lines,
+                    ttl_seconds: Some(life),
+                };
+                f.shop.holds().place(OPERATOR, new, None).map(|outcome| {
+                    holds.push(outcome.done().must("a hold without a key").id);
                 })
-                .collect();
-            match CheckoutLines::new(lines) {
-                Err(_) => Ok(()),
-                Ok(lines) => {
-                    let new = NewHold {
-                        lines,
-                        ttl_seconds: Some(life),
-                    };
-                    f.shop.holds().place(OPERATOR, new, None).map(|outcome| {
-                        holds.push(outcome.done().must("a hold without a key").id);
-                    })
-                }
             }
-        }
+        },
         Op::ReleaseHold { hold } => match pick_hold(hold) {
             None => Ok(()),
             Some(id) => f.shop.holds().release(OPERATOR, id).map(|_| ()),
