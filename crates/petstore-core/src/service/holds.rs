@@ -9,8 +9,8 @@
 use chrono::{DateTime, TimeDelta, Utc};
 
 use super::Service;
-use super::orders::{Terms, judge_priced_lines};
-use super::stock::{LockedPets, judge_lines, lock_pets};
+use super::orders::Terms;
+use super::stock::{LockedPets, judge_lines, judge_priced_lines, lock_pets};
 use crate::access::Caller;
 use crate::checkout::NewLine;
 use crate::clock::Clock;

@@ -3,10 +3,10 @@
 
 use chrono::{DateTime, Utc};
 
-use super::stock::{LockedPets, judge_lines, lock_pets};
+use super::stock::{judge_priced_lines, lock_pets};
 use super::{Service, order_pets, pet_stock, require};
 use crate::access::Caller;
-use crate::checkout::{NewCheckout, NewLine, PlacedCheckout, PricedLine};
+use crate::checkout::{NewCheckout, PlacedCheckout, PricedLine};
 use crate::clock::Clock;
 use crate::error::{DomainError, Resource};
 use crate::events::DomainEvent;
@@ -20,7 +20,6 @@ use crate::precondition::Precondition;
 use crate::query::{OrderQuery, OrderScope, Page};
 use crate::repository::{Snapshot, Store, Transaction};
 use crate::rules::{PetStock, Transition};
-use crate::values::Quantity;
 
 /// The use cases of orders; see [`Service::orders`].
 #[derive(Debug)]
@@ -216,30 +215,6 @@ impl<S: Store, C: Clock> OrderUseCases<'_, S, C> {
             Ok(((), events))
         })
     }
-}
-
-/// Judges `lines` as [`judge_lines`] does, each by `rule` and at its pet's price (an unpriced
-/// pet is `price_missing`): what a checkout, of lines or of a hold, places.
-pub(super) fn judge_priced_lines(
-    pets: &mut LockedPets,
-    lines: &[NewLine],
-    rule: impl Fn(PetStock, Quantity) -> Result<Transition, DomainError>,
-) -> Result<Vec<(PricedLine, Pet, Transition)>, DomainError> {
-    let judged = judge_lines(pets, lines, |pet, stock, quantity| match pet.price {
-        None => Err(DomainError::PriceMissing { pet_id: pet.id }),
-        Some(_) => rule(stock, quantity),
-    })?;
-    Ok(judged
-        .into_iter()
-        .map(|(line, pet, transition)| {
-            let priced = PricedLine {
-                pet_id: pet.id,
-                quantity: line.quantity,
-                price: pet.price,
-            };
-            (priced, pet, transition)
-        })
-        .collect())
 }
 
 /// What an order of judged lines is placed under, besides its lines.

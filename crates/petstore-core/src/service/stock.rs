@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::Service;
-use crate::checkout::NewLine;
+use crate::checkout::{NewLine, PricedLine};
 use crate::clock::Clock;
 use crate::error::{DomainError, LineRefusal};
 use crate::ids::PetId;
@@ -68,6 +68,30 @@ pub(super) fn judge_lines(
     } else {
         Err(DomainError::CheckoutRefused { lines: refused })
     }
+}
+
+/// Judges `lines` as [`judge_lines`] does, each by `rule` and at its pet's price (an unpriced
+/// pet is `price_missing`): what a checkout, of lines or of a hold, places.
+pub(super) fn judge_priced_lines(
+    pets: &mut LockedPets,
+    lines: &[NewLine],
+    rule: impl Fn(PetStock, Quantity) -> Result<Transition, DomainError>,
+) -> Result<Vec<(PricedLine, Pet, Transition)>, DomainError> {
+    let judged = judge_lines(pets, lines, |pet, stock, quantity| match pet.price {
+        None => Err(DomainError::PriceMissing { pet_id: pet.id }),
+        Some(_) => rule(stock, quantity),
+    })?;
+    Ok(judged
+        .into_iter()
+        .map(|(line, pet, transition)| {
+            let priced = PricedLine {
+                pet_id: pet.id,
+                quantity: line.quantity,
+                price: pet.price,
+            };
+            (priced, pet, transition)
+        })
+        .collect())
 }
 
 /// The pets of an open order's lines with the facts the rules read of them, in ascending pet
