@@ -7,8 +7,8 @@
 
 use std::sync::LazyLock;
 
+use actix_web::HttpResponse;
 use actix_web::http::header;
-use actix_web::{HttpResponse, web};
 use sha2::{Digest, Sha256};
 
 use crate::error::ApiError;
@@ -74,17 +74,27 @@ pub static STYLE: LazyLock<Asset> = LazyLock::new(|| {
     )
 });
 
+/// The console's icon: a paw, in the style's ink.
+pub static FAVICON: LazyLock<Asset> = LazyLock::new(|| {
+    Asset::new(
+        "favicon",
+        "svg",
+        "image/svg+xml",
+        include_bytes!("assets/favicon.svg"),
+    )
+});
+
 /// Every asset.
-pub fn all() -> [&'static Asset; 2] {
-    [&HTMX, &STYLE]
+pub fn all() -> [&'static Asset; 3] {
+    [&HTMX, &STYLE, &FAVICON]
 }
 
-/// `GET /console/assets/{name}`: an asset by its hashed name, cached for a year.
-pub async fn serve(name: web::Path<String>) -> Result<HttpResponse, ApiError> {
+/// An asset by its hashed name, cached for a year.
+pub(super) fn serve(name: &str) -> Result<HttpResponse, ApiError> {
     let asset = all()
         .into_iter()
         .find(|asset| asset.name == *name)
-        .ok_or_else(|| ApiError::not_found(format!("no console asset {name}")))?;
+        .ok_or_else(|| ApiError::not_found(format!("the console has no asset {name}")))?;
     Ok(HttpResponse::Ok()
         .content_type(asset.content_type)
         .insert_header((header::CACHE_CONTROL, "public, max-age=31536000, immutable"))

@@ -11,10 +11,11 @@ use petstore_core::{
 };
 use serde::Deserialize;
 
-use super::reply::{Answer, Shown, html, parsed, see_other, status_of};
+use super::refused::{Input, Refusal, input, message, note_at};
+use super::reply::{Answer, html, parsed, see_other_saying};
 use super::session::{Staff, Submitted};
-use super::view::{page, refusal, token_field, version_field};
-use crate::error::ApiError;
+use super::view::{page, token_field, version_field};
+use crate::error::{ApiError, ErrorCode};
 use crate::state::{AppState, PetService};
 
 /// Every category, for names and choices (a shop has far fewer than a page's 100).
@@ -76,7 +77,12 @@ pub(super) async fn pets_page(
     pets_answer(&staff, &state, &filter, None).await
 }
 
-async fn pets_answer(staff: &Staff, state: &AppState, filter: &PetFilter, shown: Shown) -> Answer {
+async fn pets_answer(
+    staff: &Staff,
+    state: &AppState,
+    filter: &PetFilter,
+    refused: Option<(Refusal, PetFields)>,
+) -> Answer {
     let query = filter.query()?;
     let (pets, categories) = state
         .read(move |shop| {
@@ -97,8 +103,10 @@ async fn pets_answer(staff: &Staff, state: &AppState, filter: &PetFilter, shown:
         ])
         .unwrap_or_default()
     });
+    let adding = refused
+        .as_ref()
+        .map(|(refusal, typed)| (refusal, Some(typed)));
     let body = html! {
-        @if let Some(error) = &shown { (refusal(error)) }
         form.filters method="get" action="/console/" role="search" {
             div {
                 label for="filter-status" { "Status" }
@@ -114,16 +122,16 @@ async fn pets_answer(staff: &Staff, state: &AppState, filter: &PetFilter, shown:
             }
             button type="submit" { "Filter" }
         }
-        table {
+        table.cards {
             caption.sr-only { "Pets" }
             thead { tr { th scope="col" { "Id" } th scope="col" { "Name" } th scope="col" { "Category" } th scope="col" { "Status" } } }
             tbody {
                 @for pet in &pets.items {
                     tr {
-                        td { (pet.id) }
-                        td { a href={ "/console/pets/" (pet.id) } { (pet.name.as_str()) } }
-                        td { (category_name(&categories, pet.category_id)) }
-                        td { (pet.status.as_str()) }
+                        td data-label="Id" { (pet.id) }
+                        td data-label="Name" { a href={ "/console/pets/" (pet.id) } { (pet.name.as_str()) } }
+                        td data-label="Category" { (category_name(&categories, pet.category_id)) }
+                        td data-label="Status" { (pet.status.as_str()) }
                     }
                 }
             }
@@ -131,12 +139,14 @@ async fn pets_answer(staff: &Staff, state: &AppState, filter: &PetFilter, shown:
         @if pets.items.is_empty() { p { "No pet matches." } }
         @if let Some(next) = next { p { a href={ "/console/?" (next) } { "Next page" } } }
         h2 { "Add a pet" }
-        (pet_form(staff, "/console/pets", None, &categories, "Add the pet"))
+        (pet_form(staff, "/console/pets", None, &categories, "Add the pet", adding))
     };
-    Ok(html(
-        status_of(&shown),
-        page(staff, "/console/", "Pets", body),
-    ))
+    let status = refused
+        .as_ref()
+        .map_or(actix_web::http::StatusCode::OK, |(refusal, _)| {
+            refusal.error().status()
+        });
+    Ok(html(status, page(staff, "/console/", "Pets", body)))
 }
 
 fn category_name(categories: &[Category], id: CategoryId) -> String {
@@ -185,25 +195,48 @@ fn category_select(
     }
 }
 
-/// The form that creates a pet (`pet` absent) or edits one, with the version it was read at.
+/// The form that creates a pet (`pet` absent) or edits one, with the version it was read at;
+/// after a refusal, with what was typed (absent when the form must show the pet as it is
+/// now) and the refusal beside its field.
 pub(super) fn pet_form(
     staff: &Staff,
     action: &str,
     pet: Option<&Pet>,
     categories: &[Category],
     submit: &str,
+    refused: Option<(&Refusal, Option<&PetFields>)>,
 ) -> Markup {
-    let category = pet.map(|p| p.category_id.to_string()).unwrap_or_default();
+    let typed = refused.and_then(|(_, typed)| typed);
+    let refusal = refused.map(|(refusal, _)| refusal);
+    let name = typed.map_or_else(
+        || pet.map(|p| p.name.as_str()).unwrap_or_default(),
+        |t| t.name.as_str(),
+    );
+    let category = typed.map_or_else(
+        || pet.map(|p| p.category_id.to_string()).unwrap_or_default(),
+        |t| t.category.clone(),
+    );
+    let status = typed.map_or_else(
+        || pet.map_or("available", |p| p.status.as_str()),
+        |t| t.status.as_str(),
+    );
+    let subject = pet.map_or("the new pet", |p| p.name.as_str());
     html! {
         form.stacked method="post" action=(action) {
+            (message(refusal, subject))
             (token_field(staff))
-            @if let Some(pet) = pet { (version_field(pet)) }
+            @match typed {
+                Some(typed) => input type="hidden" name="version" value=(typed.version);,
+                None => @if let Some(pet) = pet { (version_field(pet)) },
+            }
             label for="pet-name" { "Name" }
-            input #pet-name name="name" required maxlength="100" value=(pet.map(|p| p.name.as_str()).unwrap_or_default());
+            (input(refusal, &Input::text("pet-name", "name", name).required().max_chars(100)))
+            (note_at(refusal, "name", "pet-name", subject))
             label for="pet-category" { "Category" }
             (category_select("pet-category", "category", categories, false, &category))
+            (note_at(refusal, "category", "pet-category", subject))
             label for="pet-status" { "Status" }
-            (status_select("pet-status", "status", pet.map(|p| p.status), false, "available"))
+            (status_select("pet-status", "status", None, false, status))
             button type="submit" { (submit) }
         }
     }
@@ -220,11 +253,18 @@ pub(super) struct PetFields {
 }
 
 impl PetFields {
-    pub(super) fn new_pet(&self) -> Result<NewPet, ApiError> {
+    /// Where the API's refusals of a pet belong on its form.
+    pub(super) const PLACES: &[(ErrorCode, &'static str)] = &[
+        (ErrorCode::ValidationFailed, "name"),
+        (ErrorCode::UnknownCategory, "category"),
+    ];
+
+    pub(super) fn new_pet(&self) -> Result<NewPet, Refusal> {
         Ok(NewPet {
-            name: Name::parse(&self.name).map_err(petstore_core::DomainError::from)?,
-            category_id: parsed(&self.category)?,
-            status: parsed(&self.status)?,
+            name: Name::parse(&self.name)
+                .map_err(|e| Refusal::at("name")(DomainError::from(e).into()))?,
+            category_id: parsed(&self.category).map_err(Refusal::at("category"))?,
+            status: parsed(&self.status).map_err(Refusal::at("status"))?,
         })
     }
 }
@@ -234,15 +274,25 @@ pub(super) async fn create_pet(state: web::Data<AppState>, form: Submitted<PetFi
     let Submitted { staff, fields } = form;
     let caller = staff.caller();
     let made = match fields.new_pet() {
-        Ok(new) => {
-            state
-                .write(move |shop| shop.pets().create(caller, new.clone(), None))
-                .await
-        }
-        Err(error) => Err(error),
+        Ok(new) => state
+            .write(move |shop| shop.pets().create(caller, new.clone(), None))
+            .await
+            .map_err(|error| Refusal::from(error).placed(PetFields::PLACES)),
+        Err(refusal) => Err(refusal),
     };
     match made {
-        Ok(_) => Ok(see_other("/console/")),
-        Err(error) => pets_answer(&staff, &state, &PetFilter::default(), Some(error)).await,
+        Ok(_) => Ok(see_other_saying(
+            "/console/",
+            &format!("Added {}.", fields.name.trim()),
+        )),
+        Err(refusal) => {
+            pets_answer(
+                &staff,
+                &state,
+                &PetFilter::default(),
+                Some((refusal, fields)),
+            )
+            .await
+        }
     }
 }

@@ -1,15 +1,17 @@
-//! The categories' page: list, create, rename, delete.
+//! The categories' page: list, create, rename (deleting is in `removals.rs`).
 
+use actix_web::http::StatusCode;
 use actix_web::web;
-use maud::html;
+use maud::{Markup, html};
 use petstore_core::{Category, CategoryId, Description, DomainError, Name, NewCategory};
 use serde::Deserialize;
 
 use super::catalogue::all_categories;
-use super::reply::{Answer, Shown, VersionOnly, html, parsed, see_other, status_of, unchanged};
+use super::refused::{Input, Refusal, input, message, note_at};
+use super::reply::{Answer, html, parsed, see_other_saying, unchanged};
 use super::session::{Staff, Submitted};
-use super::view::{page, refusal, token_field, version_field};
-use crate::error::ApiError;
+use super::view::{page, token_field, version_field};
+use crate::error::ErrorCode;
 use crate::state::AppState;
 
 /// `GET /console/categories`.
@@ -17,57 +19,102 @@ pub(super) async fn categories_page(staff: Staff, state: web::Data<AppState>) ->
     categories_answer(&staff, &state, None).await
 }
 
-async fn categories_answer(staff: &Staff, state: &AppState, shown: Shown) -> Answer {
+/// A refused category form, with what was typed: the new category's (`None`) or one's.
+type Typed = (Refusal, Option<CategoryId>, CategoryFields);
+
+async fn categories_answer(staff: &Staff, state: &AppState, refused: Option<Typed>) -> Answer {
     let categories = state
         .read(move |shop| Ok(shop.categories().list(&all_categories())?.items))
         .await?;
+    let for_row = |id: CategoryId| match &refused {
+        Some((refusal, Some(at), typed)) if *at == id => Some((refusal, typed)),
+        _ => None,
+    };
+    let adding = match &refused {
+        Some((refusal, None, typed)) => Some((refusal, typed)),
+        _ => None,
+    };
     let body = html! {
-        @if let Some(error) = &shown { (refusal(error)) }
-        table {
+        table.cards {
             caption.sr-only { "Categories" }
             thead { tr { th scope="col" { "Id" } th scope="col" { "Name and description" } th scope="col" { "Delete" } } }
             tbody {
                 @for category in &categories {
-                    @let action = format!("/console/categories/{}", category.id);
-                    @let label = format!("category-{}", category.id);
-                    tr {
-                        td { (category.id) }
-                        td {
-                            form.inline method="post" action=(action) {
-                                (token_field(staff))
-                                (version_field(category))
-                                label.sr-only for={ (label) "-name" } { "Name of " (category.name.as_str()) }
-                                input id={ (label) "-name" } name="name" required maxlength="100" value=(category.name.as_str());
-                                label.sr-only for={ (label) "-description" } { "Description of " (category.name.as_str()) }
-                                input id={ (label) "-description" } name="description" maxlength="1000" value=(category.description.as_ref().map_or("", |d| d.as_str()));
-                                button.plain type="submit" { "Save" }
-                            }
-                        }
-                        td {
-                            form.inline method="post" action={ (action) "/delete" } {
-                                (token_field(staff))
-                                (version_field(category))
-                                button.danger type="submit" { "Delete " (category.name.as_str()) }
-                            }
-                        }
-                    }
+                    (category_row(staff, category, for_row(category.id)))
                 }
             }
         }
         h2 { "Add a category" }
-        form.stacked method="post" action="/console/categories" {
-            (token_field(staff))
-            label for="category-name" { "Name" }
-            input #category-name name="name" required maxlength="100";
-            label for="category-description" { "Description" }
-            input #category-description name="description" maxlength="1000";
-            button type="submit" { "Add the category" }
-        }
+        (category_form(staff, adding))
     };
+    let status = refused
+        .as_ref()
+        .map_or(StatusCode::OK, |(refusal, _, _)| refusal.error().status());
     Ok(html(
-        status_of(&shown),
+        status,
         page(staff, "/console/categories", "Categories", body),
     ))
+}
+
+/// One category's row: its fields to edit in place (what was typed, after a refusal other
+/// than a stale edit), and the way to delete it.
+fn category_row(
+    staff: &Staff,
+    category: &Category,
+    refused: Option<(&Refusal, &CategoryFields)>,
+) -> Markup {
+    let action = format!("/console/categories/{}", category.id);
+    let field = format!("category-{}", category.id);
+    let name = category.name.as_str();
+    let refusal = refused.map(|(refusal, _)| refusal);
+    let stale = refusal.is_some_and(|r| r.error().code() == ErrorCode::PreconditionFailed);
+    let typed = refused.map(|(_, typed)| typed).filter(|_| !stale);
+    let subject = format!("the category {name}");
+    let name_id = format!("{field}-name");
+    html! {
+        tr {
+            td data-label="Id" { (category.id) }
+            td data-label="Name and description" {
+                (message(refusal, &subject))
+                form.inline method="post" action=(action) {
+                    (token_field(staff))
+                    @match typed {
+                        Some(typed) => input type="hidden" name="version" value=(typed.version);,
+                        None => (version_field(category)),
+                    }
+                    label.sr-only for={ (field) "-name" } { "Name of " (name) }
+                    (input(refusal, &Input::text(&name_id, "name", typed.map_or(name, |t| t.name.as_str())).required().max_chars(100)))
+                    label.sr-only for={ (field) "-description" } { "Description of " (name) }
+                    input id={ (field) "-description" } name="description" maxlength="1000"
+                        value=(typed.map_or_else(|| category.description.as_ref().map_or("", |d| d.as_str()), |t| t.description.as_str()));
+                    button.plain type="submit" { "Save" }
+                }
+                (note_at(refusal, "name", &format!("{field}-name"), &subject))
+            }
+            td data-label="Delete" {
+                a.button.danger href={ (action) "/delete" } { "Delete " (name) "…" }
+            }
+        }
+    }
+}
+
+/// The form that adds a category, with what was typed after a refusal.
+fn category_form(staff: &Staff, refused: Option<(&Refusal, &CategoryFields)>) -> Markup {
+    let refusal = refused.map(|(refusal, _)| refusal);
+    let typed = refused.map(|(_, typed)| typed);
+    html! {
+        form.stacked method="post" action="/console/categories" {
+            (message(refusal, "the new category"))
+            (token_field(staff))
+            label for="category-name" { "Name" }
+            (input(refusal, &Input::text("category-name", "name", typed.map_or("", |t| t.name.as_str())).required().max_chars(100)))
+            (note_at(refusal, "name", "category-name", "the new category"))
+            label for="category-description" { "Description" }
+            (input(refusal, &Input::text("category-description", "description", typed.map_or("", |t| t.description.as_str())).max_chars(1000)))
+            (note_at(refusal, "description", "category-description", "the new category"))
+            button type="submit" { "Add the category" }
+        }
+    }
 }
 
 /// A category's fields, as its form sends them.
@@ -81,13 +128,23 @@ pub(super) struct CategoryFields {
 }
 
 impl CategoryFields {
-    fn new_category(&self) -> Result<NewCategory, ApiError> {
+    /// Where the API's refusals of a category belong on its form.
+    const PLACES: &[(ErrorCode, &'static str)] = &[
+        (ErrorCode::CategoryExists, "name"),
+        (ErrorCode::ValidationFailed, "name"),
+    ];
+
+    fn new_category(&self) -> Result<NewCategory, Refusal> {
         let description = match self.description.trim() {
             "" => None,
-            text => Some(Description::parse(text).map_err(DomainError::from)?),
+            text => Some(
+                Description::parse(text)
+                    .map_err(|e| Refusal::at("description")(DomainError::from(e).into()))?,
+            ),
         };
         Ok(NewCategory {
-            name: Name::parse(&self.name).map_err(DomainError::from)?,
+            name: Name::parse(&self.name)
+                .map_err(|e| Refusal::at("name")(DomainError::from(e).into()))?,
             description,
         })
     }
@@ -101,16 +158,18 @@ pub(super) async fn create_category(
     let Submitted { staff, fields } = form;
     let caller = staff.caller();
     let made = match fields.new_category() {
-        Ok(new) => {
-            state
-                .write(move |shop| shop.categories().create(caller, new.clone(), None))
-                .await
-        }
-        Err(error) => Err(error),
+        Ok(new) => state
+            .write(move |shop| shop.categories().create(caller, new.clone(), None))
+            .await
+            .map_err(|error| Refusal::from(error).placed(CategoryFields::PLACES)),
+        Err(refusal) => Err(refusal),
     };
     match made {
-        Ok(_) => Ok(see_other("/console/categories")),
-        Err(error) => categories_answer(&staff, &state, Some(error)).await,
+        Ok(_) => Ok(see_other_saying(
+            "/console/categories",
+            &format!("Added the category {}.", fields.name.trim()),
+        )),
+        Err(refusal) => categories_answer(&staff, &state, Some((refusal, None, fields))).await,
     }
 }
 
@@ -132,30 +191,15 @@ pub(super) async fn replace_category(
                         .replace(caller, id, new.clone(), condition.clone())
                 })
                 .await
+                .map_err(|error| Refusal::from(error).placed(CategoryFields::PLACES))
         }
-        Err(error) => Err(error),
+        Err(refusal) => Err(refusal),
     };
     match saved {
-        Ok(_) => Ok(see_other("/console/categories")),
-        Err(error) => categories_answer(&staff, &state, Some(error)).await,
-    }
-}
-
-/// `POST /console/categories/{categoryId}/delete`.
-pub(super) async fn delete_category(
-    state: web::Data<AppState>,
-    id: web::Path<String>,
-    form: Submitted<VersionOnly>,
-) -> Answer {
-    let Submitted { staff, fields } = form;
-    let id: CategoryId = parsed(&id)?;
-    let caller = staff.caller();
-    let condition = unchanged::<Category>(fields.version);
-    let deleted = state
-        .write(move |shop| shop.categories().delete(caller, id, condition.clone()))
-        .await;
-    match deleted {
-        Ok(()) => Ok(see_other("/console/categories")),
-        Err(error) => categories_answer(&staff, &state, Some(error)).await,
+        Ok(category) => Ok(see_other_saying(
+            "/console/categories",
+            &format!("Saved the category {}.", category.name.as_str()),
+        )),
+        Err(refusal) => categories_answer(&staff, &state, Some((refusal, Some(id), fields))).await,
     }
 }

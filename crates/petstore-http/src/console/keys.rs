@@ -3,14 +3,14 @@
 
 use actix_web::web;
 use maud::{Markup, html};
-use petstore_core::{ApiKey, KeyId, KeyQuery, KeySecret, Name, NewApiKey, PageSize};
+use petstore_core::{ApiKey, KeyQuery, KeySecret, Name, NewApiKey, PageSize};
 use serde::Deserialize;
 
-use super::reply::{Answer, Shown, VersionOnly, html, parsed, see_other, status_of, unchanged};
+use super::refused::{Input, Refusal, input, message, note_at};
+use super::reply::{Answer, Shown, html, parsed, status_of};
 use super::session::{Staff, Submitted};
-use super::view::{Shows, page, refusal, shown_once, token_field, version_field};
-use crate::auth::{generate_secret, key_revoked, log_key_created};
-use crate::error::ApiError;
+use super::view::{Shows, page, shown_once, token_field};
+use crate::auth::{generate_secret, log_key_created};
 use crate::state::AppState;
 
 /// `GET /console/keys`.
@@ -21,7 +21,7 @@ pub(super) async fn keys_page(staff: Staff, state: web::Data<AppState>) -> Answe
 async fn keys_answer(
     staff: &Staff,
     state: &AppState,
-    shown: Shown,
+    refused: Option<(Refusal, KeyFields)>,
     made: Option<Shows<'_>>,
 ) -> Answer {
     let caller = staff.caller();
@@ -32,10 +32,12 @@ async fn keys_answer(
     let keys = state
         .read(move |shop| shop.keys().list(caller, &query))
         .await?;
+    let refusal = refused.as_ref().map(|(refusal, _)| refusal);
+    let typed = refused.as_ref().map(|(_, typed)| typed);
+    let role = typed.map_or("customer", |t| t.role.as_str());
     let body = html! {
-        @if let Some(error) = &shown { (refusal(error)) }
         @if let Some(made) = &made { (shown_once(made)) }
-        table {
+        table.cards {
             caption.sr-only { "API keys" }
             thead { tr { th scope="col" { "Id" } th scope="col" { "Name" } th scope="col" { "Role" } th scope="col" { "Starts with" } th scope="col" { "State" } } }
             tbody {
@@ -44,18 +46,22 @@ async fn keys_answer(
         }
         h2 { "Create a key" }
         form.stacked method="post" action="/console/keys" {
+            (message(refusal, "the new key"))
             (token_field(staff))
             label for="key-name" { "What it is for" }
-            input #key-name name="name" required maxlength="100";
+            (input(refusal, &Input::text("key-name", "name", typed.map_or("", |t| t.name.as_str())).required().max_chars(100)))
+            (note_at(refusal, "name", "key-name", "the new key"))
             label for="key-role" { "Role" }
             select #key-role name="role" {
-                option value="customer" { "customer" }
-                option value="staff" { "staff" }
-                option value="admin" { "admin" }
+                @for choice in ["customer", "staff", "admin"] {
+                    option value=(choice) selected[choice == role] { (choice) }
+                }
             }
+            (note_at(refusal, "role", "key-role", "the new key"))
             button type="submit" { "Create the key" }
         }
     };
+    let shown: Shown = refused.map(|(refusal, _)| refusal);
     Ok(html(
         status_of(&shown),
         page(staff, "/console/keys", "API keys", body),
@@ -65,21 +71,18 @@ async fn keys_answer(
 fn key_row(staff: &Staff, key: &ApiKey) -> Markup {
     html! {
         tr {
-            td { (key.id) }
-            td { (key.name.as_str()) }
-            td { (key.role.as_str()) }
-            td { code { (key.prefix) "…" } }
-            td {
+            td data-label="Id" { (key.id) }
+            td data-label="Name" { (key.name.as_str()) }
+            td data-label="Role" { (key.role.as_str()) }
+            td data-label="Starts with" { code { (key.prefix) "…" } }
+            td data-label="State" {
                 @if let Some(at) = key.revoked_at {
                     "revoked " (at.format("%Y-%m-%d %H:%M"))
                 } @else if staff.caller().key() == Some(key.id) {
                     "active (this session's key)"
                 } @else {
-                    form.inline method="post" action={ "/console/keys/" (key.id) "/revoke" } {
-                        (token_field(staff))
-                        (version_field(key))
-                        button.danger type="submit" { "Revoke " (key.name.as_str()) }
-                    }
+                    "active "
+                    a.button.danger href={ "/console/keys/" (key.id) "/revoke" } { "Revoke " (key.name.as_str()) "…" }
                 }
             }
         }
@@ -99,8 +102,9 @@ pub(super) async fn create_key(state: web::Data<AppState>, form: Submitted<KeyFi
     let caller = staff.caller();
     let made = async {
         let new = NewApiKey {
-            name: Name::parse(&fields.name).map_err(petstore_core::DomainError::from)?,
-            role: parsed(&fields.role)?,
+            name: Name::parse(&fields.name)
+                .map_err(|e| Refusal::at("name")(petstore_core::DomainError::from(e).into()))?,
+            role: parsed(&fields.role).map_err(Refusal::at("role"))?,
         };
         let secret: KeySecret = generate_secret()?;
         let shown = secret.reveal().to_owned();
@@ -108,7 +112,7 @@ pub(super) async fn create_key(state: web::Data<AppState>, form: Submitted<KeyFi
             .write(move |shop| shop.keys().create(caller, new.clone(), &secret))
             .await?;
         log_key_created(&key, caller);
-        Ok::<_, ApiError>((key, shown))
+        Ok::<_, Refusal>((key, shown))
     }
     .await;
     match made {
@@ -116,33 +120,11 @@ pub(super) async fn create_key(state: web::Data<AppState>, form: Submitted<KeyFi
             let what = format!("key \u{201c}{}\u{201d}", key.name.as_str());
             let shows = Shows {
                 what: &what,
+                kept: "the service keeps only its hash",
                 secret: &secret,
             };
             keys_answer(&staff, &state, None, Some(shows)).await
         }
-        Err(error) => keys_answer(&staff, &state, Some(error), None).await,
-    }
-}
-
-/// `POST /console/keys/{keyId}/revoke`: the key authenticates nothing from now on, and its
-/// console sessions end.
-pub(super) async fn revoke_key(
-    state: web::Data<AppState>,
-    id: web::Path<String>,
-    form: Submitted<VersionOnly>,
-) -> Answer {
-    let Submitted { staff, fields } = form;
-    let id: KeyId = parsed(&id)?;
-    let caller = staff.caller();
-    let condition = unchanged::<ApiKey>(fields.version);
-    let revoked = state
-        .write(move |shop| shop.keys().revoke(caller, id, condition.clone()))
-        .await;
-    match revoked {
-        Ok(()) => {
-            key_revoked(&state, id, caller);
-            Ok(see_other("/console/keys"))
-        }
-        Err(error) => keys_answer(&staff, &state, Some(error), None).await,
+        Err(refusal) => keys_answer(&staff, &state, Some((refusal, fields)), None).await,
     }
 }

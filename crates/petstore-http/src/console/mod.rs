@@ -21,6 +21,8 @@ mod events;
 mod keys;
 mod orders;
 mod pet;
+mod refused;
+mod removals;
 mod reply;
 mod session;
 mod stock;
@@ -36,6 +38,9 @@ use petstore_core::Door;
 use petstore_store::Freshness;
 
 use crate::context;
+use removals::{
+    CategoryRemoval, KeyRemoval, OrderRemoval, PetRemoval, WebhookRemoval, ask, remove, to_its_page,
+};
 
 pub use session::ConsoleSettings;
 
@@ -56,7 +61,7 @@ pub fn scope() -> Scope<
         .wrap(from_fn(security_headers))
         .route("", web::get().to(to_console_root))
         .route("/", web::get().to(catalogue::pets_page))
-        .route("/assets/{name}", web::get().to(assets::serve))
+        .route("/assets/{name}", web::get().to(asset))
         .route("/sign-in", web::get().to(session::sign_in_page))
         .route("/sign-in", web::post().to(session::sign_in))
         .route("/sign-out", web::post().to(session::sign_out))
@@ -64,7 +69,8 @@ pub fn scope() -> Scope<
         .route("/pets/{petId}", web::get().to(pet::pet_page))
         .route("/pets/{petId}", web::post().to(pet::replace_pet))
         .route("/pets/{petId}/order", web::post().to(pet::place_order))
-        .route("/pets/{petId}/delete", web::post().to(pet::delete_pet))
+        .route("/pets/{petId}/delete", web::get().to(ask::<PetRemoval>))
+        .route("/pets/{petId}/delete", web::post().to(remove::<PetRemoval>))
         .route("/categories", web::get().to(categories::categories_page))
         .route("/categories", web::post().to(categories::create_category))
         .route(
@@ -73,7 +79,11 @@ pub fn scope() -> Scope<
         )
         .route(
             "/categories/{categoryId}/delete",
-            web::post().to(categories::delete_category),
+            web::get().to(ask::<CategoryRemoval>),
+        )
+        .route(
+            "/categories/{categoryId}/delete",
+            web::post().to(remove::<CategoryRemoval>),
         )
         .route("/stock", web::get().to(stock::stock_page))
         .route("/stock/{petId}", web::post().to(stock::set_stock))
@@ -84,12 +94,17 @@ pub fn scope() -> Scope<
         )
         .route(
             "/orders/{orderId}/cancel",
-            web::post().to(orders::cancel_order),
+            web::get().to(ask::<OrderRemoval>),
+        )
+        .route(
+            "/orders/{orderId}/cancel",
+            web::post().to(remove::<OrderRemoval>),
         )
         .route("/events", web::get().to(events::events_page))
         .route("/keys", web::get().to(keys::keys_page))
         .route("/keys", web::post().to(keys::create_key))
-        .route("/keys/{keyId}/revoke", web::post().to(keys::revoke_key))
+        .route("/keys/{keyId}/revoke", web::get().to(ask::<KeyRemoval>))
+        .route("/keys/{keyId}/revoke", web::post().to(remove::<KeyRemoval>))
         .route("/webhooks", web::get().to(webhooks::webhooks_page))
         .route("/webhooks", web::post().to(webhooks::create_webhook))
         .route(
@@ -102,8 +117,31 @@ pub fn scope() -> Scope<
         )
         .route(
             "/webhooks/{webhookId}/delete",
-            web::post().to(webhooks::delete_webhook),
+            web::get().to(ask::<WebhookRemoval>),
         )
+        .route(
+            "/webhooks/{webhookId}/delete",
+            web::post().to(remove::<WebhookRemoval>),
+        )
+        // The address of a form's action, typed or reloaded: the page the form is on.
+        .route("/sign-out", web::get().to(to_its_page))
+        .route("/pets/{petId}/order", web::get().to(to_its_page))
+        .route("/categories/{categoryId}", web::get().to(to_its_page))
+        .route("/stock/{petId}", web::get().to(to_its_page))
+        .route("/orders/{orderId}/complete", web::get().to(to_its_page))
+        .route("/webhooks/{webhookId}/resend", web::get().to(to_its_page))
+        .default_service(web::to(not_found))
+}
+
+/// `GET /console/assets/{name}`: a missing one is a page, as every console answer is.
+async fn asset(name: web::Path<String>) -> reply::Answer {
+    Ok(assets::serve(&name)?)
+}
+
+/// Any other address under `/console/`: an HTML page, as every console answer is.
+async fn not_found(req: actix_web::HttpRequest) -> reply::Answer {
+    let missing = format!("the console has no page {}", req.path());
+    Err(crate::error::ApiError::not_found(missing).into())
 }
 
 /// `/console` is a folder: its pages' relative links need the slash.
@@ -128,8 +166,28 @@ async fn security_headers(
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<impl MessageBody>, Error> {
     let origin = context::Origin::of(&req);
+    let had_said = reply::said(req.request()).is_some();
+    let boosted_post =
+        req.method() == actix_web::http::Method::POST && req.headers().contains_key("hx-boosted");
     let mut response =
         context::within(Door::Console, Freshness::Latest, origin, next.call(req)).await?;
+    let shown = !response.status().is_redirection();
+    let headers = response.headers_mut();
+    // Said once: the page that showed it takes it away.
+    if had_said && shown {
+        headers.append(
+            header::SET_COOKIE,
+            HeaderValue::from_static(reply::SAID_TAKEN),
+        );
+    }
+    // A form's answer drawn in place (a refusal, a secret shown once) keeps the address of
+    // the page the form was on: the action's address is no page to come back to.
+    if boosted_post && shown {
+        headers.insert(
+            HeaderName::from_static("hx-push-url"),
+            HeaderValue::from_static("false"),
+        );
+    }
     let headers = response.headers_mut();
     headers.insert(
         header::CONTENT_SECURITY_POLICY,

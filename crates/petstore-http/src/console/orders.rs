@@ -1,5 +1,5 @@
-//! The orders page: every order, filtered by status, each completed or cancelled in place
-//! (htmx swaps the one row).
+//! The orders page: every order, filtered by status, each completed in place (htmx swaps the
+//! one row); cancelling is asked first (`removals.rs`).
 
 use std::collections::HashMap;
 
@@ -12,12 +12,12 @@ use petstore_core::{
 use serde::Deserialize;
 
 use super::catalogue::pet_names;
+use super::refused::{Refusal, alert};
 use super::reply::{
-    Answer, Shown, VersionOnly, html, is_htmx, parsed, parsed_if_given, see_other, status_of,
-    unchanged,
+    Answer, VersionOnly, html, is_htmx, parsed, parsed_if_given, see_other_saying, unchanged,
 };
 use super::session::{Staff, Submitted};
-use super::view::{done, page, refusal, token_field, version_field};
+use super::view::{done, page, token_field, version_field};
 use crate::error::ApiError;
 use crate::state::{AppState, PetService};
 
@@ -103,7 +103,7 @@ async fn orders_answer(
     staff: &Staff,
     state: &AppState,
     filter: &OrderFilter,
-    shown: Shown,
+    refused: Option<(OrderId, Refusal)>,
 ) -> Answer {
     let query = filter.query()?;
     let caller = staff.caller();
@@ -119,8 +119,11 @@ async fn orders_answer(
             Ok((lines, page.next_after))
         })
         .await?;
+    let outcome = |id: OrderId| match &refused {
+        Some((at, refusal)) if *at == id => Some(Err(refusal.error())),
+        _ => None,
+    };
     let body = html! {
-        @if let Some(error) = &shown { (refusal(error)) }
         form.filters method="get" action="/console/orders" role="search" {
             div {
                 label for="filter-order-status" { "Status" }
@@ -132,14 +135,14 @@ async fn orders_answer(
             }
             button type="submit" { "Filter" }
         }
-        table {
+        table.cards {
             caption.sr-only { "Orders" }
             thead { tr {
                 th scope="col" { "Order" } th scope="col" { "Pet" } th scope="col" { "Units" }
                 th scope="col" { "Total" } th scope="col" { "Ship date" } th scope="col" { "Status" } th scope="col" { "Actions" }
             } }
             tbody {
-                @for line in &lines { (row(staff, line, None)) }
+                @for line in &lines { (row(staff, line, outcome(line.order.id))) }
             }
         }
         @if lines.is_empty() { p { "No order matches." } }
@@ -147,10 +150,10 @@ async fn orders_answer(
             p { a href={ "/console/orders?status=" (filter.status) "&after=" (next) } { "Next page" } }
         }
     };
-    Ok(html(
-        status_of(&shown),
-        page(staff, "/console/orders", "Orders", body),
-    ))
+    let status = refused
+        .as_ref()
+        .map_or(StatusCode::OK, |(_, refusal)| refusal.error().status());
+    Ok(html(status, page(staff, "/console/orders", "Orders", body)))
 }
 
 /// One order's row, with what the last change to it gave.
@@ -159,34 +162,31 @@ fn row(staff: &Staff, line: &Line, outcome: Option<Result<&str, &ApiError>>) -> 
     let action = format!("/console/orders/{}", order.id);
     html! {
         tr #{ "order-" (order.id) } {
-            td { (order.id) }
-            td { (line.pets) }
-            td { (line.units()) }
-            td {
+            td data-label="Order" { (order.id) }
+            td data-label="Pet" { (line.pets) }
+            td data-label="Units" { (line.units()) }
+            td data-label="Total" {
                 @match (order.total_amount, order.currency) {
                     (Some(total), Some(currency)) => (currency.show(total.get())),
                     _ => "unpriced",
                 }
             }
-            td { (order.ship_date.map(|d| d.format("%Y-%m-%d").to_string()).unwrap_or_default()) }
-            td { @if order.complete { "complete" } @else { "open" } }
-            td {
+            td data-label="Ship date" { (order.ship_date.map(|d| d.format("%Y-%m-%d").to_string()).unwrap_or_default()) }
+            td data-label="Status" { @if order.complete { "complete" } @else { "open" } }
+            td data-label="Actions" {
                 @if !order.complete {
-                    form.inline method="post" action={ (action) "/complete" } hx-post={ (action) "/complete" } hx-target="closest tr" hx-swap="outerHTML" {
-                        (token_field(staff))
-                        (version_field(order))
-                        button.plain type="submit" { "Complete order " (order.id) }
-                    }
-                    " "
-                    form.inline method="post" action={ (action) "/cancel" } hx-post={ (action) "/cancel" } hx-target="closest tr" hx-swap="outerHTML" {
-                        (token_field(staff))
-                        (version_field(order))
-                        button.danger type="submit" { "Cancel order " (order.id) }
+                    div.actions {
+                        form.inline method="post" action={ (action) "/complete" } hx-post={ (action) "/complete" } hx-target="closest tr" hx-swap="outerHTML" {
+                            (token_field(staff))
+                            (version_field(order))
+                            button.plain type="submit" { "Complete order " (order.id) }
+                        }
+                        a.button.danger.apart href={ (action) "/cancel" } { "Cancel order " (order.id) "…" }
                     }
                 }
                 @match outcome {
                     Some(Ok(text)) => (done(text)),
-                    Some(Err(error)) => (refusal(error)),
+                    Some(Err(error)) => (alert(error, &format!("order {}", order.id))),
                     None => {},
                 }
             }
@@ -245,48 +245,21 @@ pub(super) async fn complete_order(
         .await;
     if !is_htmx(&req) {
         return match completed {
-            Ok(_) => Ok(see_other("/console/orders")),
-            Err(error) => orders_answer(&staff, &state, &OrderFilter::default(), Some(error)).await,
+            Ok(_) => Ok(see_other_saying(
+                "/console/orders",
+                &format!("Completed order {id}."),
+            )),
+            Err(error) => {
+                let refused = Some((id, error.into()));
+                orders_answer(&staff, &state, &OrderFilter::default(), refused).await
+            }
         };
     }
     let now = line(&state, &staff, id).await?;
     let status = completed
         .as_ref()
         .map_or_else(ApiError::status, |_| StatusCode::OK);
-    let outcome = completed.as_ref().map(|_| "Completed.");
+    let said = format!("Completed order {id}.");
+    let outcome = completed.as_ref().map(|_| said.as_str());
     Ok(html(status, row(&staff, &now, Some(outcome))))
-}
-
-/// `POST /console/orders/{orderId}/cancel`: the order goes, its units back to stock.
-pub(super) async fn cancel_order(
-    req: HttpRequest,
-    state: web::Data<AppState>,
-    id: web::Path<String>,
-    form: Submitted<VersionOnly>,
-) -> Answer {
-    let Submitted { staff, fields } = form;
-    let id: OrderId = parsed(&id)?;
-    let caller = staff.caller();
-    let condition = unchanged::<Order>(fields.version);
-    let cancelled = state
-        .write(move |shop| shop.orders().cancel(caller, id, condition.clone()))
-        .await;
-    match (cancelled, is_htmx(&req)) {
-        (Ok(()), false) => Ok(see_other("/console/orders")),
-        (Ok(()), true) => Ok(html(
-            StatusCode::OK,
-            html! {
-                tr #{ "order-" (id) } {
-                    td colspan="7" { (done(&format!("Order {id} cancelled: its units are back in stock."))) }
-                }
-            },
-        )),
-        (Err(error), false) => {
-            orders_answer(&staff, &state, &OrderFilter::default(), Some(error)).await
-        }
-        (Err(error), true) => {
-            let now = line(&state, &staff, id).await?;
-            Ok(html(error.status(), row(&staff, &now, Some(Err(&error)))))
-        }
-    }
 }

@@ -4,17 +4,26 @@
 use actix_web::web;
 use maud::{Markup, html};
 use petstore_core::{
-    DomainError, Movement, MovementId, MovementQuery, NewOrder, PageSize, Pet, PetId, Quantity,
+    DomainError, Movement, MovementId, MovementQuery, NewOrder, Outcome, PageSize, Pet, PetId,
+    Quantity,
 };
 use serde::Deserialize;
 
 use super::catalogue::{PetFields, all_categories, pet_form};
+use super::refused::{Input, Refusal, input, message, note_at};
 use super::reply::{
-    Answer, Shown, VersionOnly, html, parsed, parsed_if_given, see_other, status_of, unchanged,
+    Answer, html, parsed, parsed_if_given, see_other, see_other_saying, unchanged, units,
 };
 use super::session::{Staff, Submitted};
-use super::view::{page, refusal, token_field, version_field};
+use super::view::{page, token_field};
+use crate::error::ErrorCode;
 use crate::state::AppState;
+
+/// A refused form of the pet page, with what was typed into it.
+enum Typed {
+    Edit(PetFields),
+    Order(OrderFields),
+}
 
 /// Where the pet page's movements start, as its "later movements" link sends it.
 #[derive(Debug, Default, Deserialize)]
@@ -40,7 +49,7 @@ async fn pet_answer(
     state: &AppState,
     id: PetId,
     movements_after: Option<MovementId>,
-    shown: Shown,
+    refused: Option<(Refusal, Typed)>,
 ) -> Answer {
     let caller = staff.caller();
     let (pet, categories, movements) = state
@@ -58,9 +67,19 @@ async fn pet_answer(
         })
         .await?;
     let action = format!("/console/pets/{id}");
+    let name = pet.name.as_str();
+    // A stale edit shows the pet as it is now: what was typed would undo the other change.
+    let (edit, order) = match &refused {
+        Some((refusal, Typed::Edit(typed))) => {
+            let stale = refusal.error().code() == ErrorCode::PreconditionFailed;
+            (Some((refusal, (!stale).then_some(typed))), None)
+        }
+        Some((refusal, Typed::Order(typed))) => (None, Some((refusal, typed))),
+        None => (None, None),
+    };
+    let order_refused = order.map(|(refusal, _)| refusal);
     let body = html! {
-        @if let Some(error) = &shown { (refusal(error)) }
-        (pet_form(staff, &action, Some(&pet), &categories, "Save the pet"))
+        (pet_form(staff, &action, Some(&pet), &categories, "Save the pet", edit))
         p {
             "Price: "
             @match pet.price {
@@ -70,24 +89,26 @@ async fn pet_answer(
         }
         h2 { "Place an order" }
         p.muted { "For a customer who orders by phone or at the counter: the units leave the stock at once." }
+        (message(order_refused, name))
         form.inline method="post" action={ (action) "/order" } {
             (token_field(staff))
             label for="order-quantity" { "Units" }
-            input #order-quantity name="quantity" type="number" min="1" required value="1";
+            (input(order_refused, &Input::count("order-quantity", "quantity", order.map_or("1", |(_, typed)| typed.quantity.as_str()))))
             button.plain type="submit" { "Place the order" }
         }
+        (note_at(order_refused, "quantity", "order-quantity", name))
         (movements_table(id, &movements.items, movements.next_after))
         h2 { "Delete" }
-        form.inline method="post" action={ (action) "/delete" } {
-            (token_field(staff))
-            (version_field(&pet))
-            button.danger type="submit" { "Delete " (pet.name.as_str()) }
-        }
+        p { a.button.danger href={ (action) "/delete" } { "Delete " (name) "…" } }
         p { a href="/console/" { "Back to the pets" } }
     };
     let title = format!("Pet {}", pet.name.as_str());
     Ok(html(
-        status_of(&shown),
+        refused
+            .as_ref()
+            .map_or(actix_web::http::StatusCode::OK, |(refusal, _)| {
+                refusal.error().status()
+            }),
         page(staff, "/console/", &title, body),
     ))
 }
@@ -110,12 +131,19 @@ pub(super) async fn replace_pet(
                         .replace(caller, id, new.clone(), condition.clone())
                 })
                 .await
+                .map_err(|error| Refusal::from(error).placed(PetFields::PLACES))
         }
-        Err(error) => Err(error),
+        Err(refusal) => Err(refusal),
     };
     match saved {
-        Ok(_) => Ok(see_other(&format!("/console/pets/{id}"))),
-        Err(error) => pet_answer(&staff, &state, id, None, Some(error)).await,
+        Ok(pet) => Ok(see_other_saying(
+            &format!("/console/pets/{id}"),
+            &format!("Saved {}.", pet.name.as_str()),
+        )),
+        Err(refusal) => {
+            let typed = Some((refusal, Typed::Edit(fields)));
+            pet_answer(&staff, &state, id, None, typed).await
+        }
     }
 }
 
@@ -136,39 +164,36 @@ pub(super) async fn place_order(
     let id: PetId = parsed(&id)?;
     let caller = staff.caller();
     let quantity = fields.quantity.trim().parse::<i64>().unwrap_or(0);
-    let placed = match Quantity::new(quantity).map_err(|e| DomainError::from(e).into()) {
-        Ok(quantity) => {
-            state
-                .write(move |shop| {
-                    shop.orders()
-                        .place(caller, NewOrder::new(id, quantity), None)
-                })
-                .await
-        }
-        Err(error) => Err(error),
+    let placed = match Quantity::new(quantity).map_err(DomainError::from) {
+        Ok(quantity) => state
+            .write(move |shop| {
+                shop.orders()
+                    .place(caller, NewOrder::new(id, quantity), None)
+            })
+            .await
+            .map_err(|error| {
+                Refusal::from(error).placed(&[
+                    (ErrorCode::InsufficientStock, "quantity"),
+                    (ErrorCode::ValidationFailed, "quantity"),
+                ])
+            }),
+        Err(error) => Err(Refusal::at("quantity")(error.into())),
     };
     match placed {
-        Ok(_) => Ok(see_other("/console/orders?status=open")),
-        Err(error) => pet_answer(&staff, &state, id, None, Some(error)).await,
-    }
-}
-
-/// `POST /console/pets/{petId}/delete`.
-pub(super) async fn delete_pet(
-    state: web::Data<AppState>,
-    id: web::Path<String>,
-    form: Submitted<VersionOnly>,
-) -> Answer {
-    let Submitted { staff, fields } = form;
-    let id: PetId = parsed(&id)?;
-    let caller = staff.caller();
-    let condition = unchanged::<Pet>(fields.version);
-    let deleted = state
-        .write(move |shop| shop.pets().delete(caller, id, condition.clone()))
-        .await;
-    match deleted {
-        Ok(()) => Ok(see_other("/console/")),
-        Err(error) => pet_answer(&staff, &state, id, None, Some(error)).await,
+        Ok(Outcome::Done(order)) => Ok(see_other_saying(
+            "/console/orders?status=open",
+            &format!(
+                "Placed order {} for {}.",
+                order.id,
+                units(order.quantity.get())
+            ),
+        )),
+        // Never without an idempotency key, which the console does not send.
+        Ok(Outcome::Replayed(_)) => Ok(see_other("/console/orders?status=open")),
+        Err(refusal) => {
+            let typed = Some((refusal, Typed::Order(fields)));
+            pet_answer(&staff, &state, id, None, typed).await
+        }
     }
 }
 
@@ -181,7 +206,7 @@ fn movements_table(pet: PetId, movements: &[Movement], next: Option<i64>) -> Mar
         @if movements.is_empty() {
             p.muted { "None recorded yet: the ledger begins when the upgrade that brought it is finished." }
         } @else {
-            table {
+            table.cards {
                 thead { tr {
                     th scope="col" { "When" } th scope="col" { "What" } th scope="col" { "Units" }
                     th scope="col" { "Available after" } th scope="col" { "In open orders after" }
@@ -190,13 +215,13 @@ fn movements_table(pet: PetId, movements: &[Movement], next: Option<i64>) -> Mar
                 tbody {
                     @for m in movements {
                         tr {
-                            td { (m.time.format("%Y-%m-%d %H:%M:%S")) }
-                            td { (m.kind.as_str().replace('_', " ")) }
-                            td { (signed(m.available_change, m.committed_change)) }
-                            td { (m.available_after.get()) }
-                            td { (m.committed_after.get()) }
-                            td { @if let Some(actor) = &m.actor { (actor.to_string()) } @else { "unknown" } }
-                            td {
+                            td data-label="When" { (m.time.format("%Y-%m-%d %H:%M:%S")) }
+                            td data-label="What" { (m.kind.as_str().replace('_', " ")) }
+                            td data-label="Units" { (signed(m.available_change, m.committed_change)) }
+                            td data-label="Available after" { (m.available_after.get()) }
+                            td data-label="In open orders after" { (m.committed_after.get()) }
+                            td data-label="By" { @if let Some(actor) = &m.actor { (actor.to_string()) } @else { "unknown" } }
+                            td data-label="Why" {
                                 @if let Some(reason) = &m.reason { (reason.as_str()) }
                                 @if let Some(order) = m.order_id { "order " (order) }
                             }

@@ -6,6 +6,7 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, ResponseError};
 use maud::Markup;
 
+use super::refused::Refusal;
 use super::view;
 use crate::error::ApiError;
 
@@ -29,6 +30,45 @@ pub(super) fn see_other(location: &str) -> HttpResponse {
         .insert_header((header::LOCATION, location.to_owned()))
         .finish()
 }
+
+/// The cookie that carries what a change did across its redirect, for the next page to say
+/// once ([`said`]); the console's layer takes it away when a page has shown it.
+pub(super) const SAID: &str = "petstore_console_said";
+
+/// The longest message [`SAID`] carries: a sentence with a name or two.
+const SAID_MAX_BYTES: usize = 600;
+
+/// [`see_other`], with `text` for the page it leads to to say: the change went through.
+pub(super) fn see_other_saying(location: &str, text: &str) -> HttpResponse {
+    let mut end = text.len().min(SAID_MAX_BYTES);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    // Form-encoded, the text is letters, digits, `%XX` and `+`: all allowed in a cookie.
+    let value = serde_html_form::to_string([("m", &text[..end])]).unwrap_or_default();
+    HttpResponse::SeeOther()
+        .insert_header((header::LOCATION, location.to_owned()))
+        .insert_header((
+            header::SET_COOKIE,
+            format!("{SAID}={value}; Path=/console/; HttpOnly; SameSite=Strict; Max-Age=60"),
+        ))
+        .finish()
+}
+
+/// What the change before this page said ([`see_other_saying`]), if the request carries it.
+pub(super) fn said(req: &HttpRequest) -> Option<String> {
+    let cookies = req.headers().get(header::COOKIE)?.to_str().ok()?;
+    let value = cookies
+        .split(';')
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find_map(|(name, value)| (name == SAID).then_some(value))?;
+    let pairs: Vec<(String, String)> = serde_html_form::from_str(value).ok()?;
+    pairs.into_iter().next().map(|(_, text)| text)
+}
+
+/// The `Set-Cookie` value that takes [`SAID`] away, once a page has said it.
+pub(super) const SAID_TAKEN: &str =
+    "petstore_console_said=; Path=/console/; HttpOnly; SameSite=Strict; Max-Age=0";
 
 /// Whether htmx sent the request (it then swaps the answer into part of the page).
 pub(super) fn is_htmx(req: &HttpRequest) -> bool {
@@ -107,12 +147,14 @@ pub(super) fn parsed_if_given<T: std::str::FromStr<Err = petstore_core::Validati
 }
 
 /// A refusal to show on the page it came from, with its status: the page is drawn again
-/// around the message.
-pub(super) type Shown = Option<ApiError>;
+/// around the message, with what was typed.
+pub(super) type Shown = Option<Refusal>;
 
 /// The status of a page drawn with `shown`: the refusal's, or 200.
 pub(super) fn status_of(shown: &Shown) -> StatusCode {
-    shown.as_ref().map_or(StatusCode::OK, ApiError::status)
+    shown
+        .as_ref()
+        .map_or(StatusCode::OK, |refusal| refusal.error().status())
 }
 
 /// The condition a form's change holds to: the resource is still as the form showed it (its
@@ -122,10 +164,67 @@ pub(super) fn unchanged<T: serde::Serialize>(version: String) -> impl Fn(&T) -> 
     move |now: &T| view::version_of(now) == version
 }
 
+/// A count of units in words: "1 unit", "3 units".
+pub(super) fn units(count: u32) -> String {
+    if count == 1 {
+        "1 unit".to_owned()
+    } else {
+        format!("{count} units")
+    }
+}
+
 /// A form that names the version it was read at, and nothing else.
 #[derive(Debug, serde::Deserialize)]
 pub(super) struct VersionOnly {
     /// The entity tag of the resource as the form showed it.
     #[serde(default)]
     pub(super) version: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use actix_web::test::TestRequest;
+
+    use super::*;
+
+    fn carried(answer: &HttpResponse) -> (String, HttpRequest) {
+        let cookie = answer
+            .headers()
+            .get(header::SET_COOKIE)
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_owned();
+        let pair = cookie.split(';').next().unwrap().to_owned();
+        let next = TestRequest::default()
+            .insert_header((header::COOKIE, format!("other=1; {pair}")))
+            .to_http_request();
+        (cookie, next)
+    }
+
+    #[test]
+    fn what_a_change_said_rides_its_redirect_to_the_next_page() {
+        let text = "Deleted Rex; the “100% good” dog, = & + all.";
+        let answer = see_other_saying("/console/", text);
+        assert_eq!(answer.status(), StatusCode::SEE_OTHER);
+        let (cookie, next) = carried(&answer);
+        for attribute in [
+            "Path=/console/",
+            "HttpOnly",
+            "SameSite=Strict",
+            "Max-Age=60",
+        ] {
+            assert!(cookie.contains(attribute), "{cookie}");
+        }
+        assert_eq!(said(&next).as_deref(), Some(text));
+        assert!(SAID_TAKEN.starts_with(&format!("{SAID}=;")) && SAID_TAKEN.contains("Max-Age=0"));
+        assert_eq!(said(&TestRequest::default().to_http_request()), None);
+    }
+
+    #[test]
+    fn a_long_sentence_is_cut_between_characters() {
+        let (_, next) = carried(&see_other_saying("/console/", &"é".repeat(400)));
+        let kept = said(&next).unwrap();
+        assert_eq!(kept, "é".repeat(SAID_MAX_BYTES / 2));
+    }
 }

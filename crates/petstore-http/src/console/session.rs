@@ -14,7 +14,7 @@ use petstore_core::{Caller, KeySecret, Role, SessionLifetime, SessionToken};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
-use super::reply::{Answer, ConsoleError, SIGN_IN, html, is_htmx, see_other};
+use super::reply::{self, Answer, ConsoleError, SIGN_IN, html, is_htmx, see_other};
 use super::view;
 use crate::auth::{self, random_bytes};
 use crate::context;
@@ -93,6 +93,10 @@ impl view::Viewer for Staff {
     fn form_token(&self) -> &str {
         &self.form_token
     }
+
+    fn said(&self) -> Option<&str> {
+        self.said.as_deref()
+    }
 }
 
 /// A request of an open session: who it acts as.
@@ -102,6 +106,8 @@ pub(super) struct Staff {
     token: SessionToken,
     /// Its forms' token, worked out once: a page of 100 rows has 100 forms.
     form_token: String,
+    /// What the change before this request said it did.
+    said: Option<String>,
 }
 
 impl Staff {
@@ -136,6 +142,7 @@ impl Staff {
         Ok(Self {
             caller: resumed.caller,
             form_token: token.form_token(),
+            said: reply::said(&req),
             token,
         })
     }

@@ -7,11 +7,12 @@ use petstore_core::{InventoryItem, InventoryQuery, PageSize, PetId, PetQuery, St
 use serde::Deserialize;
 
 use super::catalogue::pet_names;
+use super::refused::{Refusal, alert};
 use super::reply::{
-    Answer, Shown, html, is_htmx, parsed, parsed_if_given, see_other, status_of, unchanged,
+    Answer, html, is_htmx, parsed, parsed_if_given, see_other_saying, unchanged, units,
 };
 use super::session::{Staff, Submitted};
-use super::view::{done, page, refusal, token_field, version_field};
+use super::view::{done, page, token_field, version_field};
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -72,25 +73,30 @@ async fn stock_answer(
     staff: &Staff,
     state: &AppState,
     after: Option<PetId>,
-    shown: Shown,
+    refused: Option<(PetId, Refusal)>,
 ) -> Answer {
     let (lines, next) = lines(state, after).await?;
+    let outcome = |id: PetId| match &refused {
+        Some((at, refusal)) if *at == id => Some(Err(refusal.error())),
+        _ => None,
+    };
     let body = html! {
-        @if let Some(error) = &shown { (refusal(error)) }
-        table {
+        table.cards {
             caption.sr-only { "Stock per pet" }
             thead { tr { th scope="col" { "Pet" } th scope="col" { "Status" } th scope="col" { "Units" } th scope="col" { "Result" } } }
             tbody {
-                @for line in &lines { (row(staff, line, None)) }
+                @for line in &lines { (row(staff, line, outcome(line.item.pet_id))) }
             }
         }
         @if lines.is_empty() { p { "No pet yet: add one on the Pets page." } }
         @if let Some(next) = next { p { a href={ "/console/stock?after=" (next) } { "Next page" } } }
     };
-    Ok(html(
-        status_of(&shown),
-        page(staff, "/console/stock", "Stock", body),
-    ))
+    let status = refused
+        .as_ref()
+        .map_or(actix_web::http::StatusCode::OK, |(_, refusal)| {
+            refusal.error().status()
+        });
+    Ok(html(status, page(staff, "/console/stock", "Stock", body)))
 }
 
 /// One pet's row: its units, a form to set them, and what the last change gave.
@@ -101,9 +107,9 @@ fn row(staff: &Staff, line: &Line, outcome: Option<Result<(), &ApiError>>) -> Ma
     let field = PreEscaped(format!("units-{id}"));
     html! {
         tr #{ "stock-" (id) } {
-            td { a href={ "/console/pets/" (id) } { (line.name) } }
-            td { (line.item.status.as_str()) }
-            td {
+            td data-label="Pet" { a href={ "/console/pets/" (id) } { (line.name) } }
+            td data-label="Status" { (line.item.status.as_str()) }
+            td data-label="Units" {
                 form.inline method="post" action=(action) hx-post=(action) hx-target="closest tr" hx-swap="outerHTML" {
                     (token_field(staff))
                     (version_field(&line.item))
@@ -112,10 +118,10 @@ fn row(staff: &Staff, line: &Line, outcome: Option<Result<(), &ApiError>>) -> Ma
                     button.plain type="submit" { "Set" }
                 }
             }
-            td {
+            td data-label="Result" {
                 @match outcome {
                     Some(Ok(())) => (done("Saved.")),
-                    Some(Err(error)) => (refusal(error)),
+                    Some(Err(error)) => (alert(error, &line.name)),
                     None => {},
                 }
             }
@@ -158,8 +164,16 @@ pub(super) async fn set_stock(
     };
     if !is_htmx(&req) {
         return match set {
-            Ok(_) => Ok(see_other("/console/stock")),
-            Err(error) => stock_answer(&staff, &state, None, Some(error)).await,
+            Ok(item) => {
+                let pet = state.read(move |shop| shop.pets().get(id)).await?;
+                let said = format!(
+                    "Set the stock of {} to {}.",
+                    pet.name.as_str(),
+                    units(item.quantity.get())
+                );
+                Ok(see_other_saying("/console/stock", &said))
+            }
+            Err(error) => stock_answer(&staff, &state, None, Some((id, error.into()))).await,
         };
     }
     // The row as it is now, whatever happened: after a refusal, the units someone else set.

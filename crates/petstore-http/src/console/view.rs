@@ -5,7 +5,8 @@ use maud::{DOCTYPE, Markup, PreEscaped, html};
 
 use petstore_core::Role;
 
-use super::assets::{HTMX, STYLE};
+use super::assets::{FAVICON, HTMX, STYLE};
+use super::refused;
 use crate::conditional::entity_tag;
 use crate::error::ApiError;
 
@@ -34,6 +35,8 @@ pub(super) trait Viewer {
     fn role(&self) -> Role;
     /// The token this session's forms carry.
     fn form_token(&self) -> &str;
+    /// What the change before this page said it did, to say once.
+    fn said(&self) -> Option<&str>;
 }
 
 fn head(title: &str) -> Markup {
@@ -44,6 +47,7 @@ fn head(title: &str) -> Markup {
             meta name="htmx-config" content=(HTMX_CONFIG);
             title { (title) " · Pet store console" }
             link rel="stylesheet" href=(STYLE.url());
+            link rel="icon" type="image/svg+xml" href=(FAVICON.url());
             script src=(HTMX.url()) defer {}
         }
     }
@@ -83,6 +87,9 @@ pub(super) fn page(viewer: &impl Viewer, current: &str, title: &str, body: Marku
                 }
                 main #main {
                     h1 { (title) }
+                    @if let Some(said) = viewer.said() {
+                        div.message role="status" { (said) }
+                    }
                     (body)
                 }
             }
@@ -107,46 +114,46 @@ pub(super) fn version_of<T: serde::Serialize>(value: &T) -> String {
     entity_tag(value).trim_matches('"').to_owned()
 }
 
-/// What the API answered a refused change with, for the page: its message and code.
-pub(super) fn refusal(error: &ApiError) -> Markup {
-    html! {
-        div.message.error role="alert" {
-            (error.message()) " "
-            span.muted { "(" code { (error.code().as_str()) } ")" }
-        }
-    }
-}
-
-/// A secret just made, to show once: what it is of, and the secret.
+/// A secret just made, to show once: what it is of, how the service keeps it, and the
+/// secret.
 pub(super) struct Shows<'a> {
     pub(super) what: &'a str,
+    /// How it is kept, as a clause: why it cannot be shown again.
+    pub(super) kept: &'a str,
     pub(super) secret: &'a str,
 }
 
 pub(super) fn shown_once(shows: &Shows<'_>) -> Markup {
     html! {
         div.message role="status" {
-            p { "The " (shows.what) "'s secret, shown this once (it is not stored, only its hash): copy it now." }
+            p { "Made the " (shows.what) ". Its secret is shown this once (" (shows.kept) "): copy it now." }
             p.secret { (shows.secret) }
         }
     }
 }
 
-/// A change that went through.
+/// A change made in place (a table's row swapped): focused, so that the keyboard's place
+/// and a screen reader's stay with the row that changed.
 pub(super) fn done(text: &str) -> Markup {
-    html! { div.message role="status" { (text) } }
+    html! { div.message role="status" tabindex="-1" autofocus { (text) } }
 }
 
-/// A failure with no page of its own to show it on.
+/// A failure with no page of its own to show it on: a page that does not exist, one the
+/// session's role may not open, a service that cannot answer now.
 pub(super) fn error_page(error: &ApiError) -> Markup {
+    let title = match error.status().as_u16() {
+        404 => "Not found",
+        403 => "Not allowed",
+        _ => "Not done",
+    };
     html! {
         (DOCTYPE)
         html lang="en" {
-            (head("Not done"))
+            (head(title))
             body {
                 main #main {
-                    h1 { "Not done" }
-                    (refusal(error))
+                    h1 { (title) }
+                    (refused::alert(error, "this page"))
                     p { a href="/console/" { "Back to the console" } }
                 }
             }

@@ -10,11 +10,12 @@ use petstore_core::{
 };
 use serde::Deserialize;
 
-use super::reply::{Answer, Shown, VersionOnly, html, parsed, see_other, status_of, unchanged};
+use super::refused::{Input, Refusal, input, message, note_at};
+use super::reply::{Answer, Shown, html, parsed, see_other_saying, status_of, unchanged};
 use super::session::{Staff, Submitted};
-use super::view::{Shows, page, refusal, shown_once, token_field, version_field};
+use super::view::{Shows, page, shown_once, token_field, version_field};
 use crate::auth::random_bytes;
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
 
 /// `GET /console/webhooks`.
@@ -25,7 +26,7 @@ pub(super) async fn webhooks_page(staff: Staff, state: web::Data<AppState>) -> A
 async fn webhooks_answer(
     staff: &Staff,
     state: &AppState,
-    shown: Shown,
+    refused: Option<(Refusal, WebhookFields)>,
     made: Option<Shows<'_>>,
 ) -> Answer {
     let caller = staff.caller();
@@ -36,42 +37,48 @@ async fn webhooks_answer(
     let hooks = state
         .read(move |shop| shop.webhooks().list(caller, &query))
         .await?;
+    let refusal = refused.as_ref().map(|(refusal, _)| refusal);
+    let typed = refused.as_ref().map(|(_, typed)| typed);
     let body = html! {
-        @if let Some(error) = &shown { (refusal(error)) }
         @if let Some(made) = &made { (shown_once(made)) }
-        table {
+        table.cards {
             caption.sr-only { "Webhook subscriptions" }
             thead { tr { th scope="col" { "Id" } th scope="col" { "URL" } th scope="col" { "Events" } th scope="col" { "Delivered through" } } }
             tbody {
                 @for hook in &hooks.items {
                     tr {
-                        td { a href={ "/console/webhooks/" (hook.id) } { "Subscription " (hook.id) } }
-                        td { (hook.url.to_string()) }
-                        td { (event_list(hook)) }
-                        td { (hook.delivery.delivered_through.map(|id| id.to_string()).unwrap_or_else(|| "none yet".into())) }
+                        td data-label="Id" { a href={ "/console/webhooks/" (hook.id) } { "Subscription " (hook.id) } }
+                        td data-label="URL" { (hook.url.to_string()) }
+                        td data-label="Events" { (event_list(hook)) }
+                        td data-label="Delivered through" { (hook.delivery.delivered_through.map(|id| id.to_string()).unwrap_or_else(|| "none yet".into())) }
                     }
                 }
             }
         }
         h2 { "Subscribe" }
         form.stacked method="post" action="/console/webhooks" {
+            (message(refusal, "the new subscription"))
             (token_field(staff))
-            label for="webhook-url" { "URL (https, or http to a private address when the operator allows it)" }
-            input #webhook-url name="url" type="url" required;
+            label for="webhook-url" { "URL (http or https, to a public address unless the operator allows private ones)" }
+            (input(refusal, &Input::url("webhook-url", "url", typed.map_or("", |t| t.url.as_str()))))
+            (note_at(refusal, "url", "webhook-url", "the new subscription"))
             fieldset {
                 legend { "Events" }
                 @for event_type in EventType::ALL {
                     @let field = format!("event-{}", event_type.as_str().replace('.', "-"));
+                    @let checked = typed.is_some_and(|t| t.events.iter().any(|e| e == event_type.as_str()));
                     div {
-                        input id=(field) type="checkbox" name="events" value=(event_type.as_str());
+                        input id=(field) type="checkbox" name="events" value=(event_type.as_str()) checked[checked];
                         " "
                         label for=(field) { (event_type.as_str()) }
                     }
                 }
             }
+            (note_at(refusal, "events", "webhook-events", "the new subscription"))
             button type="submit" { "Subscribe" }
         }
     };
+    let shown: Shown = refused.map(|(refusal, _)| refusal);
     Ok(html(
         status_of(&shown),
         page(staff, "/console/webhooks", "Webhooks", body),
@@ -118,17 +125,21 @@ pub(super) async fn create_webhook(
             .events
             .iter()
             .map(|text| parsed::<EventType>(text))
-            .collect::<Result<Vec<_>, _>>()?;
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(Refusal::at("events"))?;
+        let invalid =
+            |field| move |e| Refusal::at(field)(petstore_core::DomainError::from(e).into());
         let new = NewWebhook {
-            url: WebhookUrl::parse(fields.url.trim()).map_err(petstore_core::DomainError::from)?,
-            events: EventTypes::new(types).map_err(petstore_core::DomainError::from)?,
+            url: WebhookUrl::parse(fields.url.trim()).map_err(invalid("url"))?,
+            events: EventTypes::new(types).map_err(invalid("events"))?,
         };
         let secret = WebhookSecret::from_random(random_bytes()?);
         let shown = secret.reveal().to_owned();
         let hook = state
             .write(move |shop| shop.webhooks().create(caller, new.clone(), &secret))
-            .await?;
-        Ok::<_, ApiError>((hook, shown))
+            .await
+            .map_err(|error| Refusal::from(error).placed(&[(ErrorCode::ForbiddenTarget, "url")]))?;
+        Ok::<_, Refusal>((hook, shown))
     }
     .await;
     match made {
@@ -136,11 +147,12 @@ pub(super) async fn create_webhook(
             let what = format!("subscription {}", hook.id);
             let shows = Shows {
                 what: &what,
+                kept: "the service keeps it to sign each delivery, and never shows it again",
                 secret: &secret,
             };
             webhooks_answer(&staff, &state, None, Some(shows)).await
         }
-        Err(error) => webhooks_answer(&staff, &state, Some(error), None).await,
+        Err(refusal) => webhooks_answer(&staff, &state, Some((refusal, fields)), None).await,
     }
 }
 
@@ -151,15 +163,14 @@ pub(super) async fn webhook_page(
     id: web::Path<String>,
 ) -> Answer {
     let id: WebhookId = parsed(&id)?;
-    webhook_answer(&staff, &state, id, None, None).await
+    webhook_answer(&staff, &state, id, None).await
 }
 
 async fn webhook_answer(
     staff: &Staff,
     state: &AppState,
     id: WebhookId,
-    shown: Shown,
-    note: Option<&str>,
+    refused: Option<(Refusal, ResendFields)>,
 ) -> Answer {
     let caller = staff.caller();
     let query = DeliveryQuery {
@@ -176,9 +187,10 @@ async fn webhook_answer(
         })
         .await?;
     let action = format!("/console/webhooks/{id}");
+    let refusal = refused.as_ref().map(|(refusal, _)| refusal);
+    let typed = refused.as_ref().map(|(_, typed)| typed);
+    let subject = format!("subscription {id}");
     let body = html! {
-        @if let Some(error) = &shown { (refusal(error)) }
-        @if let Some(note) = note { div.message role="status" { (note) } }
         dl {
             dt { "URL" } dd { (hook.url.to_string()) }
             dt { "Events" } dd { (event_list(&hook)) }
@@ -186,25 +198,27 @@ async fn webhook_answer(
             dt { "Failed attempts in a row" } dd { (hook.delivery.failed_attempts) }
         }
         h2 { "Send events again" }
+        (message(refusal, &subject))
         form.inline method="post" action={ (action) "/resend" } {
             (token_field(staff))
             (version_field(&hook))
             label for="resend-from" { "From event id" }
-            input #resend-from name="from_event_id" type="number" min="1" required value="1";
+            (input(refusal, &Input::count("resend-from", "from_event_id", typed.map_or("1", |t| t.from_event_id.as_str()))))
             button.plain type="submit" { "Resend" }
         }
+        (note_at(refusal, "from_event_id", "resend-from", &subject))
         h2 { "Latest delivery attempts" }
-        table {
+        table.cards {
             caption.sr-only { "Delivery attempts" }
             thead { tr { th scope="col" { "Event" } th scope="col" { "Type" } th scope="col" { "Attempt" } th scope="col" { "At (UTC)" } th scope="col" { "Outcome" } } }
             tbody {
                 @for attempt in attempts.iter().rev() {
                     tr {
-                        td { (attempt.event_id) }
-                        td { (attempt.event_type.as_str()) }
-                        td { (attempt.attempt) }
-                        td { (attempt.attempted_at.format("%Y-%m-%d %H:%M:%S")) }
-                        td {
+                        td data-label="Event" { (attempt.event_id) }
+                        td data-label="Type" { (attempt.event_type.as_str()) }
+                        td data-label="Attempt" { (attempt.attempt) }
+                        td data-label="At (UTC)" { (attempt.attempted_at.format("%Y-%m-%d %H:%M:%S")) }
+                        td data-label="Outcome" {
                             (format!("{:?}", attempt.outcome).to_lowercase())
                             @if let Some(code) = attempt.status_code { " (HTTP " (code) ")" }
                             @if let Some(error) = &attempt.error { " " (error) }
@@ -215,12 +229,9 @@ async fn webhook_answer(
         }
         @if attempts.is_empty() { p { "No attempt yet." } }
         h2 { "Delete" }
-        form.inline method="post" action={ (action) "/delete" } {
-            (token_field(staff))
-            (version_field(&hook))
-            button.danger type="submit" { "Delete subscription " (id) }
-        }
+        p { a.button.danger href={ (action) "/delete" } { "Delete subscription " (id) "…" } }
     };
+    let shown: Shown = refused.map(|(refusal, _)| refusal);
     let title = format!("Subscription {id}");
     Ok(html(
         status_of(&shown),
@@ -252,43 +263,26 @@ pub(super) async fn resend_webhook(
             .parse::<i64>()
             .ok()
             .and_then(|id| petstore_core::EventId::new(id).ok())
-            .ok_or_else(|| ApiError::validation("from_event_id: must be an event id"))?;
+            .ok_or_else(|| {
+                Refusal::at("from_event_id")(ApiError::validation(
+                    "from_event_id: must be an event id",
+                ))
+            })?;
         let condition = unchanged::<Webhook>(fields.version.clone());
         state
             .write(move |shop| shop.webhooks().resend(caller, id, from, condition.clone()))
             .await
+            .map_err(Refusal::from)
     }
     .await;
     match resent {
-        Ok(_) => {
-            webhook_answer(
-                &staff,
-                &state,
-                id,
-                None,
-                Some("Events from there on will be sent again."),
-            )
-            .await
-        }
-        Err(error) => webhook_answer(&staff, &state, id, Some(error), None).await,
-    }
-}
-
-/// `POST /console/webhooks/{webhookId}/delete`.
-pub(super) async fn delete_webhook(
-    state: web::Data<AppState>,
-    id: web::Path<String>,
-    form: Submitted<VersionOnly>,
-) -> Answer {
-    let Submitted { staff, fields } = form;
-    let id: WebhookId = parsed(&id)?;
-    let caller = staff.caller();
-    let condition = unchanged::<Webhook>(fields.version);
-    let deleted = state
-        .write(move |shop| shop.webhooks().delete(caller, id, condition.clone()))
-        .await;
-    match deleted {
-        Ok(()) => Ok(see_other("/console/webhooks")),
-        Err(error) => webhook_answer(&staff, &state, id, Some(error), None).await,
+        Ok(_) => Ok(see_other_saying(
+            &format!("/console/webhooks/{id}"),
+            &format!(
+                "Subscription {id} will be sent every event from {} on again.",
+                fields.from_event_id.trim()
+            ),
+        )),
+        Err(refusal) => webhook_answer(&staff, &state, id, Some((refusal, fields))).await,
     }
 }

@@ -217,22 +217,35 @@ def browser():
 
 
 @pytest.fixture
-def page(browser):
-    """A page in a new browser context. The test fails if the page's Content Security Policy
-    blocked anything (a script, a style, an image): Playwright sees that only as a console
-    message, and the page may look right without what was blocked."""
-    context = browser.new_context(viewport=VIEWPORT)
+def new_page(browser):
+    """`new_page(viewport=..., java_script_enabled=...)`: a page in a new browser context
+    with those options. The test fails if a page's Content Security Policy blocked anything
+    (a script, a style, an image): Playwright sees that only as a console message, and the
+    page may look right without what was blocked."""
+    contexts = []
     blocked = []
 
     def note(message):
         if message.type == "error" and "Content Security Policy" in message.text:
             blocked.append(message.text)
 
-    context.on("console", note)
-    yield context.new_page()
-    context.close()
+    def open_page(**options):
+        context = browser.new_context(**{"viewport": VIEWPORT, **options})
+        context.on("console", note)
+        contexts.append(context)
+        return context.new_page()
+
+    yield open_page
+    for context in contexts:
+        context.close()
     if blocked:
         pytest.fail("the Content Security Policy blocked:\n" + "\n".join(blocked))
+
+
+@pytest.fixture
+def page(new_page):
+    """A page at the screenshots' size, with script."""
+    return new_page()
 
 
 def check_accessibility(page):

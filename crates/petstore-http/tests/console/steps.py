@@ -50,3 +50,17 @@ def units(server, pet):
 def alert(page):
     """The page's refusal message."""
     return page.get_by_role("alert")
+
+
+def confirmed(page, link, button):
+    """Follows the `link` to a change that cannot be undone, and answers its question with
+    `button`: the page asks first, and does nothing before."""
+    page.get_by_role("link", name=link).click()
+    expect(page.get_by_role("heading", name="?", exact=False)).to_be_visible()
+    expect(page.get_by_text("This cannot be undone.", exact=False)).to_be_visible()
+    page.get_by_role("button", name=button, exact=True).click()
+
+
+def said(page):
+    """The page's message saying what the last change did."""
+    return page.locator("main > .message[role=status]")

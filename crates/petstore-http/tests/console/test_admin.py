@@ -3,7 +3,7 @@
 from playwright.sync_api import expect
 
 from conftest import check_accessibility, screenshot
-from steps import alert, signed_in
+from steps import alert, confirmed, said, signed_in
 
 
 def test_an_admin_creates_a_key_whose_secret_is_shown_once(server, page):
@@ -30,7 +30,8 @@ def test_an_admin_revokes_a_key(server, page):
     doomed = server.new_key("customer", "old app")
     signed_in(page, server, "admin")
     page.get_by_role("link", name="Keys").click()
-    page.get_by_role("button", name="Revoke old app").click()
+    confirmed(page, "Revoke old app…", "Revoke old app")
+    expect(said(page)).to_contain_text("Revoked the key “old app”")
     expect(page.get_by_role("cell", name="old app", exact=True)).to_be_visible()
     expect(page.get_by_role("button", name="Revoke old app")).to_have_count(0)
     assert server.api.call("GET", "/v1/pets", key=doomed)[0] == 401
@@ -56,9 +57,10 @@ def test_an_admin_subscribes_a_webhook_whose_secret_is_shown_once(start_server, 
     assert secret not in page.content()
     check_accessibility(page)
     page.get_by_role("button", name="Resend").click()
-    expect(page.get_by_role("status")).to_contain_text("sent again")
-    page.get_by_role("button", name=f"Delete subscription {hooks[0]['id']}").click()
+    expect(said(page)).to_contain_text("sent every event from 1 on again")
+    confirmed(page, f"Delete subscription {hooks[0]['id']}…", f"Delete subscription {hooks[0]['id']}")
     expect(page.get_by_role("heading", name="Webhooks")).to_be_visible()
+    expect(said(page)).to_have_text(f"Deleted subscription {hooks[0]['id']}.")
     assert server.api.call("GET", "/v1/webhooks")[1] == []
 
 
@@ -68,5 +70,8 @@ def test_a_public_target_is_required_by_default(server, page):
     page.get_by_label("URL", exact=False).fill("http://127.0.0.1:9/hooks")
     page.get_by_label("order.placed").check()
     page.get_by_role("button", name="Subscribe").click()
-    expect(alert(page)).to_be_visible()
+    expect(alert(page)).to_contain_text("private or local")
+    # What was typed stays, to correct.
+    expect(page.get_by_label("URL", exact=False)).to_have_value("http://127.0.0.1:9/hooks")
+    expect(page.get_by_label("order.placed")).to_be_checked()
     assert server.api.call("GET", "/v1/webhooks")[1] == []

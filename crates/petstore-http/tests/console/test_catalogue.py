@@ -3,7 +3,7 @@
 from playwright.sync_api import expect
 
 from conftest import check_accessibility, screenshot
-from steps import alert, catalogue, made, signed_in, units
+from steps import alert, catalogue, confirmed, made, said, signed_in, units
 
 
 def test_the_whole_catalogue_and_stock_flow(server, page):
@@ -13,7 +13,8 @@ def test_the_whole_catalogue_and_stock_flow(server, page):
     page.get_by_label("Name", exact=True).fill("Cats")
     page.get_by_label("Description", exact=True).fill("Small and independent")
     page.get_by_role("button", name="Add the category").click()
-    expect(page.get_by_role("button", name="Delete Cats")).to_be_visible()
+    expect(said(page)).to_have_text("Added the category Cats.")
+    expect(page.get_by_role("link", name="Delete Cats…")).to_be_visible()
     check_accessibility(page)
     screenshot(page, "categories")
 
@@ -24,6 +25,7 @@ def test_the_whole_catalogue_and_stock_flow(server, page):
     # The second "Category" is the new pet's (the first filters the list).
     page.get_by_label("Category", exact=True).last.select_option(label="Cats")
     page.get_by_role("button", name="Add the pet").click()
+    expect(said(page)).to_have_text("Added Tom.")
     expect(page.get_by_role("link", name="Tom")).to_be_visible()
     check_accessibility(page)
 
@@ -45,18 +47,21 @@ def test_the_whole_catalogue_and_stock_flow(server, page):
     page.get_by_label("Status", exact=True).select_option("pending")
     page.get_by_role("button", name="Save the pet").click()
     expect(page.get_by_role("heading", name="Pet Thomas")).to_be_visible()
+    expect(said(page)).to_have_text("Saved Thomas.")
     check_accessibility(page)
     screenshot(page, "pet")
     status, pet = server.api.call("GET", f"/v1/pets?id={pets[0]['id']}")
     assert (pet[0]["name"], pet[0]["status"]) == ("Thomas", "pending")
 
-    # Deleted, with its stock entry.
-    page.get_by_role("button", name="Delete Thomas").click()
+    # Deleted, with its stock entry, once the question is answered.
+    confirmed(page, "Delete Thomas…", "Delete Thomas")
     expect(page.get_by_role("heading", name="Pets")).to_be_visible()
+    expect(said(page)).to_have_text("Deleted Thomas.")
     assert server.api.call("GET", f"/v1/pets?id={pets[0]['id']}")[1] == []
     page.get_by_role("link", name="Categories").click()
-    page.get_by_role("button", name="Delete Cats").click()
-    expect(page.get_by_role("button", name="Delete Cats")).to_have_count(0)
+    confirmed(page, "Delete Cats…", "Delete Cats")
+    expect(said(page)).to_have_text("Deleted the category Cats.")
+    expect(page.get_by_role("link", name="Delete Cats…")).to_have_count(0)
     assert server.api.call("GET", "/v1/categories")[1] == []
 
 
@@ -89,8 +94,9 @@ def test_a_category_with_pets_is_not_deleted(server, page):
     catalogue(server)
     signed_in(page, server)
     page.get_by_role("link", name="Categories").click()
-    page.get_by_role("button", name="Delete Dogs").click()
+    confirmed(page, "Delete Dogs…", "Delete Dogs")
     expect(alert(page)).to_contain_text("category_in_use")
+    expect(alert(page)).to_contain_text("The category Dogs still has pets")
     check_accessibility(page)
     assert [c["name"] for c in server.api.call("GET", "/v1/categories")[1]] == ["Dogs"]
 

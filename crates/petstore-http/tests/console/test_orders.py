@@ -3,7 +3,7 @@
 from playwright.sync_api import expect
 
 from conftest import check_accessibility, screenshot
-from steps import catalogue, made, signed_in, units
+from steps import alert, catalogue, confirmed, made, said, signed_in, units
 
 
 def order(server, pet, quantity):
@@ -21,7 +21,7 @@ def test_an_order_from_the_api_appears_and_is_completed(server, page):
     check_accessibility(page)
     screenshot(page, "orders")
     row.get_by_role("button", name=f"Complete order {placed['id']}").click()
-    expect(row.get_by_role("status")).to_contain_text("Completed.")
+    expect(row.get_by_role("status")).to_contain_text(f"Completed order {placed['id']}.")
     expect(row).to_contain_text("complete")
     status, now = server.api.call("GET", f"/v1/store/orders/{placed['id']}")
     assert now["complete"] is True
@@ -33,8 +33,10 @@ def test_a_cancelled_order_puts_its_units_back(server, page):
     assert units(server, pets["Rex"]) == 1
     signed_in(page, server)
     page.get_by_role("link", name="Orders").click()
-    page.get_by_role("button", name=f"Cancel order {placed['id']}").click()
-    expect(page.get_by_role("status")).to_contain_text("its units are back in stock")
+    # Not beside Complete as a button: a link to the question.
+    expect(page.get_by_role("button", name=f"Cancel order {placed['id']}")).to_have_count(0)
+    confirmed(page, f"Cancel order {placed['id']}…", f"Cancel order {placed['id']}")
+    expect(said(page)).to_contain_text("its units are back in stock")
     assert server.api.call("GET", f"/v1/store/orders/{placed['id']}")[0] == 404
     assert units(server, pets["Rex"]) == 3
     page.get_by_role("link", name="Stock").click()
@@ -60,11 +62,12 @@ def test_a_completed_order_cannot_be_cancelled_behind_the_page_s_back(server, pa
     placed = order(server, pets["Rex"], 1)
     signed_in(page, server)
     page.get_by_role("link", name="Orders").click()
+    page.get_by_role("link", name=f"Cancel order {placed['id']}…").click()
     cancel = page.get_by_role("button", name=f"Cancel order {placed['id']}")
     expect(cancel).to_be_visible()
     assert server.api.call("PATCH", f"/v1/store/orders/{placed['id']}", {"complete": True})[0] == 200
     cancel.click()
-    expect(page.get_by_role("alert")).to_be_visible()
+    expect(alert(page)).to_be_visible()
     assert server.api.call("GET", f"/v1/store/orders/{placed['id']}")[1]["complete"] is True
 
 

@@ -612,7 +612,7 @@ async fn every_write_of_both_doors_names_its_caller_door_and_trace() {
         ),
         admin_console,
         false,
-        200
+        303
     );
     walked_forms.insert("/webhooks/{webhookId}/resend");
     let shown = api.get(&format!("/v1/webhooks/{hook}")).await;

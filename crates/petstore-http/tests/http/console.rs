@@ -219,7 +219,7 @@ async fn a_refusal_is_the_api_s_shown_on_the_page() {
 }
 
 #[actix_web::test]
-async fn assets_are_kept_a_year_and_unknown_paths_are_json_errors() {
+async fn assets_are_kept_a_year_and_unknown_paths_are_html_pages() {
     let api = start().await;
     let sign_in = api
         .send_as(None, TestRequest::get().uri("/console/sign-in"))
@@ -233,12 +233,20 @@ async fn assets_are_kept_a_year_and_unknown_paths_are_json_errors() {
         asset.header("cache-control"),
         Some("public, max-age=31536000, immutable")
     );
-    api.send_as(None, TestRequest::get().uri("/console/assets/htmx-0.js"))
-        .await
-        .assert_error(404, "not_found");
-    api.send_as(None, TestRequest::get().uri("/console/nowhere"))
-        .await
-        .assert_error(404, "not_found");
+    // Every answer under /console/ is a page, a missing one too: never the API's JSON.
+    for missing in [
+        "/console/assets/htmx-0.js",
+        "/console/nowhere",
+        "/console/pets/1/x",
+    ] {
+        let reply = api.send_as(None, TestRequest::get().uri(missing)).await;
+        assert_eq!(reply.status, 404, "{missing}");
+        assert_eq!(reply.content_type, "text/html; charset=utf-8", "{missing}");
+        assert!(
+            html_of(&reply).contains("<code>not_found</code>"),
+            "{missing}"
+        );
+    }
 }
 
 /// The console's doors are under the limiter `/v1` uses: sign-ins take from the client
@@ -366,8 +374,15 @@ async fn an_order_placed_in_the_console_is_counted() {
     let shown = page(&api, &cookie, &format!("/console/pets/{rex}")).await;
     let html = html_of(&shown);
     let table = &html[html.find("Stock movements").expect("a movements table")..];
-    let set = table.find("<td>set</td><td>+3</td><td>3</td><td>0</td>");
-    let committed = table.find("<td>committed</td><td>-2</td><td>1</td><td>2</td>");
+    let cells = |what: &str, units: &str, available: &str, in_orders: &str| {
+        format!(
+            "<td data-label=\"What\">{what}</td><td data-label=\"Units\">{units}</td>\
+             <td data-label=\"Available after\">{available}</td>\
+             <td data-label=\"In open orders after\">{in_orders}</td>"
+        )
+    };
+    let set = table.find(&cells("set", "+3", "3", "0"));
+    let committed = table.find(&cells("committed", "-2", "1", "2"));
     assert!(set.is_some() && committed > set, "{table}");
     assert!(table.contains("(staff, console)"), "{table}");
 }

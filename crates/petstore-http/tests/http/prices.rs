@@ -278,5 +278,8 @@ async fn the_console_shows_a_pets_price_and_each_orders_total() {
     assert!(text.contains("Price: 12.50 EUR"), "{text}");
     let orders = page(&api, &cookie, "/console/orders").await;
     let text = orders.body.as_str().unwrap_or_default();
-    assert!(text.contains("<td>37.50 EUR</td>"), "{text}");
+    assert!(
+        text.contains("<td data-label=\"Total\">37.50 EUR</td>"),
+        "{text}"
+    );
 }

@@ -135,15 +135,15 @@ pub(super) async fn events_page(
         } @else {
             p.muted { "Every change the shop recorded, oldest first on each page." }
         }
-        table {
+        table.cards {
             caption.sr-only { "Events" }
             thead { tr { th scope="col" { "Id" } th scope="col" { "Time (UTC)" } th scope="col" { "What happened" } } }
             tbody {
                 @for (event, sentence) in &lines {
                     tr {
-                        td { (event.id) }
-                        td { (event.time.format("%Y-%m-%d %H:%M:%S")) }
-                        td { (sentence) }
+                        td data-label="Id" { (event.id) }
+                        td data-label="Time (UTC)" { (event.time.format("%Y-%m-%d %H:%M:%S")) }
+                        td data-label="What happened" { (sentence) }
                     }
                 }
             }
