@@ -69,6 +69,7 @@ pub fn scope() -> Scope<
         .route("/pets/{petId}", web::get().to(pet::pet_page))
         .route("/pets/{petId}", web::post().to(pet::replace_pet))
         .route("/pets/{petId}/order", web::post().to(pet::place_order))
+        .route("/pets/{petId}/stock", web::post().to(pet::set_pet_stock))
         .route("/pets/{petId}/delete", web::get().to(ask::<PetRemoval>))
         .route("/pets/{petId}/delete", web::post().to(remove::<PetRemoval>))
         .route("/categories", web::get().to(categories::categories_page))
@@ -126,6 +127,7 @@ pub fn scope() -> Scope<
         // The address of a form's action, typed or reloaded: the page the form is on.
         .route("/sign-out", web::get().to(to_its_page))
         .route("/pets/{petId}/order", web::get().to(to_its_page))
+        .route("/pets/{petId}/stock", web::get().to(to_its_page))
         .route("/categories/{categoryId}", web::get().to(to_its_page))
         .route("/stock/{petId}", web::get().to(to_its_page))
         .route("/orders/{orderId}/complete", web::get().to(to_its_page))

@@ -15,13 +15,15 @@ use super::reply::{
     Answer, html, parsed, parsed_if_given, see_other, see_other_saying, unchanged, units,
 };
 use super::session::{Staff, Submitted};
-use super::view::{page, token_field};
+use super::stock::{StockFields, set_level};
+use super::view::{page, token_field, version_field};
 use crate::error::ErrorCode;
 use crate::state::AppState;
 
 /// A refused form of the pet page, with what was typed into it.
 enum Typed {
     Edit(PetFields),
+    Stock(StockFields),
     Order(OrderFields),
 }
 
@@ -52,7 +54,7 @@ async fn pet_answer(
     refused: Option<(Refusal, Typed)>,
 ) -> Answer {
     let caller = staff.caller();
-    let (pet, categories, movements) = state
+    let (pet, categories, stock, movements) = state
         .read(move |shop| {
             let movements = MovementQuery {
                 pet_id: id,
@@ -62,6 +64,7 @@ async fn pet_answer(
             Ok((
                 shop.pets().get(id)?,
                 shop.categories().list(&all_categories())?.items,
+                shop.inventory().get(id)?,
                 shop.inventory().movements(caller, &movements)?,
             ))
         })
@@ -69,15 +72,21 @@ async fn pet_answer(
     let action = format!("/console/pets/{id}");
     let name = pet.name.as_str();
     // A stale edit shows the pet as it is now: what was typed would undo the other change.
-    let (edit, order) = match &refused {
+    let stale = |refusal: &Refusal| refusal.error().code() == ErrorCode::PreconditionFailed;
+    let (mut edit, mut stocking, mut order) = (None, None, None);
+    match &refused {
         Some((refusal, Typed::Edit(typed))) => {
-            let stale = refusal.error().code() == ErrorCode::PreconditionFailed;
-            (Some((refusal, (!stale).then_some(typed))), None)
+            edit = Some((refusal, (!stale(refusal)).then_some(typed)));
         }
-        Some((refusal, Typed::Order(typed))) => (None, Some((refusal, typed))),
-        None => (None, None),
-    };
+        Some((refusal, Typed::Stock(typed))) => {
+            stocking = Some((refusal, (!stale(refusal)).then_some(typed)));
+        }
+        Some((refusal, Typed::Order(typed))) => order = Some((refusal, typed)),
+        None => {}
+    }
     let order_refused = order.map(|(refusal, _)| refusal);
+    let stock_refused = stocking.map(|(refusal, _)| refusal);
+    let units_typed = stocking.and_then(|(_, typed)| typed.map(|t| t.quantity.clone()));
     let body = html! {
         (pet_form(staff, &action, Some(&pet), &categories, "Save the pet", edit))
         p {
@@ -87,6 +96,22 @@ async fn pet_answer(
                 None => "none (orders are placed unpriced)",
             }
         }
+        h2 #stock { "Stock" }
+        p {
+            @if stock.quantity.get() == 0 { strong.out { "Out of stock." } " " }
+            (units(stock.quantity.get())) " can be ordered; "
+            (units(stock.held.get())) " held for baskets; "
+            (units(stock.committed.get())) " in open orders."
+        }
+        (message(stock_refused, name))
+        form.inline method="post" action={ (action) "/stock" } {
+            (token_field(staff))
+            (version_field(&stock))
+            label for="pet-stock" { "Units that can be ordered" }
+            (input(stock_refused, &Input::count("pet-stock", "quantity", &units_typed.unwrap_or_else(|| stock.quantity.get().to_string())).min(0)))
+            button.plain type="submit" { "Set the stock" }
+        }
+        (note_at(stock_refused, "quantity", "pet-stock", name))
         h2 { "Place an order" }
         p.muted { "For a customer who orders by phone or at the counter: the units leave the stock at once." }
         (message(order_refused, name))
@@ -142,6 +167,33 @@ pub(super) async fn replace_pet(
         )),
         Err(refusal) => {
             let typed = Some((refusal, Typed::Edit(fields)));
+            pet_answer(&staff, &state, id, None, typed).await
+        }
+    }
+}
+
+/// `POST /console/pets/{petId}/stock`: sets the units that can be ordered, if nobody changed
+/// them since the page was read.
+pub(super) async fn set_pet_stock(
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+    form: Submitted<StockFields>,
+) -> Answer {
+    let Submitted { staff, fields } = form;
+    let id: PetId = parsed(&id)?;
+    match set_level(&state, staff.caller(), id, &fields).await {
+        Ok(item) => {
+            let pet = state.read(move |shop| shop.pets().get(id)).await?;
+            let said = format!(
+                "Set the stock of {} to {}.",
+                pet.name.as_str(),
+                units(item.quantity.get())
+            );
+            Ok(see_other_saying(&format!("/console/pets/{id}"), &said))
+        }
+        Err(error) => {
+            let refused = Refusal::from(error).placed(&[(ErrorCode::ValidationFailed, "quantity")]);
+            let typed = Some((refused, Typed::Stock(fields)));
             pet_answer(&staff, &state, id, None, typed).await
         }
     }

@@ -116,6 +116,15 @@ impl<'a> Input<'a> {
         }
     }
 
+    /// The same number input, from `min` up.
+    #[must_use]
+    pub(super) fn min(self, min: u32) -> Self {
+        Self {
+            min: Some(min),
+            ..self
+        }
+    }
+
     /// The same input, of at most `chars` characters.
     #[must_use]
     pub(super) fn max_chars(self, chars: u32) -> Self {

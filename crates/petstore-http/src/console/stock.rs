@@ -132,9 +132,28 @@ fn row(staff: &Staff, line: &Line, outcome: Option<Result<(), &ApiError>>) -> Ma
 /// The stock form's fields.
 #[derive(Debug, Deserialize)]
 pub(super) struct StockFields {
-    quantity: String,
+    pub(super) quantity: String,
     #[serde(default)]
     version: String,
+}
+
+/// Sets pet `id`'s units as `fields` ask, if nobody changed them since the form was read.
+pub(super) async fn set_level(
+    state: &AppState,
+    caller: petstore_core::Caller,
+    id: PetId,
+    fields: &StockFields,
+) -> Result<InventoryItem, ApiError> {
+    // An integer out of range and text that is none are refused alike, as the API does.
+    let level = fields.quantity.trim().parse::<i64>().unwrap_or(-1);
+    let stock = Stock::settable(level).map_err(petstore_core::DomainError::from)?;
+    let condition = unchanged::<InventoryItem>(fields.version.clone());
+    state
+        .write(move |shop| {
+            shop.inventory()
+                .set_stock(caller, id, stock, condition.clone())
+        })
+        .await
 }
 
 /// `POST /console/stock/{petId}`: sets the units, if nobody changed them since the form was
@@ -147,21 +166,7 @@ pub(super) async fn set_stock(
 ) -> Answer {
     let Submitted { staff, fields } = form;
     let id: PetId = parsed(&id)?;
-    let caller = staff.caller();
-    // An integer out of range and text that is none are refused alike, as the API does.
-    let level = fields.quantity.trim().parse::<i64>().unwrap_or(-1);
-    let set = match Stock::settable(level).map_err(|e| petstore_core::DomainError::from(e).into()) {
-        Ok(stock) => {
-            let condition = unchanged::<InventoryItem>(fields.version);
-            state
-                .write(move |shop| {
-                    shop.inventory()
-                        .set_stock(caller, id, stock, condition.clone())
-                })
-                .await
-        }
-        Err(error) => Err(error),
-    };
+    let set = set_level(&state, staff.caller(), id, &fields).await;
     if !is_htmx(&req) {
         return match set {
             Ok(item) => {

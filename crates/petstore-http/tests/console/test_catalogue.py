@@ -170,3 +170,28 @@ def test_an_order_beyond_the_stock_is_refused_with_the_api_s_error(server, page)
     page.get_by_role("button", name="Place the order").click()
     expect(page.get_by_role("heading", name="Orders")).to_be_visible()
     assert units(server, rex) == 0
+
+
+def test_a_pet_s_page_shows_its_units_and_sets_them(server, page):
+    _, pets = catalogue(server, (("Rex", 3),))
+    rex = pets["Rex"]
+    made(server, "/v1/store/orders", {"petId": rex["id"], "quantity": 1})
+    made(server, "/v1/store/holds", {"lines": [{"petId": rex["id"], "quantity": 1}]})
+    signed_in(page, server)
+    page.get_by_role("link", name="Rex").click()
+    stock = page.locator("#stock + p")
+    expect(stock).to_have_text(
+        "1 unit can be ordered; 1 unit held for baskets; 1 unit in open orders.")
+    page.get_by_label("Units that can be ordered").fill("0")
+    page.get_by_role("button", name="Set the stock").click()
+    expect(said(page)).to_have_text("Set the stock of Rex to 0 units.")
+    expect(stock).to_contain_text("Out of stock.")
+    assert units(server, rex) == 0
+    check_accessibility(page)
+    # Set by someone else meanwhile: refused, and the field shows their level.
+    assert server.api.call("PATCH", f"/v1/inventory/{rex['id']}", {"quantity": 5})[0] == 200
+    page.get_by_label("Units that can be ordered").fill("2")
+    page.get_by_role("button", name="Set the stock").click()
+    expect(alert(page)).to_contain_text("Someone else changed Rex")
+    expect(page.get_by_label("Units that can be ordered")).to_have_value("5")
+    assert units(server, rex) == 5

@@ -443,6 +443,18 @@ async fn every_write_of_both_doors_names_its_caller_door_and_trace() {
         303
     );
     walked_forms.insert("/stock/{petId}");
+    let shown = api.get(&format!("/v1/inventory/{polly}")).await;
+    walk!(
+        None,
+        form(
+            &format!("/console/pets/{polly}/stock"),
+            vec![("quantity", text("6")), ("version", version(&shown))]
+        ),
+        by_console,
+        true,
+        303
+    );
+    walked_forms.insert("/pets/{petId}/stock");
     walk!(
         None,
         form(
