@@ -7,7 +7,7 @@
 use crate::ids::{CategoryId, OwnerId, PetId};
 use crate::model::PetStatus;
 use crate::validation::ValidationError;
-use crate::values::{Name, PageSize};
+use crate::values::{Name, PageSize, Stock};
 
 /// Filters and position for listing pets. Filters combine with AND.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -21,6 +21,9 @@ pub struct PetQuery {
     pub name_contains: Option<String>,
     /// Only these pets; empty means no restriction.
     pub ids: Vec<PetId>,
+    /// Only pets with at most this many units that can be ordered: running low, or (with
+    /// [`Stock::ZERO`]) out of stock.
+    pub stock_at_most: Option<Stock>,
     /// Only pets with a larger id.
     pub after: Option<PetId>,
     /// Page size.
@@ -64,9 +67,20 @@ impl PetQuery {
             category_id,
             name_contains,
             ids,
+            stock_at_most: None,
             after: None,
             limit: PageSize::default(),
         })
+    }
+
+    /// The same query, of the pets with at most `stock` units that can be ordered (none:
+    /// every pet).
+    #[must_use]
+    pub fn stock_at_most(self, stock: Option<Stock>) -> Self {
+        Self {
+            stock_at_most: stock,
+            ..self
+        }
     }
 
     /// The same query, for the page of `limit` pets after `after`.
@@ -89,15 +103,49 @@ pub struct CategoryQuery {
     pub limit: PageSize,
 }
 
-/// Filters and position for listing inventory entries.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// Filters and position for listing inventory entries: the entries of the pets a
+/// [`PetQuery`] of the same filters finds, in the same order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct InventoryQuery {
     /// Only entries of pets with this status.
     pub status: Option<PetStatus>,
+    /// Only entries of pets in this category.
+    pub category_id: Option<CategoryId>,
+    /// Only entries of pets whose name contains this text, as [`PetQuery::name_contains`].
+    pub name_contains: Option<String>,
+    /// Only entries with at most this many units that can be ordered.
+    pub stock_at_most: Option<Stock>,
     /// Only entries of pets with a larger id.
     pub after: Option<PetId>,
     /// Page size.
     pub limit: PageSize,
+}
+
+impl InventoryQuery {
+    /// The entries of the pets `pets` finds (their ids aside: an entry list names none).
+    pub fn of_pets(pets: &PetQuery) -> Self {
+        Self {
+            status: pets.status,
+            category_id: pets.category_id,
+            name_contains: pets.name_contains.clone(),
+            stock_at_most: pets.stock_at_most,
+            after: pets.after,
+            limit: pets.limit,
+        }
+    }
+
+    /// The query of the pets whose entries this lists.
+    pub fn pets(&self) -> PetQuery {
+        PetQuery {
+            status: self.status,
+            category_id: self.category_id,
+            name_contains: self.name_contains.clone(),
+            ids: Vec::new(),
+            stock_at_most: self.stock_at_most,
+            after: self.after,
+            limit: self.limit,
+        }
+    }
 }
 
 /// Filters and position for listing orders.

@@ -51,16 +51,31 @@ impl<C: Borrow<Catalogue>> CatalogueReader for View<'_, C> {
     }
 
     fn pets(&mut self, query: &PetQuery) -> RepoResult<Vec<Pet>> {
-        let needle = query.name_contains.as_deref().map(fold_case);
         let catalogue = self.catalogue.borrow();
-        Ok(page(&catalogue.pets, query.after, query.limit, |pet| {
-            query.status.is_none_or(|s| pet.status == s)
-                && query.category_id.is_none_or(|c| pet.category_id == c)
-                && (query.ids.is_empty() || query.ids.contains(&pet.id))
-                && needle
-                    .as_deref()
-                    .is_none_or(|n| fold_case(pet.name.as_str()).contains(n))
-        }))
+        let found = finds(catalogue, query);
+        Ok(page(&catalogue.pets, query.after, query.limit, found))
+    }
+}
+
+/// Whether `query` finds a pet of `catalogue` (its position and size aside).
+pub(super) fn finds<'q>(
+    catalogue: &'q Catalogue,
+    query: &'q PetQuery,
+) -> impl Fn(&Pet) -> bool + 'q {
+    let needle = query.name_contains.as_deref().map(fold_case);
+    move |pet: &Pet| {
+        query.status.is_none_or(|s| pet.status == s)
+            && query.category_id.is_none_or(|c| pet.category_id == c)
+            && (query.ids.is_empty() || query.ids.contains(&pet.id))
+            && needle
+                .as_deref()
+                .is_none_or(|n| fold_case(pet.name.as_str()).contains(n))
+            && query.stock_at_most.is_none_or(|most| {
+                catalogue
+                    .stock
+                    .get(&pet.id)
+                    .is_some_and(|stock| *stock <= most)
+            })
     }
 }
 

@@ -2,6 +2,7 @@
 
 use std::borrow::Borrow;
 
+use super::catalogue::finds;
 use super::{Catalogue, View};
 use super::{inventory_item, page};
 use crate::ids::PetId;
@@ -21,9 +22,9 @@ impl<C: Borrow<Catalogue>> InventoryReader for View<'_, C> {
 
     fn inventory(&mut self, query: &InventoryQuery) -> RepoResult<Vec<InventoryItem>> {
         let catalogue = self.catalogue.borrow();
-        let pets = page(&catalogue.pets, query.after, query.limit, |pet| {
-            query.status.is_none_or(|s| pet.status == s)
-        });
+        let pets_query = query.pets();
+        let found = finds(catalogue, &pets_query);
+        let pets = page(&catalogue.pets, query.after, query.limit, found);
         Ok(pets
             .iter()
             .map(|pet| inventory_item(catalogue, pet))

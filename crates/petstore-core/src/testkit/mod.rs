@@ -161,6 +161,7 @@ macro_rules! __conformance_scenarios {
             completing_the_last_open_order_without_stock_sells_the_pet,
             cancelling_puts_units_back_and_makes_the_pet_available,
             stock_updates_drive_the_status,
+            the_stock_list_filters_as_the_pets_list_does,
             staff_may_set_any_status_and_it_is_recorded,
             racing_orders_never_oversell,
             // orders

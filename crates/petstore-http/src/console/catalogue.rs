@@ -6,16 +6,17 @@ use std::collections::HashMap;
 use actix_web::web;
 use maud::{Markup, html};
 use petstore_core::{
-    Category, CategoryId, CategoryQuery, DomainError, Name, NewPet, PageSize, Pet, PetId, PetQuery,
-    PetStatus,
+    Category, CategoryId, CategoryQuery, DomainError, InventoryQuery, Name, NewPet, PageSize, Pet,
+    PetId, PetQuery,
 };
 use serde::Deserialize;
 
+use super::lists::{ListFilter, category_select, level, status_select};
 use super::refused::{Input, Refusal, input, message, note_at};
 use super::reply::{Answer, html, parsed, see_other_saying};
 use super::session::{Staff, Submitted};
 use super::view::{page, token_field, version_field};
-use crate::error::{ApiError, ErrorCode};
+use crate::error::ErrorCode;
 use crate::state::{AppState, PetService};
 
 /// Every category, for names and choices (a shop has far fewer than a page's 100).
@@ -41,38 +42,11 @@ pub(super) fn pet_names(
         .collect())
 }
 
-/// The pets list's filters, as its form sends them.
-#[derive(Debug, Default, Clone, Deserialize)]
-pub(super) struct PetFilter {
-    #[serde(default)]
-    status: String,
-    #[serde(default)]
-    category: String,
-    #[serde(default)]
-    name: String,
-    #[serde(default)]
-    after: String,
-}
-
-impl PetFilter {
-    fn query(&self) -> Result<PetQuery, ApiError> {
-        let optional = |text: &str| (!text.trim().is_empty()).then(|| text.to_owned());
-        let status = optional(&self.status).map(|s| parsed(&s)).transpose()?;
-        let category = optional(&self.category).map(|c| parsed(&c)).transpose()?;
-        let after = optional(&self.after).map(|a| parsed(&a)).transpose()?;
-        Ok(
-            PetQuery::new(status, category, optional(&self.name), Vec::new())
-                .map_err(|e| ApiError::invalid_parameter(e.to_string()))?
-                .page(after, PageSize::MAX_PAGE),
-        )
-    }
-}
-
 /// `GET /console/`: the pets, filtered.
 pub(super) async fn pets_page(
     staff: Staff,
     state: web::Data<AppState>,
-    filter: web::Query<PetFilter>,
+    filter: web::Query<ListFilter>,
 ) -> Answer {
     pets_answer(&staff, &state, &filter, None).await
 }
@@ -80,51 +54,37 @@ pub(super) async fn pets_page(
 async fn pets_answer(
     staff: &Staff,
     state: &AppState,
-    filter: &PetFilter,
+    filter: &ListFilter,
     refused: Option<(Refusal, PetFields)>,
 ) -> Answer {
     let query = filter.query()?;
-    let (pets, categories) = state
+    let low_at = filter.low_at()?;
+    let (pets, mut levels, categories) = state
         .read(move |shop| {
+            // The entries of the same filter are the same pets': their units, in one trip.
+            let levels: HashMap<PetId, u32> = shop
+                .inventory()
+                .list(&InventoryQuery::of_pets(&query))?
+                .items
+                .into_iter()
+                .map(|item| (item.pet_id, item.quantity.get()))
+                .collect();
             Ok((
                 shop.pets().list(&query)?,
+                levels,
                 shop.categories().list(&all_categories())?.items,
             ))
         })
         .await?;
-    let next = pets.next_after.map(|after| {
-        let mut next = filter.clone();
-        next.after = after.to_string();
-        serde_html_form::to_string(&[
-            ("status", next.status),
-            ("category", next.category),
-            ("name", next.name),
-            ("after", next.after),
-        ])
-        .unwrap_or_default()
-    });
+    let next = pets.next_after.map(|after| filter.after(after));
     let adding = refused
         .as_ref()
         .map(|(refusal, typed)| (refusal, Some(typed)));
     let body = html! {
-        form.filters method="get" action="/console/" role="search" {
-            div {
-                label for="filter-status" { "Status" }
-                (status_select("filter-status", "status", None, true, &filter.status))
-            }
-            div {
-                label for="filter-category" { "Category" }
-                (category_select("filter-category", "category", &categories, true, &filter.category))
-            }
-            div {
-                label for="filter-name" { "Name contains" }
-                input #filter-name name="name" type="search" value=(filter.name);
-            }
-            button type="submit" { "Filter" }
-        }
+        (filter.form("/console/", &categories))
         table.cards {
             caption.sr-only { "Pets" }
-            thead { tr { th scope="col" { "Id" } th scope="col" { "Name" } th scope="col" { "Category" } th scope="col" { "Status" } } }
+            thead { tr { th scope="col" { "Id" } th scope="col" { "Name" } th scope="col" { "Category" } th scope="col" { "Status" } th scope="col" { "Units to order" } } }
             tbody {
                 @for pet in &pets.items {
                     tr {
@@ -132,6 +92,9 @@ async fn pets_answer(
                         td data-label="Name" { a href={ "/console/pets/" (pet.id) } { (pet.name.as_str()) } }
                         td data-label="Category" { (category_name(&categories, pet.category_id)) }
                         td data-label="Status" { (pet.status.as_str()) }
+                        td data-label="Units to order" {
+                            @if let Some(units) = levels.remove(&pet.id) { (level(units, low_at)) }
+                        }
                     }
                 }
             }
@@ -157,42 +120,6 @@ fn category_name(categories: &[Category], id: CategoryId) -> String {
             || format!("#{id}"),
             |category| category.name.as_str().to_owned(),
         )
-}
-
-fn status_select(
-    id: &str,
-    name: &str,
-    current: Option<PetStatus>,
-    any: bool,
-    chosen: &str,
-) -> Markup {
-    html! {
-        select id=(id) name=(name) {
-            @if any { option value="" { "Any" } }
-            @for status in PetStatus::ALL {
-                @let selected = current == Some(status) || chosen == status.as_str();
-                option value=(status.as_str()) selected[selected] { (status.as_str()) }
-            }
-        }
-    }
-}
-
-fn category_select(
-    id: &str,
-    name: &str,
-    categories: &[Category],
-    any: bool,
-    chosen: &str,
-) -> Markup {
-    html! {
-        select id=(id) name=(name) required[!any] {
-            @if any { option value="" { "Any" } }
-            @for category in categories {
-                @let value = category.id.to_string();
-                option value=(value) selected[value == chosen] { (category.name.as_str()) }
-            }
-        }
-    }
 }
 
 /// The form that creates a pet (`pet` absent) or edits one, with the version it was read at;
@@ -289,7 +216,7 @@ pub(super) async fn create_pet(state: web::Data<AppState>, form: Submitted<PetFi
             pets_answer(
                 &staff,
                 &state,
-                &PetFilter::default(),
+                &ListFilter::default(),
                 Some((refusal, fields)),
             )
             .await

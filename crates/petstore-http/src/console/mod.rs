@@ -19,6 +19,7 @@ mod catalogue;
 mod categories;
 mod events;
 mod keys;
+mod lists;
 mod orders;
 mod pet;
 mod refused;

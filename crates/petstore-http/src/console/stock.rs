@@ -1,27 +1,19 @@
-//! The stock page: every pet's units, each set in place (htmx swaps the one row), refused
-//! when someone changed it since the page was read.
+//! The stock page: the units of the pets its filter finds, each set in place (htmx swaps the
+//! one row), refused when someone changed it since the page was read.
 
 use actix_web::{HttpRequest, web};
 use maud::{Markup, PreEscaped, html};
-use petstore_core::{InventoryItem, InventoryQuery, PageSize, PetId, PetQuery, Stock};
+use petstore_core::{Category, InventoryItem, InventoryQuery, PetId, PetQuery, Stock};
 use serde::Deserialize;
 
-use super::catalogue::pet_names;
+use super::catalogue::{all_categories, pet_names};
+use super::lists::{LOW_AT, ListFilter, level};
 use super::refused::{Refusal, alert};
-use super::reply::{
-    Answer, html, is_htmx, parsed, parsed_if_given, see_other_saying, unchanged, units,
-};
+use super::reply::{Answer, html, is_htmx, parsed, see_other_saying, unchanged, units};
 use super::session::{Staff, Submitted};
 use super::view::{done, page, token_field, version_field};
 use crate::error::ApiError;
 use crate::state::AppState;
-
-/// The page's position, as its "next page" link sends it.
-#[derive(Debug, Default, Deserialize)]
-pub(super) struct StockPosition {
-    #[serde(default)]
-    after: String,
-}
 
 /// A stock entry with its pet's name.
 struct Line {
@@ -29,23 +21,16 @@ struct Line {
     name: String,
 }
 
-/// The entries after `after` (a page), each with its pet's name.
+/// The entries `query` finds (a page), each with its pet's name, and the categories.
 async fn lines(
     state: &AppState,
-    after: Option<PetId>,
-) -> Result<(Vec<Line>, Option<i64>), ApiError> {
+    query: PetQuery,
+) -> Result<(Vec<Line>, Option<i64>, Vec<Category>), ApiError> {
     state
         .read(move |shop| {
-            let page = shop.inventory().list(&InventoryQuery {
-                after,
-                limit: PageSize::MAX_PAGE,
-                ..InventoryQuery::default()
-            })?;
-            // Every pet has one stock entry, so the same range of pets holds their names: a
-            // range read, cheaper than looking 100 ids up.
-            let same_range =
-                PetQuery::new(None, None, None, Vec::new())?.page(after, PageSize::MAX_PAGE);
-            let mut names = pet_names(shop, &same_range)?;
+            let page = shop.inventory().list(&InventoryQuery::of_pets(&query))?;
+            // Every pet has one stock entry, so the same query of pets finds their names.
+            let mut names = pet_names(shop, &query)?;
             let lines = page
                 .items
                 .into_iter()
@@ -54,7 +39,8 @@ async fn lines(
                     item,
                 })
                 .collect();
-            Ok((lines, page.next_after))
+            let categories = shop.categories().list(&all_categories())?.items;
+            Ok((lines, page.next_after, categories))
         })
         .await
 }
@@ -63,33 +49,34 @@ async fn lines(
 pub(super) async fn stock_page(
     staff: Staff,
     state: web::Data<AppState>,
-    position: web::Query<StockPosition>,
+    filter: web::Query<ListFilter>,
 ) -> Answer {
-    let after = parsed_if_given(&position.after)?;
-    stock_answer(&staff, &state, after, None).await
+    stock_answer(&staff, &state, &filter, None).await
 }
 
 async fn stock_answer(
     staff: &Staff,
     state: &AppState,
-    after: Option<PetId>,
+    filter: &ListFilter,
     refused: Option<(PetId, Refusal)>,
 ) -> Answer {
-    let (lines, next) = lines(state, after).await?;
+    let low_at = filter.low_at()?;
+    let (lines, next, categories) = lines(state, filter.query()?).await?;
     let outcome = |id: PetId| match &refused {
         Some((at, refusal)) if *at == id => Some(Err(refusal.error())),
         _ => None,
     };
     let body = html! {
+        (filter.form("/console/stock", &categories))
         table.cards {
             caption.sr-only { "Stock per pet" }
-            thead { tr { th scope="col" { "Pet" } th scope="col" { "Status" } th scope="col" { "Units" } th scope="col" { "Result" } } }
+            thead { tr { th scope="col" { "Pet" } th scope="col" { "Status" } th scope="col" { "Units to order" } th scope="col" { "Held, in open orders" } th scope="col" { "Result" } } }
             tbody {
-                @for line in &lines { (row(staff, line, outcome(line.item.pet_id))) }
+                @for line in &lines { (row(staff, line, low_at, outcome(line.item.pet_id))) }
             }
         }
-        @if lines.is_empty() { p { "No pet yet: add one on the Pets page." } }
-        @if let Some(next) = next { p { a href={ "/console/stock?after=" (next) } { "Next page" } } }
+        @if lines.is_empty() { p { "No pet matches." } }
+        @if let Some(next) = next { p { a href={ "/console/stock?" (filter.after(next)) } { "Next page" } } }
     };
     let status = refused
         .as_ref()
@@ -99,8 +86,10 @@ async fn stock_answer(
     Ok(html(status, page(staff, "/console/stock", "Stock", body)))
 }
 
-/// One pet's row: its units, a form to set them, and what the last change gave.
-fn row(staff: &Staff, line: &Line, outcome: Option<Result<(), &ApiError>>) -> Markup {
+/// One pet's row: its units, a form to set them, and what the last change gave; marked when
+/// out of stock or at `low_at` or below (which its form carries when it is not the default,
+/// for the row drawn again).
+fn row(staff: &Staff, line: &Line, low_at: u32, outcome: Option<Result<(), &ApiError>>) -> Markup {
     // An id is digits: written as they are, not escaped (100 rows, five places each).
     let id = line.item.pet_id.get();
     let action = PreEscaped(format!("/console/stock/{id}"));
@@ -109,14 +98,19 @@ fn row(staff: &Staff, line: &Line, outcome: Option<Result<(), &ApiError>>) -> Ma
         tr #{ "stock-" (id) } {
             td data-label="Pet" { a href={ "/console/pets/" (id) } { (line.name) } }
             td data-label="Status" { (line.item.status.as_str()) }
-            td data-label="Units" {
+            td data-label="Units to order" {
                 form.inline method="post" action=(action) hx-post=(action) hx-target="closest tr" hx-swap="outerHTML" {
                     (token_field(staff))
                     (version_field(&line.item))
+                    @if low_at != LOW_AT { input type="hidden" name="low_at" value=(low_at); }
                     label.sr-only for=(field) { "Units of " (line.name) }
                     input id=(field) name="quantity" type="number" min="0" max="1000000" required value=(line.item.quantity.get());
                     button.plain type="submit" { "Set" }
                 }
+                span.mark { (level(line.item.quantity.get(), low_at)) }
+            }
+            td data-label="Held, in open orders" {
+                (line.item.held.get()) " held, " (line.item.committed.get()) " in orders"
             }
             td data-label="Result" {
                 @match outcome {
@@ -135,6 +129,9 @@ pub(super) struct StockFields {
     pub(super) quantity: String,
     #[serde(default)]
     version: String,
+    /// The level the page marks as low, when not the default.
+    #[serde(default)]
+    low_at: String,
 }
 
 /// Sets pet `id`'s units as `fields` ask, if nobody changed them since the form was read.
@@ -167,6 +164,11 @@ pub(super) async fn set_stock(
     let Submitted { staff, fields } = form;
     let id: PetId = parsed(&id)?;
     let set = set_level(&state, staff.caller(), id, &fields).await;
+    let low_at = ListFilter {
+        low_at: fields.low_at.clone(),
+        ..ListFilter::default()
+    }
+    .low_at()?;
     if !is_htmx(&req) {
         return match set {
             Ok(item) => {
@@ -178,7 +180,10 @@ pub(super) async fn set_stock(
                 );
                 Ok(see_other_saying("/console/stock", &said))
             }
-            Err(error) => stock_answer(&staff, &state, None, Some((id, error.into()))).await,
+            Err(error) => {
+                let refused = Some((id, error.into()));
+                stock_answer(&staff, &state, &ListFilter::default(), refused).await
+            }
         };
     }
     // The row as it is now, whatever happened: after a refusal, the units someone else set.
@@ -197,6 +202,6 @@ pub(super) async fn set_stock(
         .map_or_else(ApiError::status, |_| actix_web::http::StatusCode::OK);
     Ok(html(
         status,
-        row(&staff, &item, Some(set.as_ref().map(|_| ()))),
+        row(&staff, &item, low_at, Some(set.as_ref().map(|_| ()))),
     ))
 }

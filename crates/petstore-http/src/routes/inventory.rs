@@ -48,9 +48,11 @@ pub async fn list_inventory(
         status: params.status,
         after: params.after()?,
         limit: params.page_size(),
+        ..InventoryQuery::default()
     };
+    let limit = list.limit;
     let page = state.read(move |shop| shop.inventory().list(&list)).await?;
-    Ok(page_response("/v1/inventory", &page, list.limit, params))
+    Ok(page_response("/v1/inventory", &page, limit, params))
 }
 
 /// Reads one pet's stock.

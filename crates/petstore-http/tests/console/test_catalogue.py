@@ -159,14 +159,14 @@ def test_an_order_beyond_the_stock_is_refused_with_the_api_s_error(server, page)
     rex = pets["Rex"]
     signed_in(page, server)
     page.get_by_role("link", name="Rex").click()
-    page.get_by_label("Units").fill("3")
+    page.get_by_label("Units", exact=True).fill("3")
     page.get_by_role("button", name="Place the order").click()
     expect(alert(page)).to_contain_text("insufficient_stock")
     check_accessibility(page)
     screenshot(page, "out-of-stock")
     assert server.api.call("GET", "/v1/store/orders")[1] == []
     assert units(server, rex) == 2
-    page.get_by_label("Units").fill("2")
+    page.get_by_label("Units", exact=True).fill("2")
     page.get_by_role("button", name="Place the order").click()
     expect(page.get_by_role("heading", name="Orders")).to_be_visible()
     assert units(server, rex) == 0
@@ -195,3 +195,44 @@ def test_a_pet_s_page_shows_its_units_and_sets_them(server, page):
     expect(alert(page)).to_contain_text("Someone else changed Rex")
     expect(page.get_by_label("Units that can be ordered")).to_have_value("5")
     assert units(server, rex) == 5
+
+
+def test_the_lists_show_units_and_find_what_runs_low(server, page):
+    _, pets = catalogue(server, (("Rex", 0), ("Rover", 2), ("Fido", 9)))
+    cats = made(server, "/v1/categories", {"name": "Cats"})
+    tom = made(server, "/v1/pets", {"name": "Tom", "categoryId": cats["id"]})
+    assert server.api.call("PATCH", f"/v1/inventory/{tom['id']}", {"quantity": 1})[0] == 200
+    signed_in(page, server)
+    row = lambda name: page.locator("tbody tr", has_text=name)
+    expect(row("Rex")).to_contain_text("0 out of stock")
+    expect(row("Rover")).to_contain_text("2 low")
+    expect(row("Fido").locator(".low, .out")).to_have_count(0)
+    check_accessibility(page)
+
+    def shown():
+        return sorted(page.locator("tbody tr td[data-label=Name]").all_inner_texts())
+
+    page.get_by_label("Units", exact=True).select_option("out")
+    page.get_by_role("button", name="Filter").click()
+    expect(page.locator("tbody tr")).to_have_count(1)
+    assert shown() == ["Rex"]
+    page.get_by_label("Units", exact=True).select_option("low")
+    page.get_by_role("button", name="Filter").click()
+    expect(page.locator("tbody tr")).to_have_count(3)
+    assert shown() == ["Rex", "Rover", "Tom"]
+    page.get_by_label("Low at or below").fill("1")
+    page.get_by_role("button", name="Filter").click()
+    expect(page.locator("tbody tr")).to_have_count(2)
+    assert shown() == ["Rex", "Tom"]
+
+    page.get_by_role("link", name="Stock").click()
+    page.get_by_label("Name contains").fill("ro")
+    page.get_by_role("button", name="Filter").click()
+    expect(page.locator("tbody tr")).to_have_count(1)
+    expect(page.get_by_label("Units of Rover")).to_have_value("2")
+    page.get_by_label("Name contains").fill("")
+    page.get_by_label("Category").select_option(label="Cats")
+    page.get_by_role("button", name="Filter").click()
+    expect(page.locator("tbody tr")).to_have_count(1)
+    expect(page.get_by_label("Units of Tom")).to_have_value("1")
+    check_accessibility(page)

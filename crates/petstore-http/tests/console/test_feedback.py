@@ -30,7 +30,7 @@ def test_without_script_a_removal_asks_first_and_every_change_says_so(server, ne
 
     page.get_by_role("link", name="Pets").click()
     page.get_by_role("link", name="Rex").click()
-    page.get_by_label("Units").fill("2")
+    page.get_by_label("Units", exact=True).fill("2")
     page.get_by_role("button", name="Place the order").click()
     expect(said(page)).to_contain_text("for 2 units.")
     order = server.api.call("GET", "/v1/store/orders")[1][0]
@@ -102,10 +102,10 @@ def test_a_refused_form_keeps_what_was_typed_beside_its_error_and_survives_a_rel
 
     # More units than the stock: the quantity stays, the words name the pet.
     page.goto(f"{server.url}/console/pets/{rex['id']}")
-    page.get_by_label("Units").fill("5")
+    page.get_by_label("Units", exact=True).fill("5")
     page.get_by_role("button", name="Place the order").click()
     expect(alert(page)).to_contain_text("not enough units of Rex")
-    expect(page.get_by_label("Units")).to_have_value("5")
+    expect(page.get_by_label("Units", exact=True)).to_have_value("5")
     reloads_as_a_page(page, "Pet Rex")
 
     # A stale edit: the form shows the pet as it is now, not what would undo the change.

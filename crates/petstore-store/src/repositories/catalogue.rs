@@ -171,7 +171,8 @@ macro_rules! pet_rows {
         let unfiltered = query.status.is_none()
             && query.category_id.is_none()
             && query.ids.is_empty()
-            && query.name_contains.is_none();
+            && query.name_contains.is_none()
+            && query.stock_at_most.is_none();
         if unfiltered {
             // The usual page, as a query of fixed shape: building a boxed query's SQL again
             // for every page cost more than reading its rows from SQLite (docs/performance.md).
@@ -201,6 +202,9 @@ macro_rules! pet_rows {
             }
             if !query.ids.is_empty() {
                 sql = sql.filter(pets::id.eq_any(query.ids.iter().map(|id| id.get())));
+            }
+            if let Some(most) = query.stock_at_most {
+                sql = sql.filter(pets::stock.le(i64::from(most.get())));
             }
             if let Some(needle) = &query.name_contains {
                 sql = sql.filter(

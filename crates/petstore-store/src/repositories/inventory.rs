@@ -2,8 +2,7 @@
 
 use diesel::prelude::*;
 use petstore_core::{
-    InventoryItem, InventoryQuery, InventoryReader, InventoryWriter, PetId, PetQuery, RepoResult,
-    Stock,
+    InventoryItem, InventoryQuery, InventoryReader, InventoryWriter, PetId, RepoResult, Stock,
 };
 
 use super::catalogue::pet_rows;
@@ -32,13 +31,7 @@ impl InventoryReader for Tx<'_> {
     }
 
     fn inventory(&mut self, query: &InventoryQuery) -> RepoResult<Vec<InventoryItem>> {
-        let pets = PetQuery {
-            status: query.status,
-            after: query.after,
-            limit: query.limit,
-            ..PetQuery::default()
-        };
-        let rows = pet_rows!(self, &pets, StockRecord::as_select())?;
+        let rows = pet_rows!(self, &query.pets(), StockRecord::as_select())?;
         convert(rows)
     }
 }

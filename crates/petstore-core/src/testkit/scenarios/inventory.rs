@@ -4,9 +4,11 @@
 use std::sync::Barrier;
 
 use super::{Fixture, OPERATOR, code, name};
+use crate::testkit::Made;
 use crate::testkit::Must;
 use crate::{
-    Always, DomainError, EventType, NewPet, Order, OrderQuery, PageSize, PetStatus, Stock, Store,
+    Always, DomainError, EventType, InventoryQuery, NewCategory, NewPet, Order, OrderQuery,
+    PageSize, PetQuery, PetStatus, Stock, Store,
 };
 
 /// An order takes its units out of stock when placed; taking the last unit makes the pet
@@ -211,4 +213,86 @@ pub fn racing_orders_never_oversell<S: Store + Sync>(store: S) {
         )
         .must("list orders");
     assert_eq!(orders.items.len(), UNITS as usize);
+}
+
+/// The stock list filters as the pets list does (category, name, and the units that can be
+/// ordered, at most), in the same order and pages: the entries of the pets the same pet
+/// query finds.
+pub fn the_stock_list_filters_as_the_pets_list_does<S: Store>(store: S) {
+    let f = Fixture::new(store);
+    let cats = f
+        .shop
+        .categories()
+        .create(OPERATOR, NewCategory::new(name("Cats")), None)
+        .made("create Cats");
+    let rex = f.pet_with_stock("Rex", 0);
+    let rover = f.pet_with_stock("Rover", 3);
+    let cat = |pet_name: &str, units: u32| {
+        let pet = f
+            .shop
+            .pets()
+            .create(OPERATOR, NewPet::new(name(pet_name), cats.id), None)
+            .made("create a cat");
+        f.shop
+            .inventory()
+            .set_stock(OPERATOR, pet.id, Stock::from_level(units), Always)
+            .must("stock the cat");
+        pet
+    };
+    let tom = cat("Tom", 1);
+    let tiger = cat("Tiger", 10);
+    let entries = |query: InventoryQuery| {
+        let page = f.shop.inventory().list(&query).must("list the stock");
+        (
+            page.items
+                .iter()
+                .map(|item| item.pet_id)
+                .collect::<Vec<_>>(),
+            page.next_after,
+        )
+    };
+    let low = InventoryQuery {
+        stock_at_most: Some(Stock::from_level(1)),
+        ..InventoryQuery::default()
+    };
+    assert_eq!(entries(low.clone()), (vec![rex.id, tom.id], None));
+    let first = InventoryQuery {
+        limit: PageSize::new(1).must("size"),
+        ..low.clone()
+    };
+    assert_eq!(entries(first.clone()), (vec![rex.id], Some(rex.id.get())));
+    let second = InventoryQuery {
+        after: Some(rex.id),
+        ..first
+    };
+    assert_eq!(entries(second), (vec![tom.id], None));
+    let out = InventoryQuery {
+        stock_at_most: Some(Stock::ZERO),
+        ..InventoryQuery::default()
+    };
+    assert_eq!(entries(out).0, vec![rex.id]);
+    let tigers = InventoryQuery {
+        category_id: Some(cats.id),
+        name_contains: Some("TI".into()),
+        ..InventoryQuery::default()
+    };
+    assert_eq!(entries(tigers).0, vec![tiger.id]);
+    // The pets of each query are the pets whose entries it lists.
+    for query in [low, InventoryQuery::default()] {
+        let pets = f.shop.pets().list(&query.pets()).must("list the pets");
+        let ids: Vec<_> = pets.items.iter().map(|pet| pet.id).collect();
+        assert_eq!(ids, entries(query).0);
+    }
+    let in_stock = f
+        .shop
+        .pets()
+        .list(&PetQuery::default().stock_at_most(Some(Stock::from_level(3))));
+    assert!(
+        in_stock
+            .must("pets with at most 3")
+            .items
+            .iter()
+            .all(|pet| pet.id != tiger.id)
+    );
+    assert_ne!(rover.id, tiger.id);
 }
