@@ -95,7 +95,7 @@ impl ListFilter {
                     input #filter-name name="name" type="search" value=(self.name);
                 }
                 div {
-                    label for="filter-stock" { "Units" }
+                    label for="filter-stock" { "Stock level" }
                     select #filter-stock name="stock" {
                         @for (value, label) in [("", "Any"), ("low", "Running low"), ("out", "Out of stock")] {
                             option value=(value) selected[self.stock == value] { (label) }

@@ -20,6 +20,7 @@ mod categories;
 mod events;
 mod keys;
 mod lists;
+mod order;
 mod orders;
 mod pet;
 mod refused;
@@ -90,6 +91,11 @@ pub fn scope() -> Scope<
         .route("/stock", web::get().to(stock::stock_page))
         .route("/stock/{petId}", web::post().to(stock::set_stock))
         .route("/orders", web::get().to(orders::orders_page))
+        .route("/orders/{orderId}", web::get().to(order::order_page))
+        .route(
+            "/orders/{orderId}/ship-date",
+            web::post().to(order::set_ship_date),
+        )
         .route(
             "/orders/{orderId}/complete",
             web::post().to(orders::complete_order),
@@ -132,6 +138,7 @@ pub fn scope() -> Scope<
         .route("/categories/{categoryId}", web::get().to(to_its_page))
         .route("/stock/{petId}", web::get().to(to_its_page))
         .route("/orders/{orderId}/complete", web::get().to(to_its_page))
+        .route("/orders/{orderId}/ship-date", web::get().to(to_its_page))
         .route("/webhooks/{webhookId}/resend", web::get().to(to_its_page))
         .default_service(web::to(not_found))
 }

@@ -14,7 +14,7 @@ use serde::Deserialize;
 use super::catalogue::pet_names;
 use super::refused::{Refusal, alert};
 use super::reply::{
-    Answer, VersionOnly, html, is_htmx, parsed, parsed_if_given, see_other_saying, unchanged,
+    Answer, VersionOnly, html, parsed, parsed_if_given, see_other_saying, unchanged, wants_row,
 };
 use super::session::{Staff, Submitted};
 use super::view::{done, page, token_field, version_field};
@@ -162,7 +162,7 @@ fn row(staff: &Staff, line: &Line, outcome: Option<Result<&str, &ApiError>>) -> 
     let action = format!("/console/orders/{}", order.id);
     html! {
         tr #{ "order-" (order.id) } {
-            td data-label="Order" { (order.id) }
+            td data-label="Order" { a href={ "/console/orders/" (order.id) } { (order.id) } }
             td data-label="Pet" { (line.pets) }
             td data-label="Units" { (line.units()) }
             td data-label="Total" {
@@ -243,10 +243,10 @@ pub(super) async fn complete_order(
                 .update(caller, id, patch.clone(), condition.clone())
         })
         .await;
-    if !is_htmx(&req) {
+    if !wants_row(&req) {
         return match completed {
             Ok(_) => Ok(see_other_saying(
-                "/console/orders",
+                &format!("/console/orders/{id}"),
                 &format!("Completed order {id}."),
             )),
             Err(error) => {

@@ -99,6 +99,14 @@ impl<'a> Input<'a> {
         }
     }
 
+    /// A day.
+    pub(super) fn date(id: &'a str, name: &'static str, value: &'a str) -> Self {
+        Self {
+            kind: "date",
+            ..Self::text(id, name, value)
+        }
+    }
+
     /// An address.
     pub(super) fn url(id: &'a str, name: &'static str, value: &'a str) -> Self {
         Self {

@@ -360,7 +360,6 @@ impl Removal for WebhookRemoval {
 pub(super) async fn to_its_page(req: HttpRequest) -> HttpResponse {
     let path = req.path();
     let page = match req.match_pattern().as_deref() {
-        Some("/console/orders/{orderId}/complete") => "/console/orders",
         Some("/console/sign-out") => "/console/",
         _ => path
             .rsplit_once('/')

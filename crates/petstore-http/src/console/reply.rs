@@ -70,9 +70,15 @@ pub(super) fn said(req: &HttpRequest) -> Option<String> {
 pub(super) const SAID_TAKEN: &str =
     "petstore_console_said=; Path=/console/; HttpOnly; SameSite=Strict; Max-Age=0";
 
-/// Whether htmx sent the request (it then swaps the answer into part of the page).
+/// Whether htmx sent the request (it then swaps the answer into the page).
 pub(super) fn is_htmx(req: &HttpRequest) -> bool {
     req.headers().contains_key("hx-request")
+}
+
+/// Whether htmx asked for part of a page (a table's row), not for a whole page as a boosted
+/// link or form does.
+pub(super) fn wants_row(req: &HttpRequest) -> bool {
+    is_htmx(req) && !req.headers().contains_key("hx-boosted")
 }
 
 /// Why a console request was not served.

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use super::catalogue::{all_categories, pet_names};
 use super::lists::{LOW_AT, ListFilter, level};
 use super::refused::{Refusal, alert};
-use super::reply::{Answer, html, is_htmx, parsed, see_other_saying, unchanged, units};
+use super::reply::{Answer, html, parsed, see_other_saying, unchanged, units, wants_row};
 use super::session::{Staff, Submitted};
 use super::view::{done, page, token_field, version_field};
 use crate::error::ApiError;
@@ -169,7 +169,7 @@ pub(super) async fn set_stock(
         ..ListFilter::default()
     }
     .low_at()?;
-    if !is_htmx(&req) {
+    if !wants_row(&req) {
         return match set {
             Ok(item) => {
                 let pet = state.read(move |shop| shop.pets().get(id)).await?;

@@ -159,6 +159,7 @@ def test_an_order_beyond_the_stock_is_refused_with_the_api_s_error(server, page)
     rex = pets["Rex"]
     signed_in(page, server)
     page.get_by_role("link", name="Rex").click()
+    expect(page.get_by_role("heading", name="Pet Rex")).to_be_visible()
     page.get_by_label("Units", exact=True).fill("3")
     page.get_by_role("button", name="Place the order").click()
     expect(alert(page)).to_contain_text("insufficient_stock")
@@ -212,11 +213,11 @@ def test_the_lists_show_units_and_find_what_runs_low(server, page):
     def shown():
         return sorted(page.locator("tbody tr td[data-label=Name]").all_inner_texts())
 
-    page.get_by_label("Units", exact=True).select_option("out")
+    page.get_by_label("Stock level").select_option("out")
     page.get_by_role("button", name="Filter").click()
     expect(page.locator("tbody tr")).to_have_count(1)
     assert shown() == ["Rex"]
-    page.get_by_label("Units", exact=True).select_option("low")
+    page.get_by_label("Stock level").select_option("low")
     page.get_by_role("button", name="Filter").click()
     expect(page.locator("tbody tr")).to_have_count(3)
     assert shown() == ["Rex", "Rover", "Tom"]
@@ -226,6 +227,8 @@ def test_the_lists_show_units_and_find_what_runs_low(server, page):
     assert shown() == ["Rex", "Tom"]
 
     page.get_by_role("link", name="Stock").click()
+    # Both lists have this filter: fill the Stock page's once it is there.
+    expect(page.get_by_role("heading", name="Stock")).to_be_visible()
     page.get_by_label("Name contains").fill("ro")
     page.get_by_role("button", name="Filter").click()
     expect(page.locator("tbody tr")).to_have_count(1)

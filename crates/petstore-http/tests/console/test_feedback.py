@@ -30,6 +30,7 @@ def test_without_script_a_removal_asks_first_and_every_change_says_so(server, ne
 
     page.get_by_role("link", name="Pets").click()
     page.get_by_role("link", name="Rex").click()
+    expect(page.get_by_role("heading", name="Pet Rex")).to_be_visible()
     page.get_by_label("Units", exact=True).fill("2")
     page.get_by_role("button", name="Place the order").click()
     expect(said(page)).to_contain_text("for 2 units.")
@@ -53,6 +54,7 @@ def test_without_script_a_removal_asks_first_and_every_change_says_so(server, ne
     assert server.api.call("GET", f"/v1/pets?id={pets['Fido']['id']}")[1] == []
     # Said once: the next page says nothing of it.
     page.get_by_role("link", name="Stock").click()
+    expect(page.get_by_role("heading", name="Stock")).to_be_visible()
     expect(said(page)).to_have_count(0)
 
 

@@ -87,3 +87,37 @@ def test_the_events_page_shows_the_changes(server, page):
     expect(table).to_contain_text("placed order")
     expect(table).not_to_contain_text("added the category")
     check_accessibility(page)
+
+
+def test_an_order_s_page_shows_its_lines_and_history_and_sets_its_ship_date(server, page):
+    _, pets = catalogue(server, (("Rex", 5), ("Fido", 5)))
+    rex, fido = pets["Rex"], pets["Fido"]
+    for pet, amount in ((rex, 1999), (fido, 500)):
+        assert server.api.call("PUT", f"/v1/pets/{pet['id']}/price", {"amount": amount})[0] == 200
+    placed = made(server, "/v1/store/checkout", {
+        "lines": [{"petId": fido["id"], "quantity": 2}, {"petId": rex["id"], "quantity": 3}]})
+    signed_in(page, server)
+    page.get_by_role("link", name="Orders").click()
+    page.get_by_role("link", name=str(placed["id"]), exact=True).click()
+    expect(page.get_by_role("heading", name=f"Order {placed['id']}")).to_be_visible()
+    lines = page.get_by_role("table", name="Lines")
+    expect(lines.locator("tbody tr").first).to_contain_text("Fido")
+    expect(lines.locator("tbody tr").first).to_contain_text("5.00 EUR")
+    expect(lines.locator("tbody tr").last).to_contain_text("59.97 EUR")
+    expect(page.get_by_text("Total: 69.97 EUR for 5 units.")).to_be_visible()
+    history = page.get_by_role("table", name="History")
+    expect(history).to_contain_text(f"placed order {placed['id']} for 2 × Fido, 3 × Rex")
+    check_accessibility(page)
+    screenshot(page, "order")
+
+    page.get_by_label("Ships on").fill("2026-12-24")
+    page.get_by_role("button", name="Set the ship date").click()
+    expect(said(page)).to_have_text(f"Order {placed['id']} ships on 2026-12-24.")
+    status, now = server.api.call("GET", f"/v1/store/orders/{placed['id']}")
+    assert now["shipDate"].startswith("2026-12-24"), now
+    expect(page.get_by_role("table", name="History")).to_contain_text("ship")
+    # Completed from its page, which says so there.
+    page.get_by_role("button", name=f"Complete order {placed['id']}").click()
+    expect(said(page)).to_have_text(f"Completed order {placed['id']}.")
+    expect(page.get_by_text("Complete.", exact=True)).to_be_visible()
+    assert server.api.call("GET", f"/v1/store/orders/{placed['id']}")[1]["complete"] is True

@@ -488,6 +488,21 @@ async fn every_write_of_both_doors_names_its_caller_door_and_trace() {
     walk!(
         None,
         form(
+            &format!("/console/orders/{first}/ship-date"),
+            vec![
+                ("ship_date", text("2026-12-24")),
+                ("version", version(&shown))
+            ]
+        ),
+        by_console,
+        true,
+        303
+    );
+    walked_forms.insert("/orders/{orderId}/ship-date");
+    let shown = api.get(&format!("/v1/store/orders/{first}")).await;
+    walk!(
+        None,
+        form(
             &format!("/console/orders/{first}/complete"),
             vec![("version", version(&shown))]
         ),

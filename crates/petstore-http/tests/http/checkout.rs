@@ -198,7 +198,7 @@ async fn the_console_shows_an_orders_lines_and_total() {
         .expect("the order's row")..];
     assert!(
         row.starts_with(&format!(
-            "id=\"order-{id}\"><td data-label=\"Order\">{id}</td><td data-label=\"Pet\">Fido × 2, Rex × 3</td><td data-label=\"Units\">5</td><td data-label=\"Total\">69.97 EUR</td>"
+            "id=\"order-{id}\"><td data-label=\"Order\"><a href=\"/console/orders/{id}\">{id}</a></td><td data-label=\"Pet\">Fido × 2, Rex × 3</td><td data-label=\"Units\">5</td><td data-label=\"Total\">69.97 EUR</td>"
         )),
         "{row}"
     );

@@ -1,6 +1,6 @@
 //! The events page: what the shop recorded, as sentences of who did what to which thing
-//! (`sentence.rs`), newest page first, filterable by the key that did it and by the pet it was
-//! done to. Read where the API's feed is read (the primary: reading the feed is what orders
+//! (`sentence.rs`), newest page first, filterable by the key that did it and by the pet or
+//! the order it was done to; and an order's history, for its page. Read where the API's feed is read (the primary: reading the feed is what orders
 //! it).
 
 mod sentence;
@@ -9,7 +9,7 @@ use actix_web::web;
 use maud::html;
 use std::collections::HashMap;
 
-use petstore_core::{DomainError, Event, EventId, KeyId, PageSize, PetId, PetQuery};
+use petstore_core::{DomainError, Event, EventId, KeyId, OrderId, PageSize, PetId, PetQuery};
 use serde::Deserialize;
 
 use super::catalogue::pet_names;
@@ -36,18 +36,22 @@ pub(super) struct EventFilter {
     /// A pet's id: only what was done to it (the pet, its stock, its orders).
     #[serde(default)]
     pet: String,
+    /// An order's id: only what was done to it.
+    #[serde(default)]
+    order: String,
 }
 
 /// What a filtered page keeps of the events it searches.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 struct Wanted {
     key: Option<KeyId>,
     pet: Option<PetId>,
+    order: Option<OrderId>,
 }
 
 impl Wanted {
     fn any(self) -> bool {
-        self.key.is_some() || self.pet.is_some()
+        self.key.is_some() || self.pet.is_some() || self.order.is_some()
     }
 
     fn keeps(self, event: &Event) -> bool {
@@ -61,8 +65,43 @@ impl Wanted {
                 || subject == format!("inventory/{pet}")
                 || (subject.starts_with("store/orders/") && event.data["petId"] == pet)
         });
-        by && about
+        let of_order = self
+            .order
+            .is_none_or(|order| event.subject == format!("store/orders/{order}"));
+        by && about && of_order
     }
+}
+
+/// What was done to order `id`, oldest first: the latest [`PER_PAGE`] of its events among
+/// the last [`SEARCHED`].
+pub(super) fn order_history(
+    shop: &PetService<'_>,
+    caller: petstore_core::Caller,
+    id: OrderId,
+) -> Result<Vec<Event>, DomainError> {
+    let last = shop.events().last_id(caller)?.map_or(0, EventId::get);
+    let wanted = Wanted {
+        order: Some(id),
+        ..Wanted::default()
+    };
+    search(shop, caller, last, wanted)
+}
+
+/// `events` (in order) as sentences, each read after the one before it; `names` are the
+/// names of the pets they are about.
+pub(super) fn sentences<'e>(
+    events: &'e [Event],
+    names: &HashMap<PetId, String>,
+) -> Vec<(&'e Event, String)> {
+    let mut reading = Reading::new(names);
+    events
+        .iter()
+        .enumerate()
+        .map(|(at, event)| {
+            let before = at.checked_sub(1).map(|before| &events[before]);
+            (event, reading.sentence(event, before))
+        })
+        .collect()
 }
 
 /// `GET /console/events`: by default the latest events; `?after=N` the ones after id `N`;
@@ -81,6 +120,7 @@ pub(super) async fn events_page(
     let wanted = Wanted {
         key: parsed_if_given(&filter.key)?,
         pet: parsed_if_given(&filter.pet)?,
+        order: parsed_if_given(&filter.order)?,
     };
     let caller = staff.caller();
     let (events, after, names) = state
@@ -109,15 +149,7 @@ pub(super) async fn events_page(
             Ok((events, after, names))
         })
         .await?;
-    let mut reading = Reading::new(&names);
-    let lines: Vec<(&Event, String)> = events
-        .iter()
-        .enumerate()
-        .map(|(at, event)| {
-            let before = at.checked_sub(1).map(|before| &events[before]);
-            (event, reading.sentence(event, before))
-        })
-        .collect();
+    let lines = sentences(&events, &names);
     let newer = events.last().map(|event| event.id);
     let older = after
         .filter(|after| *after > 0)
@@ -128,6 +160,8 @@ pub(super) async fn events_page(
             input #key name="key" type="number" min="1" value=(filter.key);
             label for="pet" { "Pet id" }
             input #pet name="pet" type="number" min="1" value=(filter.pet);
+            label for="order" { "Order id" }
+            input #order name="order" type="number" min="1" value=(filter.order);
             button type="submit" { "Filter" }
         }
         @if wanted.any() {
@@ -196,13 +230,17 @@ fn search(
 fn pets_of(events: &[Event]) -> Vec<PetId> {
     let mut pets: Vec<PetId> = events
         .iter()
-        .filter_map(|event| {
+        .flat_map(|event| {
             let id = if event.subject.starts_with("pets/") {
                 event.data["id"].as_i64().or(event.data["petId"].as_i64())
             } else {
                 event.data["petId"].as_i64()
             };
-            id.and_then(|id| PetId::new(id).ok())
+            // A checkout's or a hold's lines name their pets too.
+            let lines = event.data["lines"].as_array().into_iter().flatten();
+            id.into_iter()
+                .chain(lines.filter_map(|line| line["petId"].as_i64()))
+                .filter_map(|id| PetId::new(id).ok())
         })
         .collect();
     pets.sort_unstable();

@@ -87,12 +87,25 @@ impl<'n> Reading<'n> {
                     format!("{who} set {name}'s stock{from} to {now}")
                 }
             }
-            EventType::OrderPlaced => format!(
-                "{who} placed order {} for {} × {}",
-                int("id").unwrap_or_default(),
-                int("quantity").unwrap_or_default(),
-                self.pet(int("petId"))
-            ),
+            EventType::OrderPlaced => {
+                // Every line of a checkout; the seed's `petId` and `quantity` are line 1's.
+                let lines: Vec<String> = match data["lines"].as_array() {
+                    Some(lines) if !lines.is_empty() => lines
+                        .iter()
+                        .map(|line| {
+                            let units = line["quantity"].as_i64().unwrap_or_default();
+                            format!("{units} × {}", self.pet(line["petId"].as_i64()))
+                        })
+                        .collect(),
+                    _ => vec![format!(
+                        "{} × {}",
+                        int("quantity").unwrap_or_default(),
+                        self.pet(int("petId"))
+                    )],
+                };
+                let id = int("id").unwrap_or_default();
+                format!("{who} placed order {id} for {}", lines.join(", "))
+            }
             EventType::OrderUpdated => format!(
                 "{who} set order {}'s ship date to {}",
                 int("id").unwrap_or_default(),
