@@ -39,8 +39,8 @@ COOKIE = "petstore_console"
 # The loads: the path wrk asks for, how it authenticates, the route label the service's
 # /metrics counts its answers under, and which side of a comparison it is.
 LOADS = {
-    "pets-page": {"label": "pets page", "path": "/console/", "auth": "cookie",
-                  "route": "/console/", "side": "page"},
+    "pets-page": {"label": "pets page", "path": "/console/pets", "auth": "cookie",
+                  "route": "/console/pets", "side": "page"},
     "pets-json": {"label": "pets JSON", "path": f"/v1/pets?limit={PAGE_ITEMS}", "auth": "bearer",
                   "route": "/v1/pets", "side": "json"},
     "categories-json": {"label": "categ. JSON", "path": f"/v1/categories?limit={PAGE_ITEMS}",
@@ -51,11 +51,12 @@ LOADS = {
                    "auth": "bearer", "route": "/v1/inventory", "side": "json"},
 }
 ORDER = ["pets-page", "pets-json", "categories-json", "stock-page", "stock-json"]
-# Each page against the JSON answers that hold the same data: the pets page shows the pets
-# and their categories' names (GET /v1/pets and GET /v1/categories), the stock page the stock
-# entries and their pets' names (GET /v1/inventory and GET /v1/pets). The JSON side's cost is
+# Each page against the JSON answers that hold the same data: the pets page shows the pets,
+# their categories' names and their units (GET /v1/pets, GET /v1/categories and
+# GET /v1/inventory), the stock page the stock entries and their pets' names
+# (GET /v1/inventory and GET /v1/pets). The JSON side's cost is
 # the sum of its answers' (a client needs both), its rate the sets of answers a second.
-PAIRS = {"pets": ("pets-page", ("pets-json", "categories-json")),
+PAIRS = {"pets": ("pets-page", ("pets-json", "categories-json", "stock-json")),
          "stock": ("stock-page", ("stock-json", "pets-json"))}
 
 
@@ -459,16 +460,19 @@ class Run:
             if not tbody:
                 raise Failure(f"{what}: no table body in the page")
             if name == "pets-page":
-                rows = re.findall(r'<tr><td>(\d+)</td><td><a href="/console/pets/(\d+)">'
-                                  r"([^<]*)</a></td><td>([^<]*)</td><td>([^<]*)</td></tr>",
+                # Each cell names its column (data-label) for the phone's layout; the units
+                # cell holds the level and its mark.
+                rows = re.findall(r'<tr><td[^>]*>(\d+)</td><td[^>]*><a href="/console/pets/(\d+)">'
+                                  r"([^<]*)</a></td><td[^>]*>([^<]*)</td><td[^>]*>([^<]*)</td>"
+                                  r"<td[^>]*>.*?</td></tr>",
                                   tbody.group(1))
                 shown = [(int(i), int(link), html.unescape(n), html.unescape(c), s)
                          for i, link, n, c, s in rows]
                 wanted = [(p["id"], p["id"], p["name"], p["category"], p["status"])
                           for p in self.expected]
             else:
-                rows = re.findall(r'<tr id="stock-(\d+)"><td><a href="/console/pets/(\d+)">'
-                                  r'([^<]*)</a></td><td>([^<]*)</td>.*?name="quantity"[^>]*?'
+                rows = re.findall(r'<tr id="stock-(\d+)"><td[^>]*><a href="/console/pets/(\d+)">'
+                                  r'([^<]*)</a></td><td[^>]*>([^<]*)</td>.*?name="quantity"[^>]*?'
                                   r'value="(\d+)"', tbody.group(1), re.S)
                 shown = [(int(i), int(link), html.unescape(n), s, int(q))
                          for i, link, n, s, q in rows]

@@ -81,7 +81,7 @@ async fn pets_answer(
         .as_ref()
         .map(|(refusal, typed)| (refusal, Some(typed)));
     let body = html! {
-        (filter.form("/console/", &categories))
+        (filter.form("/console/pets", &categories))
         table.cards {
             caption.sr-only { "Pets" }
             thead { tr { th scope="col" { "Id" } th scope="col" { "Name" } th scope="col" { "Category" } th scope="col" { "Status" } th scope="col" { "Units to order" } } }
@@ -100,7 +100,7 @@ async fn pets_answer(
             }
         }
         @if pets.items.is_empty() { p { "No pet matches." } }
-        @if let Some(next) = next { p { a href={ "/console/?" (next) } { "Next page" } } }
+        @if let Some(next) = next { p { a href={ "/console/pets?" (next) } { "Next page" } } }
         h2 { "Add a pet" }
         (pet_form(staff, "/console/pets", None, &categories, "Add the pet", adding))
     };
@@ -109,7 +109,7 @@ async fn pets_answer(
         .map_or(actix_web::http::StatusCode::OK, |(refusal, _)| {
             refusal.error().status()
         });
-    Ok(html(status, page(staff, "/console/", "Pets", body)))
+    Ok(html(status, page(staff, "/console/pets", "Pets", body)))
 }
 
 fn category_name(categories: &[Category], id: CategoryId) -> String {
@@ -209,7 +209,7 @@ pub(super) async fn create_pet(state: web::Data<AppState>, form: Submitted<PetFi
     };
     match made {
         Ok(_) => Ok(see_other_saying(
-            "/console/",
+            "/console/pets",
             &format!("Added {}.", fields.name.trim()),
         )),
         Err(refusal) => {

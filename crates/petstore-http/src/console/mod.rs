@@ -28,6 +28,7 @@ mod removals;
 mod reply;
 mod session;
 mod stock;
+mod today;
 mod view;
 mod webhooks;
 
@@ -62,7 +63,8 @@ pub fn scope() -> Scope<
     web::scope(BASE)
         .wrap(from_fn(security_headers))
         .route("", web::get().to(to_console_root))
-        .route("/", web::get().to(catalogue::pets_page))
+        .route("/", web::get().to(today::today_page))
+        .route("/pets", web::get().to(catalogue::pets_page))
         .route("/assets/{name}", web::get().to(asset))
         .route("/sign-in", web::get().to(session::sign_in_page))
         .route("/sign-in", web::post().to(session::sign_in))

@@ -125,7 +125,7 @@ async fn pet_answer(
         (movements_table(id, &movements.items, movements.next_after))
         h2 { "Delete" }
         p { a.button.danger href={ (action) "/delete" } { "Delete " (name) "…" } }
-        p { a href="/console/" { "Back to the pets" } }
+        p { a href="/console/pets" { "Back to the pets" } }
     };
     let title = format!("Pet {}", pet.name.as_str());
     Ok(html(
@@ -134,7 +134,7 @@ async fn pet_answer(
             .map_or(actix_web::http::StatusCode::OK, |(refusal, _)| {
                 refusal.error().status()
             }),
-        page(staff, "/console/", &title, body),
+        page(staff, "/console/pets", &title, body),
     ))
 }
 

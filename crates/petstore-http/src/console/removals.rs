@@ -168,7 +168,7 @@ impl Removal for PetRemoval {
     fn question(pet: &Pet) -> Question {
         let name = pet.name.as_str();
         Question {
-            section: "/console/",
+            section: "/console/pets",
             subject: name.to_owned(),
             title: format!("Delete {name}?"),
             consequence: format!(
@@ -182,7 +182,7 @@ impl Removal for PetRemoval {
 
     fn done(pet: &Pet) -> (String, String) {
         (
-            "/console/".into(),
+            "/console/pets".into(),
             format!("Deleted {}.", pet.name.as_str()),
         )
     }

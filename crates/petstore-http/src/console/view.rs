@@ -18,7 +18,8 @@ const HTMX_CONFIG: &str = r#"{"allowEval":false,"allowScriptTags":false,"include
 
 /// The sections of the navigation: path, label, and whether only admins see it.
 const SECTIONS: &[(&str, &str, bool)] = &[
-    ("/console/", "Pets", false),
+    ("/console/", "Today", false),
+    ("/console/pets", "Pets", false),
     ("/console/categories", "Categories", false),
     ("/console/stock", "Stock", false),
     ("/console/orders", "Orders", false),

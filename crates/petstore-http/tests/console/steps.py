@@ -14,9 +14,12 @@ def sign_in(page, server, key, check=None):
 
 
 def signed_in(page, server, role="staff"):
-    """A page signed in with a new key of `role`; returns the key."""
+    """A page signed in with a new key of `role`, on the pets list (the sign-in lands on
+    Today); returns the key."""
     key = server.admin_key if role == "admin" else server.new_key(role, f"console {role}")
     sign_in(page, server, key)
+    expect(page.get_by_role("heading", name="Today")).to_be_visible()
+    page.get_by_role("link", name="Pets", exact=True).click()
     expect(page.get_by_role("heading", name="Pets")).to_be_visible()
     return key
 

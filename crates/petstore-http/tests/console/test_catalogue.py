@@ -18,7 +18,7 @@ def test_the_whole_catalogue_and_stock_flow(server, page):
     check_accessibility(page)
     screenshot(page, "categories")
 
-    page.get_by_role("link", name="Pets").click()
+    page.get_by_role("link", name="Pets", exact=True).click()
     # Each page has a "Name" field: fill the next page's only once it is there.
     expect(page.get_by_role("heading", name="Pets")).to_be_visible()
     page.get_by_label("Name", exact=True).fill("Tom")
@@ -40,7 +40,7 @@ def test_the_whole_catalogue_and_stock_flow(server, page):
     assert units(server, pets[0]) == 4
 
     # Edited: renamed, and set pending by hand.
-    page.get_by_role("link", name="Pets").click()
+    page.get_by_role("link", name="Pets", exact=True).click()
     page.get_by_role("link", name="Tom").click()
     expect(page.get_by_role("heading", name="Pet Tom")).to_be_visible()
     page.get_by_label("Name", exact=True).fill("Thomas")

@@ -28,7 +28,7 @@ def test_without_script_a_removal_asks_first_and_every_change_says_so(server, ne
     expect(said(page)).to_have_text("Set the stock of Rex to 4 units.")
     assert units(server, rex) == 4
 
-    page.get_by_role("link", name="Pets").click()
+    page.get_by_role("link", name="Pets", exact=True).click()
     page.get_by_role("link", name="Rex").click()
     expect(page.get_by_role("heading", name="Pet Rex")).to_be_visible()
     page.get_by_label("Units", exact=True).fill("2")
@@ -39,7 +39,7 @@ def test_without_script_a_removal_asks_first_and_every_change_says_so(server, ne
     expect(said(page)).to_have_text(f"Completed order {order['id']}.")
 
     # Asked, and kept: nothing happens before the answer.
-    page.get_by_role("link", name="Pets").click()
+    page.get_by_role("link", name="Pets", exact=True).click()
     page.get_by_role("link", name="Fido").click()
     page.get_by_role("link", name="Delete Fido…").click()
     expect(page.get_by_role("heading", name="Delete Fido?")).to_be_visible()
@@ -148,7 +148,7 @@ def test_unknown_addresses_and_refused_pages_are_pages(server, page):
     expect(page.get_by_role("heading", name="Not found")).to_be_visible()
     check_accessibility(page)
     page.get_by_role("link", name="Back to the console").click()
-    expect(page.get_by_role("heading", name="Pets")).to_be_visible()
+    expect(page.get_by_role("heading", name="Today")).to_be_visible()
     answer = page.goto(server.url + "/console/keys")
     assert answer.status == 403
     expect(page.get_by_role("heading", name="Not allowed")).to_be_visible()
@@ -169,7 +169,8 @@ def test_every_kind_of_page_fits_a_phone(start_server, new_page):
     page = new_page(viewport=PHONE)
     pages = [
         "/console/sign-in",
-        "/console/", f"/console/pets/{rex['id']}", f"/console/pets/{rex['id']}/delete",
+        "/console/", "/console/pets", f"/console/pets/{rex['id']}",
+        f"/console/pets/{rex['id']}/delete", f"/console/orders/{order['id']}",
         "/console/categories", "/console/stock", "/console/orders",
         f"/console/orders/{order['id']}/cancel", "/console/events", "/console/keys",
         "/console/webhooks", f"/console/webhooks/{hook['id']}", "/console/nowhere",
@@ -177,7 +178,7 @@ def test_every_kind_of_page_fits_a_phone(start_server, new_page):
     for path in pages:
         if path == "/console/":
             sign_in(page, server, server.admin_key)
-            expect(page.get_by_role("heading", name="Pets")).to_be_visible()
+            expect(page.get_by_role("heading", name="Today")).to_be_visible()
         else:
             page.goto(server.url + path)
         expect(page.locator("h1")).to_be_visible()

@@ -11,7 +11,7 @@ from steps import alert, sign_in, signed_in
 def test_staff_sign_in_and_out(server, page):
     key = server.new_key("staff", "Sam at the counter")
     sign_in(page, server, key, check=lambda p: (check_accessibility(p), screenshot(p, "sign-in")))
-    expect(page.get_by_role("heading", name="Pets")).to_be_visible()
+    expect(page.get_by_role("heading", name="Today")).to_be_visible()
     expect(page.get_by_text("Signed in as staff")).to_be_visible()
     # Staff see no admin sections.
     expect(page.get_by_role("link", name="Keys")).to_have_count(0)
@@ -79,7 +79,7 @@ def test_a_session_in_use_ends_at_its_maximum_age(start_server, page):
 def test_a_revoked_key_s_session_ends_on_the_next_page(server, page):
     staff = server.new_key("staff", "leaving staff")
     sign_in(page, server, staff)
-    expect(page.get_by_role("heading", name="Pets")).to_be_visible()
+    expect(page.get_by_role("heading", name="Today")).to_be_visible()
     status, keys = server.api.call("GET", "/v1/keys")
     key_id = next(k["id"] for k in keys if k["name"] == "leaving staff")
     assert server.api.call("DELETE", f"/v1/keys/{key_id}")[0] == 204
@@ -112,12 +112,14 @@ def test_sign_in_by_keyboard_alone(server, page):
     # The key field has the focus on arrival; Enter sends the form.
     page.keyboard.type(key)
     page.keyboard.press("Enter")
-    expect(page.get_by_role("heading", name="Pets")).to_be_visible()
+    expect(page.get_by_role("heading", name="Today")).to_be_visible()
     # The first Tab reaches the skip link, which moves on to the content.
     page.keyboard.press("Tab")
     expect(page.get_by_role("link", name="Skip to the content")).to_be_focused()
     page.keyboard.press("Tab")
-    expect(page.get_by_role("link", name="Pets")).to_be_focused()
+    expect(page.get_by_role("link", name="Today", exact=True)).to_be_focused()
+    page.keyboard.press("Tab")
+    expect(page.get_by_role("link", name="Pets", exact=True)).to_be_focused()
     page.keyboard.press("Tab")
     page.keyboard.press("Enter")
     expect(page.get_by_role("heading", name="Categories")).to_be_visible()

@@ -6,6 +6,7 @@
 mod sentence;
 
 use actix_web::web;
+use chrono::{DateTime, Utc};
 use maud::html;
 use std::collections::HashMap;
 
@@ -85,6 +86,44 @@ pub(super) fn order_history(
         ..Wanted::default()
     };
     search(shop, caller, last, wanted)
+}
+
+/// The events from `from` on, oldest first, reading back through at most the last
+/// [`SEARCHED`]; and whether they reach back to `from` (else there are more before them).
+pub(super) fn since(
+    shop: &PetService<'_>,
+    caller: petstore_core::Caller,
+    from: DateTime<Utc>,
+) -> Result<(Vec<Event>, bool), DomainError> {
+    let feed = shop.events();
+    let last = feed.last_id(caller)?.map_or(0, EventId::get);
+    let window = i64::from(PageSize::MAX_PAGE.get());
+    let mut found: Vec<Event> = Vec::new();
+    let mut upto = last;
+    while upto > 0 {
+        if last - upto >= SEARCHED {
+            return Ok((found, false));
+        }
+        let start = (upto - window).max(0);
+        let at = (start > 0).then(|| EventId::new(start)).transpose()?;
+        let page: Vec<Event> = feed
+            .after(caller, at, PageSize::MAX_PAGE)?
+            .into_iter()
+            .filter(|event| event.id.get() <= upto)
+            .collect();
+        let reached = page.iter().any(|event| event.time < from);
+        let mut kept: Vec<Event> = page
+            .into_iter()
+            .filter(|event| event.time >= from)
+            .collect();
+        kept.append(&mut found);
+        found = kept;
+        if reached {
+            return Ok((found, true));
+        }
+        upto = start;
+    }
+    Ok((found, true))
 }
 
 /// `events` (in order) as sentences, each read after the one before it; `names` are the
@@ -227,7 +266,7 @@ fn search(
 }
 
 /// The pets `events` are about, each once (at most as many as the id filter takes).
-fn pets_of(events: &[Event]) -> Vec<PetId> {
+pub(super) fn pets_of(events: &[Event]) -> Vec<PetId> {
     let mut pets: Vec<PetId> = events
         .iter()
         .flat_map(|event| {

@@ -1,0 +1,33 @@
+"""Today, the home page: what waits, what the day brought, what runs out, who did what."""
+
+from playwright.sync_api import expect
+
+from conftest import check_accessibility, screenshot
+from steps import catalogue, made, sign_in
+
+
+def test_today_sums_up_the_day_and_leads_to_its_lists(server, page):
+    _, pets = catalogue(server, (("Rex", 0), ("Fido", 10)))
+    fido = pets["Fido"]
+    assert server.api.call("PUT", f"/v1/pets/{fido['id']}/price", {"amount": 500})[0] == 200
+    kept = made(server, "/v1/store/orders", {"petId": fido["id"], "quantity": 2})
+    gone = made(server, "/v1/store/orders", {"petId": fido["id"], "quantity": 1})
+    assert server.api.call("DELETE", f"/v1/store/orders/{gone['id']}")[0] == 204
+    made(server, "/v1/store/holds", {"lines": [{"petId": fido["id"], "quantity": 1}]})
+    sign_in(page, server, server.new_key("staff", "Sam"))
+    expect(page.get_by_role("heading", name="Today")).to_be_visible()
+    expect(page.get_by_role("link", name="1 Open orders")).to_be_visible()
+    # The cancelled order is not among the day's: one order, worth 2 × 5.00.
+    expect(page.get_by_role("link", name="1 worth 10.00 EUR Placed today")).to_be_visible()
+    expect(page.get_by_role("link", name=f"Order {kept['id']}")).to_be_visible()
+    expect(page.get_by_role("listitem").filter(has_text="Rex")).to_contain_text("0 out of stock")
+    expect(page.get_by_text("1 active, 1 unit set aside.")).to_be_visible()
+    expect(page.get_by_role("table", name="Last changes")).to_contain_text(
+        f"placed order {kept['id']} for 2 × Fido")
+    check_accessibility(page)
+    screenshot(page, "today")
+    page.get_by_role("link", name="Running low").click()
+    expect(page.get_by_role("heading", name="Pets")).to_be_visible()
+    expect(page.get_by_label("Stock level")).to_have_value("low")
+    expect(page.get_by_role("link", name="Rex")).to_be_visible()
+    expect(page.get_by_role("link", name="Fido")).to_have_count(0)
