@@ -5,7 +5,7 @@
 use std::collections::{HashMap, HashSet};
 
 use actix_web::web;
-use chrono::{NaiveTime, Utc};
+use chrono::NaiveTime;
 use maud::{Markup, html};
 use petstore_core::{EventType, InventoryQuery, OrderQuery, PageSize, PetId, Role, Stock};
 
@@ -26,7 +26,13 @@ const CHANGES: usize = 10;
 /// `GET /console/`.
 pub(super) async fn today_page(staff: Staff, state: web::Data<AppState>) -> Answer {
     let caller = staff.caller();
-    let midnight = Utc::now().date_naive().and_time(NaiveTime::MIN).and_utc();
+    // The shop's clock says what day it is, as it stamps the events.
+    let midnight = state
+        .clock()
+        .now()
+        .date_naive()
+        .and_time(NaiveTime::MIN)
+        .and_utc();
     let shown = PageSize::new(SHOWN as i64).map_err(petstore_core::DomainError::from)?;
     let running_out = InventoryQuery {
         stock_at_most: Some(Stock::from_level(LOW_AT)),

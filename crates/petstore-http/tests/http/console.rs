@@ -438,3 +438,40 @@ async fn the_events_page_says_who_did_what_and_filters_by_key_and_pet() {
     let bad = page(&api, &cookie, "/console/events?pet=rex").await;
     assert_eq!(bad.status, 400, "{bad:?}");
 }
+
+/// No page of 100 rows weighs over 100 KB (#68): the lists at their fullest, each pet with a
+/// name of 40 characters, stock, and an open order.
+#[actix_web::test]
+async fn a_page_of_100_rows_stays_under_100_kb() {
+    let api = start().await;
+    for n in 0..100 {
+        let pet = api
+            .pet_with_stock(&format!("A pet with a name of forty chars, no {n:03}"), 5)
+            .await;
+        let order = api
+            .post("/v1/store/orders", json!({"petId": pet, "quantity": 1}))
+            .await;
+        assert_eq!(order.status, 201, "{order:?}");
+    }
+    let (cookie, _) = sign_in(&api, &api.admin, false).await;
+    for (path, rows) in [
+        ("/console/pets", 100),
+        ("/console/stock", 100),
+        ("/console/orders", 100),
+        ("/console/events", 50),
+        ("/console/", 10),
+    ] {
+        let shown = page(&api, &cookie, path).await;
+        assert_eq!(shown.status, 200, "{path}");
+        let html = html_of(&shown);
+        assert!(
+            html.matches("<tr").count() > rows,
+            "{path}: not a full page"
+        );
+        assert!(
+            html.len() <= 100 * 1024,
+            "{path}: {} bytes for {rows} rows",
+            html.len()
+        );
+    }
+}
