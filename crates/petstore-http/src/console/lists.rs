@@ -33,16 +33,7 @@ pub(super) struct ListFilter {
 impl ListFilter {
     /// The level at or below which a pet runs low.
     pub(super) fn low_at(&self) -> Result<u32, ApiError> {
-        match self.low_at.trim() {
-            "" => Ok(LOW_AT),
-            text => text
-                .parse::<u32>()
-                .ok()
-                .filter(|&level| Stock::settable(i64::from(level)).is_ok())
-                .ok_or_else(|| {
-                    ApiError::invalid_parameter("low_at: must be a level from 0 to 1000000")
-                }),
-        }
+        low_at(&self.low_at)
     }
 
     /// The pets the filter finds, a page of 100 from its position.
@@ -110,6 +101,20 @@ impl ListFilter {
                 button type="submit" { "Filter" }
             }
         }
+    }
+}
+
+/// The level at or below which a pet runs low, as a form sends it (empty: [`LOW_AT`]).
+pub(super) fn low_at(text: &str) -> Result<u32, ApiError> {
+    match text.trim() {
+        "" => Ok(LOW_AT),
+        text => text
+            .parse::<u32>()
+            .ok()
+            .filter(|&level| Stock::settable(i64::from(level)).is_ok())
+            .ok_or_else(|| {
+                ApiError::invalid_parameter("low_at: must be a level from 0 to 1000000")
+            }),
     }
 }
 

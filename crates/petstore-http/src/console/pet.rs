@@ -15,7 +15,7 @@ use super::reply::{
     Answer, html, parsed, parsed_if_given, see_other, see_other_saying, unchanged, units,
 };
 use super::session::{Staff, Submitted};
-use super::stock::{StockFields, set_level};
+use super::stock::{StockFields, level_said, set_level};
 use super::view::{page, token_field, version_field};
 use crate::error::ErrorCode;
 use crate::state::AppState;
@@ -183,12 +183,7 @@ pub(super) async fn set_pet_stock(
     let id: PetId = parsed(&id)?;
     match set_level(&state, staff.caller(), id, &fields).await {
         Ok(item) => {
-            let pet = state.read(move |shop| shop.pets().get(id)).await?;
-            let said = format!(
-                "Set the stock of {} to {}.",
-                pet.name.as_str(),
-                units(item.quantity.get())
-            );
+            let said = level_said(&state, id, &item).await?;
             Ok(see_other_saying(&format!("/console/pets/{id}"), &said))
         }
         Err(error) => {

@@ -7,7 +7,7 @@ use petstore_core::{Category, InventoryItem, InventoryQuery, PetId, PetQuery, St
 use serde::Deserialize;
 
 use super::catalogue::{all_categories, pet_names};
-use super::lists::{LOW_AT, ListFilter, level};
+use super::lists::{LOW_AT, ListFilter, level, low_at};
 use super::refused::{Refusal, alert};
 use super::reply::{Answer, html, parsed, see_other_saying, unchanged, units, wants_row};
 use super::session::{Staff, Submitted};
@@ -153,6 +153,20 @@ pub(super) async fn set_level(
         .await
 }
 
+/// What a stock set through a form says it did, naming the pet.
+pub(super) async fn level_said(
+    state: &AppState,
+    id: PetId,
+    item: &InventoryItem,
+) -> Result<String, ApiError> {
+    let pet = state.read(move |shop| shop.pets().get(id)).await?;
+    Ok(format!(
+        "Set the stock of {} to {}.",
+        pet.name.as_str(),
+        units(item.quantity.get())
+    ))
+}
+
 /// `POST /console/stock/{petId}`: sets the units, if nobody changed them since the form was
 /// read. htmx gets the row back; a page without script, the whole page.
 pub(super) async fn set_stock(
@@ -163,21 +177,13 @@ pub(super) async fn set_stock(
 ) -> Answer {
     let Submitted { staff, fields } = form;
     let id: PetId = parsed(&id)?;
+    // Read before the write: a form refused for its low level must have changed nothing.
+    let low_at = low_at(&fields.low_at)?;
     let set = set_level(&state, staff.caller(), id, &fields).await;
-    let low_at = ListFilter {
-        low_at: fields.low_at.clone(),
-        ..ListFilter::default()
-    }
-    .low_at()?;
     if !wants_row(&req) {
         return match set {
             Ok(item) => {
-                let pet = state.read(move |shop| shop.pets().get(id)).await?;
-                let said = format!(
-                    "Set the stock of {} to {}.",
-                    pet.name.as_str(),
-                    units(item.quantity.get())
-                );
+                let said = level_said(&state, id, &item).await?;
                 Ok(see_other_saying("/console/stock", &said))
             }
             Err(error) => {

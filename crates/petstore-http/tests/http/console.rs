@@ -475,3 +475,34 @@ async fn a_page_of_100_rows_stays_under_100_kb() {
         );
     }
 }
+
+/// A stock form refused for its low level (a field of the row's form) has set nothing, with or
+/// without script.
+#[actix_web::test]
+async fn a_stock_form_refused_for_its_low_level_sets_nothing() {
+    let api = start().await;
+    let pet = api.pet_with_stock("Rex", 3).await;
+    let (cookie, _) = sign_in(&api, &api.admin, false).await;
+    let token = form_token(&page(&api, &cookie, "/console/stock").await);
+    let entry = api.get(&format!("/v1/inventory/{pet}")).await;
+    let version = entry.header("etag").unwrap().trim_matches('"').to_owned();
+    for row in [false, true] {
+        let mut request = TestRequest::post()
+            .uri(&format!("/console/stock/{pet}"))
+            .insert_header(("cookie", cookie.clone()))
+            .set_form([
+                ("quantity", "9"),
+                ("version", version.as_str()),
+                ("low_at", "many"),
+                ("form_token", token.as_str()),
+            ]);
+        if row {
+            request = request.insert_header(("hx-request", "true"));
+        }
+        let reply = api.send_as(None, request).await;
+        assert_eq!(reply.status, 400, "{reply:?}");
+        assert_eq!(reply.content_type, "text/html; charset=utf-8");
+        let now = api.get(&format!("/v1/inventory/{pet}")).await;
+        assert_eq!(now.body["quantity"], 3, "row: {row}");
+    }
+}
