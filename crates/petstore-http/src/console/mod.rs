@@ -178,7 +178,7 @@ async fn security_headers(
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<impl MessageBody>, Error> {
     let origin = context::Origin::of(&req);
-    let had_said = reply::said(req.request()).is_some();
+    let had_said = reply::cookie(req.request(), reply::SAID).is_some();
     let boosted_post =
         req.method() == actix_web::http::Method::POST && req.headers().contains_key("hx-boosted");
     let mut response =

@@ -57,13 +57,17 @@ pub(super) fn see_other_saying(location: &str, text: &str) -> HttpResponse {
 
 /// What the change before this page said ([`see_other_saying`]), if the request carries it.
 pub(super) fn said(req: &HttpRequest) -> Option<String> {
+    let pairs: Vec<(String, String)> = serde_html_form::from_str(cookie(req, SAID)?).ok()?;
+    pairs.into_iter().next().map(|(_, text)| text)
+}
+
+/// The value of the request's cookie `name`, if it sends one.
+pub(super) fn cookie<'r>(req: &'r HttpRequest, name: &str) -> Option<&'r str> {
     let cookies = req.headers().get(header::COOKIE)?.to_str().ok()?;
-    let value = cookies
+    cookies
         .split(';')
         .filter_map(|pair| pair.trim().split_once('='))
-        .find_map(|(name, value)| (name == SAID).then_some(value))?;
-    let pairs: Vec<(String, String)> = serde_html_form::from_str(value).ok()?;
-    pairs.into_iter().next().map(|(_, text)| text)
+        .find_map(|(named, value)| (named == name).then_some(value))
 }
 
 /// The `Set-Cookie` value that takes [`SAID`] away, once a page has said it.

@@ -58,12 +58,7 @@ fn take_rate(req: &HttpRequest, bucket: &Bucket) -> Result<(), ConsoleError> {
 
 /// The session token the request's cookie holds, if it holds one of the right form.
 fn presented_token(req: &HttpRequest) -> Option<SessionToken> {
-    let cookies = req.headers().get(header::COOKIE)?.to_str().ok()?;
-    cookies
-        .split(';')
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == COOKIE)
-        .and_then(|(_, value)| SessionToken::parse(value).ok())
+    SessionToken::parse(reply::cookie(req, COOKIE)?).ok()
 }
 
 /// The `Set-Cookie` value that gives the browser `token`, or (with `None`) takes it away.
