@@ -13,7 +13,7 @@ use serde::Deserialize;
 
 use super::lists::{ListFilter, category_select, level, status_select};
 use super::refused::{Input, Refusal, input, message, note_at};
-use super::reply::{Answer, html, parsed, see_other_saying};
+use super::reply::{Answer, html, parsed, see_other_saying, status_of};
 use super::session::{Staff, Submitted};
 use super::view::{page, token_field, version_field};
 use crate::error::ErrorCode;
@@ -104,11 +104,7 @@ async fn pets_answer(
         h2 { "Add a pet" }
         (pet_form(staff, "/console/pets", None, &categories, "Add the pet", adding))
     };
-    let status = refused
-        .as_ref()
-        .map_or(actix_web::http::StatusCode::OK, |(refusal, _)| {
-            refusal.error().status()
-        });
+    let status = status_of(refused.as_ref().map(|(refusal, _)| refusal));
     Ok(html(status, page(staff, "/console/pets", "Pets", body)))
 }
 

@@ -1,6 +1,5 @@
 //! The categories' page: list, create, rename (deleting is in `removals.rs`).
 
-use actix_web::http::StatusCode;
 use actix_web::web;
 use maud::{Markup, html};
 use petstore_core::{Category, CategoryId, Description, DomainError, Name, NewCategory};
@@ -8,7 +7,7 @@ use serde::Deserialize;
 
 use super::catalogue::all_categories;
 use super::refused::{Input, Refusal, input, message, note_at};
-use super::reply::{Answer, html, parsed, see_other_saying, unchanged};
+use super::reply::{Answer, html, parsed, see_other_saying, status_of, unchanged};
 use super::session::{Staff, Submitted};
 use super::view::{page, token_field, version_field};
 use crate::error::ErrorCode;
@@ -47,9 +46,7 @@ async fn categories_answer(staff: &Staff, state: &AppState, refused: Option<Type
         h2 { "Add a category" }
         (category_form(staff, adding))
     };
-    let status = refused
-        .as_ref()
-        .map_or(StatusCode::OK, |(refusal, _, _)| refusal.error().status());
+    let status = status_of(refused.as_ref().map(|(refusal, _, _)| refusal));
     Ok(html(
         status,
         page(staff, "/console/categories", "Categories", body),

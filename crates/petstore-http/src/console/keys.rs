@@ -7,7 +7,7 @@ use petstore_core::{ApiKey, KeyQuery, KeySecret, Name, NewApiKey, PageSize};
 use serde::Deserialize;
 
 use super::refused::{Input, Refusal, input, message, note_at};
-use super::reply::{Answer, Shown, html, parsed, status_of};
+use super::reply::{Answer, html, parsed, status_of};
 use super::session::{Staff, Submitted};
 use super::view::{Shows, page, shown_once, token_field};
 use crate::auth::{generate_secret, log_key_created};
@@ -61,9 +61,8 @@ async fn keys_answer(
             button type="submit" { "Create the key" }
         }
     };
-    let shown: Shown = refused.map(|(refusal, _)| refusal);
     Ok(html(
-        status_of(&shown),
+        status_of(refusal),
         page(staff, "/console/keys", "API keys", body),
     ))
 }

@@ -129,10 +129,9 @@ async fn order_answer(
         }
         p { a href="/console/orders" { "Back to the orders" } }
     };
-    let shown = refused.map(|(refusal, _)| refusal);
     let title = format!("Order {id}");
     Ok(html(
-        status_of(&shown),
+        status_of(refusal),
         page(staff, "/console/orders", &title, body),
     ))
 }

@@ -14,7 +14,8 @@ use serde::Deserialize;
 use super::catalogue::pet_names;
 use super::refused::{Refusal, alert};
 use super::reply::{
-    Answer, VersionOnly, html, parsed, parsed_if_given, see_other_saying, unchanged, wants_row,
+    Answer, VersionOnly, html, parsed, parsed_if_given, see_other_saying, status_of, unchanged,
+    wants_row,
 };
 use super::session::{Staff, Submitted};
 use super::view::{done, page, token_field, version_field};
@@ -150,9 +151,7 @@ async fn orders_answer(
             p { a href={ "/console/orders?status=" (filter.status) "&after=" (next) } { "Next page" } }
         }
     };
-    let status = refused
-        .as_ref()
-        .map_or(StatusCode::OK, |(_, refusal)| refusal.error().status());
+    let status = status_of(refused.as_ref().map(|(_, refusal)| refusal));
     Ok(html(status, page(staff, "/console/orders", "Orders", body)))
 }
 

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use super::catalogue::{PetFields, all_categories, pet_form};
 use super::refused::{Input, Refusal, input, message, note_at};
 use super::reply::{
-    Answer, html, parsed, parsed_if_given, see_other, see_other_saying, unchanged, units,
+    Answer, html, parsed, parsed_if_given, see_other, see_other_saying, status_of, unchanged, units,
 };
 use super::session::{Staff, Submitted};
 use super::stock::{StockFields, level_said, set_level};
@@ -129,11 +129,7 @@ async fn pet_answer(
     };
     let title = format!("Pet {}", pet.name.as_str());
     Ok(html(
-        refused
-            .as_ref()
-            .map_or(actix_web::http::StatusCode::OK, |(refusal, _)| {
-                refusal.error().status()
-            }),
+        status_of(refused.as_ref().map(|(refusal, _)| refusal)),
         page(staff, "/console/pets", &title, body),
     ))
 }

@@ -103,7 +103,7 @@ fn asked<R: Removal>(
 ) -> Answer {
     let question = R::question(thing);
     let markup = ask_page(staff, req, &question, &version_of(thing), refused.as_ref());
-    Ok(html(status_of(&refused), markup))
+    Ok(html(status_of(refused.as_ref()), markup))
 }
 
 /// `GET` of a removal's address: its question.

@@ -156,15 +156,9 @@ pub(super) fn parsed_if_given<T: std::str::FromStr<Err = petstore_core::Validati
     }
 }
 
-/// A refusal to show on the page it came from, with its status: the page is drawn again
-/// around the message, with what was typed.
-pub(super) type Shown = Option<Refusal>;
-
-/// The status of a page drawn with `shown`: the refusal's, or 200.
-pub(super) fn status_of(shown: &Shown) -> StatusCode {
-    shown
-        .as_ref()
-        .map_or(StatusCode::OK, |refusal| refusal.error().status())
+/// The status of a page drawn again around `refused`: the refusal's, or 200.
+pub(super) fn status_of(refused: Option<&Refusal>) -> StatusCode {
+    refused.map_or(StatusCode::OK, |refusal| refusal.error().status())
 }
 
 /// The condition a form's change holds to: the resource is still as the form showed it (its

@@ -9,7 +9,9 @@ use serde::Deserialize;
 use super::catalogue::{all_categories, pet_names};
 use super::lists::{LOW_AT, ListFilter, level, low_at};
 use super::refused::{Refusal, alert};
-use super::reply::{Answer, html, parsed, see_other_saying, unchanged, units, wants_row};
+use super::reply::{
+    Answer, html, parsed, see_other_saying, status_of, unchanged, units, wants_row,
+};
 use super::session::{Staff, Submitted};
 use super::view::{done, page, token_field, version_field};
 use crate::error::ApiError;
@@ -78,11 +80,7 @@ async fn stock_answer(
         @if lines.is_empty() { p { "No pet matches." } }
         @if let Some(next) = next { p { a href={ "/console/stock?" (filter.after(next)) } { "Next page" } } }
     };
-    let status = refused
-        .as_ref()
-        .map_or(actix_web::http::StatusCode::OK, |(_, refusal)| {
-            refusal.error().status()
-        });
+    let status = status_of(refused.as_ref().map(|(_, refusal)| refusal));
     Ok(html(status, page(staff, "/console/stock", "Stock", body)))
 }
 

@@ -11,7 +11,7 @@ use petstore_core::{
 use serde::Deserialize;
 
 use super::refused::{Input, Refusal, input, message, note_at};
-use super::reply::{Answer, Shown, html, parsed, see_other_saying, status_of, unchanged};
+use super::reply::{Answer, html, parsed, see_other_saying, status_of, unchanged};
 use super::session::{Staff, Submitted};
 use super::view::{Shows, page, shown_once, token_field, version_field};
 use crate::auth::random_bytes;
@@ -78,9 +78,8 @@ async fn webhooks_answer(
             button type="submit" { "Subscribe" }
         }
     };
-    let shown: Shown = refused.map(|(refusal, _)| refusal);
     Ok(html(
-        status_of(&shown),
+        status_of(refusal),
         page(staff, "/console/webhooks", "Webhooks", body),
     ))
 }
@@ -231,10 +230,9 @@ async fn webhook_answer(
         h2 { "Delete" }
         p { a.button.danger href={ (action) "/delete" } { "Delete subscription " (id) "…" } }
     };
-    let shown: Shown = refused.map(|(refusal, _)| refusal);
     let title = format!("Subscription {id}");
     Ok(html(
-        status_of(&shown),
+        status_of(refusal),
         page(staff, "/console/webhooks", &title, body),
     ))
 }
