@@ -42,7 +42,7 @@ use petstore_store::Freshness;
 
 use crate::context;
 use removals::{
-    CategoryRemoval, KeyRemoval, OrderRemoval, PetRemoval, WebhookRemoval, ask, remove, to_its_page,
+    CategoryRemoval, KeyRemoval, OrderRemoval, PetRemoval, WebhookRemoval, ask, remove,
 };
 
 pub use session::ConsoleSettings;
@@ -148,6 +148,17 @@ pub fn scope() -> Scope<
 /// `GET /console/assets/{name}`: a missing one is a page, as every console answer is.
 async fn asset(name: web::Path<String>) -> reply::Answer {
     Ok(assets::serve(&name)?)
+}
+
+/// `GET` of an action that asks nothing first (a form posts to it): the page the form is on,
+/// for an address typed, kept or reloaded.
+async fn to_its_page(req: actix_web::HttpRequest) -> HttpResponse {
+    let path = req.path();
+    let page = match req.match_pattern().as_deref() {
+        Some("/console/sign-out") => "/console/",
+        _ => path.rsplit_once('/').map_or(BASE, |(parent, _)| parent),
+    };
+    reply::see_other(page)
 }
 
 /// Any other address under `/console/`: an HTML page, as every console answer is.

@@ -6,7 +6,7 @@
 use std::fmt::Display;
 use std::str::FromStr;
 
-use actix_web::{HttpRequest, HttpResponse, web};
+use actix_web::{HttpRequest, web};
 use maud::{Markup, html};
 use petstore_core::{
     ApiKey, Caller, Category, CategoryId, DomainError, KeyId, Order, OrderId, Pet, PetId,
@@ -15,9 +15,7 @@ use petstore_core::{
 use serde::Serialize;
 
 use super::refused::{Refusal, message};
-use super::reply::{
-    Answer, VersionOnly, html, parsed, see_other, see_other_saying, status_of, unchanged,
-};
+use super::reply::{Answer, VersionOnly, html, parsed, see_other_saying, status_of, unchanged};
 use super::session::{Staff, Submitted};
 use super::view::{page, token_field, version_of};
 use crate::auth::key_revoked;
@@ -353,17 +351,4 @@ impl Removal for WebhookRemoval {
             format!("Deleted subscription {}.", hook.id),
         )
     }
-}
-
-/// `GET` of an action that asks nothing first (a form posts to it): the page the form is on,
-/// for an address typed, kept or reloaded.
-pub(super) async fn to_its_page(req: HttpRequest) -> HttpResponse {
-    let path = req.path();
-    let page = match req.match_pattern().as_deref() {
-        Some("/console/sign-out") => "/console/",
-        _ => path
-            .rsplit_once('/')
-            .map_or(super::BASE, |(parent, _)| parent),
-    };
-    see_other(page)
 }
