@@ -95,22 +95,9 @@ pub(super) fn since(
     caller: petstore_core::Caller,
     from: DateTime<Utc>,
 ) -> Result<(Vec<Event>, bool), DomainError> {
-    let feed = shop.events();
-    let last = feed.last_id(caller)?.map_or(0, EventId::get);
-    let window = i64::from(PageSize::MAX_PAGE.get());
+    let last = shop.events().last_id(caller)?.map_or(0, EventId::get);
     let mut found: Vec<Event> = Vec::new();
-    let mut upto = last;
-    while upto > 0 {
-        if last - upto >= SEARCHED {
-            return Ok((found, false));
-        }
-        let start = (upto - window).max(0);
-        let at = (start > 0).then(|| EventId::new(start)).transpose()?;
-        let page: Vec<Event> = feed
-            .after(caller, at, PageSize::MAX_PAGE)?
-            .into_iter()
-            .filter(|event| event.id.get() <= upto)
-            .collect();
+    let whole = read_back(shop, caller, last, |page| {
         let reached = page.iter().any(|event| event.time < from);
         let mut kept: Vec<Event> = page
             .into_iter()
@@ -118,12 +105,9 @@ pub(super) fn since(
             .collect();
         kept.append(&mut found);
         found = kept;
-        if reached {
-            return Ok((found, true));
-        }
-        upto = start;
-    }
-    Ok((found, true))
+        !reached
+    })?;
+    Ok((found, whole))
 }
 
 /// `events` (in order) as sentences, each read after the one before it; `names` are the
@@ -245,24 +229,47 @@ fn search(
     last: i64,
     wanted: Wanted,
 ) -> Result<Vec<Event>, petstore_core::DomainError> {
-    let feed = shop.events();
-    let window = i64::from(PageSize::MAX_PAGE.get());
     let mut found: Vec<Event> = Vec::new();
-    let mut upto = last;
-    while upto > 0 && last - upto < SEARCHED && found.len() < PER_PAGE {
-        let from = (upto - window).max(0);
-        let start = (from > 0).then(|| EventId::new(from)).transpose()?;
-        let page = feed.after(caller, start, PageSize::MAX_PAGE)?;
-        let mut kept: Vec<Event> = page
-            .into_iter()
-            .filter(|event| event.id.get() <= upto && wanted.keeps(event))
-            .collect();
+    read_back(shop, caller, last, |page| {
+        let mut kept: Vec<Event> = page.into_iter().filter(|e| wanted.keeps(e)).collect();
         kept.append(&mut found);
         found = kept;
-        upto = from;
-    }
+        found.len() < PER_PAGE
+    })?;
     let extra = found.len().saturating_sub(PER_PAGE);
     Ok(found.split_off(extra))
+}
+
+/// Reads the feed back from event `last`, a page at a time, newest page first, through at
+/// most the last [`SEARCHED`] events: hands each page (oldest first) to `take`, which says
+/// whether to read on. Whether the reading ended before the window did: at the feed's
+/// start, or where `take` stopped it.
+fn read_back(
+    shop: &PetService<'_>,
+    caller: petstore_core::Caller,
+    last: i64,
+    mut take: impl FnMut(Vec<Event>) -> bool,
+) -> Result<bool, DomainError> {
+    let feed = shop.events();
+    let window = i64::from(PageSize::MAX_PAGE.get());
+    let mut upto = last;
+    while upto > 0 {
+        if last - upto >= SEARCHED {
+            return Ok(false);
+        }
+        let from = (upto - window).max(0);
+        let start = (from > 0).then(|| EventId::new(from)).transpose()?;
+        let page: Vec<Event> = feed
+            .after(caller, start, PageSize::MAX_PAGE)?
+            .into_iter()
+            .filter(|event| event.id.get() <= upto)
+            .collect();
+        if !take(page) {
+            return Ok(true);
+        }
+        upto = from;
+    }
+    Ok(true)
 }
 
 /// The pets `events` are about, each once (at most as many as the id filter takes).
