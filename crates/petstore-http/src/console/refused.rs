@@ -188,6 +188,20 @@ pub(super) fn alert(error: &ApiError, subject: &str) -> Markup {
     }
 }
 
+/// A failure with no form behind it, for a page of its own: what is missing is named as the
+/// API names it ("pet 999 not found"; an address the console has no page for), since
+/// nothing says it ever existed; any other failure in the shop's words.
+pub(super) fn page_alert(error: &ApiError) -> Markup {
+    if error.code() != ErrorCode::NotFound {
+        return alert(error, "this page");
+    }
+    html! {
+        div.message.error role="alert" tabindex="-1" autofocus {
+            (capital(error.message())) "." " " (code(error))
+        }
+    }
+}
+
 fn code(error: &ApiError) -> Markup {
     html! { span.muted { "(" code { (error.code().as_str()) } ")" } }
 }
@@ -289,6 +303,23 @@ mod tests {
             "The category Dogs still has pets: move them to another category, or delete \
              them, first."
         );
+    }
+
+    #[test]
+    fn a_missing_page_is_named_as_the_api_names_it() {
+        let missing = ApiError::not_found("the console has no page /console/nowhere");
+        let html = page_alert(&missing).into_string();
+        assert!(
+            html.contains("The console has no page /console/nowhere."),
+            "{html}"
+        );
+        assert!(!html.contains("deleted"), "{html}");
+        let refused = ApiError::new(
+            StatusCode::FORBIDDEN,
+            ErrorCode::Forbidden,
+            "a staff key may not do this",
+        );
+        assert!(page_alert(&refused).into_string().contains("Ask an admin"));
     }
 
     #[test]

@@ -154,7 +154,7 @@ pub(super) fn error_page(error: &ApiError) -> Markup {
             body {
                 main #main {
                     h1 { (title) }
-                    (refused::alert(error, "this page"))
+                    (refused::page_alert(error))
                     p { a href="/console/" { "Back to the console" } }
                 }
             }
