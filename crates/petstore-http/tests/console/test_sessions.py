@@ -109,7 +109,9 @@ def test_staff_are_refused_the_admin_pages(server, page):
 def test_sign_in_by_keyboard_alone(server, page):
     key = server.new_key("staff", "keyboard")
     page.goto(server.url + "/console/sign-in")
-    # The key field has the focus on arrival; Enter sends the form.
+    # The key field has the focus on arrival (asserted before typing: keys typed before the
+    # browser applies autofocus would be lost); Enter sends the form.
+    expect(page.get_by_label("API key (staff or admin)")).to_be_focused()
     page.keyboard.type(key)
     page.keyboard.press("Enter")
     expect(page.get_by_role("heading", name="Today")).to_be_visible()
