@@ -14,8 +14,9 @@ use serde::Deserialize;
 use super::lists::{ListFilter, category_select, level, status_select};
 use super::refused::{Input, Refusal, input, message, note_at};
 use super::reply::{Answer, html, parsed, see_other_saying, status_of};
-use super::session::{Staff, Submitted};
+use super::session::Submitted;
 use super::view::{page, token_field, version_field};
+use super::visitor::{Staff, Visit, Visitor};
 use crate::error::ErrorCode;
 use crate::state::{AppState, PetService};
 
@@ -44,23 +45,23 @@ pub(super) fn pet_names(
 
 /// `GET /console/`: the pets, filtered.
 pub(super) async fn pets_page(
-    staff: Staff,
+    visit: Visit,
     state: web::Data<AppState>,
     filter: web::Query<ListFilter>,
 ) -> Answer {
-    pets_answer(&staff, &state, &filter, None).await
+    pets_answer(visit.into(), &state, &filter, None).await
 }
 
 async fn pets_answer(
-    staff: &Staff,
+    visitor: Visitor,
     state: &AppState,
     filter: &ListFilter,
     refused: Option<(Refusal, PetFields)>,
 ) -> Answer {
     let query = filter.query()?;
     let low_at = filter.low_at()?;
-    let (pets, mut levels, categories) = state
-        .read(move |shop| {
+    let (staff, (pets, mut levels, categories)) = visitor
+        .read(state, move |shop, _| {
             // The entries of the same filter are the same pets': their units, in one trip.
             let levels: HashMap<PetId, u32> = shop
                 .inventory()
@@ -102,10 +103,10 @@ async fn pets_answer(
         @if pets.items.is_empty() { p { "No pet matches." } }
         @if let Some(next) = next { p { a href={ "/console/pets?" (next) } { "Next page" } } }
         h2 { "Add a pet" }
-        (pet_form(staff, "/console/pets", None, &categories, "Add the pet", adding))
+        (pet_form(&staff, "/console/pets", None, &categories, "Add the pet", adding))
     };
     let status = status_of(refused.as_ref().map(|(refusal, _)| refusal));
-    Ok(html(status, page(staff, "/console/pets", "Pets", body)))
+    Ok(html(status, page(&staff, "/console/pets", "Pets", body)))
 }
 
 fn category_name(categories: &[Category], id: CategoryId) -> String {
@@ -210,7 +211,7 @@ pub(super) async fn create_pet(state: web::Data<AppState>, form: Submitted<PetFi
         )),
         Err(refusal) => {
             pets_answer(
-                &staff,
+                staff.into(),
                 &state,
                 &ListFilter::default(),
                 Some((refusal, fields)),

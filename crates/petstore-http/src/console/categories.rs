@@ -8,23 +8,27 @@ use serde::Deserialize;
 use super::catalogue::all_categories;
 use super::refused::{Input, Refusal, input, message, note_at};
 use super::reply::{Answer, html, parsed, see_other_saying, status_of, unchanged};
-use super::session::{Staff, Submitted};
+use super::session::Submitted;
 use super::view::{page, token_field, version_field};
+use super::visitor::{Staff, Visit, Visitor};
 use crate::error::ErrorCode;
 use crate::state::AppState;
 
 /// `GET /console/categories`.
-pub(super) async fn categories_page(staff: Staff, state: web::Data<AppState>) -> Answer {
-    categories_answer(&staff, &state, None).await
+pub(super) async fn categories_page(visit: Visit, state: web::Data<AppState>) -> Answer {
+    categories_answer(visit.into(), &state, None).await
 }
 
 /// A refused category form, with what was typed: the new category's (`None`) or one's.
 type Typed = (Refusal, Option<CategoryId>, CategoryFields);
 
-async fn categories_answer(staff: &Staff, state: &AppState, refused: Option<Typed>) -> Answer {
-    let categories = state
-        .read(move |shop| Ok(shop.categories().list(&all_categories())?.items))
+async fn categories_answer(visitor: Visitor, state: &AppState, refused: Option<Typed>) -> Answer {
+    let (staff, categories) = visitor
+        .read(state, move |shop, _| {
+            Ok(shop.categories().list(&all_categories())?.items)
+        })
         .await?;
+    let staff = &staff;
     let for_row = |id: CategoryId| match &refused {
         Some((refusal, Some(at), typed)) if *at == id => Some((refusal, typed)),
         _ => None,
@@ -166,7 +170,9 @@ pub(super) async fn create_category(
             "/console/categories",
             &format!("Added the category {}.", fields.name.trim()),
         )),
-        Err(refusal) => categories_answer(&staff, &state, Some((refusal, None, fields))).await,
+        Err(refusal) => {
+            categories_answer(staff.into(), &state, Some((refusal, None, fields))).await
+        }
     }
 }
 
@@ -197,6 +203,8 @@ pub(super) async fn replace_category(
             "/console/categories",
             &format!("Saved the category {}.", category.name.as_str()),
         )),
-        Err(refusal) => categories_answer(&staff, &state, Some((refusal, Some(id), fields))).await,
+        Err(refusal) => {
+            categories_answer(staff.into(), &state, Some((refusal, Some(id), fields))).await
+        }
     }
 }

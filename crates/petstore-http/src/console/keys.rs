@@ -8,30 +8,31 @@ use serde::Deserialize;
 
 use super::refused::{Input, Refusal, input, message, note_at};
 use super::reply::{Answer, html, parsed, status_of};
-use super::session::{Staff, Submitted};
+use super::session::Submitted;
 use super::view::{Shows, page, shown_once, token_field};
+use super::visitor::{Staff, Visit, Visitor};
 use crate::auth::{generate_secret, log_key_created};
 use crate::state::AppState;
 
 /// `GET /console/keys`.
-pub(super) async fn keys_page(staff: Staff, state: web::Data<AppState>) -> Answer {
-    keys_answer(&staff, &state, None, None).await
+pub(super) async fn keys_page(visit: Visit, state: web::Data<AppState>) -> Answer {
+    keys_answer(visit.into(), &state, None, None).await
 }
 
 async fn keys_answer(
-    staff: &Staff,
+    visitor: Visitor,
     state: &AppState,
     refused: Option<(Refusal, KeyFields)>,
     made: Option<Shows<'_>>,
 ) -> Answer {
-    let caller = staff.caller();
     let query = KeyQuery {
         limit: PageSize::MAX_PAGE,
         ..KeyQuery::default()
     };
-    let keys = state
-        .read(move |shop| shop.keys().list(caller, &query))
+    let (staff, keys) = visitor
+        .read(state, move |shop, caller| shop.keys().list(caller, &query))
         .await?;
+    let staff = &staff;
     let refusal = refused.as_ref().map(|(refusal, _)| refusal);
     let typed = refused.as_ref().map(|(_, typed)| typed);
     let role = typed.map_or("customer", |t| t.role.as_str());
@@ -122,8 +123,8 @@ pub(super) async fn create_key(state: web::Data<AppState>, form: Submitted<KeyFi
                 kept: "the service keeps only its hash",
                 secret: &secret,
             };
-            keys_answer(&staff, &state, None, Some(shows)).await
+            keys_answer(staff.into(), &state, None, Some(shows)).await
         }
-        Err(refusal) => keys_answer(&staff, &state, Some((refusal, fields)), None).await,
+        Err(refusal) => keys_answer(staff.into(), &state, Some((refusal, fields)), None).await,
     }
 }

@@ -30,6 +30,7 @@ mod session;
 mod stock;
 mod today;
 mod view;
+mod visitor;
 mod webhooks;
 
 use actix_web::body::MessageBody;

@@ -12,31 +12,31 @@ use super::catalogue::pet_names;
 use super::events::{order_history, sentences};
 use super::refused::{Input, Refusal, input, message, note_at};
 use super::reply::{Answer, html, parsed, see_other_saying, status_of, unchanged, units};
-use super::session::{Staff, Submitted};
+use super::session::Submitted;
 use super::view::{page, token_field, version_field};
+use super::visitor::{Visit, Visitor};
 use crate::error::ApiError;
 use crate::state::AppState;
 
 /// `GET /console/orders/{orderId}`.
 pub(super) async fn order_page(
-    staff: Staff,
+    visit: Visit,
     state: web::Data<AppState>,
     id: web::Path<String>,
 ) -> Answer {
     let id: OrderId = parsed(&id)?;
-    order_answer(&staff, &state, id, None).await
+    order_answer(visit.into(), &state, id, None).await
 }
 
 async fn order_answer(
-    staff: &Staff,
+    visitor: Visitor,
     state: &AppState,
     id: OrderId,
     refused: Option<(Refusal, ShipFields)>,
 ) -> Answer {
-    let caller = staff.caller();
     // Read where the feed is read (the primary), the order with it: one trip.
-    let (order, names, history) = state
-        .read_primary(move |shop| {
+    let (staff, (order, names, history)) = visitor
+        .read_primary(state, move |shop, caller| {
             let order = shop.orders().get(caller, id)?;
             let mut pets: Vec<PetId> = order.lines.iter().map(|line| line.pet_id).collect();
             pets.sort_unstable();
@@ -45,6 +45,7 @@ async fn order_answer(
             Ok((order, names, order_history(shop, caller, id)?))
         })
         .await?;
+    let staff = &staff;
     let said = sentences(&history, &names);
     let action = format!("/console/orders/{id}");
     let subject = format!("order {id}");
@@ -191,6 +192,6 @@ pub(super) async fn set_ship_date(
             };
             Ok(see_other_saying(&format!("/console/orders/{id}"), &said))
         }
-        Err(refusal) => order_answer(&staff, &state, id, Some((refusal, fields))).await,
+        Err(refusal) => order_answer(staff.into(), &state, id, Some((refusal, fields))).await,
     }
 }

@@ -17,8 +17,9 @@ use super::reply::{
     Answer, VersionOnly, html, parsed, parsed_if_given, see_other_saying, status_of, unchanged,
     wants_row,
 };
-use super::session::{Staff, Submitted};
+use super::session::Submitted;
 use super::view::{done, page, token_field, version_field};
+use super::visitor::{Staff, Visit, Visitor};
 use crate::error::ApiError;
 use crate::state::{AppState, PetService};
 
@@ -93,23 +94,22 @@ impl Line {
 
 /// `GET /console/orders`.
 pub(super) async fn orders_page(
-    staff: Staff,
+    visit: Visit,
     state: web::Data<AppState>,
     filter: web::Query<OrderFilter>,
 ) -> Answer {
-    orders_answer(&staff, &state, &filter, None).await
+    orders_answer(visit.into(), &state, &filter, None).await
 }
 
 async fn orders_answer(
-    staff: &Staff,
+    visitor: Visitor,
     state: &AppState,
     filter: &OrderFilter,
     refused: Option<(OrderId, Refusal)>,
 ) -> Answer {
     let query = filter.query()?;
-    let caller = staff.caller();
-    let (lines, next) = state
-        .read(move |shop| {
+    let (staff, (lines, next)) = visitor
+        .read(state, move |shop, caller| {
             let page = shop.orders().list(caller, &query)?;
             let names = names_of(shop, &page.items)?;
             let lines = page
@@ -120,6 +120,7 @@ async fn orders_answer(
             Ok((lines, page.next_after))
         })
         .await?;
+    let staff = &staff;
     let outcome = |id: OrderId| match &refused {
         Some((at, refusal)) if *at == id => Some(Err(refusal.error())),
         _ => None,
@@ -250,7 +251,7 @@ pub(super) async fn complete_order(
             )),
             Err(error) => {
                 let refused = Some((id, error.into()));
-                orders_answer(&staff, &state, &OrderFilter::default(), refused).await
+                orders_answer(staff.into(), &state, &OrderFilter::default(), refused).await
             }
         };
     }

@@ -14,9 +14,10 @@ use super::refused::{Input, Refusal, input, message, note_at};
 use super::reply::{
     Answer, html, parsed, parsed_if_given, see_other, see_other_saying, status_of, unchanged, units,
 };
-use super::session::{Staff, Submitted};
+use super::session::Submitted;
 use super::stock::{StockFields, level_said, set_level};
 use super::view::{page, token_field, version_field};
+use super::visitor::{Visit, Visitor};
 use crate::error::ErrorCode;
 use crate::state::AppState;
 
@@ -36,26 +37,25 @@ pub(super) struct MovementsFrom {
 
 /// `GET /console/pets/{petId}`: one pet, to edit or delete, and its stock movements.
 pub(super) async fn pet_page(
-    staff: Staff,
+    visit: Visit,
     state: web::Data<AppState>,
     id: web::Path<String>,
     from: web::Query<MovementsFrom>,
 ) -> Answer {
     let id: PetId = parsed(&id)?;
     let after = parsed_if_given(&from.movements_after)?;
-    pet_answer(&staff, &state, id, after, None).await
+    pet_answer(visit.into(), &state, id, after, None).await
 }
 
 async fn pet_answer(
-    staff: &Staff,
+    visitor: Visitor,
     state: &AppState,
     id: PetId,
     movements_after: Option<MovementId>,
     refused: Option<(Refusal, Typed)>,
 ) -> Answer {
-    let caller = staff.caller();
-    let (pet, categories, stock, movements) = state
-        .read(move |shop| {
+    let (staff, (pet, categories, stock, movements)) = visitor
+        .read(state, move |shop, caller| {
             let movements = MovementQuery {
                 pet_id: id,
                 after: movements_after,
@@ -69,6 +69,7 @@ async fn pet_answer(
             ))
         })
         .await?;
+    let staff = &staff;
     let action = format!("/console/pets/{id}");
     let name = pet.name.as_str();
     // A stale edit shows the pet as it is now: what was typed would undo the other change.
@@ -163,7 +164,7 @@ pub(super) async fn replace_pet(
         )),
         Err(refusal) => {
             let typed = Some((refusal, Typed::Edit(fields)));
-            pet_answer(&staff, &state, id, None, typed).await
+            pet_answer(staff.into(), &state, id, None, typed).await
         }
     }
 }
@@ -185,7 +186,7 @@ pub(super) async fn set_pet_stock(
         Err(error) => {
             let refused = Refusal::from(error).placed(&[(ErrorCode::ValidationFailed, "quantity")]);
             let typed = Some((refused, Typed::Stock(fields)));
-            pet_answer(&staff, &state, id, None, typed).await
+            pet_answer(staff.into(), &state, id, None, typed).await
         }
     }
 }
@@ -235,7 +236,7 @@ pub(super) async fn place_order(
         Ok(Outcome::Replayed(_)) => Ok(see_other("/console/orders?status=open")),
         Err(refusal) => {
             let typed = Some((refusal, Typed::Order(fields)));
-            pet_answer(&staff, &state, id, None, typed).await
+            pet_answer(staff.into(), &state, id, None, typed).await
         }
     }
 }

@@ -16,8 +16,9 @@ use serde::Serialize;
 
 use super::refused::{Refusal, message};
 use super::reply::{Answer, VersionOnly, html, parsed, see_other_saying, status_of, unchanged};
-use super::session::{Staff, Submitted};
+use super::session::Submitted;
 use super::view::{page, token_field, version_of};
+use super::visitor::{Staff, Visit, Visitor};
 use crate::auth::key_revoked;
 use crate::state::{AppState, PetService};
 
@@ -106,14 +107,15 @@ fn asked<R: Removal>(
 
 /// `GET` of a removal's address: its question.
 pub(super) async fn ask<R: Removal>(
-    staff: Staff,
+    visit: Visit,
     req: HttpRequest,
     state: web::Data<AppState>,
     id: web::Path<String>,
 ) -> Answer {
     let id: R::Id = parsed(&id)?;
-    let caller = staff.caller();
-    let thing = state.read(move |shop| R::read(shop, caller, id)).await?;
+    let (staff, thing) = Visitor::from(visit)
+        .read(&state, move |shop, caller| R::read(shop, caller, id))
+        .await?;
     asked::<R>(&staff, &req, &thing, None)
 }
 

@@ -1,6 +1,6 @@
-//! Signing in and out, and the two extractors every other console handler starts with:
-//! [`Staff`] (an open session) for a page, [`Submitted`] (an open session, its form token
-//! and this origin) for a change.
+//! Signing in and out, the session's cookie, and [`Submitted`] (an open session, its form
+//! token and this origin), which every change starts with. A page starts with a
+//! [`Visit`](super::visitor::Visit), whose read looks the session up.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -10,14 +10,14 @@ use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{FromRequest, HttpRequest, HttpResponse, web};
 use futures_util::StreamExt as _;
-use petstore_core::{Caller, KeySecret, Role, SessionLifetime, SessionToken};
+use petstore_core::{KeySecret, SessionLifetime, SessionToken};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
-use super::reply::{self, Answer, ConsoleError, SIGN_IN, html, is_htmx, see_other};
+use super::reply::{self, Answer, ConsoleError, SIGN_IN, html, see_other};
 use super::view;
+use super::visitor::Staff;
 use crate::auth::{self, random_bytes};
-use crate::context;
 use crate::error::{ApiError, ErrorCode};
 use crate::rate_limit::{Bucket, RateLimits};
 use crate::state::AppState;
@@ -35,13 +35,13 @@ pub struct ConsoleSettings {
     pub lifetime: SessionLifetime,
 }
 
-fn settings(req: &HttpRequest) -> ConsoleSettings {
+pub(super) fn settings(req: &HttpRequest) -> ConsoleSettings {
     req.app_data::<web::Data<ConsoleSettings>>()
         .map(|settings| *settings.get_ref())
         .unwrap_or_default()
 }
 
-fn state(req: &HttpRequest) -> Result<web::Data<AppState>, ConsoleError> {
+pub(super) fn state(req: &HttpRequest) -> Result<web::Data<AppState>, ConsoleError> {
     req.app_data::<web::Data<AppState>>()
         .cloned()
         .ok_or_else(|| ApiError::internal().into())
@@ -57,7 +57,7 @@ fn take_rate(req: &HttpRequest, bucket: &Bucket) -> Result<(), ConsoleError> {
 }
 
 /// The session token the request's cookie holds, if it holds one of the right form.
-fn presented_token(req: &HttpRequest) -> Option<SessionToken> {
+pub(super) fn presented_token(req: &HttpRequest) -> Option<SessionToken> {
     SessionToken::parse(reply::cookie(req, COOKIE)?).ok()
 }
 
@@ -77,78 +77,6 @@ fn session_cookie(req: &HttpRequest, token: Option<&SessionToken>) -> String {
             token.reveal()
         ),
         None => format!("{COOKIE}=; Path=/console/; HttpOnly; SameSite=Strict; Max-Age=0{secure}"),
-    }
-}
-
-impl view::Viewer for Staff {
-    fn role(&self) -> Role {
-        self.caller.role()
-    }
-
-    fn form_token(&self) -> &str {
-        &self.form_token
-    }
-
-    fn said(&self) -> Option<&str> {
-        self.said.as_deref()
-    }
-}
-
-/// A request of an open session: who it acts as.
-#[derive(Debug, Clone)]
-pub(super) struct Staff {
-    caller: Caller,
-    token: SessionToken,
-    /// Its forms' token, worked out once: a page of 100 rows has 100 forms.
-    form_token: String,
-    /// What the change before this request said it did.
-    said: Option<String>,
-}
-
-impl Staff {
-    /// Who the session acts as.
-    pub(super) fn caller(&self) -> Caller {
-        self.caller
-    }
-
-    async fn resume(req: HttpRequest) -> Result<Self, ConsoleError> {
-        let signed_out = ConsoleError::SignedOut {
-            htmx: is_htmx(&req),
-        };
-        let Some(token) = presented_token(&req) else {
-            return Err(signed_out);
-        };
-        let state = state(&req)?;
-        let lifetime = settings(&req).lifetime;
-        let asked = token.clone();
-        let resumed = state
-            .read(move |shop| shop.sessions().resume(&asked, &lifetime))
-            .await?;
-        let Some(resumed) = resumed else {
-            return Err(signed_out);
-        };
-        if resumed.touch_due {
-            let touched = token.clone();
-            state
-                .write(move |shop| shop.sessions().touch(&touched))
-                .await?;
-        }
-        context::identified(std::sync::Arc::new(resumed.holder));
-        Ok(Self {
-            caller: resumed.caller,
-            form_token: token.form_token(),
-            said: reply::said(&req),
-            token,
-        })
-    }
-}
-
-impl FromRequest for Staff {
-    type Error = ConsoleError;
-    type Future = Pin<Box<dyn Future<Output = Result<Self, ConsoleError>>>>;
-
-    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        Box::pin(Self::resume(req.clone()))
     }
 }
 
@@ -224,12 +152,12 @@ impl<T: DeserializeOwned + 'static> FromRequest for Submitted<T> {
         let payload = payload.take();
         Box::pin(async move {
             check_origin(&req)?;
-            let staff = Staff::resume(req.clone()).await?;
-            if let Some(key) = staff.caller.key() {
+            let staff = Staff::resume(&req).await?;
+            if let Some(key) = staff.caller().key() {
                 take_rate(&req, &Bucket::Key(key))?;
             }
             let form: Envelope<T> = parse_form(&form_body(payload).await?)?;
-            if !staff.token.accepts_form_token(&form.form_token) {
+            if !staff.accepts_form_token(&form.form_token) {
                 return Err(cross_site(
                     "the form's token is missing or not this session's; reload the page",
                 ));
@@ -298,7 +226,7 @@ pub(super) async fn sign_in(req: HttpRequest, payload: web::Payload) -> Answer {
 /// `POST /console/sign-out`: ends the session, here and on every node.
 pub(super) async fn sign_out(req: HttpRequest, form: Submitted<NoFields>) -> Answer {
     let state = state(&req)?;
-    let token = form.staff.token;
+    let token = form.staff.into_token();
     state
         .write(move |shop| shop.sessions().close(&token))
         .await?;

@@ -3,7 +3,7 @@
 
 use actix_web::{HttpRequest, web};
 use maud::{Markup, PreEscaped, html};
-use petstore_core::{Category, InventoryItem, InventoryQuery, PetId, PetQuery, Stock};
+use petstore_core::{Category, DomainError, InventoryItem, InventoryQuery, PetId, PetQuery, Stock};
 use serde::Deserialize;
 
 use super::catalogue::{all_categories, pet_names};
@@ -12,10 +12,11 @@ use super::refused::{Refusal, alert};
 use super::reply::{
     Answer, html, parsed, see_other_saying, status_of, unchanged, units, wants_row,
 };
-use super::session::{Staff, Submitted};
+use super::session::Submitted;
 use super::view::{done, page, token_field, version_field};
+use super::visitor::{Staff, Visit, Visitor};
 use crate::error::ApiError;
-use crate::state::AppState;
+use crate::state::{AppState, PetService};
 
 /// A stock entry with its pet's name.
 struct Line {
@@ -23,47 +24,47 @@ struct Line {
     name: String,
 }
 
+/// A page of stock lines, where the next page starts, and the categories (for the filter).
+type Lines = (Vec<Line>, Option<i64>, Vec<Category>);
+
 /// The entries `query` finds (a page), each with its pet's name, and the categories.
-async fn lines(
-    state: &AppState,
-    query: PetQuery,
-) -> Result<(Vec<Line>, Option<i64>, Vec<Category>), ApiError> {
-    state
-        .read(move |shop| {
-            let page = shop.inventory().list(&InventoryQuery::of_pets(&query))?;
-            // Every pet has one stock entry, so the same query of pets finds their names.
-            let mut names = pet_names(shop, &query)?;
-            let lines = page
-                .items
-                .into_iter()
-                .map(|item| Line {
-                    name: names.remove(&item.pet_id).unwrap_or_default(),
-                    item,
-                })
-                .collect();
-            let categories = shop.categories().list(&all_categories())?.items;
-            Ok((lines, page.next_after, categories))
+fn lines(shop: &PetService<'_>, query: &PetQuery) -> Result<Lines, DomainError> {
+    let page = shop.inventory().list(&InventoryQuery::of_pets(query))?;
+    // Every pet has one stock entry, so the same query of pets finds their names.
+    let mut names = pet_names(shop, query)?;
+    let lines = page
+        .items
+        .into_iter()
+        .map(|item| Line {
+            name: names.remove(&item.pet_id).unwrap_or_default(),
+            item,
         })
-        .await
+        .collect();
+    let categories = shop.categories().list(&all_categories())?.items;
+    Ok((lines, page.next_after, categories))
 }
 
 /// `GET /console/stock`.
 pub(super) async fn stock_page(
-    staff: Staff,
+    visit: Visit,
     state: web::Data<AppState>,
     filter: web::Query<ListFilter>,
 ) -> Answer {
-    stock_answer(&staff, &state, &filter, None).await
+    stock_answer(visit.into(), &state, &filter, None).await
 }
 
 async fn stock_answer(
-    staff: &Staff,
+    visitor: Visitor,
     state: &AppState,
     filter: &ListFilter,
     refused: Option<(PetId, Refusal)>,
 ) -> Answer {
     let low_at = filter.low_at()?;
-    let (lines, next, categories) = lines(state, filter.query()?).await?;
+    let query = filter.query()?;
+    let (staff, (lines, next, categories)) = visitor
+        .read(state, move |shop, _| lines(shop, &query))
+        .await?;
+    let staff = &staff;
     let outcome = |id: PetId| match &refused {
         Some((at, refusal)) if *at == id => Some(Err(refusal.error())),
         _ => None,
@@ -186,7 +187,7 @@ pub(super) async fn set_stock(
             }
             Err(error) => {
                 let refused = Some((id, error.into()));
-                stock_answer(&staff, &state, &ListFilter::default(), refused).await
+                stock_answer(staff.into(), &state, &ListFilter::default(), refused).await
             }
         };
     }

@@ -13,8 +13,8 @@ use super::catalogue::pet_names;
 use super::events::{pets_of, sentences, since};
 use super::lists::{LOW_AT, level};
 use super::reply::{Answer, html, units};
-use super::session::Staff;
 use super::view::{Viewer as _, page};
+use super::visitor::{Visit, Visitor};
 use crate::state::AppState;
 
 /// How many of each list the page shows; each links to the whole list.
@@ -24,8 +24,7 @@ const SHOWN: usize = 5;
 const CHANGES: usize = 10;
 
 /// `GET /console/`.
-pub(super) async fn today_page(staff: Staff, state: web::Data<AppState>) -> Answer {
-    let caller = staff.caller();
+pub(super) async fn today_page(visit: Visit, state: web::Data<AppState>) -> Answer {
     // The shop's clock says what day it is, as it stamps the events.
     let midnight = state
         .clock()
@@ -45,8 +44,8 @@ pub(super) async fn today_page(staff: Staff, state: web::Data<AppState>) -> Answ
         ..OrderQuery::default()
     };
     // One trip, on the primary where the feed is read.
-    let (open, low, names, holds, (events, whole_day), behind) = state
-        .read_primary(move |shop| {
+    let (staff, (open, low, names, holds, (events, whole_day), behind)) = Visitor::from(visit)
+        .read_primary(&state, move |shop, caller| {
             let low = shop.inventory().list(&running_out)?;
             let mut names = pet_names(shop, &running_out.pets())?;
             let day = since(shop, caller, midnight)?;

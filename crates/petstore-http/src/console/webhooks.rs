@@ -12,31 +12,34 @@ use serde::Deserialize;
 
 use super::refused::{Input, Refusal, input, message, note_at};
 use super::reply::{Answer, html, parsed, see_other_saying, status_of, unchanged};
-use super::session::{Staff, Submitted};
+use super::session::Submitted;
 use super::view::{Shows, page, shown_once, token_field, version_field};
+use super::visitor::{Visit, Visitor};
 use crate::auth::random_bytes;
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
 
 /// `GET /console/webhooks`.
-pub(super) async fn webhooks_page(staff: Staff, state: web::Data<AppState>) -> Answer {
-    webhooks_answer(&staff, &state, None, None).await
+pub(super) async fn webhooks_page(visit: Visit, state: web::Data<AppState>) -> Answer {
+    webhooks_answer(visit.into(), &state, None, None).await
 }
 
 async fn webhooks_answer(
-    staff: &Staff,
+    visitor: Visitor,
     state: &AppState,
     refused: Option<(Refusal, WebhookFields)>,
     made: Option<Shows<'_>>,
 ) -> Answer {
-    let caller = staff.caller();
     let query = WebhookQuery {
         limit: PageSize::MAX_PAGE,
         ..WebhookQuery::default()
     };
-    let hooks = state
-        .read(move |shop| shop.webhooks().list(caller, &query))
+    let (staff, hooks) = visitor
+        .read(state, move |shop, caller| {
+            shop.webhooks().list(caller, &query)
+        })
         .await?;
+    let staff = &staff;
     let refusal = refused.as_ref().map(|(refusal, _)| refusal);
     let typed = refused.as_ref().map(|(_, typed)| typed);
     let body = html! {
@@ -149,35 +152,34 @@ pub(super) async fn create_webhook(
                 kept: "the service keeps it to sign each delivery, and never shows it again",
                 secret: &secret,
             };
-            webhooks_answer(&staff, &state, None, Some(shows)).await
+            webhooks_answer(staff.into(), &state, None, Some(shows)).await
         }
-        Err(refusal) => webhooks_answer(&staff, &state, Some((refusal, fields)), None).await,
+        Err(refusal) => webhooks_answer(staff.into(), &state, Some((refusal, fields)), None).await,
     }
 }
 
 /// `GET /console/webhooks/{webhookId}`: a subscription and its latest delivery attempts.
 pub(super) async fn webhook_page(
-    staff: Staff,
+    visit: Visit,
     state: web::Data<AppState>,
     id: web::Path<String>,
 ) -> Answer {
     let id: WebhookId = parsed(&id)?;
-    webhook_answer(&staff, &state, id, None).await
+    webhook_answer(visit.into(), &state, id, None).await
 }
 
 async fn webhook_answer(
-    staff: &Staff,
+    visitor: Visitor,
     state: &AppState,
     id: WebhookId,
     refused: Option<(Refusal, ResendFields)>,
 ) -> Answer {
-    let caller = staff.caller();
     let query = DeliveryQuery {
         limit: PageSize::MAX_PAGE,
         ..DeliveryQuery::default()
     };
-    let (hook, attempts) = state
-        .read(move |shop| {
+    let (staff, (hook, attempts)) = visitor
+        .read(state, move |shop, caller| {
             let hooks = shop.webhooks();
             Ok((
                 hooks.get(caller, id)?,
@@ -185,6 +187,7 @@ async fn webhook_answer(
             ))
         })
         .await?;
+    let staff = &staff;
     let action = format!("/console/webhooks/{id}");
     let refusal = refused.as_ref().map(|(refusal, _)| refusal);
     let typed = refused.as_ref().map(|(_, typed)| typed);
@@ -281,6 +284,6 @@ pub(super) async fn resend_webhook(
                 fields.from_event_id.trim()
             ),
         )),
-        Err(refusal) => webhook_answer(&staff, &state, id, Some((refusal, fields))).await,
+        Err(refusal) => webhook_answer(staff.into(), &state, id, Some((refusal, fields))).await,
     }
 }

@@ -15,8 +15,8 @@ use serde::Deserialize;
 
 use super::catalogue::pet_names;
 use super::reply::{Answer, html, parsed_if_given};
-use super::session::Staff;
 use super::view::page;
+use super::visitor::{Visit, Visitor};
 use crate::state::{AppState, PetService};
 use sentence::Reading;
 
@@ -130,7 +130,7 @@ pub(super) fn sentences<'e>(
 /// `GET /console/events`: by default the latest events; `?after=N` the ones after id `N`;
 /// with `?key=` or `?pet=`, the latest of those events among the last [`SEARCHED`].
 pub(super) async fn events_page(
-    staff: Staff,
+    visit: Visit,
     state: web::Data<AppState>,
     filter: web::Query<EventFilter>,
 ) -> Answer {
@@ -145,9 +145,8 @@ pub(super) async fn events_page(
         pet: parsed_if_given(&filter.pet)?,
         order: parsed_if_given(&filter.order)?,
     };
-    let caller = staff.caller();
-    let (events, after, names) = state
-        .read_primary(move |shop| {
+    let (staff, (events, after, names)) = Visitor::from(visit)
+        .read_primary(&state, move |shop, caller| {
             let feed = shop.events();
             let last = || Ok::<_, DomainError>(feed.last_id(caller)?.map_or(0, EventId::get));
             let (events, after) = if wanted.any() {

@@ -22,6 +22,8 @@ use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
 use petstore_store::testing::TestDatabase;
 use prost::Message as _;
 
+mod console;
+
 const ADMIN: &str = "traces-admin-0123456789abcdef0123456789ab";
 
 /// A span as exported, with its ids in hex (as a `traceparent` writes them).
