@@ -170,11 +170,12 @@ async fn metrics(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
 /// health check one second, and one that times out reads as a failure it cannot explain.
 const READY_WITHIN: std::time::Duration = std::time::Duration::from_millis(800);
 
-/// The database answers and is migrated, within [`READY_WITHIN`]: a check still waiting then
+/// Not stopping, and the database answers and is migrated, within [`READY_WITHIN`]: a check still waiting then
 /// (for a pooled connection, the writer, a server that went silent) answers 503 at once and
 /// finishes in the background, bounded by the store's own waits.
 async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
-    if check_ready(&state).await {
+    // A stopping node says so at once, so that balancers stop sending to it while it drains.
+    if !state.is_stopping() && check_ready(&state).await {
         Ok(HttpResponse::Ok().json(json!({"status": "ready"})))
     } else {
         Err(ApiError::unavailable())

@@ -217,10 +217,18 @@ pub async fn serve(args: ServeArgs, signals: Signals) -> anyhow::Result<()> {
     let every = Duration::from_millis(args.holds.hold_sweep_ms);
     actix_web::rt::spawn(crate::sweeper::run(sweeper, every));
     actix_web::rt::spawn(crate::app::keep_readiness_current(stopping.clone()));
+    let drain_delay = Duration::from_secs(args.drain_delay_secs);
     actix_web::rt::spawn(async move {
         stop_signal.await;
-        tracing::info!("stopping: finishing in-flight requests");
         stopping.begin_shutdown();
+        if drain_delay > Duration::ZERO {
+            tracing::info!(
+                ?drain_delay,
+                "stopping: not ready, still accepting while balancers notice"
+            );
+            actix_web::rt::time::sleep(drain_delay).await;
+        }
+        tracing::info!("stopping: finishing in-flight requests");
         handle.stop(true).await;
     });
     server.await?;

@@ -116,6 +116,11 @@ pub struct ServeArgs {
     /// How long in-flight requests may finish after SIGTERM, in seconds.
     #[arg(long, env = "PETSTORE_SHUTDOWN_TIMEOUT_SECS", default_value_t = 30)]
     pub shutdown_timeout_secs: u64,
+    /// How long a node keeps accepting after SIGTERM, in seconds, with `/readyz` answering 503
+    /// from the signal on: the time a balancer or an orchestrator (Kubernetes' endpoints) takes
+    /// to stop sending to it. 0 stops accepting at once.
+    #[arg(long, env = "PETSTORE_DRAIN_DELAY_SECS", default_value_t = 0)]
+    pub drain_delay_secs: u64,
     /// How long a staff console session lasts unused, in seconds.
     #[arg(long, env = "PETSTORE_CONSOLE_IDLE_SECS", default_value_t = 1800, value_parser = clap::value_parser!(u32).range(1..))]
     pub console_idle_secs: u32,
