@@ -155,13 +155,29 @@ pub struct OrderQuery {
     pub pet_id: Option<PetId>,
     /// Only complete (`true`) or open (`false`) orders.
     pub complete: Option<bool>,
-    /// Only orders with a larger id.
+    /// Newest first: by id descending, `after` then meaning a smaller id.
+    pub newest_first: bool,
+    /// Only orders after this one in the list's order: with a larger id, or a smaller one
+    /// when [`newest_first`](Self::newest_first).
     pub after: Option<crate::ids::OrderId>,
     /// Page size.
     pub limit: PageSize,
     /// Only orders placed by this owner. Set by the service from an [`OrderScope`]; a value
     /// given by the caller is replaced.
     pub owner: Option<OwnerId>,
+}
+
+impl OrderQuery {
+    /// The same filters in the other direction, from `after`: the orders before a page,
+    /// nearest first.
+    #[must_use]
+    pub fn backwards_from(self, after: crate::ids::OrderId) -> Self {
+        Self {
+            newest_first: !self.newest_first,
+            after: Some(after),
+            ..self
+        }
+    }
 }
 
 /// Position for listing API keys.

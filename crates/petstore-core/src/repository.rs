@@ -26,9 +26,9 @@ use crate::idempotency::IdempotencyRecord;
 use crate::ids::{CategoryId, EventId, KeyId, OrderId, OwnerId, PetId};
 use crate::model::{Category, InventoryItem, NewCategory, NewOrder, NewPet, Order, Pet};
 use crate::money::Price;
-use crate::query::{CategoryQuery, InventoryQuery, KeyQuery, OrderQuery, PetQuery};
+use crate::query::{CategoryQuery, InventoryQuery, KeyQuery, OrderQuery, Page, PetQuery};
 use crate::session::StaffSession;
-use crate::values::{Name, Stock};
+use crate::values::{Name, PageSize, Stock};
 
 mod holds;
 mod ledger;
@@ -100,8 +100,26 @@ pub trait InventoryWriter: InventoryReader {
 pub trait OrderReader {
     /// The order with this id.
     fn order(&mut self, id: OrderId) -> RepoResult<Option<Order>>;
-    /// Orders matching the query (including its `owner` filter), by id.
+    /// Orders matching the query (including its `owner` filter), by id in its direction.
     fn orders(&mut self, query: &OrderQuery) -> RepoResult<Vec<Order>>;
+    /// How many orders match the query's filters (its `owner` too) after its `after`, in its
+    /// direction; its `limit` aside. The default pages through [`Self::orders`]; a store
+    /// that can count in one statement does.
+    fn order_count(&mut self, query: &OrderQuery) -> RepoResult<u64> {
+        let mut page = OrderQuery {
+            limit: PageSize::MAX_PAGE,
+            ..*query
+        };
+        let mut count = 0;
+        loop {
+            let found = Page::from_probe(self.orders(&page)?, page.limit, |o| o.id.get());
+            count += found.items.len() as u64;
+            match found.next_after {
+                Some(next) => page.after = Some(OrderId::new(next)?),
+                None => return Ok(count),
+            }
+        }
+    }
     /// How many of the pet's orders are open (neither complete nor cancelled).
     fn open_order_count(&mut self, pet_id: PetId) -> RepoResult<u64>;
     /// How many units the pet's open orders hold.

@@ -1,6 +1,7 @@
 //! Orders in memory.
 
 use std::borrow::Borrow;
+use std::ops::Bound;
 
 use super::{Catalogue, View};
 use super::{next_id, page};
@@ -19,13 +20,37 @@ impl<C: Borrow<Catalogue>> OrderReader for View<'_, C> {
 
     fn orders(&mut self, query: &OrderQuery) -> RepoResult<Vec<Order>> {
         let catalogue = self.catalogue.borrow();
-        Ok(page(&catalogue.orders, query.after, query.limit, |order| {
-            query
-                .pet_id
-                .is_none_or(|p| order.lines.iter().any(|l| l.pet_id == p))
-                && query.complete.is_none_or(|c| order.complete == c)
-                && query.owner.is_none_or(|o| order.owner == Some(o))
-        }))
+        if !query.newest_first {
+            return Ok(page(&catalogue.orders, query.after, query.limit, |order| {
+                matches(query, order)
+            }));
+        }
+        let before = query.after.map_or(Bound::Unbounded, Bound::Excluded);
+        Ok(catalogue
+            .orders
+            .range((Bound::Unbounded, before))
+            .rev()
+            .map(|(_, order)| order)
+            .filter(|order| matches(query, order))
+            .take(query.limit.get() as usize + 1)
+            .cloned()
+            .collect())
+    }
+
+    fn order_count(&mut self, query: &OrderQuery) -> RepoResult<u64> {
+        let beyond = |id: &OrderId| match query.after {
+            None => true,
+            Some(after) if query.newest_first => *id < after,
+            Some(after) => *id > after,
+        };
+        let count = self
+            .catalogue
+            .borrow()
+            .orders
+            .iter()
+            .filter(|(id, order)| beyond(id) && matches(query, order))
+            .count();
+        Ok(count as u64)
     }
 
     fn open_order_count(&mut self, pet_id: PetId) -> RepoResult<u64> {
@@ -42,6 +67,15 @@ impl<C: Borrow<Catalogue>> OrderReader for View<'_, C> {
     fn committed_units(&mut self, pet_id: PetId) -> RepoResult<Stock> {
         Ok(self.catalogue.borrow().committed(pet_id))
     }
+}
+
+/// Whether `order` passes `query`'s filters (its position aside).
+fn matches(query: &OrderQuery, order: &Order) -> bool {
+    query
+        .pet_id
+        .is_none_or(|p| order.lines.iter().any(|l| l.pet_id == p))
+        && query.complete.is_none_or(|c| order.complete == c)
+        && query.owner.is_none_or(|o| order.owner == Some(o))
 }
 
 impl Catalogue {

@@ -107,18 +107,20 @@ impl<S: Store, C: Clock> OrderUseCases<'_, S, C> {
     /// A page of the orders the caller may see. The query's `owner` is replaced by the
     /// caller's scope, so a caller cannot widen it.
     pub fn list(&self, caller: Caller, query: &OrderQuery) -> Result<Page<Order>, DomainError> {
-        caller.require(Permission::Shop)?;
-        let query = OrderQuery {
-            owner: match caller.order_scope() {
-                OrderScope::All => None,
-                OrderScope::OwnedBy(owner) => Some(owner),
-            },
-            ..*query
-        };
+        let query = scoped(caller, query)?;
         // A read of its own, not a single statement: an order of several lines is read with
         // its lines, in the same snapshot.
         let items = self.shop.store.read(|snapshot| snapshot.orders(&query))?;
         Ok(Page::from_probe(items, query.limit, |o| o.id.get()))
+    }
+
+    /// How many orders the caller may see match the query after its `after` (its `limit`
+    /// aside): with no `after`, how many a list of these filters holds in all.
+    pub fn count(&self, caller: Caller, query: &OrderQuery) -> Result<u64, DomainError> {
+        let query = scoped(caller, query)?;
+        self.shop
+            .store
+            .read_one(|snapshot| snapshot.order_count(&query))
     }
 
     /// Changes an order's ship date or completes it (staff), if `condition` holds for it as
@@ -276,4 +278,17 @@ fn visible_order(
         .order(id)?
         .filter(|order| scope.allows(order.owner))
         .ok_or_else(|| DomainError::not_found(Resource::Order, id))
+}
+
+/// The query as `caller` may ask it: its `owner` replaced by the caller's scope, so that a
+/// caller cannot widen it.
+fn scoped(caller: Caller, query: &OrderQuery) -> Result<OrderQuery, DomainError> {
+    caller.require(Permission::Shop)?;
+    Ok(OrderQuery {
+        owner: match caller.order_scope() {
+            OrderScope::All => None,
+            OrderScope::OwnedBy(owner) => Some(owner),
+        },
+        ..*query
+    })
 }

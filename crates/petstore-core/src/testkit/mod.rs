@@ -169,6 +169,7 @@ macro_rules! __conformance_scenarios {
             completion_is_final,
             customers_see_only_their_own_orders,
             ship_dates_can_be_set_and_cleared,
+            orders_list_newest_first_and_are_counted,
             // access
             callers_may_do_only_what_their_role_grants,
             // keys

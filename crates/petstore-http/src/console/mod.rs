@@ -22,6 +22,7 @@ mod keys;
 mod lists;
 mod order;
 mod orders;
+mod pager;
 mod pet;
 mod refused;
 mod removals;

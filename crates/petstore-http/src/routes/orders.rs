@@ -61,6 +61,7 @@ pub async fn list_orders(
     let list = OrderQuery {
         pet_id: params.pet_id,
         complete: params.complete,
+        newest_first: false,
         after: params.after()?,
         limit: params.page_size(),
         owner: None,

@@ -15,6 +15,7 @@ def test_an_order_from_the_api_appears_and_is_completed(server, page):
     placed = order(server, pets["Rex"], 2)
     signed_in(page, server)
     page.get_by_role("link", name="Orders").click()
+    expect(page.get_by_role("heading", name="Orders")).to_be_visible()
     row = page.locator(f"#order-{placed['id']}")
     expect(row).to_contain_text("Rex")
     expect(row).to_contain_text("open")
@@ -121,3 +122,49 @@ def test_an_order_s_page_shows_its_lines_and_history_and_sets_its_ship_date(serv
     expect(said(page)).to_have_text(f"Completed order {placed['id']}.")
     expect(page.get_by_text("Complete.", exact=True)).to_be_visible()
     assert server.api.call("GET", f"/v1/store/orders/{placed['id']}")[1]["complete"] is True
+
+
+def test_orders_list_newest_first_paged_both_ways_and_searched_by_pet(server, page):
+    _, pets = catalogue(server, (("Rex", 200), ("Rexford", 200), ("Fido", 200)))
+    names = ("Rex", "Rexford", "Fido")
+    placed = [(order(server, pets[names[n % 3]], 1)["id"], names[n % 3]) for n in range(105)]
+    newest = [id for id, _ in reversed(placed)]
+    signed_in(page, server)
+    page.get_by_role("link", name="Orders").click()
+    expect(page.get_by_role("heading", name="Orders")).to_be_visible()
+    rows = page.locator("table tbody tr")
+    expect(rows.first).to_have_id(f"order-{newest[0]}")
+    pages = page.get_by_role("navigation", name="Pages")
+    expect(pages).to_contain_text("1–100 of 105")
+    expect(pages.get_by_role("link", name="Previous page")).to_have_count(0)
+    check_accessibility(page)
+    pages.get_by_role("link", name="Next page").click()
+    expect(pages).to_contain_text("101–105 of 105")
+    expect(rows).to_have_count(5)
+    expect(rows.first).to_have_id(f"order-{newest[100]}")
+    pages.get_by_role("link", name="Previous page").click()
+    expect(pages).to_contain_text("1–100 of 105")
+    expect(rows.first).to_have_id(f"order-{newest[0]}")
+    # The order column sorts: oldest first, and back.
+    page.get_by_role("columnheader", name="Order").get_by_role("link").click()
+    expect(rows.first).to_have_id(f"order-{placed[0][0]}")
+    expect(page.get_by_label("Order", exact=True)).to_have_value("oldest")
+    page.get_by_role("columnheader", name="Order").get_by_role("link").click()
+    expect(rows.first).to_have_id(f"order-{newest[0]}")
+
+    fidos = [id for id, name in reversed(placed) if name == "Fido"]
+    page.get_by_label("Pet (name or id)").fill("fido")
+    page.get_by_role("button", name="Filter").click()
+    expect(pages).to_contain_text(f"1–{len(fidos)} of {len(fidos)}")
+    expect(rows.first).to_have_id(f"order-{fidos[0]}")
+    expect(rows).to_have_count(len(fidos))
+    # A name more than one pet has: staff choose whose orders.
+    page.get_by_label("Pet (name or id)").fill("Rex")
+    page.get_by_role("button", name="Filter").click()
+    expect(page.get_by_text("More than one pet")).to_be_visible()
+    check_accessibility(page)
+    page.get_by_role("link", name=f"Rex (pet {pets['Rex']['id']})").click()
+    rexes = [id for id, name in reversed(placed) if name == "Rex"]
+    expect(pages).to_contain_text(f"1–{len(rexes)} of {len(rexes)}")
+    expect(rows.first).to_have_id(f"order-{rexes[0]}")
+    expect(page.get_by_label("Pet (name or id)")).to_have_value(str(pets["Rex"]["id"]))

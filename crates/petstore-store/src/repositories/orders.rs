@@ -15,6 +15,39 @@ use crate::schema::sql_types::Time;
 use crate::schema::{order_lines, orders, pets};
 use crate::statements::{exactly_one, probe, refuse};
 
+/// `sql`, a boxed query of `orders`, narrowed to the orders `query`'s filters find after its
+/// `after` in its direction (its order and limit are the caller's to add).
+macro_rules! matching_orders {
+    ($sql:expr, $query:expr) => {{
+        let query: &OrderQuery = $query;
+        let mut sql = $sql;
+        if let Some(after) = query.after {
+            sql = if query.newest_first {
+                sql.filter(orders::id.lt(after.get()))
+            } else {
+                sql.filter(orders::id.gt(after.get()))
+            };
+        }
+        if let Some(pet) = query.pet_id {
+            let on_a_later_line = order_lines::table
+                .filter(order_lines::pet_id.eq(pet.get()))
+                .select(order_lines::order_id);
+            sql = sql.filter(
+                orders::pet_id
+                    .eq(pet.get())
+                    .or(orders::id.eq_any(on_a_later_line)),
+            );
+        }
+        if let Some(complete) = query.complete {
+            sql = sql.filter(orders::complete.eq(complete));
+        }
+        if let Some(owner) = query.owner {
+            sql = sql.filter(orders::owner_id.eq(owner.get()));
+        }
+        sql
+    }};
+}
+
 impl OrderReader for Tx<'_> {
     fn order(&mut self, id: OrderId) -> RepoResult<Option<Order>> {
         if self.locks_rows() {
@@ -52,31 +85,26 @@ impl OrderReader for Tx<'_> {
     }
 
     fn orders(&mut self, query: &OrderQuery) -> RepoResult<Vec<Order>> {
-        let mut sql = orders::table
-            .select(OrderRecord::as_select())
-            .order(orders::id.asc())
-            .into_boxed();
-        if let Some(after) = query.after {
-            sql = sql.filter(orders::id.gt(after.get()));
-        }
-        if let Some(pet) = query.pet_id {
-            let on_a_later_line = order_lines::table
-                .filter(order_lines::pet_id.eq(pet.get()))
-                .select(order_lines::order_id);
-            sql = sql.filter(
-                orders::pet_id
-                    .eq(pet.get())
-                    .or(orders::id.eq_any(on_a_later_line)),
-            );
-        }
-        if let Some(complete) = query.complete {
-            sql = sql.filter(orders::complete.eq(complete));
-        }
-        if let Some(owner) = query.owner {
-            sql = sql.filter(orders::owner_id.eq(owner.get()));
-        }
+        let sql = matching_orders!(
+            orders::table.select(OrderRecord::as_select()).into_boxed(),
+            query
+        );
+        let sql = if query.newest_first {
+            sql.order(orders::id.desc())
+        } else {
+            sql.order(orders::id.asc())
+        };
         let rows = self.page(sql, probe(query.limit)).or_storage()?;
         self.with_lines(rows)
+    }
+
+    fn order_count(&mut self, query: &OrderQuery) -> RepoResult<u64> {
+        let sql = matching_orders!(orders::table.into_boxed(), query);
+        let count: i64 = sql
+            .select(diesel::dsl::count_star())
+            .get_result(self.flushed())
+            .or_storage()?;
+        Ok(count.unsigned_abs())
     }
 
     fn open_order_count(&mut self, pet_id: PetId) -> RepoResult<u64> {

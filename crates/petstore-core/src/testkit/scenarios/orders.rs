@@ -2,7 +2,9 @@
 
 use super::{Fixture, OPERATOR, code, customer, staff, start_time};
 use crate::testkit::Must;
-use crate::{Always, EventType, OrderPatch, OrderQuery, OwnerId, PetId, PetStatus, Store};
+use crate::{
+    Always, EventType, OrderId, OrderPatch, OrderQuery, OwnerId, PageSize, PetId, PetStatus, Store,
+};
 
 /// An order must name an existing pet.
 pub fn an_order_for_an_unknown_pet_is_refused<S: Store>(store: S) {
@@ -113,4 +115,80 @@ pub fn ship_dates_can_be_set_and_cleared<S: Store>(store: S) {
         (PetStatus::Available, 4),
         "stock is untouched"
     );
+}
+
+/// Orders list newest first as well as oldest first, both ways from any order, and a list
+/// says how many orders its filters find, in all and after a position, in the caller's
+/// scope.
+pub fn orders_list_newest_first_and_are_counted<S: Store>(store: S) {
+    let f = Fixture::new(store);
+    let rex = f.pet_with_stock("Rex", 20);
+    let fido = f.pet_with_stock("Fido", 20);
+    let alice = customer(1);
+    let mut placed = Vec::new();
+    for n in 0..7 {
+        let pet = if n % 2 == 0 { rex.id } else { fido.id };
+        let caller = if n == 3 { alice } else { OPERATOR };
+        placed.push(f.order_as(caller, pet, 1).must("order").id);
+    }
+    f.complete(placed[1]);
+    let orders = f.shop.orders();
+    let ids = |query: &OrderQuery| -> Vec<OrderId> {
+        let page = orders.list(OPERATOR, query).must("list");
+        page.items.iter().map(|order| order.id).collect()
+    };
+    let two = PageSize::new(2).must("size");
+
+    let newest = OrderQuery {
+        newest_first: true,
+        limit: two,
+        ..OrderQuery::default()
+    };
+    let first = orders.list(OPERATOR, &newest).must("newest page");
+    assert_eq!(
+        first.items.iter().map(|o| o.id).collect::<Vec<_>>(),
+        vec![placed[6], placed[5]]
+    );
+    let after = OrderId::new(first.next_after.must("a next page")).must("id");
+    let second = OrderQuery {
+        after: Some(after),
+        ..newest
+    };
+    assert_eq!(ids(&second), vec![placed[4], placed[3]]);
+    // Back from the second page's first order: the page before it, nearest first.
+    assert_eq!(
+        ids(&second.backwards_from(placed[4])),
+        vec![placed[5], placed[6]]
+    );
+    let oldest = OrderQuery {
+        limit: two,
+        ..OrderQuery::default()
+    };
+    assert_eq!(ids(&oldest), vec![placed[0], placed[1]]);
+
+    // Counted with the same filters, the page size aside.
+    let count = |caller, query: &OrderQuery| orders.count(caller, query).must("count");
+    assert_eq!(count(OPERATOR, &newest), 7);
+    assert_eq!(count(OPERATOR, &second), 5, "after the second newest");
+    assert_eq!(count(OPERATOR, &oldest.backwards_from(placed[2])), 2);
+    let rexs_open = OrderQuery {
+        pet_id: Some(rex.id),
+        complete: Some(false),
+        newest_first: true,
+        ..OrderQuery::default()
+    };
+    assert_eq!(count(OPERATOR, &rexs_open), 4);
+    assert_eq!(
+        ids(&rexs_open),
+        vec![placed[6], placed[4], placed[2], placed[0]]
+    );
+    let fidos_complete = OrderQuery {
+        pet_id: Some(fido.id),
+        complete: Some(true),
+        ..OrderQuery::default()
+    };
+    assert_eq!(count(OPERATOR, &fidos_complete), 1);
+    // A customer counts only their own.
+    assert_eq!(count(alice, &OrderQuery::default()), 1);
+    assert_eq!(count(alice, &newest), 1);
 }

@@ -7,53 +7,24 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, web};
 use maud::{Markup, html};
 use petstore_core::{
-    DomainError, Order, OrderId, OrderPatch, OrderQuery, PageSize, PetId, PetQuery,
+    Caller, DomainError, Order, OrderId, OrderPatch, OrderQuery, PageSize, Pet, PetId, PetQuery,
 };
-use serde::Deserialize;
+
+mod filter;
+
+use filter::{Asked, OrderFilter, PetSearch};
 
 use super::catalogue::pet_names;
+use super::pager::{Beside, Place, pager};
 use super::refused::{Refusal, alert};
 use super::reply::{
-    Answer, VersionOnly, html, parsed, parsed_if_given, see_other_saying, status_of, unchanged,
-    wants_row,
+    Answer, VersionOnly, html, parsed, see_other_saying, status_of, unchanged, wants_row,
 };
 use super::session::Submitted;
 use super::view::{done, page, token_field, version_field};
 use super::visitor::{Staff, Visit, Visitor};
 use crate::error::ApiError;
 use crate::state::{AppState, PetService};
-
-/// The orders list's filter and position, as its form and links send them.
-#[derive(Debug, Default, Clone, Deserialize)]
-pub(super) struct OrderFilter {
-    /// `open`, `complete`, or empty for every order.
-    #[serde(default)]
-    status: String,
-    #[serde(default)]
-    after: String,
-}
-
-impl OrderFilter {
-    fn query(&self) -> Result<OrderQuery, ApiError> {
-        let complete = match self.status.as_str() {
-            "" => None,
-            "open" => Some(false),
-            "complete" => Some(true),
-            _ => {
-                return Err(ApiError::invalid_parameter(
-                    "status: must be open, complete or empty",
-                ));
-            }
-        };
-        let after = parsed_if_given(&self.after)?;
-        Ok(OrderQuery {
-            complete,
-            after,
-            limit: PageSize::MAX_PAGE,
-            ..OrderQuery::default()
-        })
-    }
-}
 
 /// An order with what it holds in words: its pet's name, or each line's pet and units.
 struct Line {
@@ -101,30 +72,103 @@ pub(super) async fn orders_page(
     orders_answer(visit.into(), &state, &filter, None).await
 }
 
+/// A page of the orders list, as read.
+struct Listed {
+    lines: Vec<Line>,
+    place: Place,
+    /// When a pet was searched by name and not exactly one pet has it: the pets that do.
+    choosing: Option<Vec<Pet>>,
+}
+
+/// The orders `asked` finds, where the page stands among them, and the pets' names.
+fn listed(shop: &PetService<'_>, caller: Caller, asked: &Asked) -> Result<Listed, DomainError> {
+    let mut query = asked.query;
+    match &asked.pet {
+        PetSearch::Any => {}
+        PetSearch::Id(id) => query.pet_id = Some(*id),
+        PetSearch::Named(text) => {
+            let named = PetQuery::new(None, None, Some(text.clone()), Vec::new())?
+                .page(None, PageSize::new(CHOICES)?);
+            let found = shop.pets().list(&named)?.items;
+            match found.as_slice() {
+                [one] => query.pet_id = Some(one.id),
+                _ => {
+                    return Ok(Listed {
+                        lines: Vec::new(),
+                        place: Place::of(0, 0, 0),
+                        choosing: Some(found),
+                    });
+                }
+            }
+        }
+    }
+    let orders = shop.orders();
+    let page = match asked.before {
+        Some(before) => {
+            let mut items = orders.list(caller, &query.backwards_from(before))?.items;
+            items.reverse();
+            items
+        }
+        None => orders.list(caller, &query)?.items,
+    };
+    let total = orders.count(
+        caller,
+        &OrderQuery {
+            after: None,
+            ..query
+        },
+    )?;
+    let after_first = match page.first() {
+        Some(first) => orders.count(
+            caller,
+            &OrderQuery {
+                after: Some(first.id),
+                ..query
+            },
+        )?,
+        None => 0,
+    };
+    let names = names_of(shop, &page)?;
+    Ok(Listed {
+        place: Place::of(total, after_first, page.len()),
+        lines: page
+            .into_iter()
+            .map(|order| Line::of(order, &names))
+            .collect(),
+        choosing: None,
+    })
+}
+
+/// The most pets a search by name offers to choose from.
+const CHOICES: i64 = 20;
+
 async fn orders_answer(
     visitor: Visitor,
     state: &AppState,
     filter: &OrderFilter,
     refused: Option<(OrderId, Refusal)>,
 ) -> Answer {
-    let query = filter.query()?;
-    let (staff, (lines, next)) = visitor
-        .read(state, move |shop, caller| {
-            let page = shop.orders().list(caller, &query)?;
-            let names = names_of(shop, &page.items)?;
-            let lines = page
-                .items
-                .into_iter()
-                .map(|order| Line::of(order, &names))
-                .collect::<Vec<_>>();
-            Ok((lines, page.next_after))
-        })
+    let asked = filter.asked()?;
+    let (staff, listed) = visitor
+        .read(state, move |shop, caller| listed(shop, caller, &asked))
         .await?;
     let staff = &staff;
     let outcome = |id: OrderId| match &refused {
         Some((at, refusal)) if *at == id => Some(Err(refusal.error())),
         _ => None,
     };
+    let lines = &listed.lines;
+    let beside = Beside {
+        first: filter.at(None, None),
+        previous: filter.at(None, lines.first().map(|line| line.order.id)),
+        next: filter.at(lines.last().map(|line| line.order.id), None),
+    };
+    let (sorted, turn) = if filter.oldest_first() {
+        ("ascending", "Oldest first: show the newest first")
+    } else {
+        ("descending", "Newest first: show the oldest first")
+    };
+    let searched = filter.pet.trim();
     let body = html! {
         form.filters method="get" action="/console/orders" role="search" {
             div {
@@ -135,21 +179,44 @@ async fn orders_answer(
                     }
                 }
             }
+            div {
+                label for="filter-order-pet" { "Pet (name or id)" }
+                input #filter-order-pet name="pet" type="search" maxlength="100" value=(filter.pet);
+            }
+            div {
+                label for="filter-order-sort" { "Order" }
+                select #filter-order-sort name="sort" {
+                    option value="" selected[!filter.oldest_first()] { "Newest first" }
+                    option value="oldest" selected[filter.oldest_first()] { "Oldest first" }
+                }
+            }
             button type="submit" { "Filter" }
         }
-        table.cards {
-            caption.sr-only { "Orders" }
-            thead { tr {
-                th scope="col" { "Order" } th scope="col" { "Pet" } th scope="col" { "Units" }
-                th scope="col" { "Total" } th scope="col" { "Ship date" } th scope="col" { "Status" } th scope="col" { "Actions" }
-            } }
-            tbody {
-                @for line in &lines { (row(staff, line, outcome(line.order.id))) }
+        @if let Some(pets) = &listed.choosing {
+            @if pets.is_empty() {
+                p { "No pet's name contains \u{201c}" (searched) "\u{201d}." }
+            } @else {
+                p #choose-pet { "More than one pet's name contains \u{201c}" (searched) "\u{201d}: whose orders?" }
+                ul aria-labelledby="choose-pet" {
+                    @for pet in pets {
+                        li { a href=(filter.of_pet(pet.id)) { (pet.name.as_str()) " (pet " (pet.id) ")" } }
+                    }
+                }
             }
-        }
-        @if lines.is_empty() { p { "No order matches." } }
-        @if let Some(next) = next {
-            p { a href={ "/console/orders?status=" (filter.status) "&after=" (next) } { "Next page" } }
+        } @else {
+            table.cards {
+                caption.sr-only { "Orders" }
+                thead { tr {
+                    th scope="col" aria-sort=(sorted) { a href=(filter.turned()) title=(turn) { "Order" } }
+                    th scope="col" { "Pet" } th scope="col" { "Units" }
+                    th scope="col" { "Total" } th scope="col" { "Ship date" } th scope="col" { "Status" } th scope="col" { "Actions" }
+                } }
+                tbody {
+                    @for line in lines { (row(staff, line, outcome(line.order.id))) }
+                }
+            }
+            @if lines.is_empty() && listed.place == Place::of(0, 0, 0) { p { "No order matches." } }
+            (pager(listed.place, &beside))
         }
     };
     let status = status_of(refused.as_ref().map(|(_, refusal)| refusal));

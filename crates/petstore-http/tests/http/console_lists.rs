@@ -1,0 +1,101 @@
+//! The console's lists as staff page through them: newest first or oldest, where a page
+//! stands among everything the filter finds, the pages before and after, and a search by pet.
+
+use serde_json::json;
+
+use crate::common::{Reply, start};
+use crate::console::{page, sign_in};
+
+/// The orders a page of the orders list shows, in its order.
+fn order_rows(reply: &Reply) -> Vec<i64> {
+    let html = reply.body.as_str().unwrap_or_default();
+    html.split("<tr id=\"order-")
+        .skip(1)
+        .filter_map(|rest| rest.split('"').next()?.parse().ok())
+        .collect()
+}
+
+/// The address a page's link of relation `rel` leads to.
+fn link(reply: &Reply, rel: &str) -> Option<String> {
+    let html = reply.body.as_str().unwrap_or_default();
+    let at = html.find(&format!("rel=\"{rel}\" href=\""))?;
+    let rest = &html[at + rel.len() + 13..];
+    Some(rest[..rest.find('"')?].replace("&amp;", "&"))
+}
+
+fn says(reply: &Reply, text: &str) -> bool {
+    reply.body.as_str().unwrap_or_default().contains(text)
+}
+
+#[actix_web::test]
+async fn orders_list_newest_first_counted_paged_both_ways_and_searched_by_pet() {
+    let api = start().await;
+    let pets = [
+        api.pet_with_stock("Rex", 100).await,
+        api.pet_with_stock("Rexford", 100).await,
+        api.pet_with_stock("Fido", 100).await,
+    ];
+    let mut placed = Vec::new();
+    for n in 0..130 {
+        let pet = pets[n % 3];
+        let order = api
+            .post("/v1/store/orders", json!({"petId": pet, "quantity": 1}))
+            .await;
+        assert_eq!(order.status, 201, "{order:?}");
+        placed.push((order.body["id"].as_i64().unwrap(), pet));
+    }
+    let newest: Vec<i64> = placed.iter().rev().map(|(id, _)| *id).collect();
+    let (cookie, _) = sign_in(&api, &api.admin, false).await;
+
+    let first = page(&api, &cookie, "/console/orders").await;
+    assert_eq!(first.status, 200);
+    assert_eq!(order_rows(&first), newest[..100]);
+    assert!(says(&first, "1–100 of 130"));
+    assert_eq!(link(&first, "prev"), None);
+    let next = link(&first, "next").expect("a next page");
+
+    let second = page(&api, &cookie, &next).await;
+    assert_eq!(order_rows(&second), newest[100..]);
+    assert!(says(&second, "101–130 of 130"));
+    assert_eq!(link(&second, "next"), None);
+    let back = page(
+        &api,
+        &cookie,
+        &link(&second, "prev").expect("a page before"),
+    )
+    .await;
+    assert_eq!(order_rows(&back), newest[..100]);
+    assert!(says(&back, "1–100 of 130"));
+
+    let oldest = page(&api, &cookie, "/console/orders?sort=oldest").await;
+    let ascending: Vec<i64> = placed.iter().map(|(id, _)| *id).collect();
+    assert_eq!(order_rows(&oldest), ascending[..100]);
+
+    // By name: Fido's orders only, counted.
+    let fidos: Vec<i64> = placed
+        .iter()
+        .rev()
+        .filter(|(_, pet)| *pet == pets[2])
+        .map(|(id, _)| *id)
+        .collect();
+    let fido = page(&api, &cookie, "/console/orders?pet=fido").await;
+    assert_eq!(order_rows(&fido), fidos);
+    assert!(says(&fido, &format!("1–{0} of {0}", fidos.len())));
+    // A name more than one pet has: staff choose, and the choice is the pet's id.
+    let rexes = page(&api, &cookie, "/console/orders?pet=Rex").await;
+    assert!(order_rows(&rexes).is_empty());
+    assert!(says(&rexes, "More than one pet"), "{rexes:?}");
+    let chosen = format!("pet={}", pets[0]);
+    assert!(says(&rexes, &chosen), "{rexes:?}");
+    let rex = page(&api, &cookie, &format!("/console/orders?{chosen}")).await;
+    let rexs: Vec<i64> = placed
+        .iter()
+        .rev()
+        .filter(|(_, pet)| *pet == pets[0])
+        .map(|(id, _)| *id)
+        .collect();
+    assert_eq!(order_rows(&rex), rexs);
+    let nobody = page(&api, &cookie, "/console/orders?pet=Nobody").await;
+    assert!(says(&nobody, "No pet&#39;s name contains") || says(&nobody, "No pet's name contains"));
+    assert!(order_rows(&nobody).is_empty());
+}
