@@ -15,6 +15,11 @@ use crate::money::Total;
 use crate::permission::Permission;
 use crate::validation::ValidationError;
 
+mod lines;
+
+pub use lines::LineRefusal;
+use lines::{delivery_code, lines_refused, refused_code};
+
 /// The kinds of resource a [`DomainError::NotFound`] can be about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Resource {
@@ -136,6 +141,14 @@ pub enum DomainError {
         /// Every refused line, in order.
         lines: Vec<LineRefusal>,
     },
+    /// Lines of a delivery were refused; nothing was received. Each line is named with its
+    /// refusal, and the code is the most telling of theirs (`precondition_failed`: a line's
+    /// pet changed since it was entered; otherwise the first line's).
+    #[error("{}", lines_refused(.lines))]
+    DeliveryRefused {
+        /// Every refused line, in order.
+        lines: Vec<LineRefusal>,
+    },
     /// A checkout's lines come to another total than the one the client expected: a price
     /// changed since the basket was shown. Nothing was placed.
     #[error(
@@ -218,53 +231,6 @@ pub enum DomainError {
     /// the write took effect, and makes it once if not. The text is for the log only.
     #[error("outcome unknown: {0}")]
     OutcomeUnknown(#[source] Failure),
-}
-
-/// Why one line of a checkout was refused: the line's number and the refusal, the same a
-/// one-line order would meet (`unknown_pet`, `price_missing`, `insufficient_stock`,
-/// `pet_not_available`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LineRefusal {
-    /// The line, from 1.
-    pub line_no: u16,
-    /// Why.
-    pub error: DomainError,
-}
-
-impl LineRefusal {
-    /// The body field the refusal is about: the line's units when it is short of stock, its
-    /// pet otherwise.
-    pub fn field(&self) -> String {
-        let what = match self.error {
-            DomainError::InsufficientStock { .. } => "quantity",
-            _ => "petId",
-        };
-        format!("lines/{}/{what}", self.line_no - 1)
-    }
-}
-
-/// The code of a checkout whose `lines` were refused: the most telling of theirs.
-fn refused_code(lines: &[LineRefusal]) -> &'static str {
-    const TELLING: [&str; 4] = [
-        "unknown_pet",
-        "price_missing",
-        "insufficient_stock",
-        "pet_not_available",
-    ];
-    TELLING
-        .into_iter()
-        .find(|code| lines.iter().any(|line| line.error.code() == *code))
-        .or_else(|| lines.first().map(|line| line.error.code()))
-        .unwrap_or("validation_failed")
-}
-
-/// The message of a checkout whose `lines` were refused: each line, with why.
-fn lines_refused(lines: &[LineRefusal]) -> String {
-    let each: Vec<String> = lines
-        .iter()
-        .map(|line| format!("line {}: {}", line.line_no, line.error))
-        .collect();
-    each.join("; ")
 }
 
 /// How the message of [`DomainError::HoldEnded`] says the hold ended.
@@ -352,6 +318,7 @@ impl DomainError {
             DomainError::PriceMissing { .. } => "price_missing",
             DomainError::PetRepeated { .. } => "pet_repeated",
             DomainError::CheckoutRefused { lines } => refused_code(lines),
+            DomainError::DeliveryRefused { lines } => delivery_code(lines),
             DomainError::TotalMismatch { .. } => "total_mismatch",
             DomainError::UpgradeUnfinished => "upgrade_unfinished",
             DomainError::HoldEnded {

@@ -126,8 +126,9 @@ pub use repository::{
 pub use rules::{PetStock, Transition};
 pub use service::{
     Bootstrap, Bootstrapped, CategoryUseCases, DeliveryStatus, EventListener, EventUseCases,
-    HoldCheckout, HoldUseCases, InventoryUseCases, KeyUseCases, OrderUseCases, PetUseCases,
-    PriceUseCases, Resumed, Service, SessionUseCases, Settings, WebhookUseCases,
+    HoldCheckout, HoldUseCases, InventoryUseCases, KeyUseCases, MAX_RECEIPTS, OrderUseCases,
+    PetUseCases, PriceUseCases, Receipt, Resumed, Service, SessionUseCases, Settings,
+    WebhookUseCases,
 };
 pub use session::{SessionLifetime, SessionToken, StaffSession};
 pub use trace::TraceParent;

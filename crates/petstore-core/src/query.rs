@@ -24,7 +24,10 @@ pub struct PetQuery {
     /// Only pets with at most this many units that can be ordered: running low, or (with
     /// [`Stock::ZERO`]) out of stock.
     pub stock_at_most: Option<Stock>,
-    /// Only pets with a larger id.
+    /// Newest first: by id descending, `after` then meaning a smaller id.
+    pub newest_first: bool,
+    /// Only pets after this one in the list's order: with a larger id, or a smaller one when
+    /// [`newest_first`](Self::newest_first).
     pub after: Option<PetId>,
     /// Page size.
     pub limit: PageSize,
@@ -68,6 +71,7 @@ impl PetQuery {
             name_contains,
             ids,
             stock_at_most: None,
+            newest_first: false,
             after: None,
             limit: PageSize::default(),
         })
@@ -79,6 +83,26 @@ impl PetQuery {
     pub fn stock_at_most(self, stock: Option<Stock>) -> Self {
         Self {
             stock_at_most: stock,
+            ..self
+        }
+    }
+
+    /// The same query, newest first (`true`) or oldest first.
+    #[must_use]
+    pub fn newest_first(self, newest_first: bool) -> Self {
+        Self {
+            newest_first,
+            ..self
+        }
+    }
+
+    /// The same filters in the other direction, from `after`: the pets before a page,
+    /// nearest first.
+    #[must_use]
+    pub fn backwards_from(self, after: PetId) -> Self {
+        Self {
+            newest_first: !self.newest_first,
+            after: Some(after),
             ..self
         }
     }
@@ -115,7 +139,9 @@ pub struct InventoryQuery {
     pub name_contains: Option<String>,
     /// Only entries with at most this many units that can be ordered.
     pub stock_at_most: Option<Stock>,
-    /// Only entries of pets with a larger id.
+    /// Newest pets first, as [`PetQuery::newest_first`].
+    pub newest_first: bool,
+    /// Only entries of pets after this one in the list's order, as [`PetQuery::after`].
     pub after: Option<PetId>,
     /// Page size.
     pub limit: PageSize,
@@ -129,6 +155,7 @@ impl InventoryQuery {
             category_id: pets.category_id,
             name_contains: pets.name_contains.clone(),
             stock_at_most: pets.stock_at_most,
+            newest_first: pets.newest_first,
             after: pets.after,
             limit: pets.limit,
         }
@@ -142,6 +169,7 @@ impl InventoryQuery {
             name_contains: self.name_contains.clone(),
             ids: Vec::new(),
             stock_at_most: self.stock_at_most,
+            newest_first: self.newest_first,
             after: self.after,
             limit: self.limit,
         }

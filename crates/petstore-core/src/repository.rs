@@ -56,8 +56,26 @@ pub trait CatalogueReader {
     fn category_has_pets(&mut self, id: CategoryId) -> RepoResult<bool>;
     /// The pet with this id.
     fn pet(&mut self, id: PetId) -> RepoResult<Option<Pet>>;
-    /// Pets matching the query, by id.
+    /// Pets matching the query, by id in its direction.
     fn pets(&mut self, query: &PetQuery) -> RepoResult<Vec<Pet>>;
+    /// How many pets match the query's filters after its `after`, in its direction; its
+    /// `limit` aside. The default pages through [`Self::pets`]; a store that can count in one
+    /// statement does.
+    fn pet_count(&mut self, query: &PetQuery) -> RepoResult<u64> {
+        let mut page = PetQuery {
+            limit: PageSize::MAX_PAGE,
+            ..query.clone()
+        };
+        let mut count = 0;
+        loop {
+            let found = Page::from_probe(self.pets(&page)?, page.limit, |p| p.id.get());
+            count += found.items.len() as u64;
+            match found.next_after {
+                Some(next) => page.after = Some(PetId::new(next)?),
+                None => return Ok(count),
+            }
+        }
+    }
 }
 
 /// Changes categories and pets.
@@ -84,7 +102,7 @@ pub trait CatalogueWriter: CatalogueReader {
 pub trait InventoryReader {
     /// The inventory entry of a pet.
     fn inventory_item(&mut self, pet_id: PetId) -> RepoResult<Option<InventoryItem>>;
-    /// Inventory entries matching the query, by pet id.
+    /// Inventory entries matching the query, by pet id in its direction.
     fn inventory(&mut self, query: &InventoryQuery) -> RepoResult<Vec<InventoryItem>>;
 }
 

@@ -5,9 +5,12 @@ use std::fmt;
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::{HttpResponse, ResponseError};
-use petstore_core::{DomainError, HoldEnd, LineRefusal};
+use petstore_core::{DomainError, HoldEnd};
+
+use lines::{checkout_refused, delivery_refused};
 
 mod body;
+mod lines;
 
 pub use body::{ErrorBody, ErrorCode, FieldError, FieldErrorCode, MAX_FIELD_ERRORS};
 
@@ -20,6 +23,9 @@ pub struct ApiError {
     message: String,
     headers: Vec<(HeaderName, HeaderValue)>,
     errors: Vec<FieldError>,
+    /// A refusal of several lines at once (a delivery): each line's own error by its number,
+    /// for a page to place beside its row. The body names them as field errors.
+    lines: Vec<(u16, ApiError)>,
 }
 
 impl ApiError {
@@ -31,7 +37,14 @@ impl ApiError {
             message: message.into(),
             headers: Vec::new(),
             errors: Vec::new(),
+            lines: Vec::new(),
         }
+    }
+
+    /// Each refused line's own error, by the line's number from 1 (empty unless several
+    /// lines were refused at once).
+    pub fn refused_lines(&self) -> &[(u16, ApiError)] {
+        &self.lines
     }
 
     /// The same error, listing the request body's bad fields.
@@ -275,6 +288,9 @@ impl From<DomainError> for ApiError {
             DomainError::CheckoutRefused { lines } => {
                 return checkout_refused(&error, lines);
             }
+            DomainError::DeliveryRefused { lines } => {
+                return delivery_refused(&error, lines);
+            }
             DomainError::HoldEnded {
                 how: HoldEnd::Expired,
                 ..
@@ -317,32 +333,6 @@ impl From<DomainError> for ApiError {
         };
         ApiError::new(status, code, error.to_string())
     }
-}
-
-/// A refused checkout: the status and code of its most telling line's refusal, each refused
-/// line named in `errors`.
-fn checkout_refused(error: &DomainError, lines: &[LineRefusal]) -> ApiError {
-    use ErrorCode as C;
-    let (status, code) = match error.code() {
-        "unknown_pet" => (StatusCode::UNPROCESSABLE_ENTITY, C::UnknownPet),
-        "price_missing" => (StatusCode::CONFLICT, C::PriceMissing),
-        "insufficient_stock" => (StatusCode::CONFLICT, C::InsufficientStock),
-        _ => (StatusCode::CONFLICT, C::PetNotAvailable),
-    };
-    let errors = lines
-        .iter()
-        .map(|line| FieldError {
-            field: format!("/{}", line.field()),
-            code: match line.error {
-                DomainError::UnknownPet { .. } => FieldErrorCode::UnknownPet,
-                DomainError::PriceMissing { .. } => FieldErrorCode::PriceMissing,
-                DomainError::InsufficientStock { .. } => FieldErrorCode::InsufficientStock,
-                _ => FieldErrorCode::PetNotAvailable,
-            },
-            message: line.error.to_string(),
-        })
-        .collect();
-    ApiError::new(status, code, error.to_string()).with_field_errors(errors)
 }
 
 /// An error and its sources, for a log line: "a: b: c".

@@ -3,7 +3,7 @@
 use std::borrow::Borrow;
 
 use super::{Catalogue, View};
-use super::{next_id, page};
+use super::{count_after, next_id, page, page_either};
 use crate::ids::{CategoryId, PetId};
 use crate::model::{Category, NewCategory, NewPet, Pet};
 use crate::money::Price;
@@ -53,7 +53,14 @@ impl<C: Borrow<Catalogue>> CatalogueReader for View<'_, C> {
     fn pets(&mut self, query: &PetQuery) -> RepoResult<Vec<Pet>> {
         let catalogue = self.catalogue.borrow();
         let found = finds(catalogue, query);
-        Ok(page(&catalogue.pets, query.after, query.limit, found))
+        let from = (query.after, query.newest_first);
+        Ok(page_either(&catalogue.pets, from, query.limit, found))
+    }
+
+    fn pet_count(&mut self, query: &PetQuery) -> RepoResult<u64> {
+        let catalogue = self.catalogue.borrow();
+        let from = (query.after, query.newest_first);
+        Ok(count_after(&catalogue.pets, from, finds(catalogue, query)))
     }
 }
 

@@ -4,7 +4,7 @@ use std::borrow::Borrow;
 
 use super::catalogue::finds;
 use super::{Catalogue, View};
-use super::{inventory_item, page};
+use super::{inventory_item, page_either};
 use crate::ids::PetId;
 use crate::model::InventoryItem;
 use crate::query::InventoryQuery;
@@ -24,7 +24,8 @@ impl<C: Borrow<Catalogue>> InventoryReader for View<'_, C> {
         let catalogue = self.catalogue.borrow();
         let pets_query = query.pets();
         let found = finds(catalogue, &pets_query);
-        let pets = page(&catalogue.pets, query.after, query.limit, found);
+        let from = (query.after, query.newest_first);
+        let pets = page_either(&catalogue.pets, from, query.limit, found);
         Ok(pets
             .iter()
             .map(|pet| inventory_item(catalogue, pet))

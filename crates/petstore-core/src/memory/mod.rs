@@ -139,6 +139,41 @@ fn next_id<T>(last: &mut i64, make: fn(i64) -> Result<T, ValidationError>) -> Re
     make(*last).map_err(|_| DomainError::storage("ids exhausted"))
 }
 
+/// [`page`] in either direction: newest first (ids descending, `after` a larger id) when
+/// `newest_first`.
+fn page_either<K: Ord + Copy, V: Clone>(
+    map: &BTreeMap<K, V>,
+    (after, newest_first): (Option<K>, bool),
+    limit: PageSize,
+    keep: impl Fn(&V) -> bool,
+) -> Vec<V> {
+    if !newest_first {
+        return page(map, after, limit, keep);
+    }
+    let before = after.map_or(std::ops::Bound::Unbounded, std::ops::Bound::Excluded);
+    map.range((std::ops::Bound::Unbounded, before))
+        .rev()
+        .map(|(_, v)| v)
+        .filter(|v| keep(v))
+        .take(limit.get() as usize + 1)
+        .cloned()
+        .collect()
+}
+
+/// How many values `keep` keeps after `after`, in the direction [`page_either`] takes.
+fn count_after<K: Ord + Copy, V>(
+    map: &BTreeMap<K, V>,
+    (after, newest_first): (Option<K>, bool),
+    keep: impl Fn(&V) -> bool,
+) -> u64 {
+    let beyond = |key: &K| match after {
+        None => true,
+        Some(after) if newest_first => *key < after,
+        Some(after) => *key > after,
+    };
+    map.iter().filter(|(k, v)| beyond(k) && keep(v)).count() as u64
+}
+
 fn page<K: Ord + Copy, V: Clone>(
     map: &BTreeMap<K, V>,
     after: Option<K>,

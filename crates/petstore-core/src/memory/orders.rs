@@ -1,10 +1,9 @@
 //! Orders in memory.
 
 use std::borrow::Borrow;
-use std::ops::Bound;
 
 use super::{Catalogue, View};
-use super::{next_id, page};
+use super::{count_after, next_id, page_either};
 use crate::checkout::PlacedCheckout;
 use crate::ids::{OrderId, OwnerId, PetId};
 use crate::model::{NewOrder, Order};
@@ -20,37 +19,16 @@ impl<C: Borrow<Catalogue>> OrderReader for View<'_, C> {
 
     fn orders(&mut self, query: &OrderQuery) -> RepoResult<Vec<Order>> {
         let catalogue = self.catalogue.borrow();
-        if !query.newest_first {
-            return Ok(page(&catalogue.orders, query.after, query.limit, |order| {
-                matches(query, order)
-            }));
-        }
-        let before = query.after.map_or(Bound::Unbounded, Bound::Excluded);
-        Ok(catalogue
-            .orders
-            .range((Bound::Unbounded, before))
-            .rev()
-            .map(|(_, order)| order)
-            .filter(|order| matches(query, order))
-            .take(query.limit.get() as usize + 1)
-            .cloned()
-            .collect())
+        let from = (query.after, query.newest_first);
+        Ok(page_either(&catalogue.orders, from, query.limit, |order| {
+            matches(query, order)
+        }))
     }
 
     fn order_count(&mut self, query: &OrderQuery) -> RepoResult<u64> {
-        let beyond = |id: &OrderId| match query.after {
-            None => true,
-            Some(after) if query.newest_first => *id < after,
-            Some(after) => *id > after,
-        };
-        let count = self
-            .catalogue
-            .borrow()
-            .orders
-            .iter()
-            .filter(|(id, order)| beyond(id) && matches(query, order))
-            .count();
-        Ok(count as u64)
+        let from = (query.after, query.newest_first);
+        let orders = &self.catalogue.borrow().orders;
+        Ok(count_after(orders, from, |order| matches(query, order)))
     }
 
     fn open_order_count(&mut self, pet_id: PetId) -> RepoResult<u64> {

@@ -150,6 +150,15 @@ impl<S: Store, C: Clock> PetUseCases<'_, S, C> {
         Ok(Page::from_probe(items, query.limit, |p| p.id.get()))
     }
 
+    /// How many pets match the query after its `after` (its `limit` aside): with no `after`,
+    /// how many a list of these filters holds in all. A stock list of the same filters
+    /// ([`InventoryQuery::of_pets`](crate::InventoryQuery::of_pets)) holds as many entries.
+    pub fn count(&self, query: &PetQuery) -> Result<u64, DomainError> {
+        self.shop
+            .store
+            .read_one(|snapshot| snapshot.pet_count(query))
+    }
+
     /// Replaces a pet's name, category and status (staff), if `condition` holds for it as it
     /// is. A status set here is a staff decision: it is recorded as a status change and no
     /// rule overrides it.

@@ -26,6 +26,7 @@ use crate::trace::TraceParent;
 use crate::validation::ValidationError;
 
 mod catalogue;
+mod deliveries;
 mod events;
 mod holds;
 mod inventory;
@@ -42,6 +43,7 @@ mod stock;
 mod webhooks;
 
 pub use catalogue::{CategoryUseCases, PetUseCases};
+pub use deliveries::{MAX_RECEIPTS, Receipt};
 pub use events::EventUseCases;
 pub use holds::{HoldCheckout, HoldUseCases};
 pub use inventory::InventoryUseCases;

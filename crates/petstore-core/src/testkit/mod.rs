@@ -154,6 +154,7 @@ macro_rules! __conformance_scenarios {
             // the stock ledger
             every_change_of_stock_is_a_movement_of_its_kind,
             a_refused_or_empty_change_makes_no_movement,
+            a_delivery_is_received_whole_or_not_at_all,
             // inventory: the stock rules
             an_order_takes_its_units_at_once_and_the_last_unit_makes_the_pet_pending,
             an_order_needs_an_available_pet,
@@ -162,6 +163,7 @@ macro_rules! __conformance_scenarios {
             cancelling_puts_units_back_and_makes_the_pet_available,
             stock_updates_drive_the_status,
             the_stock_list_filters_as_the_pets_list_does,
+            pets_and_stock_list_newest_first_and_are_counted,
             staff_may_set_any_status_and_it_is_recorded,
             racing_orders_never_oversell,
             // orders

@@ -11,7 +11,8 @@ use petstore_core::{
 };
 use serde::Deserialize;
 
-use super::lists::{ListFilter, category_select, level, status_select};
+use super::lists::{ListFilter, category_select, level, placed, status_select};
+use super::pager::{Place, pager};
 use super::refused::{Input, Refusal, input, message, note_at};
 use super::reply::{Answer, html, parsed, see_other_saying, status_of};
 use super::session::Submitted;
@@ -43,7 +44,10 @@ pub(super) fn pet_names(
         .collect())
 }
 
-/// `GET /console/`: the pets, filtered.
+/// The pets list's address.
+const LIST: &str = "/console/pets";
+
+/// `GET /console/pets`: the pets, filtered.
 pub(super) async fn pets_page(
     visit: Visit,
     state: web::Data<AppState>,
@@ -58,26 +62,33 @@ async fn pets_answer(
     filter: &ListFilter,
     refused: Option<(Refusal, PetFields)>,
 ) -> Answer {
-    let query = filter.query()?;
+    let asked = filter.asked()?;
     let low_at = filter.low_at()?;
-    let (staff, (pets, mut levels, categories)) = visitor
+    let (staff, (pets, place, mut levels, categories)) = visitor
         .read(state, move |shop, _| {
+            let rows = asked.rows();
             // The entries of the same filter are the same pets': their units, in one trip.
             let levels: HashMap<PetId, u32> = shop
                 .inventory()
-                .list(&InventoryQuery::of_pets(&query))?
+                .list(&InventoryQuery::of_pets(&rows))?
                 .items
                 .into_iter()
                 .map(|item| (item.pet_id, item.quantity.get()))
                 .collect();
+            let (pets, place) = placed(shop, &asked, shop.pets().list(&rows)?.items, |p| p.id)?;
             Ok((
-                shop.pets().list(&query)?,
+                pets,
+                place,
                 levels,
                 shop.categories().list(&all_categories())?.items,
             ))
         })
         .await?;
-    let next = pets.next_after.map(|after| filter.after(after));
+    let beside = filter.beside(
+        LIST,
+        pets.first().map(|pet| pet.id),
+        pets.last().map(|pet| pet.id),
+    );
     let adding = refused
         .as_ref()
         .map(|(refusal, typed)| (refusal, Some(typed)));
@@ -85,9 +96,9 @@ async fn pets_answer(
         (filter.form("/console/pets", &categories))
         table.cards {
             caption.sr-only { "Pets" }
-            thead { tr { th scope="col" { "Id" } th scope="col" { "Name" } th scope="col" { "Category" } th scope="col" { "Status" } th scope="col" { "Units to order" } } }
+            thead { tr { (filter.sorted_heading(LIST, "Id")) th scope="col" { "Name" } th scope="col" { "Category" } th scope="col" { "Status" } th scope="col" { "Units to order" } } }
             tbody {
-                @for pet in &pets.items {
+                @for pet in &pets {
                     tr {
                         td data-label="Id" { (pet.id) }
                         td data-label="Name" { a href={ "/console/pets/" (pet.id) } { (pet.name.as_str()) } }
@@ -100,8 +111,8 @@ async fn pets_answer(
                 }
             }
         }
-        @if pets.items.is_empty() { p { "No pet matches." } }
-        @if let Some(next) = next { p { a href={ "/console/pets?" (next) } { "Next page" } } }
+        @if pets.is_empty() && place == Place::of(0, 0, 0) { p { "No pet matches." } }
+        (pager(place, &beside))
         h2 { "Add a pet" }
         (pet_form(&staff, "/console/pets", None, &categories, "Add the pet", adding))
     };

@@ -17,6 +17,7 @@
 pub mod assets;
 mod catalogue;
 mod categories;
+mod delivery;
 mod events;
 mod keys;
 mod lists;
@@ -27,6 +28,7 @@ mod pet;
 mod refused;
 mod removals;
 mod reply;
+mod request;
 mod session;
 mod stock;
 mod today;
@@ -47,7 +49,7 @@ use removals::{
     CategoryRemoval, KeyRemoval, OrderRemoval, PetRemoval, WebhookRemoval, ask, remove,
 };
 
-pub use session::ConsoleSettings;
+pub use request::ConsoleSettings;
 
 /// Where the console is served.
 pub const BASE: &str = "/console";
@@ -93,6 +95,11 @@ pub fn scope() -> Scope<
             web::post().to(remove::<CategoryRemoval>),
         )
         .route("/stock", web::get().to(stock::stock_page))
+        .route("/stock/delivery", web::get().to(delivery::delivery_page))
+        .route(
+            "/stock/delivery",
+            web::post().to(delivery::receive_delivery),
+        )
         .route("/stock/{petId}", web::post().to(stock::set_stock))
         .route("/orders", web::get().to(orders::orders_page))
         .route("/orders/{orderId}", web::get().to(order::order_page))

@@ -10,42 +10,20 @@ use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{FromRequest, HttpRequest, HttpResponse, web};
 use futures_util::StreamExt as _;
-use petstore_core::{KeySecret, SessionLifetime, SessionToken};
+use petstore_core::{KeySecret, SessionToken};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
-use super::reply::{self, Answer, ConsoleError, SIGN_IN, html, see_other};
+use super::reply::{Answer, ConsoleError, SIGN_IN, html, see_other};
+use super::request::{session_cookie, settings, state};
 use super::view;
 use super::visitor::Staff;
 use crate::auth::{self, random_bytes};
 use crate::error::{ApiError, ErrorCode};
 use crate::rate_limit::{Bucket, RateLimits};
-use crate::state::AppState;
-
-/// The cookie holding the session's token.
-const COOKIE: &str = "petstore_console";
 
 /// The largest form the console accepts: a pet's or a webhook's fields, with room to spare.
 const MAX_FORM_BYTES: usize = 16 * 1024;
-
-/// The operator's choices for the console (`--console-idle-secs`, `--console-max-age-secs`).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct ConsoleSettings {
-    /// How long a session lasts.
-    pub lifetime: SessionLifetime,
-}
-
-pub(super) fn settings(req: &HttpRequest) -> ConsoleSettings {
-    req.app_data::<web::Data<ConsoleSettings>>()
-        .map(|settings| *settings.get_ref())
-        .unwrap_or_default()
-}
-
-pub(super) fn state(req: &HttpRequest) -> Result<web::Data<AppState>, ConsoleError> {
-    req.app_data::<web::Data<AppState>>()
-        .cloned()
-        .ok_or_else(|| ApiError::internal().into())
-}
 
 /// Takes one request from `bucket` of the limiter `/v1` uses: a sign-in from the client
 /// address's allowance (there is no key yet), a change from its key's, so that neither door
@@ -54,30 +32,6 @@ pub(super) fn state(req: &HttpRequest) -> Result<web::Data<AppState>, ConsoleErr
 fn take_rate(req: &HttpRequest, bucket: &Bucket) -> Result<(), ConsoleError> {
     auth::take_rate(req.app_data::<RateLimits>(), state(req)?.metrics(), bucket)?;
     Ok(())
-}
-
-/// The session token the request's cookie holds, if it holds one of the right form.
-pub(super) fn presented_token(req: &HttpRequest) -> Option<SessionToken> {
-    SessionToken::parse(reply::cookie(req, COOKIE)?).ok()
-}
-
-/// The `Set-Cookie` value that gives the browser `token`, or (with `None`) takes it away.
-/// `HttpOnly`: no script reads it; `SameSite=Strict`: no other site's page sends it;
-/// `Secure` under HTTPS; no `Max-Age`, so it goes when the browser closes, and the server
-/// ends it before then by time.
-fn session_cookie(req: &HttpRequest, token: Option<&SessionToken>) -> String {
-    let secure = if req.connection_info().scheme() == "https" {
-        "; Secure"
-    } else {
-        ""
-    };
-    match token {
-        Some(token) => format!(
-            "{COOKIE}={}; Path=/console/; HttpOnly; SameSite=Strict{secure}",
-            token.reveal()
-        ),
-        None => format!("{COOKIE}=; Path=/console/; HttpOnly; SameSite=Strict; Max-Age=0{secure}"),
-    }
 }
 
 /// A form posted by an open session, from this origin, with the session's form token: the
@@ -247,42 +201,6 @@ mod tests {
     use actix_web::test::TestRequest;
 
     use super::*;
-
-    #[test]
-    fn the_cookie_is_read_only_in_its_form() {
-        let token = SessionToken::from_random([3; 32]);
-        let req = TestRequest::default()
-            .insert_header((
-                header::COOKIE,
-                format!("other=1; {COOKIE}={}; last=2", token.reveal()),
-            ))
-            .to_http_request();
-        assert_eq!(presented_token(&req), Some(token));
-        let req = TestRequest::default()
-            .insert_header((header::COOKIE, format!("{COOKIE}=pss_short")))
-            .to_http_request();
-        assert_eq!(presented_token(&req), None);
-    }
-
-    #[test]
-    fn the_cookie_is_secure_under_https_and_taken_away_on_sign_out() {
-        let token = SessionToken::from_random([3; 32]);
-        let plain = TestRequest::default().to_http_request();
-        let behind_tls = TestRequest::default()
-            .insert_header(("x-forwarded-proto", "https"))
-            .to_http_request();
-        let given = session_cookie(&plain, Some(&token));
-        assert_eq!(
-            given,
-            format!(
-                "{COOKIE}={}; Path=/console/; HttpOnly; SameSite=Strict",
-                token.reveal()
-            )
-        );
-        assert!(session_cookie(&behind_tls, Some(&token)).ends_with("; Secure"));
-        let taken = session_cookie(&plain, None);
-        assert!(taken.starts_with(&format!("{COOKIE}=;")) && taken.contains("Max-Age=0"));
-    }
 
     #[test]
     fn other_origins_are_refused() {

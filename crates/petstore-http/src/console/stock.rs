@@ -3,11 +3,12 @@
 
 use actix_web::{HttpRequest, web};
 use maud::{Markup, PreEscaped, html};
-use petstore_core::{Category, DomainError, InventoryItem, InventoryQuery, PetId, PetQuery, Stock};
+use petstore_core::{Category, DomainError, InventoryItem, InventoryQuery, PetId, Stock};
 use serde::Deserialize;
 
 use super::catalogue::{all_categories, pet_names};
-use super::lists::{LOW_AT, ListFilter, level, low_at};
+use super::lists::{Asked, LOW_AT, ListFilter, level, low_at, placed};
+use super::pager::{Place, pager};
 use super::refused::{Refusal, alert};
 use super::reply::{
     Answer, html, parsed, see_other_saying, status_of, unchanged, units, wants_row,
@@ -19,19 +20,20 @@ use crate::error::ApiError;
 use crate::state::{AppState, PetService};
 
 /// A stock entry with its pet's name.
-struct Line {
-    item: InventoryItem,
-    name: String,
+pub(super) struct Line {
+    pub(super) item: InventoryItem,
+    pub(super) name: String,
 }
 
-/// A page of stock lines, where the next page starts, and the categories (for the filter).
-type Lines = (Vec<Line>, Option<i64>, Vec<Category>);
+/// A page of stock lines, where it stands in the list, and the categories (for the filter).
+pub(super) type Lines = (Vec<Line>, Place, Vec<Category>);
 
-/// The entries `query` finds (a page), each with its pet's name, and the categories.
-fn lines(shop: &PetService<'_>, query: &PetQuery) -> Result<Lines, DomainError> {
-    let page = shop.inventory().list(&InventoryQuery::of_pets(query))?;
+/// The entries `asked` finds (a page), each with its pet's name, and the categories.
+pub(super) fn lines(shop: &PetService<'_>, asked: &Asked) -> Result<Lines, DomainError> {
+    let rows = asked.rows();
+    let page = shop.inventory().list(&InventoryQuery::of_pets(&rows))?;
     // Every pet has one stock entry, so the same query of pets finds their names.
-    let mut names = pet_names(shop, query)?;
+    let mut names = pet_names(shop, &rows)?;
     let lines = page
         .items
         .into_iter()
@@ -40,9 +42,13 @@ fn lines(shop: &PetService<'_>, query: &PetQuery) -> Result<Lines, DomainError> 
             item,
         })
         .collect();
+    let (lines, place) = placed(shop, asked, lines, |line| line.item.pet_id)?;
     let categories = shop.categories().list(&all_categories())?.items;
-    Ok((lines, page.next_after, categories))
+    Ok((lines, place, categories))
 }
+
+/// The stock list's address.
+const LIST: &str = "/console/stock";
 
 /// `GET /console/stock`.
 pub(super) async fn stock_page(
@@ -60,10 +66,15 @@ async fn stock_answer(
     refused: Option<(PetId, Refusal)>,
 ) -> Answer {
     let low_at = filter.low_at()?;
-    let query = filter.query()?;
-    let (staff, (lines, next, categories)) = visitor
-        .read(state, move |shop, _| lines(shop, &query))
+    let asked = filter.asked()?;
+    let (staff, (lines, place, categories)) = visitor
+        .read(state, move |shop, _| lines(shop, &asked))
         .await?;
+    let beside = filter.beside(
+        LIST,
+        lines.first().map(|line| line.item.pet_id),
+        lines.last().map(|line| line.item.pet_id),
+    );
     let staff = &staff;
     let outcome = |id: PetId| match &refused {
         Some((at, refusal)) if *at == id => Some(Err(refusal.error())),
@@ -71,15 +82,16 @@ async fn stock_answer(
     };
     let body = html! {
         (filter.form("/console/stock", &categories))
+        p { a href=(filter.at("/console/stock/delivery", None, None)) { "Enter a delivery" } " for the pets this filter finds." }
         table.cards {
             caption.sr-only { "Stock per pet" }
-            thead { tr { th scope="col" { "Pet" } th scope="col" { "Status" } th scope="col" { "Units to order" } th scope="col" { "Held, in open orders" } th scope="col" { "Result" } } }
+            thead { tr { (filter.sorted_heading(LIST, "Pet")) th scope="col" { "Status" } th scope="col" { "Units to order" } th scope="col" { "Held, in open orders" } th scope="col" { "Result" } } }
             tbody {
                 @for line in &lines { (row(staff, line, low_at, outcome(line.item.pet_id))) }
             }
         }
-        @if lines.is_empty() { p { "No pet matches." } }
-        @if let Some(next) = next { p { a href={ "/console/stock?" (filter.after(next)) } { "Next page" } } }
+        @if lines.is_empty() && place == Place::of(0, 0, 0) { p { "No pet matches." } }
+        (pager(place, &beside))
     };
     let status = status_of(refused.as_ref().map(|(_, refusal)| refusal));
     Ok(html(status, page(staff, "/console/stock", "Stock", body)))

@@ -7,7 +7,7 @@ use actix_web::{FromRequest, HttpRequest};
 use petstore_core::{Caller, DomainError, Role, SessionLifetime, SessionToken};
 
 use super::reply::{self, ConsoleError, is_htmx};
-use super::session::{presented_token, settings, state};
+use super::request::{presented_token, settings, state};
 use super::view;
 use crate::context;
 use crate::state::{AppState, PetService};

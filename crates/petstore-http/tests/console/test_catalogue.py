@@ -239,3 +239,34 @@ def test_the_lists_show_units_and_find_what_runs_low(server, page):
     expect(page.locator("tbody tr")).to_have_count(1)
     expect(page.get_by_label("Units of Tom")).to_have_value("1")
     check_accessibility(page)
+
+
+def test_the_pets_and_stock_lists_are_counted_paged_and_turned(server, page):
+    dogs = made(server, "/v1/categories", {"name": "Dogs"})
+    pets = [made(server, "/v1/pets", {"name": f"Pet {n:03}", "categoryId": dogs["id"]})["id"]
+            for n in range(104)]
+    signed_in(page, server)
+    rows = page.locator("table tbody tr")
+    pages = page.get_by_role("navigation", name="Pages")
+    expect(pages).to_contain_text("1–100 of 104")
+    expect(rows.first.locator("td[data-label=Id]")).to_have_text(str(pets[0]))
+    pages.get_by_role("link", name="Next page").click()
+    expect(pages).to_contain_text("101–104 of 104")
+    expect(rows).to_have_count(4)
+    pages.get_by_role("link", name="Previous page").click()
+    expect(pages).to_contain_text("1–100 of 104")
+    # The Id column turns the list: the newest pets first.
+    page.get_by_role("columnheader", name="Id").get_by_role("link").click()
+    expect(rows.first.locator("td[data-label=Id]")).to_have_text(str(pets[-1]))
+    expect(page.get_by_label("Order", exact=True)).to_have_value("newest")
+    check_accessibility(page)
+
+    page.get_by_role("link", name="Stock").click()
+    expect(page.get_by_role("heading", name="Stock")).to_be_visible()
+    expect(pages).to_contain_text("1–100 of 104")
+    page.get_by_label("Order", exact=True).select_option("newest")
+    page.get_by_role("button", name="Filter").click()
+    expect(rows.first).to_have_id(f"stock-{pets[-1]}")
+    pages.get_by_role("link", name="Next page").click()
+    expect(pages).to_contain_text("101–104 of 104")
+    expect(rows.last).to_have_id(f"stock-{pets[0]}")

@@ -171,7 +171,7 @@ def test_every_kind_of_page_fits_a_phone(start_server, new_page):
         "/console/sign-in",
         "/console/", "/console/pets", f"/console/pets/{rex['id']}",
         f"/console/pets/{rex['id']}/delete", f"/console/orders/{order['id']}",
-        "/console/categories", "/console/stock", "/console/orders",
+        "/console/categories", "/console/stock", "/console/stock/delivery", "/console/orders",
         f"/console/orders/{order['id']}/cancel", "/console/events", "/console/keys",
         "/console/webhooks", f"/console/webhooks/{hook['id']}", "/console/nowhere",
     ]

@@ -455,6 +455,23 @@ async fn every_write_of_both_doors_names_its_caller_door_and_trace() {
         303
     );
     walked_forms.insert("/pets/{petId}/stock");
+    let shown = api.get(&format!("/v1/inventory/{polly}")).await;
+    walk!(
+        None,
+        form(
+            "/console/stock/delivery",
+            vec![
+                ("reason", text("Delivery from the aviary")),
+                ("pet", polly.to_string()),
+                ("version", version(&shown)),
+                ("units", text("4"))
+            ]
+        ),
+        by_console,
+        true,
+        303
+    );
+    walked_forms.insert("/stock/delivery");
     walk!(
         None,
         form(

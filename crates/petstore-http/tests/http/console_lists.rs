@@ -1,6 +1,12 @@
 //! The console's lists as staff page through them: newest first or oldest, where a page
 //! stands among everything the filter finds, the pages before and after, and a search by pet.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test stops at the first thing that is not as expected"
+)]
+
 use serde_json::json;
 
 use crate::common::{Reply, start};
@@ -98,4 +104,57 @@ async fn orders_list_newest_first_counted_paged_both_ways_and_searched_by_pet() 
     let nobody = page(&api, &cookie, "/console/orders?pet=Nobody").await;
     assert!(says(&nobody, "No pet&#39;s name contains") || says(&nobody, "No pet's name contains"));
     assert!(order_rows(&nobody).is_empty());
+}
+
+/// The pets a page of the pets list or the stock list shows, in its order.
+fn pet_rows(reply: &Reply, list: &str) -> Vec<i64> {
+    let html = reply.body.as_str().unwrap_or_default();
+    let marker = match list {
+        "/console/stock" => "<tr id=\"stock-",
+        _ => "<td data-label=\"Id\">",
+    };
+    html.split(marker)
+        .skip(1)
+        .filter_map(|rest| rest.split(['"', '<']).next()?.parse().ok())
+        .collect()
+}
+
+#[actix_web::test]
+async fn the_pets_and_stock_lists_are_counted_paged_both_ways_and_turned() {
+    let api = start().await;
+    let mut pets = Vec::new();
+    for n in 0..130 {
+        pets.push(api.pet_with_stock(&format!("Pet {n:03}"), n % 4).await);
+    }
+    let (cookie, _) = sign_in(&api, &api.admin, false).await;
+    for list in ["/console/pets", "/console/stock"] {
+        let first = page(&api, &cookie, list).await;
+        assert_eq!(first.status, 200, "{list}");
+        assert_eq!(pet_rows(&first, list), pets[..100], "{list}");
+        assert!(says(&first, "1–100 of 130"), "{list}");
+        assert_eq!(link(&first, "prev"), None, "{list}");
+        let second = page(&api, &cookie, &link(&first, "next").expect("a next page")).await;
+        assert_eq!(pet_rows(&second, list), pets[100..], "{list}");
+        assert!(says(&second, "101–130 of 130"), "{list}");
+        let back = page(
+            &api,
+            &cookie,
+            &link(&second, "prev").expect("a page before"),
+        )
+        .await;
+        assert_eq!(pet_rows(&back, list), pets[..100], "{list}");
+
+        let newest: Vec<i64> = pets.iter().rev().copied().collect();
+        let turned = page(&api, &cookie, &format!("{list}?sort=newest")).await;
+        assert_eq!(pet_rows(&turned, list), newest[..100], "{list}");
+        // Out of stock (every fourth pet) and newest first, counted with the filter.
+        let out = page(&api, &cookie, &format!("{list}?stock=out&sort=newest")).await;
+        let empty: Vec<i64> = newest
+            .iter()
+            .copied()
+            .filter(|id| pets.iter().position(|p| p == id).unwrap() % 4 == 0)
+            .collect();
+        assert_eq!(pet_rows(&out, list), empty, "{list}");
+        assert!(says(&out, &format!("1–{0} of {0}", empty.len())), "{list}");
+    }
 }

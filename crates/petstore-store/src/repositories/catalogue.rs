@@ -79,6 +79,15 @@ impl CatalogueReader for Tx<'_> {
         let rows = pet_rows!(self, query, PetRecord::as_select())?;
         convert(rows)
     }
+
+    fn pet_count(&mut self, query: &PetQuery) -> RepoResult<u64> {
+        let sql = matching_pets!(pets::table.into_boxed(), query);
+        let count: i64 = sql
+            .select(diesel::dsl::count_star())
+            .get_result(self.flushed())
+            .or_storage()?;
+        Ok(count.unsigned_abs())
+    }
 }
 
 impl CatalogueWriter for Tx<'_> {
@@ -162,18 +171,58 @@ impl CatalogueWriter for Tx<'_> {
     }
 }
 
+/// `sql`, a boxed query of `pets`, narrowed to the pets a `PetQuery`'s filters find after
+/// its `after` in its direction (its order and limit are the caller's to add).
+macro_rules! matching_pets {
+    ($sql:expr, $query:expr) => {{
+        let query: &petstore_core::PetQuery = $query;
+        let mut sql = $sql;
+        if let Some(after) = query.after {
+            sql = if query.newest_first {
+                sql.filter(pets::id.lt(after.get()))
+            } else {
+                sql.filter(pets::id.gt(after.get()))
+            };
+        }
+        if let Some(status) = query.status {
+            sql = sql.filter(pets::status.eq(status.as_str()));
+        }
+        if let Some(category) = query.category_id {
+            sql = sql.filter(pets::category_id.eq(category.get()));
+        }
+        if !query.ids.is_empty() {
+            sql = sql.filter(pets::id.eq_any(query.ids.iter().map(|id| id.get())));
+        }
+        if let Some(most) = query.stock_at_most {
+            sql = sql.filter(pets::stock.le(i64::from(most.get())));
+        }
+        if let Some(needle) = &query.name_contains {
+            sql = sql.filter(
+                pets::name_key
+                    .like($crate::statements::contains_pattern(
+                        &petstore_core::fold_case(needle),
+                    ))
+                    .escape('\\'),
+            );
+        }
+        sql
+    }};
+}
+pub(super) use matching_pets;
+
 /// The rows of the pets a `PetQuery` asks for, as the record `$columns` selects (a pet's, or
 /// its inventory entry's). A macro because Diesel gives each column set its own query types:
-/// written once, it serves both.
+/// written once, it serves both (its callers import `matching_pets` beside it).
 macro_rules! pet_rows {
     ($tx:expr, $query:expr, $columns:expr) => {{
         let query: &petstore_core::PetQuery = $query;
-        let unfiltered = query.status.is_none()
+        let usual = query.status.is_none()
             && query.category_id.is_none()
             && query.ids.is_empty()
             && query.name_contains.is_none()
-            && query.stock_at_most.is_none();
-        if unfiltered {
+            && query.stock_at_most.is_none()
+            && !query.newest_first;
+        if usual {
             // The usual page, as a query of fixed shape: building a boxed query's SQL again
             // for every page cost more than reading its rows from SQLite (docs/performance.md).
             // Ids are positive, so the first page starts after 0.
@@ -187,34 +236,12 @@ macro_rules! pet_rows {
             )
             .or_storage()
         } else {
-            let mut sql = pets::table
-                .select($columns)
-                .order(pets::id.asc())
-                .into_boxed();
-            if let Some(after) = query.after {
-                sql = sql.filter(pets::id.gt(after.get()));
-            }
-            if let Some(status) = query.status {
-                sql = sql.filter(pets::status.eq(status.as_str()));
-            }
-            if let Some(category) = query.category_id {
-                sql = sql.filter(pets::category_id.eq(category.get()));
-            }
-            if !query.ids.is_empty() {
-                sql = sql.filter(pets::id.eq_any(query.ids.iter().map(|id| id.get())));
-            }
-            if let Some(most) = query.stock_at_most {
-                sql = sql.filter(pets::stock.le(i64::from(most.get())));
-            }
-            if let Some(needle) = &query.name_contains {
-                sql = sql.filter(
-                    pets::name_key
-                        .like($crate::statements::contains_pattern(
-                            &petstore_core::fold_case(needle),
-                        ))
-                        .escape('\\'),
-                );
-            }
+            let sql = matching_pets!(pets::table.select($columns).into_boxed(), query);
+            let sql = if query.newest_first {
+                sql.order(pets::id.desc())
+            } else {
+                sql.order(pets::id.asc())
+            };
             $tx.page(sql, $crate::statements::probe(query.limit))
                 .or_storage()
         }

@@ -5,7 +5,7 @@ use petstore_core::{
     InventoryItem, InventoryQuery, InventoryReader, InventoryWriter, PetId, RepoResult, Stock,
 };
 
-use super::catalogue::pet_rows;
+use super::catalogue::{matching_pets, pet_rows};
 use super::{Tx, row_for_update};
 use crate::error::QueryResultExt;
 use crate::records::StockRecord;

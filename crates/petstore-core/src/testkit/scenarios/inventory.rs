@@ -296,3 +296,49 @@ pub fn the_stock_list_filters_as_the_pets_list_does<S: Store>(store: S) {
     );
     assert_ne!(rover.id, tiger.id);
 }
+
+/// The pets and the stock list newest first as well as oldest first, both ways from any pet,
+/// and a list of pets says how many its filters find, in all and after a position.
+pub fn pets_and_stock_list_newest_first_and_are_counted<S: Store>(store: S) {
+    let f = Fixture::new(store);
+    let pets: Vec<_> = (0..7)
+        .map(|n| f.pet_with_stock(&format!("Pet {n}"), n % 3).id)
+        .collect();
+    let two = PageSize::new(2).must("size");
+    let newest = PetQuery::default().newest_first(true).page(None, two);
+    let ids = |query: &PetQuery| -> Vec<_> {
+        let page = f.shop.pets().list(query).must("list the pets");
+        page.items.iter().map(|pet| pet.id).collect()
+    };
+    let stocked = |query: &PetQuery| -> Vec<_> {
+        let page = f
+            .shop
+            .inventory()
+            .list(&InventoryQuery::of_pets(query))
+            .must("list the stock");
+        page.items.iter().map(|item| item.pet_id).collect()
+    };
+    assert_eq!(ids(&newest), vec![pets[6], pets[5]]);
+    assert_eq!(stocked(&newest), ids(&newest));
+    let second = newest.clone().page(Some(pets[5]), two);
+    assert_eq!(ids(&second), vec![pets[4], pets[3]]);
+    assert_eq!(stocked(&second), ids(&second));
+    // Back from the second page's first pet: the page before it, nearest first.
+    let back = second.clone().backwards_from(pets[4]);
+    assert_eq!(ids(&back), vec![pets[5], pets[6]]);
+    assert_eq!(stocked(&back), ids(&back));
+
+    let count = |query: &PetQuery| f.shop.pets().count(query).must("count the pets");
+    assert_eq!(count(&newest), 7);
+    assert_eq!(count(&second), 5, "after the second newest");
+    assert_eq!(count(&PetQuery::default().page(Some(pets[2]), two)), 4);
+    // Units 0, 1, 2, 0, 1, 2, 0: at most one unit are pets 0, 1, 3, 4, 6.
+    let low = PetQuery::default()
+        .stock_at_most(Some(Stock::from_level(1)))
+        .newest_first(true);
+    assert_eq!(count(&low), 5);
+    assert_eq!(ids(&low), vec![pets[6], pets[4], pets[3], pets[1], pets[0]]);
+    assert_eq!(stocked(&low), ids(&low));
+    let named = PetQuery::new(None, None, Some("pet 1".into()), Vec::new()).must("query");
+    assert_eq!(count(&named), 1);
+}

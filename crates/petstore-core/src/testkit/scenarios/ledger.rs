@@ -163,3 +163,98 @@ pub fn a_refused_or_empty_change_makes_no_movement<S: Store>(store: S) {
         "only staff read the ledger"
     );
 }
+
+/// A delivery receives every line's units as adjustments with its reason, or, when any line
+/// is refused, none: each refused line named, no stock and no movement changed.
+pub fn a_delivery_is_received_whole_or_not_at_all<S: Store>(store: S) {
+    let f = Fixture::new(store);
+    let rex = f.pet_with_stock("Rex", 1);
+    let fido = f.pet_with_stock("Fido", 0);
+    let polly = f.pet_with_stock("Polly", 4);
+    let inventory = f.shop.inventory();
+    let reason = Reason::parse("Delivery 42").must("a reason");
+    let receipt = |pet: PetId, units: i64, fresh: bool| crate::Receipt {
+        pet_id: pet,
+        units: AdjustmentUnits::new(units).must("units"),
+        condition: move |_: &crate::InventoryItem| fresh,
+    };
+    let before: Vec<_> = [rex.id, fido.id, polly.id]
+        .iter()
+        .map(|pet| movements(&f, *pet))
+        .collect();
+
+    // A stale line and a line of a pet that is gone: both named, nothing received.
+    let gone = PetId::new(999).must("id");
+    let refused = inventory.receive(
+        OPERATOR,
+        &reason,
+        &[
+            receipt(polly.id, 2, true),
+            receipt(fido.id, 3, false),
+            receipt(gone, 1, true),
+        ],
+    );
+    match refused {
+        Err(DomainError::DeliveryRefused { lines }) => {
+            let named: Vec<_> = lines.iter().map(|l| (l.line_no, l.error.code())).collect();
+            assert_eq!(named, vec![(2, "precondition_failed"), (3, "not_found")]);
+        }
+        other => panic!("a delivery with a stale line: {other:?}"),
+    }
+    assert_eq!(
+        code(inventory.receive(OPERATOR, &reason, &[receipt(rex.id, 1, false)])),
+        "precondition_failed"
+    );
+    let repeated = inventory.receive(
+        OPERATOR,
+        &reason,
+        &[receipt(rex.id, 1, true), receipt(rex.id, 2, true)],
+    );
+    assert_eq!(code(repeated), "pet_repeated");
+    assert_eq!(
+        code(inventory.receive(OPERATOR, &reason, &[receipt(rex.id, -1, true)])),
+        "validation_failed"
+    );
+    let none: [crate::Receipt<crate::Always>; 0] = [];
+    assert_eq!(
+        code(inventory.receive(OPERATOR, &reason, &none)),
+        "validation_failed"
+    );
+    assert_eq!(
+        code(inventory.receive(customer(3), &reason, &[receipt(rex.id, 1, true)])),
+        "forbidden"
+    );
+    let after: Vec<_> = [rex.id, fido.id, polly.id]
+        .iter()
+        .map(|pet| movements(&f, *pet))
+        .collect();
+    assert_eq!(after, before, "a refused delivery moves nothing");
+    assert_eq!(f.state_of(fido.id), (PetStatus::Available, 0));
+
+    // Whole: each line an adjustment with the reason, the entries after it in line order.
+    let received = inventory
+        .receive(
+            OPERATOR,
+            &reason,
+            &[receipt(polly.id, 2, true), receipt(fido.id, 3, true)],
+        )
+        .must("receive the delivery");
+    let levels: Vec<_> = received
+        .iter()
+        .map(|item| (item.pet_id, item.quantity.get()))
+        .collect();
+    assert_eq!(levels, vec![(polly.id, 6), (fido.id, 3)]);
+    for (pet, units, left) in [(polly.id, 2, 6), (fido.id, 3, 3)] {
+        let last = movements(&f, pet).pop().must("a movement");
+        assert_eq!(last.kind, MovementKind::Adjusted);
+        assert_eq!(
+            (last.available_change, last.available_after.get()),
+            (units, left)
+        );
+        assert_eq!(
+            last.reason.as_ref().map(Reason::as_str),
+            Some("Delivery 42")
+        );
+    }
+    assert_eq!(f.state_of(rex.id), (PetStatus::Available, 1), "untouched");
+}

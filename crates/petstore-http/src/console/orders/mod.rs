@@ -118,7 +118,10 @@ fn listed(shop: &PetService<'_>, caller: Caller, asked: &Asked) -> Result<Listed
             ..query
         },
     )?;
+    let first_page = query.after.is_none() && asked.before.is_none();
     let after_first = match page.first() {
+        // The first page starts at the first row: nothing to count before it.
+        Some(_) if first_page => total.saturating_sub(1),
         Some(first) => orders.count(
             caller,
             &OrderQuery {
