@@ -92,10 +92,10 @@ pub struct Metrics {
     webhook_attempts: Family<OutcomeLabels, Counter>,
     webhook_duration: Histogram,
     ready: Gauge,
-    webhooks_due: Gauge,
     webhook_lag: Family<WebhookLabels, Gauge>,
-    /// The subscriptions `webhook_lag` has a series for, so that a deleted one's goes.
-    lagging: Mutex<Vec<i64>>,
+    webhook_failed: Family<WebhookLabels, Gauge>,
+    /// The subscriptions the webhook families have series for, so that a deleted one's go.
+    webhooks_seen: Mutex<Vec<i64>>,
     disk_free: Family<VolumeLabels, Gauge>,
     server_reads: Family<ServerLabels, Counter>,
     replica_up: Family<ServerLabels, Gauge>,
@@ -146,25 +146,31 @@ impl Metrics {
         self.ready.set(i64::from(ready));
     }
 
-    /// Where the webhook dispatcher found the subscriptions: how many were due, and how
-    /// far behind the feed each is.
+    /// Where the webhook dispatcher found the subscriptions: how far behind the feed each
+    /// is, and how many attempts have failed since its last success.
     pub fn webhook_status(&self, statuses: &[petstore_core::DeliveryStatus]) {
-        let due = statuses.iter().filter(|s| s.due).count();
-        self.webhooks_due
-            .set(i64::try_from(due).unwrap_or(i64::MAX));
-        let mut lagging = self.lagging.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut seen = self
+            .webhooks_seen
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         let now: Vec<i64> = statuses.iter().map(|s| s.id.get()).collect();
-        for gone in lagging.iter().filter(|id| !now.contains(id)) {
-            self.webhook_lag.remove(&WebhookLabels { webhook: *gone });
+        for gone in seen.iter().filter(|id| !now.contains(id)) {
+            let labels = WebhookLabels { webhook: *gone };
+            self.webhook_lag.remove(&labels);
+            self.webhook_failed.remove(&labels);
         }
         for status in statuses {
+            let labels = WebhookLabels {
+                webhook: status.id.get(),
+            };
             self.webhook_lag
-                .get_or_create(&WebhookLabels {
-                    webhook: status.id.get(),
-                })
+                .get_or_create(&labels)
                 .set(i64::try_from(status.lag).unwrap_or(i64::MAX));
+            self.webhook_failed
+                .get_or_create(&labels)
+                .set(i64::from(status.failed_attempts));
         }
-        *lagging = now;
+        *seen = now;
     }
 
     /// A request starts.

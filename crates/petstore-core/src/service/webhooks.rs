@@ -104,9 +104,10 @@ impl<S: Store, C: Clock> WebhookUseCases<'_, S, C> {
         Ok(Page::from_probe(items, query.limit, |d| d.id.get()))
     }
 
-    /// Where every subscription's deliveries stand: how far behind the feed each is, and
-    /// whether it has something to do now (events after its cursor, no retry delay to wait
-    /// out). The dispatcher reads it every round.
+    /// Where every subscription's deliveries stand: how far behind the feed each is, how
+    /// many attempts have failed since its last success, and whether it has something to do
+    /// now (events after its cursor, no retry delay to wait out). The dispatcher reads it
+    /// every round.
     pub fn delivery_status(&self) -> Result<Vec<DeliveryStatus>, DomainError> {
         let now = self.shop.clock.now();
         self.shop.store.read(|snapshot| {
@@ -285,6 +286,9 @@ pub struct DeliveryStatus {
     /// Feed positions between its cursor and the latest event: an upper bound on the events
     /// it is still owed (some may be of types it does not receive).
     pub lag: u64,
+    /// Failed attempts since its last success (at the event it is owed next): 0 once an
+    /// attempt succeeds, and while it waits out a retry delay still the count that led to it.
+    pub failed_attempts: u32,
     /// Whether a run may begin now: it is behind, and has no retry delay to wait out.
     pub due: bool,
 }
@@ -296,6 +300,7 @@ impl DeliveryStatus {
         Self {
             id: webhook.id,
             lag: u64::try_from(lag).unwrap_or(0),
+            failed_attempts: webhook.delivery.failed_attempts,
             due: lag > 0 && webhook.delivery.is_due(now),
         }
     }

@@ -2,7 +2,7 @@
 //!
 //! It wakes every `poll` interval, asks the domain where every subscription stands
 //! ([`delivery_status`](petstore_core::WebhookUseCases::delivery_status), which also feeds the
-//! lag metric), and starts one drain per due subscription that is not already draining. A
+//! lag and failed-attempts gauges), and starts one drain per due subscription that is not already draining. A
 //! drain is one [`DeliveryRun`]: it takes the subscription's lease, reads the feed ahead in
 //! pages, and sends the events back to back over the client's kept-alive connection to the
 //! receiver, recording its progress in batches and renewing the lease with each record. It

@@ -139,18 +139,20 @@ impl Metrics {
              5 s by the service itself, and by each /readyz)",
             ready.clone(),
         );
-        let webhooks_due = Gauge::default();
-        registry.register(
-            "webhooks_due",
-            "Webhook subscriptions with events to deliver, at the dispatcher's last look",
-            webhooks_due.clone(),
-        );
         let webhook_lag = Family::<WebhookLabels, Gauge>::default();
         registry.register(
             "webhook_lag_events",
             "Per webhook subscription, feed positions between its cursor and the latest event \
              at the dispatcher's last look: 0 when it has caught up",
             webhook_lag.clone(),
+        );
+        let webhook_failed = Family::<WebhookLabels, Gauge>::default();
+        registry.register(
+            "webhook_failed_attempts",
+            "Per webhook subscription, attempts failed since its last success, at the \
+             dispatcher's last look: 0 once an attempt succeeds, and still counted while it \
+             waits out a retry delay",
+            webhook_failed.clone(),
         );
         let disk_free = Family::<VolumeLabels, Gauge>::default();
         registry.register(
@@ -207,9 +209,9 @@ impl Metrics {
             webhook_attempts,
             webhook_duration,
             ready,
-            webhooks_due,
             webhook_lag,
-            lagging: Mutex::default(),
+            webhook_failed,
+            webhooks_seen: Mutex::default(),
             disk_free,
             server_reads,
             replica_up,

@@ -664,6 +664,76 @@ async fn bad_subscriptions_are_refused_with_the_field_named() {
     );
 }
 
+/// The value of `petstore_webhook_failed_attempts` for subscription `hook_id` on the node's
+/// `/metrics`, once the dispatcher has looked at it.
+fn failed_attempts(server: &Server, hook_id: i64) -> Option<u64> {
+    let text = server.get("/metrics", ADMIN);
+    let series = format!("petstore_webhook_failed_attempts{{webhook=\"{hook_id}\"}} ");
+    text.lines()
+        .find_map(|line| line.strip_prefix(&series))
+        .map(|value| value.trim().parse().unwrap())
+}
+
+/// A receiver that refuses everything keeps its subscription's failed-attempts gauge above 0,
+/// rising with each retry, whatever the other subscriptions do; the first success sets it
+/// back to 0 (what `PetstoreWebhookFailing` reads, docs/deploy/alerts.yml).
+#[test]
+fn a_refusing_receiver_raises_its_subscriptions_failed_attempts_until_a_success() {
+    let database = TestDatabase::new("failed_attempts");
+    let (refusing, answering) = (Receiver::start(), Receiver::start());
+    let server = start(&database.arg());
+    let subscribe = |receiver: &Receiver| {
+        let created = server.post(
+            "/v1/webhooks",
+            ADMIN,
+            &format!(
+                r#"{{"url": "{}", "events": ["category.created"]}}"#,
+                receiver.url
+            ),
+        );
+        assert!(created.starts_with("HTTP/1.1 201"), "{created}");
+        json_body(&created)["id"].as_i64().unwrap()
+    };
+    let (failing, fine) = (subscribe(&refusing), subscribe(&answering));
+    eventually("both subscriptions on /metrics", || {
+        (failed_attempts(&server, failing) == Some(0) && failed_attempts(&server, fine) == Some(0))
+            .then_some(())
+    });
+
+    refusing.fail_next(usize::MAX);
+    server.create_category(ADMIN, "Dogs");
+    let counted = eventually("three failed attempts counted", || {
+        failed_attempts(&server, failing).filter(|n| *n >= 3)
+    });
+    answering.wait_for("the other receiver's delivery", |log| {
+        log.iter().any(|r| r.status < 300)
+    });
+    assert_eq!(
+        failed_attempts(&server, fine),
+        Some(0),
+        "a subscription whose receiver answers counts no failure"
+    );
+    // Between retries, while the subscription waits out its delay, the count stays.
+    for _ in 0..10 {
+        let now = failed_attempts(&server, failing).unwrap();
+        assert!(
+            now >= counted,
+            "{now} after {counted}: the count never falls while failing"
+        );
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    assert!(
+        refusing.log().iter().all(|r| r.status >= 300),
+        "nothing was delivered"
+    );
+
+    refusing.fail_next(0);
+    refusing.wait_for("the delivery", |log| log.iter().any(|r| r.status < 300));
+    eventually("the count back to 0 after the success", || {
+        (failed_attempts(&server, failing) == Some(0)).then_some(())
+    });
+}
+
 #[test]
 fn a_name_that_resolves_to_a_private_address_is_never_contacted() {
     let database = TestDatabase::new("ssrf");

@@ -25,7 +25,11 @@ pub fn webhooks_deliver_matching_events_in_order_and_retry_failures<S: Store>(st
         "a new subscription starts after the latest event"
     );
     let status = f.delivery_status(hook.id);
-    assert_eq!((status.lag, status.due), (0, false), "nothing owed");
+    assert_eq!(
+        (status.lag, status.failed_attempts, status.due),
+        (0, 0, false),
+        "nothing owed"
+    );
 
     let rex = f.pet_with_stock("Rex", 5);
     let first = f.order(rex.id, 1).must("order");
@@ -69,7 +73,12 @@ pub fn webhooks_deliver_matching_events_in_order_and_retry_failures<S: Store>(st
         (state.failed_attempts, state.next_attempt_at),
         (1, Some(retry_at))
     );
-    assert!(!f.delivery_status(hook.id).due, "waiting");
+    let status = f.delivery_status(hook.id);
+    assert!(!status.due, "waiting");
+    assert_eq!(
+        status.failed_attempts, 1,
+        "the failure counts while it waits"
+    );
     assert!(f.begin_run(hook.id, "node-a").is_none(), "waiting");
 
     f.clock.set(retry_at);
@@ -88,6 +97,11 @@ pub fn webhooks_deliver_matching_events_in_order_and_retry_failures<S: Store>(st
         Some(retry_at + chrono::Duration::seconds(10)),
         "the delay doubles"
     );
+    assert_eq!(
+        f.delivery_status(hook.id).failed_attempts,
+        2,
+        "each failure counts"
+    );
     f.clock.set(retry_at + chrono::Duration::seconds(10));
     let mut run = f
         .begin_run(hook.id, "node-b")
@@ -104,6 +118,11 @@ pub fn webhooks_deliver_matching_events_in_order_and_retry_failures<S: Store>(st
         "delivered, then past the later events of other types"
     );
     assert_eq!((state.failed_attempts, state.next_attempt_at), (0, None));
+    assert_eq!(
+        f.delivery_status(hook.id).failed_attempts,
+        0,
+        "a success ends the count"
+    );
     assert_eq!(state.delivered_events, 2);
 
     let (attempts, _) = all_pages(|after| {
