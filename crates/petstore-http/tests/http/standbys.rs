@@ -204,6 +204,147 @@ fn a_standby_that_is_gone_costs_a_read_no_more_than_the_wait() {
     wait_for("the standby is marked down", || {
         metric(&a, r#"petstore_db_replica_up{server="replica-1"}"#) == Some(0.0)
     });
+    // The log says so, with what failed, after it said the standby was up.
+    let mut seen = Vec::new();
+    wait_for_lines(&a, &mut seen, "the standby logged down", |seen| {
+        said_of(seen, "replica-1")
+            .iter()
+            .any(|(message, _)| message == "read standby down")
+    });
+    let said = said_of(&seen, "replica-1");
+    assert_eq!(said[0].0, "read standby up", "{said:?}");
+    let (_, error) = said
+        .iter()
+        .find(|(message, _)| message == "read standby down")
+        .unwrap();
+    assert!(
+        error.contains("cannot connect") || error.contains("its probe failed"),
+        "{said:?}"
+    );
+}
+
+/// The node's log lines about read standbys (`read standby up`, `read standby down`) since
+/// the last call, added to `seen`.
+fn standby_lines(node: &Server, seen: &mut Vec<Value>) {
+    seen.extend(
+        node.stderr
+            .try_iter()
+            .filter_map(|line| serde_json::from_str::<Value>(&line).ok())
+            .filter(|event| {
+                event["fields"]["message"]
+                    .as_str()
+                    .is_some_and(|message| message.starts_with("read standby"))
+            }),
+    );
+}
+
+/// Of `seen`, the lines about `server`, as (message, error).
+fn said_of(seen: &[Value], server: &str) -> Vec<(String, String)> {
+    seen.iter()
+        .filter(|event| event["fields"]["server"] == server)
+        .map(|event| {
+            let field = |name: &str| event["fields"][name].as_str().unwrap_or("").to_owned();
+            (field("message"), field("error"))
+        })
+        .collect()
+}
+
+/// Waits until the node has logged what `done` looks for, gathering its standby lines.
+fn wait_for_lines(
+    node: &Server,
+    seen: &mut Vec<Value>,
+    what: &str,
+    done: impl Fn(&[Value]) -> bool,
+) {
+    wait_for(what, || {
+        standby_lines(node, seen);
+        done(seen)
+    });
+}
+
+#[test]
+fn a_standby_that_serves_no_reads_is_logged_at_start_with_its_error_and_again_on_a_change() {
+    let Some(primary) = Cluster::init() else {
+        return;
+    };
+    primary.start();
+    // A role that may connect but lacks pg_read_all_stats: PostgreSQL shows it a standby's
+    // WAL receiver, not the timeline it receives.
+    execute(&primary.url(), "CREATE ROLE reader LOGIN");
+    let standby = Cluster::standby_of(&primary);
+    standby.start();
+    let nothing_there = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let wrong_port =
+        format!("postgres://postgres@127.0.0.1:{nothing_there}/postgres?sslmode=disable");
+    let without_grant = format!(
+        "postgres://reader@127.0.0.1:{}/postgres?sslmode=disable",
+        standby.port
+    );
+    let node = serve_with(
+        primary.url(),
+        Some(ADMIN),
+        &[
+            "--database-replica",
+            &wrong_port,
+            "--database-replica",
+            &without_grant,
+            "--database-replica",
+            &standby.url(),
+        ],
+    );
+    let mut seen = Vec::new();
+    wait_for_lines(&node, &mut seen, "a line for each standby", |seen| {
+        ["replica-1", "replica-2", "replica-3"]
+            .iter()
+            .all(|server| !said_of(seen, server).is_empty())
+    });
+    let wrong = said_of(&seen, "replica-1");
+    assert_eq!(wrong[0].0, "read standby down", "{wrong:?}");
+    assert!(
+        wrong[0].1.contains("cannot connect")
+            && wrong[0].1.contains(&nothing_there.to_string())
+            && wrong[0].1.contains("Connection refused"),
+        "the connection's own error: {wrong:?}"
+    );
+    let ungranted = said_of(&seen, "replica-2");
+    assert_eq!(ungranted[0].0, "read standby down", "{ungranted:?}");
+    assert!(
+        ungranted[0].1.contains("pg_read_all_stats") && ungranted[0].1.contains("reader"),
+        "the grant it lacks, and the role: {ungranted:?}"
+    );
+    assert_eq!(
+        said_of(&seen, "replica-3"),
+        [("read standby up".to_owned(), String::new())],
+        "the same standby, as a role with the grant, serves"
+    );
+    for (server, up) in [("replica-1", 0.0), ("replica-2", 0.0), ("replica-3", 1.0)] {
+        let name = format!(r#"petstore_db_replica_up{{server="{server}"}}"#);
+        assert_eq!(metric(&node, &name), Some(up), "{server}");
+    }
+
+    // Ten probes later, nothing has changed and nothing more is said.
+    std::thread::sleep(Duration::from_millis(1200));
+    standby_lines(&node, &mut seen);
+    for server in ["replica-1", "replica-2", "replica-3"] {
+        assert_eq!(said_of(&seen, server).len(), 1, "{server}: {seen:?}");
+    }
+
+    // The grant given on the primary reaches the standby, and the change is logged once.
+    execute(&primary.url(), "GRANT pg_read_all_stats TO reader");
+    wait_for_lines(&node, &mut seen, "the standby up for the role", |seen| {
+        said_of(seen, "replica-2").len() == 2
+    });
+    assert_eq!(said_of(&seen, "replica-2")[1].0, "read standby up");
+    assert_eq!(
+        metric(&node, r#"petstore_db_replica_up{server="replica-2"}"#),
+        Some(1.0)
+    );
+    standby_lines(&node, &mut seen);
+    assert_eq!(said_of(&seen, "replica-1").len(), 1, "{seen:?}");
 }
 
 #[test]

@@ -81,6 +81,8 @@ struct Standby {
     /// `replica-<n>`, in the order configured: its name in metrics and logs.
     name: String,
     pool: PgPool,
+    /// How its probe connects: on a connection of its own, outside the pool.
+    probe: Arc<PrimaryOnly>,
     /// Its last probe's answer, and when.
     seen: Mutex<Option<(Instant, Option<Position>)>>,
     reads: AtomicU64,
@@ -122,18 +124,21 @@ impl Replicas {
                     database: Database::Postgres(url.clone()),
                     ..config.clone()
                 };
+                let url = postgres_url(&standby)?;
+                let manager = || PrimaryOnly {
+                    manager: ConnectionManager::new(url.clone()),
+                    statement_timeout: config.statement_timeout,
+                    read_only: true,
+                };
                 let pool = Pool::builder()
                     .max_size(config.readers.max(2))
                     .min_idle(Some(0))
                     .connection_timeout(config.replica_wait.max(Duration::from_millis(1)))
-                    .build_unchecked(PrimaryOnly {
-                        manager: ConnectionManager::new(postgres_url(&standby)?),
-                        statement_timeout: config.statement_timeout,
-                        read_only: true,
-                    });
+                    .build_unchecked(manager());
                 Ok(Standby {
                     name: format!("replica-{}", index + 1),
                     pool,
+                    probe: Arc::new(manager()),
                     seen: Mutex::new(None),
                     reads: AtomicU64::new(0),
                 })

@@ -106,3 +106,79 @@ fn a_read_of_the_latest_asks_the_primary_only_if_nothing_was_asked_since_it_was_
     );
     assert_eq!(replicas.known_requirement(&token), Some(at(1, 15)));
 }
+
+fn answer() -> probe::Answer {
+    probe::Answer {
+        role: "shop".into(),
+        system: "7000".into(),
+        recovering: true,
+        receiver: true,
+        timeline: Some(2),
+        replayed: Some(500),
+    }
+}
+
+#[test]
+fn a_probe_says_why_a_standby_serves_no_reads() {
+    use probe::{Verdict, judge};
+    let down = |answer: &probe::Answer, primary: Option<&str>| match judge(answer, primary) {
+        Verdict::Down(why) => why,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(judge(&answer(), Some("7000")), Verdict::Up(at(2, 500)));
+    assert_eq!(
+        judge(&answer(), None),
+        Verdict::Unjudged,
+        "whose standby it is waits for the primary's identity"
+    );
+    assert!(down(&answer(), Some("8000")).contains("not a standby of this primary"));
+    let primary = probe::Answer {
+        recovering: false,
+        ..answer()
+    };
+    assert!(down(&primary, None).contains("not in recovery"));
+    let unfed = probe::Answer {
+        receiver: false,
+        timeline: None,
+        ..answer()
+    };
+    assert!(down(&unfed, Some("7000")).contains("no WAL receiver"));
+    // A role without pg_read_all_stats sees the receiver, not its timeline; said before the
+    // primary's identity is known.
+    let hidden = probe::Answer {
+        timeline: None,
+        ..answer()
+    };
+    let why = down(&hidden, None);
+    assert!(
+        why.contains("pg_read_all_stats") && why.contains("TO shop"),
+        "{why}"
+    );
+    let fresh = probe::Answer {
+        replayed: None,
+        ..answer()
+    };
+    assert!(down(&fresh, Some("7000")).contains("replayed nothing"));
+}
+
+#[test]
+fn the_log_hears_of_a_standby_only_when_its_state_or_its_reason_changes() {
+    use probe::{Told, Verdict};
+    let mut told = Told::default();
+    let refused = Verdict::Down("cannot connect: refused".into());
+    assert!(!told.news(&Verdict::Unjudged), "nothing to say yet");
+    assert!(told.news(&refused), "at start");
+    assert!(!told.news(&refused), "said once");
+    assert!(!told.news(&Verdict::Unjudged));
+    assert!(
+        told.news(&Verdict::Down("no grant".into())),
+        "another reason"
+    );
+    assert!(told.news(&Verdict::Up(at(1, 10))), "up");
+    assert!(
+        !told.news(&Verdict::Up(at(1, 20))),
+        "still up, further along"
+    );
+    assert!(told.news(&refused), "down again");
+    assert!(told.news(&Verdict::Up(at(1, 30))), "up again");
+}
