@@ -35,18 +35,42 @@ pub fn entity_tag(value: &impl Serialize) -> String {
 
 /// The entity tag of a representation's JSON bytes (see [`entity_tag`]).
 fn tag_of(json: &[u8]) -> String {
+    let mut tag = String::with_capacity(34);
+    tag.push('"');
+    push_digest(json, &mut tag);
+    tag.push('"');
+    tag
+}
+
+/// Appends the hex digits of the hash of `json` (an entity tag without its quotes) to `out`.
+fn push_digest(json: &[u8], out: &mut String) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut hasher = SipHasher13::new();
     hasher.write(json);
-    let digest = hasher.finish128().as_bytes();
-    let mut tag = String::with_capacity(34);
-    tag.push('"');
-    for byte in digest {
-        tag.push(char::from(HEX[usize::from(byte >> 4)]));
-        tag.push(char::from(HEX[usize::from(byte & 0x0f)]));
+    for byte in hasher.finish128().as_bytes() {
+        out.push(char::from(HEX[usize::from(byte >> 4)]));
+        out.push(char::from(HEX[usize::from(byte & 0x0f)]));
     }
-    tag.push('"');
-    tag
+}
+
+/// Appends the hex digits of `value`'s entity tag to `out`: the version a console form
+/// carries of what it showed. A page of 100 rows has 100 of them, so the JSON they hash is
+/// written into a buffer each thread keeps, and nothing else is allocated.
+#[expect(
+    clippy::expect_used,
+    reason = "the service's own types serialise to JSON infallibly"
+)]
+pub fn push_version(value: &impl WriteJson, out: &mut String) {
+    thread_local! {
+        static JSON: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    JSON.with_borrow_mut(|json| {
+        json.clear();
+        value
+            .write_json(json)
+            .expect("the service's own types serialise to JSON");
+        push_digest(json, out);
+    });
 }
 
 /// A representation as it is sent: its JSON, serialised once, and the tag of those bytes.

@@ -12,7 +12,6 @@ use petstore_core::{
     ApiKey, Caller, Category, CategoryId, DomainError, KeyId, Order, OrderId, Pet, PetId,
     ValidationError, Webhook, WebhookId,
 };
-use serde::Serialize;
 
 use super::refused::{Refusal, message};
 use super::reply::{Answer, VersionOnly, html, parsed, see_other_saying, status_of, unchanged};
@@ -43,7 +42,7 @@ pub(super) trait Removal: 'static {
     /// Its id, as its address names it.
     type Id: FromStr<Err = ValidationError> + Display + Copy + Send + 'static;
     /// The thing, as the question shows it (its version is what the answer must still find).
-    type Thing: Serialize + Send + 'static;
+    type Thing: crate::json::WriteJson + Send + 'static;
 
     /// Reads it, as the session may see it.
     fn read(

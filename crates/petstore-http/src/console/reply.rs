@@ -164,7 +164,7 @@ pub(super) fn status_of(refused: Option<&Refusal>) -> StatusCode {
 /// The condition a form's change holds to: the resource is still as the form showed it (its
 /// entity tag, as the API's `If-Match` compares it), so of two people editing from one state, the second is
 /// refused with `precondition_failed` instead of undoing the first's change unseen.
-pub(super) fn unchanged<T: serde::Serialize>(version: String) -> impl Fn(&T) -> bool + Clone {
+pub(super) fn unchanged<T: crate::json::WriteJson>(version: String) -> impl Fn(&T) -> bool + Clone {
     move |now: &T| view::version_of(now) == version
 }
 

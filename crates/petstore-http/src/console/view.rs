@@ -1,14 +1,15 @@
 //! What every console page shares: the layout, the navigation, messages, and the pages that
 //! belong to no section (signing in, a failure).
 
-use maud::{DOCTYPE, Markup, PreEscaped, html};
+use maud::{DOCTYPE, Markup, PreEscaped, Render, html};
 
 use petstore_core::Role;
 
 use super::assets::{FAVICON, HTMX, STYLE};
 use super::refused;
-use crate::conditional::entity_tag;
+use crate::conditional::push_version;
 use crate::error::ApiError;
+use crate::json::WriteJson;
 
 /// htmx's settings: no `eval` (the policy forbids it anyway), no inline style of its own, no
 /// copy of pages in the browser's storage (they hold form tokens, and a new key's secret),
@@ -106,13 +107,27 @@ pub(super) fn token_field(viewer: &impl Viewer) -> Markup {
 
 /// The hidden field of a form that changes `value`: the version (its entity tag's hex
 /// digits) the form showed, which the change must still find (`reply::unchanged`).
-pub(super) fn version_field<T: serde::Serialize>(value: &T) -> Markup {
-    html! { input type="hidden" name="version" value=(PreEscaped(version_of(value))); }
+pub(super) fn version_field<T: WriteJson>(value: &T) -> impl Render + '_ {
+    VersionField(value)
+}
+
+/// [`version_field`], written straight into the page: the version is hex digits, with no
+/// escaping to do.
+struct VersionField<'a, T>(&'a T);
+
+impl<T: WriteJson> Render for VersionField<'_, T> {
+    fn render_to(&self, page: &mut String) {
+        page.push_str(r#"<input type="hidden" name="version" value=""#);
+        push_version(self.0, page);
+        page.push_str(r#"">"#);
+    }
 }
 
 /// The version of `value` a form carries: the hex digits of the entity tag the API gives it.
-pub(super) fn version_of<T: serde::Serialize>(value: &T) -> String {
-    entity_tag(value).trim_matches('"').to_owned()
+pub(super) fn version_of<T: WriteJson>(value: &T) -> String {
+    let mut version = String::with_capacity(32);
+    push_version(value, &mut version);
+    version
 }
 
 /// A secret just made, to show once: what it is of, how the service keeps it, and the
