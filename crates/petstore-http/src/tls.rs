@@ -32,6 +32,19 @@ pub enum TlsError {
         /// What is wrong with it.
         reason: String,
     },
+    /// Two good files that do not belong together.
+    #[error(
+        "--tls-key {} is not the key of the certificate in --tls-cert {}: give the key the \
+         certificate was issued for, or the certificate of this key",
+        key.display(),
+        certificate.display()
+    )]
+    Mismatch {
+        /// The certificate file.
+        certificate: PathBuf,
+        /// The key file.
+        key: PathBuf,
+    },
 }
 
 /// The certificate the server presents, and the files it is read from.
@@ -114,10 +127,10 @@ fn read(
     let key = PrivateKeyDer::from_pem_slice(&pem)
         .map_err(|error| key_error(format!("not a PEM private key: {error}")))?;
     CertifiedKey::from_der(chain, key, provider).map_err(|error| match error {
-        rustls::Error::InconsistentKeys(_) => key_error(format!(
-            "is not the key of the certificate in {}",
-            certificate_file.display()
-        )),
+        rustls::Error::InconsistentKeys(_) => TlsError::Mismatch {
+            certificate: certificate_file.to_owned(),
+            key: key_file.to_owned(),
+        },
         other => key_error(other.to_string()),
     })
 }

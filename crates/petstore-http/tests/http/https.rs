@@ -347,6 +347,19 @@ fn missing_unreadable_or_mismatched_files_stop_the_start_with_one_line_naming_th
             "names {}: {stderr}",
             named.display()
         );
+        // The flag at fault is named; a pair that does not match names both, and what to do.
+        let flag = if named == given_cert {
+            "--tls-cert"
+        } else {
+            "--tls-key"
+        };
+        assert!(errors[0].contains(flag), "names {flag}: {stderr}");
+        if given_key == &other.key() {
+            assert!(
+                errors[0].contains("--tls-cert") && errors[0].contains("give the key"),
+                "{stderr}"
+            );
+        }
         assert!(!database.exists(), "nothing opened");
     }
     // One without the other is a usage error.
