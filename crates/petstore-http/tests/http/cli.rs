@@ -159,7 +159,9 @@ fn a_stale_bootstrap_key_neither_stops_a_start_nor_comes_back() {
         .find(|line| line.contains("PETSTORE_BOOTSTRAP_ADMIN_KEY is not used"))
         .unwrap_or_else(|| panic!("the start says why: {logs:?}"));
     assert!(
-        said.contains("already key 1") && said.contains("keys create --role admin"),
+        said.contains("already key 1, revoked")
+            && said.contains("variable can be removed")
+            && said.contains("keys create --role admin"),
         "{said}"
     );
     assert!(

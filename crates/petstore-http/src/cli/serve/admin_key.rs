@@ -35,10 +35,11 @@ pub(super) async fn bootstrap_admin_key(state: &AppState, key_file: &Path) -> an
             Bootstrapped::AlreadyAKey(key) => tracing::warn!(
                 key_id = %key.id,
                 revoked = key.revoked_at.is_some(),
-                "PETSTORE_BOOTSTRAP_ADMIN_KEY is not used: its secret is already key {}, and no \
-                 admin key is active; unset the variable or give it a new secret, or make an \
-                 admin key with `petstore keys create --role admin`",
-                key.id
+                "PETSTORE_BOOTSTRAP_ADMIN_KEY is not used: its secret is already key {}{}, and \
+                 no admin key is active; the variable can be removed (or given a new secret), \
+                 and `petstore keys create --role admin` makes an admin key",
+                key.id,
+                if key.revoked_at.is_some() { ", revoked" } else { "" }
             ),
         }
         return Ok(());
