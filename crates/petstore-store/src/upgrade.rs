@@ -132,7 +132,7 @@ pub(crate) fn heartbeat_postgres(
 /// A node that does not know every migration of this version, seen lately.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OlderNode {
-    /// Its name (`<pid>-<random>`, as its log says).
+    /// Its name (`<host>:<port>/<pid>-<4 hex>`, as its `petstore listening` line says).
     pub node: String,
     /// The newest migration it knows.
     pub schema_version: String,

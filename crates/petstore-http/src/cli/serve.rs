@@ -85,6 +85,27 @@ async fn heartbeats(store: AnyStore, node: std::rc::Rc<str>) {
     }
 }
 
+/// Where this process runs, as an operator names the machine or pod: `HOSTNAME` (set in
+/// every pod), else the kernel's host name, else `unknown`.
+fn host_name() -> String {
+    let given = std::env::var("HOSTNAME").ok();
+    let kernel = || std::fs::read_to_string("/proc/sys/kernel/hostname").ok();
+    [given, kernel()]
+        .into_iter()
+        .flatten()
+        .map(|name| name.trim().to_owned())
+        .find(|name| !name.is_empty())
+        .unwrap_or_else(|| "unknown".to_owned())
+}
+
+/// A node's name, `<host>:<port>/<pid>-<4 hex>`: where it runs, for `migrate --finish` and
+/// the logs; the random part tells a restarted process from its predecessor of the same pid.
+fn node_name(host: &str, port: u16) -> anyhow::Result<String> {
+    let random = random_bytes()?;
+    let tag = u16::from_le_bytes([random[0], random[1]]);
+    Ok(format!("{host}:{port}/{}-{tag:04x}", std::process::id()))
+}
+
 /// `petstore serve`: runs until SIGINT or SIGTERM (listened for by `signals` since the
 /// process began), then lets in-flight requests finish and leaves the database complete.
 pub async fn serve(args: ServeArgs, signals: Signals) -> anyhow::Result<()> {
@@ -192,23 +213,19 @@ pub async fn serve(args: ServeArgs, signals: Signals) -> anyhow::Result<()> {
     }
     .with_context(|| format!("cannot listen on {}", args.bind))?;
     actix_web::rt::spawn(reload_on_hangup(certificate, hangups));
+    // Names this process among the nodes sharing the database (heartbeats, webhook leases).
+    let port = server.addrs().first().map_or(0, std::net::SocketAddr::port);
+    let node: std::rc::Rc<str> = node_name(&host_name(), port)?.into();
     for address in server.addrs() {
         let scheme = if args.tls_cert.is_some() {
             "https"
         } else {
             "http"
         };
-        tracing::info!(%address, scheme, database = %args.database.database, "petstore listening");
+        tracing::info!(%address, scheme, database = %args.database.database, node = %node, "petstore listening");
     }
     let server = server.run();
     let handle = server.handle();
-    // Names this process among the nodes sharing the database (webhook leases).
-    let node: std::rc::Rc<str> = format!(
-        "{}-{:x}",
-        std::process::id(),
-        u64::from_le_bytes(random_bytes()?[..8].try_into()?)
-    )
-    .into();
     actix_web::rt::spawn(heartbeats(settled.clone(), node.clone()));
     let dispatcher = stopping.acting_as(Actor::chore("webhooks"));
     actix_web::rt::spawn(crate::delivery::run(dispatcher, tls, node.clone()));

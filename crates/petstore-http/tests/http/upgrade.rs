@@ -15,7 +15,7 @@ use diesel::connection::SimpleConnection;
 use diesel::{Connection, PgConnection, RunQueryDsl, SqliteConnection};
 use petstore_store::testing::ScratchPostgres;
 
-use crate::binary::{petstore, serve};
+use crate::binary::{petstore, serve, serve_command};
 
 const ADMIN: &str = "upgrade-admin-0123456789abcdef0123456789ab";
 
@@ -165,4 +165,70 @@ fn finishing_an_upgrade_waits_for_older_nodes_on_postgres() {
         return;
     };
     finishing_waits_for_older_nodes(&Database::Postgres(database));
+}
+
+/// A node is named where it runs (`HOSTNAME`, its port, its pid): in its start's log line, its
+/// heartbeat, and the finish's refusal, which says when it was last seen.
+fn a_node_is_named_where_it_runs(database: &Database) {
+    let mut command = petstore(database.arg());
+    command.env("HOSTNAME", "shop-pod-7");
+    let mut server = serve_command(command, Some(ADMIN), &[]);
+    let node = loop {
+        let line = server
+            .stderr
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the start's listening line");
+        let event: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if event["fields"]["message"] == "petstore listening" {
+            break event["fields"]["node"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+        }
+    };
+    let port = server.address.rsplit_once(':').unwrap().1;
+    let (place, process) = node.split_once('/').unwrap_or_default();
+    assert_eq!(place, format!("shop-pod-7:{port}"), "{node}");
+    let (pid, tag) = process.split_once('-').unwrap_or_default();
+    assert_eq!(pid, server.child.id().to_string(), "{node}");
+    assert!(
+        tag.len() == 4 && tag.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{node}"
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let heartbeats = || database.texts("SELECT node AS text FROM node_heartbeats");
+    while heartbeats().is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "no heartbeat 10 s after the start"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(heartbeats(), std::slice::from_ref(&node));
+    // Killed, it leaves its heartbeat; made to look older, it holds the finish up by name.
+    server.signal("KILL");
+    let _ = server.exited();
+    database.execute("UPDATE node_heartbeats SET schema_version = '20261122000001'");
+    let (code, said) = migrate(database, &["--finish"]);
+    assert_eq!(code, Some(1), "{said}");
+    assert!(
+        said.contains(&format!(
+            "{node} (knows migrations up to 20261122000001, seen "
+        )),
+        "{said}"
+    );
+}
+
+#[test]
+fn a_node_is_named_where_it_runs_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    a_node_is_named_where_it_runs(&Database::Sqlite(dir.path().join("shop.db")));
+}
+
+#[test]
+fn a_node_is_named_where_it_runs_on_postgres() {
+    let Some(database) = ScratchPostgres::create() else {
+        return;
+    };
+    a_node_is_named_where_it_runs(&Database::Postgres(database));
 }
