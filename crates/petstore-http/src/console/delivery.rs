@@ -66,12 +66,14 @@ async fn delivery_answer(
     let body = html! {
         p.muted { "Enter the units that arrived beside each pet and leave the others empty. One save receives them all, or, if any row is refused, none." }
         (filter.form(PAGE, &categories))
-        form.stacked method="post" action=(PAGE) {
+        form method="post" action=(PAGE) {
             (token_field(staff))
             (message(general, "the delivery"))
-            label for="delivery-reason" { "Reason (kept with each pet's movement)" }
-            (input(general, &Input::text("delivery-reason", "reason", reason).required().max_chars(200)))
-            (note_at(general, "reason", "delivery-reason", "the delivery"))
+            div.stacked {
+                label for="delivery-reason" { "Reason (kept with each pet's movement)" }
+                (input(general, &Input::text("delivery-reason", "reason", reason).required().max_chars(200)))
+                (note_at(general, "reason", "delivery-reason", "the delivery"))
+            }
             table.cards {
                 caption.sr-only { "Units received per pet" }
                 thead { tr { th scope="col" { "Pet" } th scope="col" { "Units to order now" } th scope="col" { "Units received" } } }

@@ -2,7 +2,7 @@
 
 from playwright.sync_api import expect
 
-from conftest import check_accessibility
+from conftest import check_accessibility, screenshot
 from steps import alert, catalogue, said, signed_in, units
 
 
@@ -27,6 +27,7 @@ def test_a_delivery_is_received_at_once_and_a_stale_row_refuses_it_whole(server,
     expect(row).to_contain_text("2 units")
     assert (units(server, pets["Fido"]), units(server, pets["Polly"])) == (2, 4)
     check_accessibility(page)
+    screenshot(page, "delivery-refused")
     # The row now carries Fido's new version: saved again, both rows are received.
     page.get_by_role("button", name="Receive the delivery").click()
     expect(said(page)).to_contain_text("Received 8 units for 2 pets: Delivery 7.")
