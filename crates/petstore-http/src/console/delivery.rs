@@ -143,7 +143,9 @@ pub(super) struct DeliveryFields {
 
 /// A field a form may repeat: a form's fields reach [`Submitted`] beside its token (a
 /// flattened map), where a field sent once is a value and one sent again a list.
-fn one_or_more<'de, D: serde::Deserializer<'de>>(fields: D) -> Result<Vec<String>, D::Error> {
+pub(super) fn one_or_more<'de, D: serde::Deserializer<'de>>(
+    fields: D,
+) -> Result<Vec<String>, D::Error> {
     #[derive(Deserialize)]
     #[serde(untagged)]
     enum Sent {

@@ -17,6 +17,7 @@
 pub mod assets;
 mod catalogue;
 mod categories;
+mod counter;
 mod delivery;
 mod events;
 mod keys;
@@ -102,6 +103,8 @@ pub fn scope() -> Scope<
         )
         .route("/stock/{petId}", web::post().to(stock::set_stock))
         .route("/orders", web::get().to(orders::orders_page))
+        .route("/orders/new", web::get().to(counter::counter_page))
+        .route("/orders/new", web::post().to(counter::counter_post))
         .route("/orders/{orderId}", web::get().to(order::order_page))
         .route(
             "/orders/{orderId}/ship-date",

@@ -29,7 +29,12 @@ pub(super) fn checkout_refused(error: &DomainError, lines: &[LineRefusal]) -> Ap
             message: line.error.to_string(),
         })
         .collect();
-    ApiError::new(status, code, error.to_string()).with_field_errors(errors)
+    let mut refused = ApiError::new(status, code, error.to_string()).with_field_errors(errors);
+    refused.lines = lines
+        .iter()
+        .map(|line| (line.line_no, ApiError::from(line.error.clone())))
+        .collect();
+    refused
 }
 
 /// A refused delivery: the status and code of its most telling line (as

@@ -172,6 +172,7 @@ def test_every_kind_of_page_fits_a_phone(start_server, new_page):
         "/console/", "/console/pets", f"/console/pets/{rex['id']}",
         f"/console/pets/{rex['id']}/delete", f"/console/orders/{order['id']}",
         "/console/categories", "/console/stock", "/console/stock/delivery", "/console/orders",
+        "/console/orders/new",
         f"/console/orders/{order['id']}/cancel", "/console/events", "/console/keys",
         "/console/webhooks", f"/console/webhooks/{hook['id']}", "/console/nowhere",
     ]

@@ -168,3 +168,36 @@ def test_orders_list_newest_first_paged_both_ways_and_searched_by_pet(server, pa
     expect(pages).to_contain_text(f"1–{len(rexes)} of {len(rexes)}")
     expect(rows.first).to_have_id(f"order-{rexes[0]}")
     expect(page.get_by_label("Pet (name or id)")).to_have_value(str(pets["Rex"]["id"]))
+
+
+def test_an_order_at_the_counter_shows_its_total_then_is_placed_at_it(server, page):
+    _, pets = catalogue(server, (("Rex", 5), ("Fido", 2)))
+    for name, amount in (("Rex", 1000), ("Fido", 250)):
+        status, _ = server.api.call("PUT", f"/v1/pets/{pets[name]['id']}/price", {"amount": amount})
+        assert status == 200
+    signed_in(page, server)
+    page.get_by_role("link", name="Orders").click()
+    page.get_by_role("link", name="Place an order at the counter").click()
+    expect(page.get_by_role("heading", name="An order at the counter")).to_be_visible()
+    page.get_by_label("Pet of line 1").fill("Nobody")
+    page.get_by_label("Units of line 1").fill("1")
+    page.get_by_role("button", name="Show the total").click()
+    expect(alert(page)).to_contain_text("No pet's name contains")
+    page.reload()
+    expect(page.get_by_role("heading", name="An order at the counter")).to_be_visible()
+    page.get_by_label("Pet of line 1").fill("rex")
+    page.get_by_label("Units of line 1").fill("2")
+    page.get_by_label("Pet of line 2").fill(str(pets["Fido"]["id"]))
+    page.get_by_label("Units of line 2").fill("1")
+    page.get_by_role("button", name="Show the total").click()
+    place = page.get_by_role("button", name="Place the order for 22.50 EUR")
+    expect(place).to_be_visible()
+    check_accessibility(page)
+    screenshot(page, "counter")
+    assert server.api.call("GET", "/v1/store/orders")[1] == []
+    place.click()
+    expect(said(page)).to_contain_text("for 22.50 EUR.")
+    status, orders = server.api.call("GET", "/v1/store/orders")
+    assert [len(order["lines"]) for order in orders] == [2]
+    assert orders[0]["totalAmount"] == 2250
+    assert (units(server, pets["Rex"]), units(server, pets["Fido"])) == (3, 1)

@@ -472,6 +472,30 @@ async fn every_write_of_both_doors_names_its_caller_door_and_trace() {
         303
     );
     walked_forms.insert("/stock/delivery");
+    let priced = api
+        .json(
+            actix_web::http::Method::PUT,
+            &format!("/v1/pets/{polly}/price"),
+            json!({"amount": 1250}),
+        )
+        .await;
+    assert_eq!(priced.status, 200, "{priced:?}");
+    walk!(
+        None,
+        form(
+            "/console/orders/new",
+            vec![
+                ("pet", polly.to_string()),
+                ("units", text("1")),
+                ("step", text("place")),
+                ("expected_total", text("1250"))
+            ]
+        ),
+        by_console,
+        true,
+        303
+    );
+    walked_forms.insert("/orders/new");
     walk!(
         None,
         form(

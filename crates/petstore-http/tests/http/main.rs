@@ -14,6 +14,7 @@ mod cli;
 mod conditional;
 mod config;
 mod console;
+mod console_counter;
 mod console_delivery;
 mod console_lists;
 mod events;

@@ -173,6 +173,7 @@ async fn orders_answer(
     };
     let searched = filter.pet.trim();
     let body = html! {
+        p { a href="/console/orders/new" { "Place an order at the counter" } " (several pets, the total shown before it is placed)." }
         form.filters method="get" action="/console/orders" role="search" {
             div {
                 label for="filter-order-status" { "Status" }
