@@ -10,6 +10,7 @@ use super::reply::{self, ConsoleError, is_htmx};
 use super::request::{presented_token, settings, state};
 use super::view;
 use crate::context;
+use crate::error::ApiError;
 use crate::state::{AppState, PetService};
 
 /// A request of an open session: who it acts as.
@@ -83,6 +84,20 @@ enum Freshness {
     Primary,
 }
 
+impl Freshness {
+    /// Runs `work` where this freshness sends a read.
+    async fn read<T: Send + 'static>(
+        self,
+        state: &AppState,
+        work: impl for<'s> FnMut(&PetService<'s>) -> Result<T, DomainError> + Send + 'static,
+    ) -> Result<T, ApiError> {
+        match self {
+            Freshness::Asked => state.read(work).await,
+            Freshness::Primary => state.read_primary(work).await,
+        }
+    }
+}
+
 impl Visit {
     fn of(req: &HttpRequest) -> Result<Self, ConsoleError> {
         let htmx = is_htmx(req);
@@ -116,10 +131,7 @@ impl Visit {
             let data = work(shop, resumed.caller)?;
             Ok(Some((resumed, data)))
         };
-        let read = match freshness {
-            Freshness::Asked => state.read(job).await?,
-            Freshness::Primary => state.read_primary(job).await?,
-        };
+        let read = freshness.read(state, job).await?;
         let Some((resumed, data)) = read else {
             return Err(ConsoleError::SignedOut { htmx });
         };
@@ -201,11 +213,9 @@ impl Visitor {
             Self::Visiting(visit) => visit.resume_reading(state, freshness, work).await,
             Self::Known(staff) => {
                 let caller = staff.caller;
-                let job = move |shop: &PetService<'_>| work(shop, caller);
-                let data = match freshness {
-                    Freshness::Asked => state.read(job).await?,
-                    Freshness::Primary => state.read_primary(job).await?,
-                };
+                let data = freshness
+                    .read(state, move |shop| work(shop, caller))
+                    .await?;
                 Ok((staff, data))
             }
         }
