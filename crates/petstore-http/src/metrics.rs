@@ -12,6 +12,7 @@ mod process;
 mod registry;
 
 pub(crate) use appended::Appended;
+pub use registry::VERSION;
 
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 

@@ -25,7 +25,7 @@ use petstore_store::{Database, Durability, StoreConfig};
 #[derive(Debug, Parser)]
 // No `about`: an empty one takes the crate's description ("the HTTP API and the binary"),
 // written for crates.io; the doc comment above says what the program is.
-#[command(name = "petstore", version, long_about = None)]
+#[command(name = "petstore", version = crate::metrics::VERSION, long_about = None)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]

@@ -15,6 +15,11 @@ use super::{
     ServerLabels, VolumeLabels, WebhookLabels, holds, process,
 };
 
+/// The build's version, as `--version` and `petstore_build_info` give it: the package's, with
+/// the commit it was built from as semver build metadata (`0.1.0+1a2b3c4d5e6f`; `+unknown`
+/// when built outside a git checkout: `build.rs`).
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+", env!("PETSTORE_COMMIT"));
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct BuildLabels {
     version: &'static str,
@@ -183,9 +188,7 @@ impl Metrics {
         );
         let build = Family::<BuildLabels, Gauge>::default();
         build
-            .get_or_create(&BuildLabels {
-                version: env!("CARGO_PKG_VERSION"),
-            })
+            .get_or_create(&BuildLabels { version: VERSION })
             .set(1);
         registry.register(
             "build_info",
