@@ -10,8 +10,8 @@ use petstore_core::{
 use serde::Deserialize;
 
 use super::refused::{Refusal, alert, message};
-use super::reply::{Answer, html, see_other, see_other_saying, status_of};
-use super::session::Submitted;
+use super::reply::{Answer, html, see_other, see_other_saying, status_of_rows};
+use super::session::{Submitted, one_or_more};
 use super::view::{page, token_field};
 use super::visitor::{Staff, Visit, Visitor};
 use crate::error::ApiError;
@@ -27,9 +27,9 @@ const ROWS: usize = 5;
 /// it asks for (`review`, or `place` at the total shown).
 #[derive(Debug, Default, Deserialize)]
 pub(super) struct CounterFields {
-    #[serde(default, deserialize_with = "super::delivery::one_or_more")]
+    #[serde(default, deserialize_with = "one_or_more")]
     pet: Vec<String>,
-    #[serde(default, deserialize_with = "super::delivery::one_or_more")]
+    #[serde(default, deserialize_with = "one_or_more")]
     units: Vec<String>,
     #[serde(default)]
     step: String,
@@ -63,13 +63,9 @@ fn counter_answer(
     let ready = general.is_none()
         && lines.iter().any(|line| line.found.is_some())
         && lines.iter().all(|line| line.refused.is_none());
-    let status = status_of(general.as_ref()).max(
-        lines
-            .iter()
-            .filter_map(|line| line.refused.as_ref())
-            .map(ApiError::status)
-            .max()
-            .unwrap_or(actix_web::http::StatusCode::OK),
+    let status = status_of_rows(
+        general.as_ref(),
+        lines.iter().filter_map(|line| line.refused.as_ref()),
     );
     let body = html! {
         p.muted { "For a customer at the counter or on the phone: enter each pet (its name or its id) and its units, see the total, then place the order at that total." }

@@ -11,8 +11,8 @@ use serde::Deserialize;
 use super::lists::{Asked, ListFilter};
 use super::pager::pager;
 use super::refused::{Input, Refusal, alert, input, message, note_at};
-use super::reply::{Answer, html, parsed, see_other_saying, status_of, unchanged, units};
-use super::session::Submitted;
+use super::reply::{Answer, html, parsed, see_other_saying, status_of_rows, unchanged, units};
+use super::session::{Submitted, one_or_more};
 use super::stock::{Line, lines};
 use super::view::{page, token_field, version_field};
 use super::visitor::{Visit, Visitor};
@@ -87,15 +87,10 @@ async fn delivery_answer(
         (pager(place, &beside))
         p { a href="/console/stock" { "Back to the stock" } }
     };
-    let status = match &refused {
-        Some((Some(general), _)) => status_of(Some(general)),
-        Some((None, typed)) => typed
-            .rows
-            .values()
-            .next()
-            .map_or(actix_web::http::StatusCode::OK, ApiError::status),
-        None => actix_web::http::StatusCode::OK,
-    };
+    let status = status_of_rows(
+        general,
+        typed.into_iter().flat_map(|typed| typed.rows.values()),
+    );
     Ok(html(
         status,
         page(staff, "/console/stock", "A delivery", body),
@@ -139,23 +134,6 @@ pub(super) struct DeliveryFields {
     version: Vec<String>,
     #[serde(default, deserialize_with = "one_or_more")]
     units: Vec<String>,
-}
-
-/// A field a form may repeat: a form's fields reach [`Submitted`] beside its token (a
-/// flattened map), where a field sent once is a value and one sent again a list.
-pub(super) fn one_or_more<'de, D: serde::Deserializer<'de>>(
-    fields: D,
-) -> Result<Vec<String>, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Sent {
-        One(String),
-        More(Vec<String>),
-    }
-    Ok(match Sent::deserialize(fields)? {
-        Sent::One(value) => vec![value],
-        Sent::More(values) => values,
-    })
 }
 
 /// The condition a row's version sets: the entry is still what the row showed.

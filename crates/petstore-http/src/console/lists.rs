@@ -80,18 +80,13 @@ pub(super) fn placed<T>(
     let pets = shop.pets();
     let total = pets.count(&asked.filter)?;
     let first_page = asked.after.is_none() && asked.before.is_none();
-    let after_first = match rows.first() {
-        // The first page starts at the first row: nothing to count before it.
-        Some(_) if first_page => total.saturating_sub(1),
-        Some(first) => pets.count(
-            &asked
-                .filter
-                .clone()
-                .page(Some(pet_of(first)), PageSize::MAX_PAGE),
-        )?,
-        None => 0,
-    };
-    let place = Place::of(total, after_first, rows.len());
+    let place = Place::of_page(total, first_page, &rows, |first| {
+        let after = asked
+            .filter
+            .clone()
+            .page(Some(pet_of(first)), PageSize::MAX_PAGE);
+        pets.count(&after)
+    })?;
     Ok((rows, place))
 }
 

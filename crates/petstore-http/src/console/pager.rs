@@ -31,6 +31,24 @@ impl Place {
         }
     }
 
+    /// The place of a page's `rows` (in the list's order) among the `total` its filter finds:
+    /// a first page starts at the first row; another asks `after_first` how many rows follow
+    /// its first.
+    pub(super) fn of_page<T, E>(
+        total: u64,
+        first_page: bool,
+        rows: &[T],
+        after_first: impl FnOnce(&T) -> Result<u64, E>,
+    ) -> Result<Self, E> {
+        let after_first = match rows.first() {
+            // Nothing to count before the first row.
+            Some(_) if first_page => total.saturating_sub(1),
+            Some(first) => after_first(first)?,
+            None => 0,
+        };
+        Ok(Self::of(total, after_first, rows.len()))
+    }
+
     /// Whether rows come before the page.
     pub(super) fn has_previous(self) -> bool {
         self.first > 1

@@ -161,6 +161,22 @@ pub(super) fn status_of(refused: Option<&Refusal>) -> StatusCode {
     refused.map_or(StatusCode::OK, |refusal| refusal.error().status())
 }
 
+/// The status of a form of rows drawn again: its general refusal's, else the highest of its
+/// refused rows' (the same page whatever order the rows were judged in), else 200.
+pub(super) fn status_of_rows<'a>(
+    general: Option<&Refusal>,
+    rows: impl IntoIterator<Item = &'a ApiError>,
+) -> StatusCode {
+    match general {
+        Some(refusal) => refusal.error().status(),
+        None => rows
+            .into_iter()
+            .map(ApiError::status)
+            .max()
+            .unwrap_or(StatusCode::OK),
+    }
+}
+
 /// The condition a form's change holds to: the resource is still as the form showed it (its
 /// entity tag, as the API's `If-Match` compares it), so of two people editing from one state, the second is
 /// refused with `precondition_failed` instead of undoing the first's change unseen.

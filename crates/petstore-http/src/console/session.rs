@@ -53,6 +53,24 @@ struct Envelope<T> {
     fields: T,
 }
 
+/// A field a form may repeat (a box per event type, a value per row): its fields reach
+/// [`Submitted`] flattened beside the form token, where a field sent once is one value and
+/// one sent again a list.
+pub(super) fn one_or_more<'de, D: serde::Deserializer<'de>>(
+    fields: D,
+) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Sent {
+        One(String),
+        More(Vec<String>),
+    }
+    Ok(match Sent::deserialize(fields)? {
+        Sent::One(value) => vec![value],
+        Sent::More(values) => values,
+    })
+}
+
 /// 403 for a change that does not show it comes from the console's own page.
 fn cross_site(message: &str) -> ConsoleError {
     ApiError::new(StatusCode::FORBIDDEN, ErrorCode::Forbidden, message).into()

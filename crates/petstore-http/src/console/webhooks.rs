@@ -12,7 +12,7 @@ use serde::Deserialize;
 
 use super::refused::{Input, Refusal, input, message, note_at};
 use super::reply::{Answer, html, parsed, see_other_saying, status_of, unchanged};
-use super::session::Submitted;
+use super::session::{Submitted, one_or_more};
 use super::view::{Shows, page, shown_once, token_field, version_field};
 use super::visitor::{Visit, Visitor};
 use crate::auth::random_bytes;
@@ -96,23 +96,8 @@ fn event_list(hook: &Webhook) -> String {
 #[derive(Debug, Deserialize)]
 pub(super) struct WebhookFields {
     url: String,
-    #[serde(default, deserialize_with = "one_or_many")]
+    #[serde(default, deserialize_with = "one_or_more")]
     events: Vec<String>,
-}
-
-/// The checked event types: one box checked is one value, which the form's envelope (its
-/// fields flattened beside the form token) hands over as a string, not a list of one.
-fn one_or_many<'de, D: serde::Deserializer<'de>>(fields: D) -> Result<Vec<String>, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Checked {
-        One(String),
-        Many(Vec<String>),
-    }
-    Ok(match Checked::deserialize(fields)? {
-        Checked::One(one) => vec![one],
-        Checked::Many(many) => many,
-    })
 }
 
 /// `POST /console/webhooks`: the answer shows the subscription's secret, once.

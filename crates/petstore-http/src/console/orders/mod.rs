@@ -119,21 +119,16 @@ fn listed(shop: &PetService<'_>, caller: Caller, asked: &Asked) -> Result<Listed
         },
     )?;
     let first_page = query.after.is_none() && asked.before.is_none();
-    let after_first = match page.first() {
-        // The first page starts at the first row: nothing to count before it.
-        Some(_) if first_page => total.saturating_sub(1),
-        Some(first) => orders.count(
-            caller,
-            &OrderQuery {
-                after: Some(first.id),
-                ..query
-            },
-        )?,
-        None => 0,
-    };
+    let place = Place::of_page(total, first_page, &page, |first| {
+        let after = OrderQuery {
+            after: Some(first.id),
+            ..query
+        };
+        orders.count(caller, &after)
+    })?;
     let names = names_of(shop, &page)?;
     Ok(Listed {
-        place: Place::of(total, after_first, page.len()),
+        place,
         lines: page
             .into_iter()
             .map(|order| Line::of(order, &names))
