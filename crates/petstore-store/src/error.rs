@@ -83,6 +83,32 @@ pub enum StoreError {
         /// The migrations it holds that this binary lacks.
         unknown: Vec<String>,
     },
+    /// A SQLite file read with no log beside it was opened by another process during the
+    /// read (`sqlite::setup::Untouched`): what was read may not hold together.
+    #[error(
+        "{database} was opened by another process while it was read, so what was read may not \
+         hold together. Nothing was written. Run it again: with every node stopped, or while \
+         one serves"
+    )]
+    ChangedWhileRead {
+        /// The database, as `Database` shows it.
+        database: String,
+    },
+    /// `migrate --finish` by a binary older than the one whose additive migrations the database
+    /// already holds: only the newer binary knows what finishing its upgrade means.
+    #[error(
+        "{database} is being upgraded to a newer version of petstore: it holds migration {}, \
+         which this binary ({}) does not know. Nothing was changed. Run `petstore migrate \
+         --finish` with the newer version",
+        ahead.join(", "),
+        env!("CARGO_PKG_VERSION")
+    )]
+    FinishBelongsToNewer {
+        /// The database, as `Database` shows it.
+        database: String,
+        /// The newer version's additive migrations it holds.
+        ahead: Vec<String>,
+    },
     /// `migrate --finish` while nodes that do not know every migration of this version serve.
     #[error(
         "the upgrade cannot be finished: {} still serve with fewer migrations than this version \
@@ -324,65 +350,6 @@ pub(crate) fn is_read_only(error: &DomainError) -> bool {
     )
 }
 
-/// A constraint of the schema that a statement broke.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Violation {
-    Unique,
-    ForeignKey,
-    /// A `CHECK` on a column: a value the domain should have refused.
-    Check,
-    /// A trigger's `RAISE(ABORT, code)`: the rule it guards.
-    Rule(Rule),
-}
-
-/// The domain rules the schema's triggers guard as well, named by the code they raise.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Rule {
-    UnknownPet,
-    PetHasOpenOrders,
-    InvalidTransition,
-    OrderNotCancellable,
-}
-
-impl Rule {
-    const ALL: [Rule; 4] = [
-        Rule::UnknownPet,
-        Rule::PetHasOpenOrders,
-        Rule::InvalidTransition,
-        Rule::OrderNotCancellable,
-    ];
-
-    /// The code the trigger raises: the domain error code of the rule.
-    const fn code(self) -> &'static str {
-        match self {
-            Rule::UnknownPet => "unknown_pet",
-            Rule::PetHasOpenOrders => "pet_has_open_orders",
-            Rule::InvalidTransition => "invalid_transition",
-            Rule::OrderNotCancellable => "order_not_cancellable",
-        }
-    }
-}
-
-/// Which constraint `error` reports, if any.
-pub(crate) fn violation(error: &DieselError) -> Option<Violation> {
-    let DieselError::DatabaseError(kind, info) = error else {
-        return None;
-    };
-    match kind {
-        DatabaseErrorKind::UniqueViolation => Some(Violation::Unique),
-        DatabaseErrorKind::ForeignKeyViolation => Some(Violation::ForeignKey),
-        DatabaseErrorKind::CheckViolation => Some(Violation::Check),
-        // SQLite runs ON DELETE RESTRICT as an internal trigger, so that refusal arrives with
-        // the trigger's error code and only its message says what it is.
-        _ if info.message() == "FOREIGN KEY constraint failed" => Some(Violation::ForeignKey),
-        _ if info.message().starts_with("CHECK constraint failed") => Some(Violation::Check),
-        _ => Rule::ALL
-            .into_iter()
-            .find(|rule| info.message() == rule.code())
-            .map(Violation::Rule),
-    }
-}
-
 /// Converts query results inside repository methods.
 pub(crate) trait QueryResultExt<T> {
     /// The domain's view of this result.
@@ -394,6 +361,10 @@ impl<T> QueryResultExt<T> for Result<T, DieselError> {
         self.map_err(|e| StoreError::from(e).into())
     }
 }
+
+mod violation;
+
+pub(crate) use violation::{Rule, Violation, violation};
 
 #[cfg(test)]
 mod tests;

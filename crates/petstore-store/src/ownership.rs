@@ -195,6 +195,22 @@ pub(crate) fn readable(found: Found, database: &Database) -> Result<(), StoreErr
     }
 }
 
+/// Whether this version may finish its upgrade on a database found so: one it may read
+/// ([`readable`]) that holds no newer version's migration. A newer version's additive
+/// migrations mean that version's upgrade is under way, and finishing it is for the binary that
+/// knows what it finishes: this one would report "up to date" and leave it half done.
+pub(crate) fn finishable(found: Found, database: &Database) -> Result<(), StoreError> {
+    if let Found::Ours { ahead, .. } = &found
+        && !ahead.is_empty()
+    {
+        return Err(StoreError::FinishBelongsToNewer {
+            database: database.to_string(),
+            ahead: ahead.clone(),
+        });
+    }
+    readable(found, database)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -290,5 +306,20 @@ mod tests {
             matches!(&expanded, Ok(Found::Ours { pending, ahead }) if pending.is_empty() && ahead == &strings(&["20991231000001"])),
             "{expanded:?}"
         );
+        // Read beside it, yes; finished by this version, no: the upgrade is the newer one's.
+        let expanded = expanded.unwrap();
+        assert!(readable(expanded.clone(), &database()).is_ok());
+        let finish = finishable(expanded, &database());
+        assert!(
+            matches!(&finish, Err(StoreError::FinishBelongsToNewer { ahead, .. }) if ahead == &strings(&["20991231000001"])),
+            "{finish:?}"
+        );
+        let current = judge(
+            &database(),
+            &tables,
+            applied(&["20261122000001", "20261122000002"]),
+            &known,
+        );
+        assert!(finishable(current.unwrap(), &database()).is_ok());
     }
 }

@@ -182,9 +182,10 @@ pub fn finish_plan(config: &StoreConfig) -> Result<upgrade::FinishPlan, StoreErr
 }
 
 /// Refuses a finish (or its plan) on a database that lacks one of this version's additive
-/// migrations, or that is not there.
+/// migrations, that is not there, or that a newer version is being upgraded to (its finish is
+/// that version's to run).
 fn ready_to_finish(config: &StoreConfig) -> Result<(), StoreError> {
-    crate::ownership::readable(inspect(config)?, &config.database)
+    crate::ownership::finishable(inspect(config)?, &config.database)
 }
 
 /// `petstore migrate --finish`: runs the migrations that finish this version's upgrade

@@ -151,6 +151,28 @@ fn finishing_waits_for_older_nodes(database: &Database) {
         ["old-node"],
         "a node that stops takes its heartbeat away"
     );
+
+    // A newer version has begun its own upgrade (an additive migration this binary does not
+    // know): finishing it is that version's, and this one refuses rather than say
+    // "up to date", with and without --dry-run.
+    database.execute("INSERT INTO __diesel_schema_migrations (version) VALUES ('20991231000001')");
+    let before = applied();
+    for flags in [
+        &["--finish"][..],
+        &["--finish", "--dry-run"],
+        &["--finish", "--force"],
+    ] {
+        let (code, said) = migrate(database, flags);
+        assert_eq!(code, Some(1), "{flags:?}: {said}");
+        assert!(
+            said.contains("being upgraded to a newer version of petstore")
+                && said.contains("20991231000001")
+                && said.contains("Nothing was changed"),
+            "{flags:?}: {said}"
+        );
+        assert!(!said.contains("up to date"), "{flags:?}: {said}");
+    }
+    assert_eq!(applied(), before, "the refusal changed the migrations");
 }
 
 #[test]
@@ -167,13 +189,9 @@ fn finishing_an_upgrade_waits_for_older_nodes_on_postgres() {
     finishing_waits_for_older_nodes(&Database::Postgres(database));
 }
 
-/// A node is named where it runs (`HOSTNAME`, its port, its pid): in its start's log line, its
-/// heartbeat, and the finish's refusal, which says when it was last seen.
-fn a_node_is_named_where_it_runs(database: &Database) {
-    let mut command = petstore(database.arg());
-    command.env("HOSTNAME", "shop-pod-7");
-    let mut server = serve_command(command, Some(ADMIN), &[]);
-    let node = loop {
+/// The node name `server` gives in its start's log line.
+fn logged_node_name(server: &mut crate::binary::Server) -> String {
+    loop {
         let line = server
             .stderr
             .recv_timeout(Duration::from_secs(10))
@@ -185,7 +203,16 @@ fn a_node_is_named_where_it_runs(database: &Database) {
                 .unwrap_or_default()
                 .to_owned();
         }
-    };
+    }
+}
+
+/// A node is named where it runs (`HOSTNAME`, its port, its pid): in its start's log line, its
+/// heartbeat, and the finish's refusal, which says when it was last seen.
+fn a_node_is_named_where_it_runs(database: &Database) {
+    let mut command = petstore(database.arg());
+    command.env("HOSTNAME", "shop-pod-7");
+    let mut server = serve_command(command, Some(ADMIN), &[]);
+    let node = logged_node_name(&mut server);
     let port = server.address.rsplit_once(':').unwrap().1;
     let (place, process) = node.split_once('/').unwrap_or_default();
     assert_eq!(place, format!("shop-pod-7:{port}"), "{node}");
@@ -231,4 +258,22 @@ fn a_node_is_named_where_it_runs_on_postgres() {
         return;
     };
     a_node_is_named_where_it_runs(&Database::Postgres(database));
+}
+
+/// Outside a pod (no `HOSTNAME`, as under systemd), a node is named by the kernel's host name.
+#[test]
+fn a_node_without_hostname_is_named_by_the_kernels_host_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = petstore(dir.path().join("shop.db"));
+    command.env_remove("HOSTNAME");
+    let mut server = serve_command(command, Some(ADMIN), &[]);
+    let node = logged_node_name(&mut server);
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let port = server.address.rsplit_once(':').unwrap().1;
+    assert!(
+        node.starts_with(&format!("{}:{port}/", kernel.trim())),
+        "{node}"
+    );
+    let (code, _) = server.terminate();
+    assert_eq!(code, Some(0));
 }
