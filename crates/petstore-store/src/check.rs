@@ -34,7 +34,7 @@ pub fn check(config: &StoreConfig) -> Result<Vec<String>, StoreError> {
         // empty database).
         Found::New => return Err(crate::ownership::nothing_there(&config.database)),
     };
-    let mut conn = Conn::to_existing(config)?;
+    let (mut conn, untouched) = Conn::to_existing(config)?;
     let mut found = Vec::new();
     if let Conn::Sqlite(c) = &mut conn {
         found.extend(sqlite_integrity(c)?);
@@ -47,6 +47,7 @@ pub fn check(config: &StoreConfig) -> Result<Vec<String>, StoreError> {
         // The invariants read the current schema: only worth asking once it is there.
         found.extend(invariants(&mut conn)?);
     }
+    untouched.confirm(&config.database)?;
     Ok(found)
 }
 

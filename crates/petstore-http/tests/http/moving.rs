@@ -721,3 +721,69 @@ fn check_exits_one_with_a_line_per_violation() {
         ]
     );
 }
+
+/// `check`, `copy --from` and `backup` read a file no node has open (it has no `-wal`) and
+/// leave nothing beside it, and its bytes as they were, even where its folder is the
+/// reader's to write in; a file a connection has open is read through its log, beside it.
+#[test]
+fn reading_a_shop_leaves_nothing_beside_its_file() {
+    use diesel::RunQueryDsl;
+    use diesel::connection::SimpleConnection;
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("shop.db");
+    let config = migrated(&source);
+    petstore_store::connect(&config)
+        .unwrap()
+        .batch_execute("INSERT INTO categories (name, name_key) VALUES ('Dogs', 'dogs');")
+        .unwrap();
+    let beside = |suffix: &str| dir.path().join(format!("shop.db{suffix}"));
+    assert!(!beside("-wal").exists() && !beside("-shm").exists());
+    let before = std::fs::read(&source).unwrap();
+    let name = source.to_str().unwrap();
+
+    assert_succeeded(&check(name));
+    let copied = dir.path().join("copied.db");
+    assert_succeeded(&copy(name, copied.to_str().unwrap()));
+    let backup = dir.path().join("backup.db");
+    assert_succeeded(&petstore(name).arg("backup").arg(&backup).output().unwrap());
+    for suffix in ["-wal", "-shm"] {
+        assert!(!beside(suffix).exists(), "a read left shop.db{suffix}");
+    }
+    assert_eq!(
+        std::fs::read(&source).unwrap(),
+        before,
+        "a read changed the file"
+    );
+    let copied_categories = diesel::sql_query("SELECT name FROM categories")
+        .load::<Category>(&mut petstore_store::connect(&migrated(&copied)).unwrap())
+        .unwrap();
+    assert_eq!(
+        copied_categories,
+        [Category {
+            name: "Dogs".into()
+        }]
+    );
+
+    // Held open in WAL mode by another connection (as a serving node holds it): read through
+    // its log, what it wrote included, and its files stay its own.
+    let mut node = petstore_store::connect(&config).unwrap();
+    node.batch_execute(
+        "PRAGMA wal_autocheckpoint = 0; INSERT INTO categories (name, name_key) VALUES ('Cats', 'cats');",
+    )
+    .unwrap();
+    assert!(beside("-wal").exists());
+    let recopied = dir.path().join("recopied.db");
+    assert_succeeded(&copy(name, recopied.to_str().unwrap()));
+    let names = diesel::sql_query("SELECT name FROM categories ORDER BY id")
+        .load::<Category>(&mut petstore_store::connect(&migrated(&recopied)).unwrap())
+        .unwrap();
+    assert_eq!(names.len(), 2, "the log's write was not read: {names:?}");
+    assert!(beside("-wal").exists(), "the node's log was taken away");
+    drop(node);
+}
+
+#[derive(diesel::QueryableByName, Debug, PartialEq)]
+struct Category {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    name: String,
+}

@@ -95,16 +95,68 @@ fn connect_read_only(config: &StoreConfig) -> Result<SqliteConnection, StoreErro
     establish(config, &read_only_uri(url))
 }
 
-/// Opens one connection to look at a file that may not be this service's, creating nothing
-/// beside it: a file with no `-wal` holds all its data itself, and is read as immutable (a
-/// read-only connection to a WAL database would create an empty `-wal`); one with a `-wal`
-/// (another connection has it open) is read `mode=ro`, through that log.
-fn connect_to_look(config: &StoreConfig) -> Result<SqliteConnection, StoreError> {
+/// Opens one connection to read the existing file of `config`, leaving nothing beside it.
+/// A file with no `-wal` holds all its data itself (the first connection to open it in WAL
+/// mode makes one), and is read as immutable, around SQLite's locks: a read-only connection
+/// would leave an empty `-wal` and `-shm` behind, which it may not delete. That read holds
+/// only if [`Untouched::confirm`] then finds the file as it was. A file with a `-wal` is in
+/// use, and is read `mode=ro` through that log, beside whoever uses it.
+pub(crate) fn connect_unchanged(
+    config: &StoreConfig,
+) -> Result<(SqliteConnection, Untouched), StoreError> {
     let url = database_url(config)?;
-    if std::path::Path::new(&format!("{url}-wal")).exists() {
-        return connect_read_only(config);
+    let file = std::path::Path::new(url);
+    if !file.exists() {
+        return Err(StoreError::Config(format!("there is no database at {url}")));
     }
-    establish(config, &format!("{}&immutable=1", read_only_uri(url)))
+    let mut untouched = Untouched {
+        file: file.to_path_buf(),
+        was: None,
+    };
+    if untouched.wal().exists() {
+        return Ok((connect_read_only(config)?, untouched));
+    }
+    untouched.was = Some(untouched.stamp()?);
+    let conn = establish(config, &format!("{}&immutable=1", read_only_uri(url)))?;
+    Ok((conn, untouched))
+}
+
+/// A SQLite file read around SQLite's locks, as it was when opened: its length and its last
+/// change. No process may have opened it meanwhile (it would have made a `-wal`, and left
+/// the file changed when it closed) for what was read to hold together.
+#[derive(Debug, Default)]
+pub(crate) struct Untouched {
+    file: std::path::PathBuf,
+    /// `None` when the read went through SQLite's locks: nothing to confirm.
+    was: Option<(u64, std::time::SystemTime)>,
+}
+
+impl Untouched {
+    fn wal(&self) -> std::path::PathBuf {
+        let mut name = self.file.clone().into_os_string();
+        name.push("-wal");
+        name.into()
+    }
+
+    fn stamp(&self) -> Result<(u64, std::time::SystemTime), StoreError> {
+        std::fs::metadata(&self.file)
+            .and_then(|meta| Ok((meta.len(), meta.modified()?)))
+            .map_err(|e| StoreError::Config(format!("cannot read {}: {e}", self.file.display())))
+    }
+
+    /// Whether the file is as it was when opened, so that what was read of it holds; an
+    /// error naming `database` if another process has opened it since.
+    pub(crate) fn confirm(&self, database: &Database) -> Result<(), StoreError> {
+        let Some(was) = self.was else {
+            return Ok(());
+        };
+        if self.wal().exists() || self.stamp().ok() != Some(was) {
+            return Err(StoreError::ChangedWhileRead {
+                database: database.to_string(),
+            });
+        }
+        Ok(())
+    }
 }
 
 fn establish(config: &StoreConfig, url: &str) -> Result<SqliteConnection, StoreError> {
@@ -168,7 +220,9 @@ pub(crate) fn inspect_sqlite(config: &StoreConfig) -> Result<Found, StoreError> 
         )),
         other => other,
     };
-    let mut conn = connect_to_look(config).map_err(unreadable)?;
+    // A brief look, creating nothing beside a file that may not be ours: what it finds is
+    // judged again by whatever opens the file next.
+    let (mut conn, _) = connect_unchanged(config).map_err(unreadable)?;
     let tables = ownership::names(
         &mut conn,
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'",
@@ -199,4 +253,52 @@ pub fn migrate_sqlite(config: &StoreConfig) -> Result<Vec<String>, StoreError> {
     #[cfg(feature = "plant-hold-guard-off")]
     crate::plant::drop_hold_guard(&mut conn, false)?;
     Ok(applied)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(
+        clippy::unwrap_used,
+        reason = "a test stops at the first thing that is not as expected"
+    )]
+
+    use super::*;
+
+    /// A read around SQLite's locks holds while nothing opens the file, and not once a
+    /// connection has opened it in WAL mode (as a node starting would) or changed it.
+    #[test]
+    fn a_file_read_around_the_locks_is_confirmed_only_if_no_one_opened_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = StoreConfig::new(dir.path().join("shop.db"));
+        migrate_sqlite(&config).unwrap();
+        let (mut conn, untouched) = connect_unchanged(&config).unwrap();
+        conn.batch_execute("SELECT count(*) FROM categories")
+            .unwrap();
+        untouched.confirm(&config.database).unwrap();
+
+        let mut node = connect(&config).unwrap();
+        node.batch_execute("SELECT count(*) FROM categories")
+            .unwrap();
+        let opened = untouched.confirm(&config.database);
+        assert!(
+            matches!(&opened, Err(StoreError::ChangedWhileRead { .. })),
+            "{opened:?}"
+        );
+        // While it is open, a read goes through its log and has nothing to confirm.
+        let (_, beside_the_node) = connect_unchanged(&config).unwrap();
+        beside_the_node.confirm(&config.database).unwrap();
+
+        // Written and closed in between: the file is not what was read.
+        drop(node);
+        let (_, untouched) = connect_unchanged(&config).unwrap();
+        connect(&config)
+            .unwrap()
+            .batch_execute("INSERT INTO categories (name, name_key) VALUES ('Dogs', 'dogs')")
+            .unwrap();
+        let changed = untouched.confirm(&config.database);
+        assert!(
+            matches!(&changed, Err(StoreError::ChangedWhileRead { .. })),
+            "{changed:?}"
+        );
+    }
 }

@@ -10,7 +10,7 @@ use diesel::sqlite::SqliteConnection;
 use crate::config::{Database, StoreConfig};
 use crate::error::StoreError;
 use crate::postgres::{self, connect_postgres};
-use crate::sqlite::connect;
+use crate::sqlite::{Untouched, connect_unchanged};
 
 use super::TABLES;
 
@@ -42,18 +42,19 @@ pub(crate) enum Conn {
 
 impl Conn {
     /// A connection to the existing database of `config` that only reads: a SQLite file
-    /// opened read-only, a PostgreSQL session whose transactions are read-only. It never
-    /// creates or migrates anything.
-    pub(crate) fn to_existing(config: &StoreConfig) -> Result<Self, StoreError> {
-        let mut config = config.clone();
-        config.create = false;
-        config.read_only = true;
+    /// opened to read and left unchanged, nothing created beside it (what it reads holds if
+    /// the [`Untouched`] confirms it), a PostgreSQL session whose transactions are read-only.
+    /// It never creates or migrates anything.
+    pub(crate) fn to_existing(config: &StoreConfig) -> Result<(Self, Untouched), StoreError> {
         Ok(match &config.database {
-            Database::Sqlite(_) => Conn::Sqlite(connect(&config)?),
+            Database::Sqlite(_) => {
+                let (conn, untouched) = connect_unchanged(config)?;
+                (Conn::Sqlite(conn), untouched)
+            }
             Database::Postgres(_) => {
-                let mut conn = connect_postgres(&config)?;
+                let mut conn = connect_postgres(config)?;
                 conn.batch_execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")?;
-                Conn::Pg(conn)
+                (Conn::Pg(conn), Untouched::default())
             }
         })
     }

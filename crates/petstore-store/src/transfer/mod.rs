@@ -24,7 +24,7 @@ use diesel::sql_types::BigInt;
 use crate::config::{Database, StoreConfig};
 use crate::error::StoreError;
 use crate::postgres::{self, connect_postgres, migrate_postgres};
-use crate::sqlite::{connect, migrate_sqlite};
+use crate::sqlite::{Untouched, connect, migrate_sqlite};
 pub(crate) use conn::{Conn, id_position, max_id, on_backend};
 use conn::{in_snapshot, in_transaction, restore_triggers, set_id_position, suspend_triggers};
 use tables::{
@@ -126,7 +126,7 @@ pub fn copy(
             "the source and the target are the same database".into(),
         ));
     }
-    let mut source = open_source(from)?;
+    let (mut source, untouched) = open_source(from)?;
     let mut target = open_target(to)?;
     in_snapshot(&mut source, |source| {
         write_all(&mut target, |target| {
@@ -153,6 +153,9 @@ pub fn copy(
                     .max(max_id(target, table)?);
                 set_id_position(target, table, position)?;
             }
+            // A source read around SQLite's locks must not have been opened meanwhile: else
+            // nothing is committed.
+            untouched.confirm(&from.database)?;
             progress(Progress::Committing);
             Ok(copied)
         })
@@ -224,7 +227,7 @@ fn same_database(a: &Database, b: &Database) -> bool {
 }
 
 /// The source, which must exist and be migrated to this version (a copy never changes it).
-fn open_source(config: &StoreConfig) -> Result<Conn, StoreError> {
+fn open_source(config: &StoreConfig) -> Result<(Conn, Untouched), StoreError> {
     crate::ownership::readable(crate::store::inspect(config)?, &config.database)?;
     Conn::to_existing(config)
 }
