@@ -150,7 +150,29 @@ pub async fn serve(args: ServeArgs, signals: Signals) -> anyhow::Result<()> {
         config.replicas = args.database_replicas.clone();
         config.replica_wait = Duration::from_millis(args.replica_wait_ms);
     }
-    let store = AnyStore::open(&config)?;
+    // The open may take long (a server that does not answer, a file another process holds
+    // locked): a stop asked for meanwhile ends the start at once, not when the open gives up.
+    // What the open had begun is undone as a crash's would be: each migration and write is
+    // one transaction. A thread of its own, not the runtime's blocking pool, whose end the
+    // runtime would wait for on the way out.
+    let mut stop_signal = Box::pin(stop_signal);
+    let (opened, opening) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new()
+        .name("database-open".into())
+        .spawn({
+            let config = config.clone();
+            move || opened.send(AnyStore::open(&config))
+        })
+        .context("cannot start a thread to open the database")?;
+    let store = match futures_util::future::select(opening, stop_signal.as_mut()).await {
+        futures_util::future::Either::Left((opened, _)) => {
+            opened.map_err(|_| anyhow!("the database open ended without an answer"))??
+        }
+        futures_util::future::Either::Right(((), _)) => {
+            tracing::info!(database = %config.database, "stopped while the database was being opened");
+            return Ok(());
+        }
+    };
     let currency = store
         .shop_currency(args.currency)
         .with_context(|| format!("cannot serve {}", config.database))?;

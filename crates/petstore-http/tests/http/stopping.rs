@@ -181,3 +181,80 @@ fn a_sighup_while_the_service_starts_leaves_it_serving() {
         );
     }
 }
+
+/// A SIGTERM while the database is slow to open (here another process holds the new, empty
+/// file locked, and the start would wait a minute for it) ends the start at once, with exit
+/// 0, and leaves the file as it was.
+#[test]
+fn a_sigterm_during_a_slow_database_open_ends_the_start_at_once() {
+    use diesel::connection::SimpleConnection;
+    let dir = tempfile::tempdir().unwrap();
+    let database = dir.path().join("shop.db");
+    let mut holder = SqliteConnection::establish(database.to_str().unwrap()).unwrap();
+    holder.batch_execute("BEGIN EXCLUSIVE;").unwrap();
+    let mut child = petstore(&database)
+        .args([
+            "serve",
+            "--workers",
+            "1",
+            "--bind",
+            "127.0.0.1:0",
+            "--db-wait-ms",
+            "60000",
+        ])
+        .env("PETSTORE_BOOTSTRAP_ADMIN_KEY", ADMIN)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while !catches_sighup(child.id()) {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "no signal handlers after 5 s"
+        );
+        std::thread::yield_now();
+    }
+    // Well into the wait for the lock.
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the start did not wait for the lock"
+    );
+    let terminated = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(terminated.success());
+    let sent = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            sent.elapsed() < Duration::from_secs(10),
+            "still starting 10 s after SIGTERM (the lock's wait is 60 s)"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(0), "{status}");
+    let mut said = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut said).unwrap();
+    assert!(
+        said.contains("stopped while the database was being opened"),
+        "{said}"
+    );
+    holder.batch_execute("COMMIT").unwrap();
+    #[derive(diesel::QueryableByName)]
+    struct Named {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        name: String,
+    }
+    let tables: Vec<String> = diesel::sql_query("SELECT name FROM sqlite_master ORDER BY name")
+        .load::<Named>(&mut holder)
+        .unwrap()
+        .into_iter()
+        .map(|row| row.name)
+        .collect();
+    assert!(tables.is_empty(), "the start changed the file: {tables:?}");
+}
