@@ -15,7 +15,8 @@ pub trait HoldReader {
     /// the hold, whose lines never change: what a change of the hold locks first.
     fn hold_pets(&mut self, id: HoldId) -> RepoResult<Vec<PetId>>;
     /// The active holds whose expiry has come at `now`, the longest due first, up to
-    /// `limit`: the sweeper's candidates, read in one statement without locking them.
+    /// `limit`: the sweeper's candidates, read in one statement without locking them. With a
+    /// `now` ahead of the clock, the holds that will be due by then.
     fn due_holds(&mut self, now: DateTime<Utc>, limit: u32) -> RepoResult<Vec<HoldId>>;
     /// How many holds are active, the units they hold, and the earliest expiry among those
     /// whose expiry has come at `now`.

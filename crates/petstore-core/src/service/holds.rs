@@ -211,6 +211,26 @@ impl<S: Store, C: Clock> HoldUseCases<'_, S, C> {
         })
     }
 
+    /// The active holds whose expiry comes within `within` from now, those already due
+    /// included, the soonest first, up to `limit`: the units about to go back on sale, for
+    /// staff (a hold is its placer's basket, as an order is its owner's).
+    pub fn expiring(
+        &self,
+        caller: Caller,
+        within: TimeDelta,
+        limit: u32,
+    ) -> Result<Vec<Hold>, DomainError> {
+        caller.require(Permission::ManageStore)?;
+        let until = self.shop.clock.now() + within;
+        self.shop.store.read(|snapshot| {
+            // Read in one snapshot: a hold the list names is there to read.
+            let ids = snapshot.due_holds(until, limit)?;
+            ids.into_iter()
+                .filter_map(|id| snapshot.hold(id).transpose())
+                .collect()
+        })
+    }
+
     /// How many holds are active, the units they hold, and the earliest expiry not yet acted
     /// on, for the operator's metrics.
     pub fn totals(&self) -> Result<HeldTotals, DomainError> {

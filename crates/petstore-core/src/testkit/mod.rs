@@ -148,6 +148,7 @@ macro_rules! __conformance_scenarios {
             a_refused_hold_names_its_lines_and_holds_nothing,
             a_checked_out_hold_becomes_one_order,
             a_hold_past_its_expiry_is_ended_by_the_sweeper_once,
+            staff_see_the_holds_about_to_expire,
             customers_see_only_their_own_holds,
             a_hold_is_placed_once_per_idempotency_key,
             racing_sweepers_end_each_hold_once,

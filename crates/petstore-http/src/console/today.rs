@@ -23,6 +23,9 @@ const SHOWN: usize = 5;
 /// How many of the latest changes it shows.
 const CHANGES: usize = 10;
 
+/// How far ahead it looks for holds about to give their units back.
+const EXPIRING_WITHIN_MINUTES: i64 = 15;
+
 /// `GET /console/`.
 pub(super) async fn today_page(visit: Visit, state: web::Data<AppState>) -> Answer {
     // The shop's clock says what day it is, as it stamps the events.
@@ -44,26 +47,36 @@ pub(super) async fn today_page(visit: Visit, state: web::Data<AppState>) -> Answ
         ..OrderQuery::default()
     };
     // One trip, on the primary where the feed is read.
-    let (staff, (open, low, names, holds, (events, whole_day), behind)) = Visitor::from(visit)
-        .read_primary(&state, move |shop, caller| {
-            let low = shop.inventory().list(&running_out)?;
-            let mut names = pet_names(shop, &running_out.pets())?;
-            let day = since(shop, caller, midnight)?;
-            let about = pets_of(&day.0);
-            if !about.is_empty() {
-                let query = petstore_core::PetQuery::new(None, None, None, about)?;
-                names.extend(pet_names(shop, &query)?);
-            }
-            Ok((
-                shop.orders().list(caller, &open)?,
-                low,
-                names,
-                shop.holds().totals()?,
-                day,
-                shop.webhooks().delivery_status()?,
-            ))
-        })
-        .await?;
+    let within = chrono::TimeDelta::minutes(EXPIRING_WITHIN_MINUTES);
+    let (staff, (open, low, names, (holds, expiring), (events, whole_day), behind)) =
+        Visitor::from(visit)
+            .read_primary(&state, move |shop, caller| {
+                let low = shop.inventory().list(&running_out)?;
+                let mut names = pet_names(shop, &running_out.pets())?;
+                let day = since(shop, caller, midnight)?;
+                let expiring = shop.holds().expiring(caller, within, SHOWN as u32)?;
+                let mut about = pets_of(&day.0);
+                about.extend(
+                    expiring
+                        .iter()
+                        .flat_map(|hold| hold.lines.iter().map(|line| line.pet_id)),
+                );
+                about.sort_unstable();
+                about.dedup();
+                if !about.is_empty() {
+                    let query = petstore_core::PetQuery::new(None, None, None, about)?;
+                    names.extend(pet_names(shop, &query)?);
+                }
+                Ok((
+                    shop.orders().list(caller, &open)?,
+                    low,
+                    names,
+                    (shop.holds().totals()?, expiring),
+                    day,
+                    shop.webhooks().delivery_status()?,
+                ))
+            })
+            .await?;
     let day = Day::of(&events);
     let worth = state.currency().show(day.worth);
     let said = sentences(&events, &names);
@@ -101,6 +114,22 @@ pub(super) async fn today_page(visit: Visit, state: web::Data<AppState>) -> Answ
             (holds.holds) " active, " (units(u32::try_from(holds.units).unwrap_or(u32::MAX))) " set aside"
             @if let Some(due) = holds.oldest_due { "; one was due at " (due.format("%H:%M:%S")) " UTC and is not ended yet" }
             "."
+        }
+        @if !expiring.is_empty() {
+            h3 { "Ending in the next " (EXPIRING_WITHIN_MINUTES) " minutes" }
+            ul {
+                @for hold in &expiring {
+                    li {
+                        "Hold " (hold.id) " ends at " (hold.expires_at.format("%H:%M:%S")) " UTC: "
+                        @for (i, line) in hold.lines.iter().enumerate() {
+                            @if i > 0 { ", " }
+                            (units(line.quantity.get())) " of "
+                            a href={ "/console/pets/" (line.pet_id) } { (name(&names, line.pet_id)) }
+                        }
+                        " back on sale"
+                    }
+                }
+            }
         }
         @if !behind.is_empty() {
             h2 { "Webhooks falling behind" }

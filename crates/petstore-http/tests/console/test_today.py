@@ -13,7 +13,10 @@ def test_today_sums_up_the_day_and_leads_to_its_lists(server, page):
     kept = made(server, "/v1/store/orders", {"petId": fido["id"], "quantity": 2})
     gone = made(server, "/v1/store/orders", {"petId": fido["id"], "quantity": 1})
     assert server.api.call("DELETE", f"/v1/store/orders/{gone['id']}")[0] == 204
-    made(server, "/v1/store/holds", {"lines": [{"petId": fido["id"], "quantity": 1}]})
+    # The default life (10 minutes) ends within Today's 15; one of 30 minutes does not.
+    ending = made(server, "/v1/store/holds", {"lines": [{"petId": fido["id"], "quantity": 1}]})
+    made(server, "/v1/store/holds",
+         {"lines": [{"petId": fido["id"], "quantity": 2}], "ttlSeconds": 1800})
     sign_in(page, server, server.new_key("staff", "Sam"))
     expect(page.get_by_role("heading", name="Today")).to_be_visible()
     expect(page.get_by_role("link", name="1 Open orders")).to_be_visible()
@@ -21,7 +24,13 @@ def test_today_sums_up_the_day_and_leads_to_its_lists(server, page):
     expect(page.get_by_role("link", name="1 worth 10.00 EUR Placed today")).to_be_visible()
     expect(page.get_by_role("link", name=f"Order {kept['id']}")).to_be_visible()
     expect(page.get_by_role("listitem").filter(has_text="Rex")).to_contain_text("0 out of stock")
-    expect(page.get_by_text("1 active, 1 unit set aside.")).to_be_visible()
+    expect(page.get_by_text("2 active, 3 units set aside.")).to_be_visible()
+    ends_at = ending["expiresAt"][11:19]
+    expiring = page.get_by_role("heading", name="Ending in the next 15 minutes")
+    expect(expiring).to_be_visible()
+    listed = page.get_by_role("list").filter(has_text="back on sale").get_by_role("listitem")
+    expect(listed).to_have_count(1)
+    expect(listed).to_have_text(f"Hold {ending['id']} ends at {ends_at} UTC: 1 unit of Fido back on sale")
     expect(page.get_by_role("table", name="Last changes")).to_contain_text(
         f"placed order {kept['id']} for 2 × Fido")
     check_accessibility(page)

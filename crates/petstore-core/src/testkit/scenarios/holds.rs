@@ -207,6 +207,51 @@ pub fn a_hold_past_its_expiry_is_ended_by_the_sweeper_once<S: Store>(store: S) {
     assert_eq!(f.shop.holds().totals().must("totals").holds, 0);
 }
 
+/// Staff see the active holds about to expire, the soonest first, those already due
+/// included and none ended or further off; a customer may not.
+pub fn staff_see_the_holds_about_to_expire<S: Store>(store: S) {
+    let f = Fixture::new(store);
+    let rex = f.pet_with_stock("Rex", 10);
+    let later = hold_as(&f, OPERATOR, &[(rex.id, 1)], 600).must("in ten minutes");
+    let soon = hold_as(&f, OPERATOR, &[(rex.id, 2)], 120).must("in two minutes");
+    let sooner = hold_as(&f, OPERATOR, &[(rex.id, 3)], 60).must("in a minute");
+    let released = hold_as(&f, OPERATOR, &[(rex.id, 1)], 30).must("released");
+    f.shop
+        .holds()
+        .release(OPERATOR, released.id)
+        .must("release");
+    let ids = |within: i64, limit: u32| -> Vec<HoldId> {
+        f.shop
+            .holds()
+            .expiring(staff(3), Duration::seconds(within), limit)
+            .must("expiring")
+            .iter()
+            .map(|hold| hold.id)
+            .collect()
+    };
+    assert_eq!(ids(300, 10), [sooner.id, soon.id]);
+    assert_eq!(ids(300, 1), [sooner.id]);
+    assert_eq!(ids(0, 10), Vec::<HoldId>::new());
+    let expiring = f
+        .shop
+        .holds()
+        .expiring(staff(3), Duration::seconds(300), 10)
+        .must("expiring");
+    assert_eq!(expiring[1], soon, "each hold whole, as read alone");
+    // Past its expiry and not yet swept, it is still to come back: listed first.
+    f.clock.advance(Duration::seconds(90));
+    assert_eq!(ids(60, 10), [sooner.id, soon.id]);
+    assert_eq!(ids(600, 10), [sooner.id, soon.id, later.id]);
+    assert_eq!(
+        code(
+            f.shop
+                .holds()
+                .expiring(customer(1), Duration::seconds(300), 10)
+        ),
+        "forbidden"
+    );
+}
+
 /// A customer sees, releases and checks out only its own holds; staff see every hold; a pet
 /// with units held cannot be deleted.
 pub fn customers_see_only_their_own_holds<S: Store>(store: S) {
