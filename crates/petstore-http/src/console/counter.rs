@@ -4,11 +4,12 @@
 use actix_web::web;
 use maud::{Markup, html};
 use petstore_core::{
-    CheckoutLines, Currency, DomainError, NewCheckout, NewLine, Outcome, Pet, PetId, PetQuery,
-    Quantity, Total,
+    CheckoutLines, Currency, DomainError, Idempotent, NewCheckout, NewLine, Order, Outcome, Pet,
+    PetId, PetQuery, Quantity, Total,
 };
 use serde::Deserialize;
 
+use super::attempt::{self, attempt_field};
 use super::refused::{Refusal, alert, message};
 use super::reply::{Answer, html, see_other, see_other_saying, status_of_rows};
 use super::session::{Submitted, one_or_more};
@@ -35,6 +36,8 @@ pub(super) struct CounterFields {
     step: String,
     #[serde(default)]
     expected_total: String,
+    #[serde(default)]
+    attempt: String,
 }
 
 /// A line as typed, and what was found of it.
@@ -67,14 +70,14 @@ fn counter_answer(
         general.as_ref(),
         lines.iter().filter_map(|line| line.refused.as_ref()),
     );
+    let review = match total.filter(|_| ready) {
+        Some(total) => Some(review(staff, &lines, total, currency)?),
+        None => None,
+    };
     let body = html! {
         p.muted { "For a customer at the counter or on the phone: enter each pet (its name or its id) and its units, see the total, then place the order at that total." }
         (message(general.as_ref(), "the order"))
-        @if ready {
-            @if let Some(total) = total {
-                (review(staff, &lines, total, currency))
-            }
-        }
+        @if let Some(review) = review { (review) }
         form method="post" action=(PAGE) {
             (token_field(staff))
             table.cards {
@@ -104,10 +107,17 @@ fn total_of(lines: &[Line]) -> Option<Total> {
 }
 
 /// The lines found, their total, and the button that places them at it.
-fn review(staff: &Staff, lines: &[Line], total: Total, currency: Currency) -> Markup {
-    html! {
+fn review(
+    staff: &Staff,
+    lines: &[Line],
+    total: Total,
+    currency: Currency,
+) -> Result<Markup, ApiError> {
+    let attempt = attempt_field()?;
+    Ok(html! {
         form.review method="post" action=(PAGE) {
             (token_field(staff))
+            (attempt)
             @for (pet, units) in lines.iter().filter_map(|line| line.found.as_ref()) {
                 input type="hidden" name="pet" value=(pet.id);
                 input type="hidden" name="units" value=(units.get());
@@ -116,7 +126,7 @@ fn review(staff: &Staff, lines: &[Line], total: Total, currency: Currency) -> Ma
             p.total { "Total: " strong { (currency.show(total.get())) } }
             button type="submit" name="step" value="place" { "Place the order for " (currency.show(total.get())) }
         }
-    }
+    })
 }
 
 /// One line of the entry form, as typed, with what was found or why it was refused.
@@ -200,28 +210,35 @@ pub(super) async fn counter_post(
             quantity: *units,
         })
         .collect();
+    let asked: Vec<(i64, u32)> = new_lines
+        .iter()
+        .map(|line| (line.pet_id.get(), line.quantity.get()))
+        .collect();
+    let key = attempt::key(&fields.attempt, PAGE, &(asked, expected.map(Total::get)))?;
     let checkout = NewCheckout {
         lines: CheckoutLines::new(new_lines).map_err(DomainError::from)?,
         ship_date: None,
         expected_total: expected,
     };
     let placed = state
-        .write(move |shop| shop.orders().checkout(caller, checkout.clone(), None))
+        .write(move |shop| {
+            let record = |order: &Order| attempt::record(order, &placed_order(order));
+            let once = key.clone().map(|key| Idempotent {
+                key,
+                record: &record,
+            });
+            shop.orders().checkout(caller, checkout.clone(), once)
+        })
         .await;
     match placed {
-        Ok(Outcome::Done(order)) => {
-            let total = order
-                .total_amount
-                .zip(order.currency)
-                .map(|(total, currency)| format!(" for {}", currency.show(total.get())))
-                .unwrap_or_default();
-            Ok(see_other_saying(
-                &format!("/console/orders/{}", order.id),
-                &format!("Placed order {}{total}.", order.id),
-            ))
-        }
-        // Never without an idempotency key, which the console does not send.
-        Ok(Outcome::Replayed(_)) => Ok(see_other("/console/orders")),
+        Ok(Outcome::Done(order)) => Ok(see_other_saying(
+            &format!("/console/orders/{}", order.id),
+            &placed_order(&order),
+        )),
+        Ok(Outcome::Replayed(recorded)) => Ok(match attempt::replayed(&recorded) {
+            Some((id, said)) => see_other_saying(&format!("/console/orders/{id}"), &said),
+            None => see_other("/console/orders"),
+        }),
         Err(error) if error.refused_lines().is_empty() => {
             counter_answer(&staff, currency, blank_lines(lines), Some(error.into()))
         }
@@ -237,6 +254,16 @@ pub(super) async fn counter_post(
             counter_answer(&staff, currency, blank_lines(lines), None)
         }
     }
+}
+
+/// What the page says of an order it placed.
+fn placed_order(order: &Order) -> String {
+    let total = order
+        .total_amount
+        .zip(order.currency)
+        .map(|(total, currency)| format!(" for {}", currency.show(total.get())))
+        .unwrap_or_default();
+    format!("Placed order {}{total}.", order.id)
 }
 
 /// The lines, with empty ones after them up to the form's rows.

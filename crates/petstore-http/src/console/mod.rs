@@ -15,6 +15,7 @@
 //!   ([`security_headers`]); the only script is htmx, served by the binary ([`assets`]).
 
 pub mod assets;
+mod attempt;
 mod catalogue;
 mod categories;
 mod counter;

@@ -4,11 +4,12 @@
 use actix_web::web;
 use maud::{Markup, html};
 use petstore_core::{
-    DomainError, Movement, MovementId, MovementQuery, NewOrder, Outcome, PageSize, Pet, PetId,
-    Quantity,
+    DomainError, Idempotent, Movement, MovementId, MovementQuery, NewOrder, Order, Outcome,
+    PageSize, Pet, PetId, Quantity,
 };
 use serde::Deserialize;
 
+use super::attempt::{self, attempt_field};
 use super::catalogue::{PetFields, all_categories, pet_form};
 use super::refused::{Input, Refusal, input, message, note_at};
 use super::reply::{
@@ -70,6 +71,7 @@ async fn pet_answer(
         })
         .await?;
     let staff = &staff;
+    let attempt = attempt_field()?;
     let action = format!("/console/pets/{id}");
     let name = pet.name.as_str();
     // A stale edit shows the pet as it is now: what was typed would undo the other change.
@@ -118,6 +120,7 @@ async fn pet_answer(
         (message(order_refused, name))
         form.inline method="post" action={ (action) "/order" } {
             (token_field(staff))
+            (attempt)
             label for="order-quantity" { "Units" }
             (input(order_refused, &Input::count("order-quantity", "quantity", order.map_or("1", |(_, typed)| typed.quantity.as_str()))))
             button.plain type="submit" { "Place the order" }
@@ -195,6 +198,8 @@ pub(super) async fn set_pet_stock(
 #[derive(Debug, Deserialize)]
 pub(super) struct OrderFields {
     quantity: String,
+    #[serde(default)]
+    attempt: String,
 }
 
 /// `POST /console/pets/{petId}/order`: places an order for the pet, owned by nobody's key
@@ -208,11 +213,18 @@ pub(super) async fn place_order(
     let id: PetId = parsed(&id)?;
     let caller = staff.caller();
     let quantity = fields.quantity.trim().parse::<i64>().unwrap_or(0);
+    let path = format!("/console/pets/{id}/order");
+    let key = attempt::key(&fields.attempt, &path, &quantity)?;
     let placed = match Quantity::new(quantity).map_err(DomainError::from) {
         Ok(quantity) => state
             .write(move |shop| {
+                let record = |order: &Order| attempt::record(order, &placed_order(order));
+                let once = key.clone().map(|key| Idempotent {
+                    key,
+                    record: &record,
+                });
                 shop.orders()
-                    .place(caller, NewOrder::new(id, quantity), None)
+                    .place(caller, NewOrder::new(id, quantity), once)
             })
             .await
             .map_err(|error| {
@@ -226,19 +238,26 @@ pub(super) async fn place_order(
     match placed {
         Ok(Outcome::Done(order)) => Ok(see_other_saying(
             "/console/orders?status=open",
-            &format!(
-                "Placed order {} for {}.",
-                order.id,
-                units(order.quantity.get())
-            ),
+            &placed_order(&order),
         )),
-        // Never without an idempotency key, which the console does not send.
-        Ok(Outcome::Replayed(_)) => Ok(see_other("/console/orders?status=open")),
+        Ok(Outcome::Replayed(recorded)) => Ok(match attempt::replayed(&recorded) {
+            Some((_, said)) => see_other_saying("/console/orders?status=open", &said),
+            None => see_other("/console/orders?status=open"),
+        }),
         Err(refusal) => {
             let typed = Some((refusal, Typed::Order(fields)));
             pet_answer(staff.into(), &state, id, None, typed).await
         }
     }
+}
+
+/// What the page says of an order it placed.
+fn placed_order(order: &Order) -> String {
+    format!(
+        "Placed order {} for {}.",
+        order.id,
+        units(order.quantity.get())
+    )
 }
 
 /// A pet's stock movements, oldest first, as its page shows them (read-only): when, what moved

@@ -123,3 +123,104 @@ async fn a_counter_order_shows_its_total_and_is_placed_only_at_it() {
     );
     assert_eq!(order.body["totalAmount"], 2450, "{order:?}");
 }
+
+/// The attempt a page's placing form carries (32 hex digits).
+fn attempt_of(reply: &Reply) -> String {
+    let text = html(reply);
+    let Some(at) = text.find("name=\"attempt\" value=\"") else {
+        panic!("a page without a placing form: {reply:?}");
+    };
+    text[at + 22..at + 22 + 32].to_owned()
+}
+
+/// A placing form sent twice (a double click, a resend after a lost answer) places one
+/// order, and both answers lead to it; another order under the same attempt is refused. At
+/// the counter and on a pet's page.
+#[actix_web::test]
+async fn a_placing_form_sent_twice_places_one_order() {
+    let api = start().await;
+    let rex = api.pet_with_stock("Rex", 9).await;
+    let set = api
+        .json(
+            Method::PUT,
+            &format!("/v1/pets/{rex}/price"),
+            json!({"amount": 400}),
+        )
+        .await;
+    assert_eq!(set.status, 200, "{set:?}");
+    let staff = api.key(Role::Staff, 1).await;
+    let (cookie, _) = sign_in(&api, &staff, false).await;
+    let token = form_token(&page(&api, &cookie, "/console/orders/new").await);
+    let send = async |uri: &str, fields: &[(&str, &str)]| {
+        let mut form = vec![("form_token", token.clone())];
+        form.extend(fields.iter().map(|(k, v)| (*k, (*v).to_owned())));
+        api.send_as(
+            None,
+            TestRequest::post()
+                .uri(uri)
+                .insert_header(("cookie", cookie.clone()))
+                .set_form(form),
+        )
+        .await
+    };
+    let orders = async || {
+        api.get("/v1/store/orders")
+            .await
+            .body
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    let rex_id = rex.to_string();
+
+    let review = send(
+        "/console/orders/new",
+        &[("pet", &rex_id), ("units", "2"), ("step", "review")],
+    )
+    .await;
+    assert_eq!(review.status, 200, "{review:?}");
+    let attempt = attempt_of(&review);
+    let place = [
+        ("pet", rex_id.as_str()),
+        ("units", "2"),
+        ("expected_total", "800"),
+        ("step", "place"),
+        ("attempt", attempt.as_str()),
+    ];
+    let first = send("/console/orders/new", &place).await;
+    let second = send("/console/orders/new", &place).await;
+    assert_eq!(first.status, 303, "{first:?}");
+    assert_eq!(second.status, 303, "{second:?}");
+    assert_eq!(first.header("location"), second.header("location"));
+    assert_eq!(orders().await, 1);
+    let other = [
+        ("pet", rex_id.as_str()),
+        ("units", "1"),
+        ("expected_total", "400"),
+        ("step", "place"),
+        ("attempt", attempt.as_str()),
+    ];
+    let reused = send("/console/orders/new", &other).await;
+    assert_eq!(reused.status, 422, "{reused:?}");
+    assert_eq!(orders().await, 1);
+    // A review shows a new attempt each time.
+    let again = send(
+        "/console/orders/new",
+        &[("pet", &rex_id), ("units", "2"), ("step", "review")],
+    )
+    .await;
+    assert_ne!(attempt_of(&again), attempt);
+
+    // The pet's page: its order form too.
+    let pet_page = page(&api, &cookie, &format!("/console/pets/{rex}")).await;
+    let attempt = attempt_of(&pet_page);
+    let order = format!("/console/pets/{rex}/order");
+    let fields = [("quantity", "1"), ("attempt", attempt.as_str())];
+    let first = send(&order, &fields).await;
+    let second = send(&order, &fields).await;
+    assert_eq!(first.status, 303, "{first:?}");
+    assert_eq!(second.status, 303, "{second:?}");
+    assert_eq!(orders().await, 2);
+    let units = api.get(&format!("/v1/inventory/{rex}")).await;
+    assert_eq!(units.body["quantity"], 6, "{units:?}");
+}
