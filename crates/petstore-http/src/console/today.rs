@@ -8,10 +8,11 @@ use actix_web::web;
 use chrono::NaiveTime;
 use maud::{Markup, html};
 use petstore_core::{EventType, InventoryQuery, OrderQuery, PageSize, PetId, Role, Stock};
+use serde::Deserialize;
 
 use super::catalogue::pet_names;
 use super::events::{pets_of, sentences, since};
-use super::lists::{LOW_AT, level};
+use super::lists::{level, low_at};
 use super::reply::{Answer, html, units};
 use super::view::{Viewer as _, page};
 use super::visitor::{Visit, Visitor};
@@ -26,8 +27,21 @@ const CHANGES: usize = 10;
 /// How far ahead it looks for holds about to give their units back.
 const EXPIRING_WITHIN_MINUTES: i64 = 15;
 
+/// What Today's address may ask: the level at or below which a pet runs low, as the lists'
+/// filter takes it (empty: the lists' default).
+#[derive(Debug, Default, Deserialize)]
+pub(super) struct TodayAsked {
+    #[serde(default)]
+    low_at: String,
+}
+
 /// `GET /console/`.
-pub(super) async fn today_page(visit: Visit, state: web::Data<AppState>) -> Answer {
+pub(super) async fn today_page(
+    visit: Visit,
+    state: web::Data<AppState>,
+    asked: web::Query<TodayAsked>,
+) -> Answer {
+    let low_at = low_at(&asked.low_at)?;
     // The shop's clock says what day it is, as it stamps the events.
     let midnight = state
         .clock()
@@ -37,7 +51,7 @@ pub(super) async fn today_page(visit: Visit, state: web::Data<AppState>) -> Answ
         .and_utc();
     let shown = PageSize::new(SHOWN as i64).map_err(petstore_core::DomainError::from)?;
     let running_out = InventoryQuery {
-        stock_at_most: Some(Stock::from_level(LOW_AT)),
+        stock_at_most: Some(Stock::from_level(low_at)),
         limit: shown,
         ..InventoryQuery::default()
     };
@@ -87,7 +101,7 @@ pub(super) async fn today_page(visit: Visit, state: web::Data<AppState>) -> Answ
         div.summary {
             (tile("Open orders", &count(open.items.len(), open.next_after.is_some()), "/console/orders?status=open"))
             (tile("Placed today", &format!("{} worth {worth}", day.placed), "/console/orders"))
-            (tile("Running low", &count(low.items.len(), low.next_after.is_some()), "/console/pets?stock=low"))
+            (tile("Running low", &count(low.items.len(), low.next_after.is_some()), &format!("/console/pets?stock=low&low_at={low_at}")))
             (tile("Held for baskets", &units(u32::try_from(holds.units).unwrap_or(u32::MAX)), "/console/stock"))
         }
         @if !whole_day { p.muted { "Today's figures count the latest 2,000 events only." } }
@@ -100,12 +114,17 @@ pub(super) async fn today_page(visit: Visit, state: web::Data<AppState>) -> Answ
             }
         }
         h2 { "Running out" }
-        @if low.items.is_empty() { p { "Nothing is at " (LOW_AT) " units or fewer." } }
+        form.inline method="get" action="/console/" {
+            label for="today-low-at" { "Low at or below" }
+            input #today-low-at name="low_at" type="number" min="0" max="1000000" value=(low_at);
+            button.plain type="submit" { "Show" }
+        }
+        @if low.items.is_empty() { p { "Nothing is at " (low_at) " units or fewer." } }
         ul {
             @for item in &low.items {
                 li {
                     a href={ "/console/pets/" (item.pet_id) } { (name(&names, item.pet_id)) } ": "
-                    (level(item.quantity.get(), LOW_AT))
+                    (level(item.quantity.get(), low_at))
                 }
             }
         }

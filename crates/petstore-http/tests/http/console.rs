@@ -506,3 +506,26 @@ async fn a_stock_form_refused_for_its_low_level_sets_nothing() {
         assert_eq!(now.body["quantity"], 3, "row: {row}");
     }
 }
+
+/// Today's low level is the staff's to set in its address, as the lists' is; one that is no
+/// level is a 400 page, not a 500 nor JSON.
+#[actix_web::test]
+async fn today_runs_low_at_the_level_its_address_asks() {
+    let api = start().await;
+    api.pet_with_stock("Rex", 4).await;
+    let (cookie, _) = sign_in(&api, &api.admin, false).await;
+    let at_three = page(&api, &cookie, "/console/").await;
+    assert_eq!(at_three.status, 200, "{at_three:?}");
+    // Named in the running-out list, not only in the last changes.
+    let running_low = ">Rex</a>: 4";
+    assert!(!html_of(&at_three).contains(running_low), "{at_three:?}");
+    let at_four = page(&api, &cookie, "/console/?low_at=4").await;
+    assert!(html_of(&at_four).contains(running_low), "{at_four:?}");
+    assert!(
+        html_of(&at_four).contains("href=\"/console/pets?stock=low&amp;low_at=4\""),
+        "{at_four:?}"
+    );
+    let bad = page(&api, &cookie, "/console/?low_at=many").await;
+    assert_eq!(bad.status, 400, "{bad:?}");
+    assert_eq!(bad.content_type, "text/html; charset=utf-8");
+}
