@@ -232,10 +232,15 @@ impl Server {
         send_to(&self.address, method, path, key, headers, body)
     }
 
-    /// Creates a category, which records one event.
-    pub(crate) fn create_category(&self, key: &str, name: &str) {
+    /// Creates a category, which records one event; its id.
+    pub(crate) fn create_category(&self, key: &str, name: &str) -> i64 {
         let reply = self.post("/v1/categories", key, &format!(r#"{{"name": "{name}"}}"#));
         assert!(reply.starts_with("HTTP/1.1 201"), "{reply}");
+        let body = reply.split_once("\r\n\r\n").map_or("", |(_, body)| body);
+        serde_json::from_str::<serde_json::Value>(body)
+            .ok()
+            .and_then(|made| made["id"].as_i64())
+            .unwrap_or_else(|| panic!("no id in {reply}"))
     }
 
     /// Makes the shop's first pet, Rex (id 1) in a first category, with `quantity` in stock.
