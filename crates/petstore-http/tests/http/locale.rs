@@ -75,17 +75,25 @@ fn every_order_waits_for_a_held_row(lc_messages: &str, listed_as: &str, expected
         "the server speaks {lc_messages}: {words}"
     );
     let server = serve_with(&url, Some(ADMIN), &[]);
-    server.first_pet_with_stock(ADMIN, 100);
+    let (category, pet) = server.first_pet_with_stock(ADMIN, 100);
 
     let mut holder = PgConnection::establish(&url).unwrap();
     holder
-        .batch_execute("BEGIN; SELECT id FROM pets WHERE id = 1 FOR UPDATE;")
+        .batch_execute(&format!(
+            "BEGIN; SELECT id FROM pets WHERE id = {pet} FOR UPDATE;"
+        ))
         .unwrap();
     let address = server.address.as_str();
+    let order = format!(r#"{{"petId": {pet}, "quantity": 1}}"#);
+    let (replace_at, replacement) = (
+        format!("/v1/pets/{pet}"),
+        format!(r#"{{"name": "Rex", "categoryId": {category}}}"#),
+    );
     let (orders, replacements): (Vec<u16>, Vec<u16>) = std::thread::scope(|scope| {
-        let send = |method: &'static str, path: &'static str, body: &'static str| {
+        let send = |method: &'static str, path: &str, body: &str| {
+            let (path, body) = (path.to_owned(), body.to_owned());
             scope.spawn(move || {
-                binary::send_to(address, method, path, ADMIN, &[], Some(body))
+                binary::send_to(address, method, &path, ADMIN, &[], Some(&body))
                     .unwrap()
                     .0
             })
@@ -93,8 +101,8 @@ fn every_order_waits_for_a_held_row(lc_messages: &str, listed_as: &str, expected
         let sent: Vec<_> = (0..ORDERS)
             .flat_map(|_| {
                 [
-                    send("POST", "/v1/store/orders", r#"{"petId": 1, "quantity": 1}"#),
-                    send("PUT", "/v1/pets/1", r#"{"name": "Rex", "categoryId": 1}"#),
+                    send("POST", "/v1/store/orders", &order),
+                    send("PUT", &replace_at, &replacement),
                 ]
             })
             .collect();
@@ -125,7 +133,7 @@ fn every_order_waits_for_a_held_row(lc_messages: &str, listed_as: &str, expected
         reruns >= 1.0,
         "a burst met the held row and gave up: {reruns}"
     );
-    let stock = server.get("/v1/inventory/1", ADMIN);
+    let stock = server.get(&format!("/v1/inventory/{pet}"), ADMIN);
     assert!(
         stock.contains(&format!(r#""quantity":{}"#, 100 - ORDERS)),
         "each order took its unit once: {stock}"

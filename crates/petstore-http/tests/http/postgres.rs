@@ -938,14 +938,20 @@ fn a_statement_stuck_on_a_lock_is_cancelled_at_the_deadline() {
         Some(ADMIN),
         &["--db-timeout-ms", "1000", "--db-wait-ms", "500"],
     );
-    server.first_pet_with_stock(ADMIN, 5);
+    let (_, pet) = server.first_pet_with_stock(ADMIN, 5);
 
     let mut holder = diesel::PgConnection::establish(database.url()).unwrap();
     holder
-        .batch_execute("BEGIN; SELECT id FROM pets WHERE id = 1 FOR UPDATE;")
+        .batch_execute(&format!(
+            "BEGIN; SELECT id FROM pets WHERE id = {pet} FOR UPDATE;"
+        ))
         .unwrap();
     let started = Instant::now();
-    let order = server.post("/v1/store/orders", ADMIN, r#"{"petId": 1, "quantity": 1}"#);
+    let order = server.post(
+        "/v1/store/orders",
+        ADMIN,
+        &format!(r#"{{"petId": {pet}, "quantity": 1}}"#),
+    );
     let took = started.elapsed();
     assert_eq!(status(&order), 503, "{order}");
     assert!(
@@ -960,7 +966,7 @@ fn a_statement_stuck_on_a_lock_is_cancelled_at_the_deadline() {
     std::thread::sleep(Duration::from_millis(1500));
     holder.batch_execute("COMMIT").unwrap();
     std::thread::sleep(Duration::from_millis(300));
-    let stock = server.get("/v1/inventory/1", ADMIN);
+    let stock = server.get(&format!("/v1/inventory/{pet}"), ADMIN);
     assert!(
         stock.contains(r#""quantity":5"#),
         "the order never happened: {stock}"

@@ -243,21 +243,33 @@ impl Server {
             .unwrap_or_else(|| panic!("no id in {reply}"))
     }
 
-    /// Makes the shop's first pet, Rex (id 1) in a first category, with `quantity` in stock.
-    pub(crate) fn first_pet_with_stock(&self, key: &str, quantity: u32) {
-        self.create_category(key, "Dogs");
-        let made = self.post("/v1/pets", key, r#"{"name": "Rex", "categoryId": 1}"#);
+    /// Makes the shop's first pet, Rex, in a first category, with `quantity` in stock: the
+    /// category's id and the pet's, as given (a PostgreSQL sequence may skip a value: a write
+    /// run again keeps the one it took).
+    pub(crate) fn first_pet_with_stock(&self, key: &str, quantity: u32) -> (i64, i64) {
+        let category = self.create_category(key, "Dogs");
+        let made = self.post(
+            "/v1/pets",
+            key,
+            &format!(r#"{{"name": "Rex", "categoryId": {category}}}"#),
+        );
         assert!(made.starts_with("HTTP/1.1 201"), "{made}");
+        let pet = made
+            .split_once("\r\n\r\n")
+            .and_then(|(_, body)| serde_json::from_str::<serde_json::Value>(body).ok())
+            .and_then(|pet| pet["id"].as_i64())
+            .unwrap_or_else(|| panic!("no id in {made}"));
         let stocked = self
             .send(
                 "PATCH",
-                "/v1/inventory/1",
+                &format!("/v1/inventory/{pet}"),
                 key,
                 &[],
                 Some(&format!(r#"{{"quantity": {quantity}}}"#)),
             )
             .unwrap();
         assert_eq!(stocked.0, 200, "{}", stocked.1);
+        (category, pet)
     }
 
     /// Opens the event stream, after `last_event_id` if given.
