@@ -3,6 +3,10 @@
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use petstore_core::{DomainError, Failure, ValidationError};
 
+mod violation;
+
+pub(crate) use violation::{Rule, Violation, violation};
+
 /// Everything that can go wrong in the store.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -361,10 +365,6 @@ impl<T> QueryResultExt<T> for Result<T, DieselError> {
         self.map_err(|e| StoreError::from(e).into())
     }
 }
-
-mod violation;
-
-pub(crate) use violation::{Rule, Violation, violation};
 
 #[cfg(test)]
 mod tests;

@@ -30,20 +30,22 @@ pub(super) fn checkout_refused(error: &DomainError, lines: &[LineRefusal]) -> Ap
         })
         .collect();
     let mut refused = ApiError::new(status, code, error.to_string()).with_field_errors(errors);
-    refused.lines = lines
+    refused.lines = each_line(lines);
+    refused
+}
+
+/// Each refused line's own error, by its number.
+fn each_line(lines: &[LineRefusal]) -> Vec<(u16, ApiError)> {
+    lines
         .iter()
         .map(|line| (line.line_no, ApiError::from(line.error.clone())))
-        .collect();
-    refused
+        .collect()
 }
 
 /// A refused delivery: the status and code of its most telling line (as
 /// [`DomainError::code`] picks it), each line named as a field error and kept as its own.
 pub(super) fn delivery_refused(error: &DomainError, lines: &[LineRefusal]) -> ApiError {
-    let each: Vec<(u16, ApiError)> = lines
-        .iter()
-        .map(|line| (line.line_no, ApiError::from(line.error.clone())))
-        .collect();
+    let each = each_line(lines);
     let telling = each
         .iter()
         .find(|(_, line)| line.code.as_str() == error.code())
