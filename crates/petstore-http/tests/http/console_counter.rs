@@ -61,14 +61,6 @@ async fn a_counter_order_shows_its_total_and_is_placed_only_at_it() {
         )
         .await
     };
-    let orders = async || {
-        api.get("/v1/store/orders")
-            .await
-            .body
-            .as_array()
-            .unwrap()
-            .len()
-    };
 
     // By name (case aside) and by id: the total before anything is placed.
     let fido_id = fido.to_string();
@@ -79,7 +71,7 @@ async fn a_counter_order_shows_its_total_and_is_placed_only_at_it() {
         "{review:?}"
     );
     assert!(html(&review).contains("name=\"expected_total\" value=\"2250\""));
-    assert_eq!(orders().await, 0);
+    assert_eq!(api.order_count().await, 0);
 
     // A pet without a price, and a name more than one pet has, are named on their lines.
     let unpriced = post(&[("Polly", "1")], "review", "").await;
@@ -100,7 +92,7 @@ async fn a_counter_order_shows_its_total_and_is_placed_only_at_it() {
     let moved = post(&[(&rex.to_string(), "2"), (&fido_id, "1")], "place", "2250").await;
     assert_eq!(moved.status, 409, "{moved:?}");
     assert!(html(&moved).contains("total_mismatch"), "{moved:?}");
-    assert_eq!(orders().await, 0);
+    assert_eq!(api.order_count().await, 0);
     // More than the stock: the line is named, nothing placed.
     let short = post(&[(&rex.to_string(), "2"), (&fido_id, "3")], "place", "2950").await;
     assert_eq!(short.status, 409, "{short:?}");
@@ -108,7 +100,7 @@ async fn a_counter_order_shows_its_total_and_is_placed_only_at_it() {
         html(&short).contains("not enough units of Fido"),
         "{short:?}"
     );
-    assert_eq!(orders().await, 0);
+    assert_eq!(api.order_count().await, 0);
 
     // At the total shown: one order of both lines.
     let placed = post(&[(&rex.to_string(), "2"), (&fido_id, "1")], "place", "2450").await;
@@ -163,14 +155,6 @@ async fn a_placing_form_sent_twice_places_one_order() {
         )
         .await
     };
-    let orders = async || {
-        api.get("/v1/store/orders")
-            .await
-            .body
-            .as_array()
-            .unwrap()
-            .len()
-    };
     let rex_id = rex.to_string();
 
     let review = send(
@@ -192,7 +176,7 @@ async fn a_placing_form_sent_twice_places_one_order() {
     assert_eq!(first.status, 303, "{first:?}");
     assert_eq!(second.status, 303, "{second:?}");
     assert_eq!(first.header("location"), second.header("location"));
-    assert_eq!(orders().await, 1);
+    assert_eq!(api.order_count().await, 1);
     let other = [
         ("pet", rex_id.as_str()),
         ("units", "1"),
@@ -202,7 +186,7 @@ async fn a_placing_form_sent_twice_places_one_order() {
     ];
     let reused = send("/console/orders/new", &other).await;
     assert_eq!(reused.status, 422, "{reused:?}");
-    assert_eq!(orders().await, 1);
+    assert_eq!(api.order_count().await, 1);
     // A review shows a new attempt each time.
     let again = send(
         "/console/orders/new",
@@ -220,7 +204,7 @@ async fn a_placing_form_sent_twice_places_one_order() {
     let second = send(&order, &fields).await;
     assert_eq!(first.status, 303, "{first:?}");
     assert_eq!(second.status, 303, "{second:?}");
-    assert_eq!(orders().await, 2);
+    assert_eq!(api.order_count().await, 2);
     let units = api.get(&format!("/v1/inventory/{rex}")).await;
     assert_eq!(units.body["quantity"], 6, "{units:?}");
 }

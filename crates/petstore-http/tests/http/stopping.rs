@@ -15,25 +15,9 @@ use std::time::{Duration, Instant};
 
 use diesel::{Connection, RunQueryDsl, SqliteConnection};
 
-use crate::binary::{petstore, send_to, serve};
+use crate::binary::{category_names, petstore, send_to, serve};
 
 const ADMIN: &str = "stopping-admin-0123456789abcdef0123456789";
-
-/// The names of the categories in the SQLite file `file`, read by a connection of its own.
-fn category_names(file: &std::path::Path) -> Vec<String> {
-    #[derive(diesel::QueryableByName)]
-    struct Named {
-        #[diesel(sql_type = diesel::sql_types::Text)]
-        name: String,
-    }
-    let mut conn = SqliteConnection::establish(file.to_str().unwrap()).unwrap();
-    diesel::sql_query("SELECT name FROM categories ORDER BY id")
-        .load::<Named>(&mut conn)
-        .unwrap()
-        .into_iter()
-        .map(|row| row.name)
-        .collect()
-}
 
 /// People copy a stopped service's database file and nothing else. After SIGTERM or SIGINT,
 /// that copy holds every write the service acknowledged, its admin key included, and passes
@@ -83,6 +67,28 @@ impl Delays {
     }
 }
 
+/// `petstore serve` on the SQLite file `database` with `flags`, its stderr piped, returned
+/// once it listens for its signals (within 5 s of the exec).
+fn serve_listening_for_signals(database: &std::path::Path, flags: &[&str]) -> std::process::Child {
+    let child = petstore(database)
+        .args(["serve", "--workers", "1", "--bind", "127.0.0.1:0"])
+        .args(flags)
+        .env("PETSTORE_BOOTSTRAP_ADMIN_KEY", ADMIN)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while !catches_sighup(child.id()) {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "SIGHUP not caught 5 s after the exec"
+        );
+        std::thread::yield_now();
+    }
+    child
+}
+
 /// Whether the process `pid` catches SIGHUP (its bit in `SigCgt` of `/proc/<pid>/status`).
 fn catches_sighup(pid: u32) -> bool {
     let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
@@ -114,21 +120,7 @@ fn a_sighup_while_the_service_starts_leaves_it_serving() {
     for delay in sent_after {
         let dir = tempfile::tempdir().unwrap();
         let database = dir.path().join("shop.db");
-        let mut child = petstore(&database)
-            .args(["serve", "--workers", "1", "--bind", "127.0.0.1:0"])
-            .env("PETSTORE_BOOTSTRAP_ADMIN_KEY", ADMIN)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let started = Instant::now();
-        while !catches_sighup(child.id()) {
-            assert!(
-                started.elapsed() < Duration::from_secs(5),
-                "SIGHUP not caught 5 s after the exec"
-            );
-            std::thread::yield_now();
-        }
+        let mut child = serve_listening_for_signals(&database, &[]);
         std::thread::sleep(Duration::from_millis(delay));
         let hung_up = std::process::Command::new("kill")
             .args(["-HUP", &child.id().to_string()])
@@ -192,29 +184,7 @@ fn a_sigterm_during_a_slow_database_open_ends_the_start_at_once() {
     let database = dir.path().join("shop.db");
     let mut holder = SqliteConnection::establish(database.to_str().unwrap()).unwrap();
     holder.batch_execute("BEGIN EXCLUSIVE;").unwrap();
-    let mut child = petstore(&database)
-        .args([
-            "serve",
-            "--workers",
-            "1",
-            "--bind",
-            "127.0.0.1:0",
-            "--db-wait-ms",
-            "60000",
-        ])
-        .env("PETSTORE_BOOTSTRAP_ADMIN_KEY", ADMIN)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let started = Instant::now();
-    while !catches_sighup(child.id()) {
-        assert!(
-            started.elapsed() < Duration::from_secs(5),
-            "no signal handlers after 5 s"
-        );
-        std::thread::yield_now();
-    }
+    let mut child = serve_listening_for_signals(&database, &["--db-wait-ms", "60000"]);
     // Well into the wait for the lock.
     std::thread::sleep(Duration::from_millis(1500));
     assert!(

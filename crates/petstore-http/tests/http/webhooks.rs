@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use actix_web::test::TestRequest;
-use binary::{IncomingRequest, Server, serve_with};
+use binary::{IncomingRequest, Server, json_body, serve_with};
 use petstore_core::Role;
 use petstore_core::WebhookSecret;
 use petstore_store::testing::TestDatabase;
@@ -197,11 +197,6 @@ fn start(database: &str) -> Server {
             "20",
         ],
     )
-}
-
-fn json_body(reply: &str) -> Value {
-    let (_, body) = reply.split_once("\r\n\r\n").unwrap();
-    serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {reply}"))
 }
 
 /// The ids of the recorded events of `types`, from the feed.

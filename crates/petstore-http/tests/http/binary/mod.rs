@@ -236,10 +236,8 @@ impl Server {
     pub(crate) fn create_category(&self, key: &str, name: &str) -> i64 {
         let reply = self.post("/v1/categories", key, &format!(r#"{{"name": "{name}"}}"#));
         assert!(reply.starts_with("HTTP/1.1 201"), "{reply}");
-        let body = reply.split_once("\r\n\r\n").map_or("", |(_, body)| body);
-        serde_json::from_str::<serde_json::Value>(body)
-            .ok()
-            .and_then(|made| made["id"].as_i64())
+        json_body(&reply)["id"]
+            .as_i64()
             .unwrap_or_else(|| panic!("no id in {reply}"))
     }
 
@@ -254,10 +252,8 @@ impl Server {
             &format!(r#"{{"name": "Rex", "categoryId": {category}}}"#),
         );
         assert!(made.starts_with("HTTP/1.1 201"), "{made}");
-        let pet = made
-            .split_once("\r\n\r\n")
-            .and_then(|(_, body)| serde_json::from_str::<serde_json::Value>(body).ok())
-            .and_then(|pet| pet["id"].as_i64())
+        let pet = json_body(&made)["id"]
+            .as_i64()
             .unwrap_or_else(|| panic!("no id in {made}"));
         let stocked = self
             .send(
@@ -329,6 +325,29 @@ impl Drop for Server {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The names of the categories in the SQLite file `file`, read by a connection of its own.
+pub(crate) fn category_names(file: &std::path::Path) -> Vec<String> {
+    use diesel::{Connection, RunQueryDsl, SqliteConnection};
+    #[derive(diesel::QueryableByName)]
+    struct Named {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        name: String,
+    }
+    let mut conn = SqliteConnection::establish(file.to_str().unwrap()).unwrap();
+    diesel::sql_query("SELECT name FROM categories ORDER BY id")
+        .load::<Named>(&mut conn)
+        .unwrap()
+        .into_iter()
+        .map(|row| row.name)
+        .collect()
+}
+
+/// The JSON body of a whole HTTP answer as `Server` reads it.
+pub(crate) fn json_body(reply: &str) -> serde_json::Value {
+    let (_, body) = reply.split_once("\r\n\r\n").unwrap();
+    serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {reply}"))
 }
 
 /// Sends any request to the server at `address`, with extra headers and an optional JSON

@@ -253,6 +253,16 @@ where
         reply
     }
 
+    /// How many orders the admin's first page of orders lists.
+    pub(crate) async fn order_count(&self) -> usize {
+        let orders = self.get("/v1/store/orders").await;
+        orders
+            .body
+            .as_array()
+            .map(Vec::len)
+            .unwrap_or_else(|| panic!("{orders:?}"))
+    }
+
     /// Creates what most tests need: a category and a pet with `stock` units. Returns the
     /// pet's id.
     pub(crate) async fn pet_with_stock(&self, name: &str, stock: u32) -> i64 {
