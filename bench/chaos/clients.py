@@ -124,13 +124,24 @@ class Writer(Sales, Holding, threading.Thread):
     def _until_definite(self, send, unserved=()):
         """Attempts on random nodes until an answer is definite; None when the budget ran
         out first (the op's outcome stays unknown). A status in `unserved` says the node
-        does not serve the route (sales.py): another one is asked."""
+        does not serve the route (sales.py): another one is asked, until every node's last
+        answer said so. Then no node serves it (all run the previous version), and that
+        answer is the op's: a writer that spun out its whole budget instead would take no
+        other write while the shop is rolled back."""
         deadline = time.monotonic() + self.budget
         pause = 0.05
+        unserving = set()
         while True:
-            answer = send(self.rng.randrange(self.nodes))
-            if answer.definite and answer.status not in unserved:
+            node = self.rng.randrange(self.nodes)
+            answer = send(node)
+            if answer.definite and answer.status in unserved:
+                unserving.add(node)
+                if len(unserving) == self.nodes:
+                    return answer
+            elif answer.definite:
                 return answer
+            else:
+                unserving.discard(node)
             if time.monotonic() > deadline:
                 return None
             time.sleep(pause + self.rng.uniform(0, pause))

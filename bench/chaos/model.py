@@ -37,14 +37,19 @@ def attempt_class(call):
 # doing: a stock set whose first try committed gets 412 on the retry (its If-Match is stale
 # now), and so do an adjustment (its If-Match or changeFromQuantity is) and a price change;
 # a cancel whose first try committed gets 404. Keyed creates and checkouts have no such
-# case: the retry replays the first answer.
+# case: the retry replays the first answer, but for a 404 from a node of the previous
+# version, which does not know the route (sales.UNSERVED_KINDS and the price and adjustment
+# routes): that says nothing of an attempt on a node of this version before it.
 AMBIGUOUS_AFTER_UNKNOWN = {
     "set_stock": {412},
-    "adjust": {412},
-    "set_price": {412},
+    "adjust": {412, 404},
+    "set_price": {412, 404},
     "cancel_order": {404},
+    "checkout": {404},
+    "place_hold": {404},
+    "hold_checkout": {404},
     # A release is not keyed: its retry after one that ended the hold is 409 hold_ended.
-    "release_hold": {409},
+    "release_hold": {409, 404},
 }
 
 # The ops that order: each carries a shipDate marker naming it (clients.ship_date_marker);

@@ -102,6 +102,15 @@ class CheckoutTest(unittest.TestCase):
         shop.records[-2]["node"] = 0  # a node of this version does know it
         self.assertIn("checkout-repeated-pet", anomalies(shop.check()))
 
+    def test_a_404_of_the_previous_version_after_a_lost_answer_leaves_the_outcome_open(self):
+        # The first attempt committed on a node of this version, its answer lost; the retry
+        # met only nodes of the previous version (a rolled-back shop), which know no checkout.
+        self.shop.checkout([(self.first, 1)], answers=((None, None), (404, "not_found")))
+        self.assertEqual(self.shop.check()["anomalies"], [])
+        # A refusal of this version's own does say the op failed: its order is then wrong.
+        self.shop.checkout([(self.second, 1)], answers=((None, None), (409, "total_mismatch")))
+        self.assertIn("answered-failed-happened", anomalies(self.shop.check()))
+
     def test_pet_repeated_to_a_basket_without_a_repeat_is_caught(self):
         self.shop.checkout([(self.first, 1)], answers=((422, "pet_repeated"),), commit=False)
         self.assertEqual(anomalies(self.shop.check()), ["unexpected-refusal"])
