@@ -281,7 +281,7 @@ fn a_connection_broken_during_commit_answers_each_write_as_it_turned_out() {
     // In the clear: the proxy reads the protocol to find each write's COMMIT.
     let url = format!("{url}?sslmode=disable");
     let server = serve_with(&url, Some(ADMIN), &["--rate-limit", "1000000"]);
-    server.create_category(ADMIN, "Dogs");
+    let dogs = server.create_category(ADMIN, "Dogs");
     let call = |method: &str, path: &str, body: Option<&str>| {
         binary::send_to(&server.address, method, path, ADMIN, &[], body).expect("an answer")
     };
@@ -298,7 +298,7 @@ fn a_connection_broken_during_commit_answers_each_write_as_it_turned_out() {
                     "POST",
                     "/v1/pets",
                     Some(&format!(
-                        r#"{{"name": "Pet {round}-{n}", "categoryId": 1}}"#
+                        r#"{{"name": "Pet {round}-{n}", "categoryId": {dogs}}}"#
                     )),
                 );
                 assert_eq!(status, 201, "{pet}");
@@ -643,7 +643,7 @@ fn the_nodes_follow_a_promoted_standby_and_lose_no_acknowledged_write() {
         serve_with(&url, Some(ADMIN), &["--rate-limit", "1000000"]),
         serve_with(&url, Some(ADMIN), &["--rate-limit", "1000000"]),
     ];
-    nodes[0].create_category(ADMIN, "Dogs");
+    let dogs = nodes[0].create_category(ADMIN, "Dogs");
     let pet = {
         let (status, body) = binary::send_to(
             &nodes[0].address,
@@ -651,21 +651,24 @@ fn the_nodes_follow_a_promoted_standby_and_lose_no_acknowledged_write() {
             "/v1/pets",
             ADMIN,
             &[],
-            Some(r#"{"name": "Rex", "categoryId": 1}"#),
+            Some(&format!(r#"{{"name": "Rex", "categoryId": {dogs}}}"#)),
         )
         .unwrap();
         assert_eq!(status, 201, "{body}");
+        let pet = serde_json::from_str::<serde_json::Value>(&body).unwrap()["id"]
+            .as_i64()
+            .unwrap();
         let (status, _) = binary::send_to(
             &nodes[1].address,
             "PATCH",
-            "/v1/inventory/1",
+            &format!("/v1/inventory/{pet}"),
             ADMIN,
             &[],
             Some(r#"{"quantity": 1000000}"#),
         )
         .unwrap();
         assert_eq!(status, 200);
-        1
+        pet
     };
 
     let writing = AtomicBool::new(true);
