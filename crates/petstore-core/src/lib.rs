@@ -115,7 +115,8 @@ pub use money::{Amount, Currency, PetPrice, Price, Total};
 pub use permission::Permission;
 pub use precondition::{Always, Precondition};
 pub use query::{
-    CategoryQuery, InventoryQuery, KeyQuery, OrderQuery, OrderScope, Page, PetQuery, fold_case,
+    CategoryQuery, InventoryQuery, KeyQuery, OrderQuery, OrderScope, Page, PetQuery, PetSort,
+    fold_case,
 };
 pub use repository::{
     CatalogueReader, CatalogueWriter, EventReader, EventWriter, HoldReader, HoldWriter,

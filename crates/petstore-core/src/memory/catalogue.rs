@@ -7,7 +7,7 @@ use super::{count_after, next_id, page, page_either};
 use crate::ids::{CategoryId, PetId};
 use crate::model::{Category, NewCategory, NewPet, Pet};
 use crate::money::Price;
-use crate::query::{CategoryQuery, PetQuery, fold_case};
+use crate::query::{CategoryQuery, PetQuery, PetSort, fold_case};
 use crate::repository::{CatalogueReader, CatalogueWriter, RepoResult};
 use crate::values::{Name, Stock};
 
@@ -51,17 +51,47 @@ impl<C: Borrow<Catalogue>> CatalogueReader for View<'_, C> {
     }
 
     fn pets(&mut self, query: &PetQuery) -> RepoResult<Vec<Pet>> {
-        let catalogue = self.catalogue.borrow();
-        let found = finds(catalogue, query);
-        let from = (query.after, query.newest_first);
-        Ok(page_either(&catalogue.pets, from, query.limit, found))
+        Ok(pet_page(self.catalogue.borrow(), query))
     }
 
     fn pet_count(&mut self, query: &PetQuery) -> RepoResult<u64> {
         let catalogue = self.catalogue.borrow();
+        if query.sort == PetSort::Name {
+            let found = finds(catalogue, query);
+            let past = |pet: &&Pet| query.is_past(pet.id, pet.name.as_str());
+            return Ok(catalogue
+                .pets
+                .values()
+                .filter(past)
+                .filter(|pet| found(pet))
+                .count() as u64);
+        }
         let from = (query.after, query.newest_first);
         Ok(count_after(&catalogue.pets, from, finds(catalogue, query)))
     }
+}
+
+/// The pets `query` asks for, in its order: up to a page and one more.
+pub(super) fn pet_page(catalogue: &Catalogue, query: &PetQuery) -> Vec<Pet> {
+    let found = finds(catalogue, query);
+    if query.sort == PetSort::Added {
+        let from = (query.after, query.newest_first);
+        return page_either(&catalogue.pets, from, query.limit, found);
+    }
+    let mut pets: Vec<(String, &Pet)> = catalogue
+        .pets
+        .values()
+        .filter(|pet| found(pet) && query.is_past(pet.id, pet.name.as_str()))
+        .map(|pet| (fold_case(pet.name.as_str()), pet))
+        .collect();
+    pets.sort_by(|(a, x), (b, y)| (a, x.id).cmp(&(b, y.id)));
+    if query.newest_first {
+        pets.reverse();
+    }
+    pets.into_iter()
+        .take(query.limit.get() as usize + 1)
+        .map(|(_, pet)| pet.clone())
+        .collect()
 }
 
 /// Whether `query` finds a pet of `catalogue` (its position and size aside).

@@ -2,9 +2,9 @@
 
 use std::borrow::Borrow;
 
-use super::catalogue::finds;
+use super::catalogue::pet_page;
+use super::inventory_item;
 use super::{Catalogue, View};
-use super::{inventory_item, page_either};
 use crate::ids::PetId;
 use crate::model::InventoryItem;
 use crate::query::InventoryQuery;
@@ -22,10 +22,7 @@ impl<C: Borrow<Catalogue>> InventoryReader for View<'_, C> {
 
     fn inventory(&mut self, query: &InventoryQuery) -> RepoResult<Vec<InventoryItem>> {
         let catalogue = self.catalogue.borrow();
-        let pets_query = query.pets();
-        let found = finds(catalogue, &pets_query);
-        let from = (query.after, query.newest_first);
-        let pets = page_either(&catalogue.pets, from, query.limit, found);
+        let pets = pet_page(catalogue, &query.pets());
         Ok(pets
             .iter()
             .map(|pet| inventory_item(catalogue, pet))

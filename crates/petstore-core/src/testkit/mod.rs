@@ -165,6 +165,7 @@ macro_rules! __conformance_scenarios {
             stock_updates_drive_the_status,
             the_stock_list_filters_as_the_pets_list_does,
             pets_and_stock_list_newest_first_and_are_counted,
+            pets_and_stock_list_by_name_both_ways,
             staff_may_set_any_status_and_it_is_recorded,
             racing_orders_never_oversell,
             // orders
@@ -241,6 +242,7 @@ mod tests {
         ("inventory.rs", include_str!("scenarios/inventory.rs")),
         ("keys.rs", include_str!("scenarios/keys.rs")),
         ("ledger.rs", include_str!("scenarios/ledger.rs")),
+        ("lists.rs", include_str!("scenarios/lists.rs")),
         ("orders.rs", include_str!("scenarios/orders.rs")),
         ("prices.rs", include_str!("scenarios/prices.rs")),
         ("sessions.rs", include_str!("scenarios/sessions.rs")),

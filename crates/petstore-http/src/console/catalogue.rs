@@ -7,11 +7,11 @@ use actix_web::web;
 use maud::{Markup, html};
 use petstore_core::{
     Category, CategoryId, CategoryQuery, DomainError, InventoryQuery, Name, NewPet, PageSize, Pet,
-    PetId, PetQuery,
+    PetId, PetQuery, PetSort,
 };
 use serde::Deserialize;
 
-use super::lists::{ListFilter, category_select, level, placed, status_select};
+use super::lists::{ListFilter, Position, category_select, level, placed, status_select};
 use super::pager::{Place, pager};
 use super::refused::{Input, Refusal, input, message, note_at};
 use super::reply::{Answer, html, parsed, see_other_saying, status_of};
@@ -75,7 +75,9 @@ async fn pets_answer(
                 .into_iter()
                 .map(|item| (item.pet_id, item.quantity.get()))
                 .collect();
-            let (pets, place) = placed(shop, &asked, shop.pets().list(&rows)?.items, |p| p.id)?;
+            let (pets, place) = placed(shop, &asked, shop.pets().list(&rows)?.items, |pet| {
+                Position::new(pet.id, pet.name.as_str())
+            })?;
             Ok((
                 pets,
                 place,
@@ -84,11 +86,8 @@ async fn pets_answer(
             ))
         })
         .await?;
-    let beside = filter.beside(
-        LIST,
-        pets.first().map(|pet| pet.id),
-        pets.last().map(|pet| pet.id),
-    );
+    let position = |pet: &Pet| Position::new(pet.id, pet.name.as_str());
+    let beside = filter.beside(LIST, pets.first().map(position), pets.last().map(position));
     let adding = refused
         .as_ref()
         .map(|(refusal, typed)| (refusal, Some(typed)));
@@ -96,7 +95,7 @@ async fn pets_answer(
         (filter.form("/console/pets", &categories))
         table.cards {
             caption.sr-only { "Pets" }
-            thead { tr { (filter.sorted_heading(LIST, "Id")) th scope="col" { "Name" } th scope="col" { "Category" } th scope="col" { "Status" } th scope="col" { "Units to order" } } }
+            thead { tr { (filter.sorted_heading(LIST, "Id", PetSort::Added)) (filter.sorted_heading(LIST, "Name", PetSort::Name)) th scope="col" { "Category" } th scope="col" { "Status" } th scope="col" { "Units to order" } } }
             tbody {
                 @for pet in &pets {
                     tr {

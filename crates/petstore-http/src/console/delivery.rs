@@ -59,8 +59,8 @@ async fn delivery_answer(
     };
     let beside = filter.beside(
         PAGE,
-        rows.first().map(|line| line.item.pet_id),
-        rows.last().map(|line| line.item.pet_id),
+        rows.first().map(Line::position),
+        rows.last().map(Line::position),
     );
     let reason = typed.map_or("Delivery", |typed| typed.reason.as_str());
     let body = html! {

@@ -1,8 +1,9 @@
 //! What the pets list and the stock list share: one filter (status, category, name, and the
-//! units that can be ordered: running low or out), its form, and the marks of a level.
+//! units that can be ordered: running low or out), its order (by when added or by name, either
+//! way), its form, and the marks of a level.
 
 use maud::{Markup, html};
-use petstore_core::{Category, DomainError, PageSize, PetId, PetQuery, PetStatus, Stock};
+use petstore_core::{Category, DomainError, PageSize, PetId, PetQuery, PetSort, PetStatus, Stock};
 use serde::{Deserialize, Serialize};
 
 use super::pager::{Beside, Place};
@@ -28,13 +29,44 @@ pub(super) struct ListFilter {
     /// The level at or below which a pet runs low (empty: [`LOW_AT`]).
     #[serde(default)]
     pub(super) low_at: String,
-    /// `newest` for the newest pets first; the oldest first otherwise.
+    /// The list's order: one of [`ORDERS`] (empty: the oldest first).
     #[serde(default)]
     pub(super) sort: String,
     #[serde(default)]
     pub(super) after: String,
+    /// The name of the `after` pet, in a list by name (whose keyset it is part of).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub(super) after_name: String,
     #[serde(default)]
     pub(super) before: String,
+    /// The name of the `before` pet, in a list by name.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub(super) before_name: String,
+}
+
+/// The orders a list can be in: the `sort` a link sends, its label, its order and whether it
+/// is turned around.
+const ORDERS: [(&str, &str, PetSort, bool); 4] = [
+    ("", "Oldest first", PetSort::Added, false),
+    ("newest", "Newest first", PetSort::Added, true),
+    ("name", "Name, A to Z", PetSort::Name, false),
+    ("name-desc", "Name, Z to A", PetSort::Name, true),
+];
+
+/// A row a page starts after (or ends before): its pet, and the name a list by name needs.
+#[derive(Debug, Clone)]
+pub(super) struct Position {
+    pub(super) id: PetId,
+    pub(super) name: String,
+}
+
+impl Position {
+    pub(super) fn new(id: PetId, name: &str) -> Self {
+        Self {
+            id,
+            name: name.to_owned(),
+        }
+    }
 }
 
 /// What a list's page asks the store: its filter, and where the page is.
@@ -42,8 +74,8 @@ pub(super) struct ListFilter {
 pub(super) struct Asked {
     /// The filter, in the list's order, from the start.
     filter: PetQuery,
-    after: Option<PetId>,
-    before: Option<PetId>,
+    after: Option<Position>,
+    before: Option<Position>,
 }
 
 impl Asked {
@@ -59,10 +91,22 @@ impl Asked {
     /// The query of the page's rows: after `after` in the list's order, or the page before
     /// `before`, nearest first (the rows to turn back with [`placed`]).
     pub(super) fn rows(&self) -> PetQuery {
-        match self.before {
-            Some(before) => self.filter.clone().backwards_from(before),
-            None => self.filter.clone().page(self.after, self.filter.limit),
+        match &self.before {
+            Some(before) => self
+                .filter
+                .clone()
+                .backwards_from(before.id)
+                .after_named(Some(before.name.clone())),
+            None => self.from(self.after.as_ref(), self.filter.limit),
         }
+    }
+
+    /// The filter's page of `limit` pets after `after`.
+    fn from(&self, after: Option<&Position>, limit: PageSize) -> PetQuery {
+        self.filter
+            .clone()
+            .page(after.map(|at| at.id), limit)
+            .after_named(after.map(|at| at.name.clone()))
     }
 }
 
@@ -72,7 +116,7 @@ pub(super) fn placed<T>(
     shop: &PetService<'_>,
     asked: &Asked,
     mut rows: Vec<T>,
-    pet_of: impl Fn(&T) -> PetId,
+    pet_of: impl Fn(&T) -> Position,
 ) -> Result<(Vec<T>, Place), DomainError> {
     if asked.before.is_some() {
         rows.reverse();
@@ -81,11 +125,7 @@ pub(super) fn placed<T>(
     let total = pets.count(&asked.filter)?;
     let first_page = asked.after.is_none() && asked.before.is_none();
     let place = Place::of_page(total, first_page, &rows, |first| {
-        let after = asked
-            .filter
-            .clone()
-            .page(Some(pet_of(first)), PageSize::MAX_PAGE);
-        pets.count(&after)
+        pets.count(&asked.from(Some(&pet_of(first)), PageSize::MAX_PAGE))
     })?;
     Ok((rows, place))
 }
@@ -111,27 +151,56 @@ impl ListFilter {
                 ));
             }
         };
+        let (_, _, sort, turned) = self.order()?;
         let filter = PetQuery::new(status, category, optional(&self.name), Vec::new())
             .map_err(|e| ApiError::invalid_parameter(e.to_string()))?
             .stock_at_most(at_most)
-            .newest_first(self.newest_first())
+            .sorted(sort)
+            .newest_first(turned)
             .page(None, PageSize::MAX_PAGE);
+        let position = |id: &str, name: &str| -> Result<Option<Position>, ApiError> {
+            let id: Option<PetId> = parsed_if_given(id)?;
+            Ok(id.map(|id| Position::new(id, name)))
+        };
         Ok(Asked {
             filter,
-            after: parsed_if_given(&self.after)?,
-            before: parsed_if_given(&self.before)?,
+            after: position(&self.after, &self.after_name)?,
+            before: position(&self.before, &self.before_name)?,
         })
     }
 
-    fn newest_first(&self) -> bool {
-        self.sort == "newest"
+    /// The list's order, as [`ORDERS`] has it.
+    fn order(&self) -> Result<(&'static str, &'static str, PetSort, bool), ApiError> {
+        ORDERS
+            .into_iter()
+            .find(|(sort, ..)| *sort == self.sort)
+            .ok_or_else(|| {
+                ApiError::invalid_parameter("sort: must be newest, name, name-desc or empty")
+            })
+    }
+
+    fn by_name(&self) -> bool {
+        self.order()
+            .is_ok_and(|(_, _, sort, _)| sort == PetSort::Name)
     }
 
     /// The address of the list at `list` with this filter, from `after` or up to `before`.
-    pub(super) fn at(&self, list: &str, after: Option<PetId>, before: Option<PetId>) -> String {
+    pub(super) fn at(
+        &self,
+        list: &str,
+        after: Option<&Position>,
+        before: Option<&Position>,
+    ) -> String {
+        // Only a list by name starts from a name: the others keep their addresses short.
+        let name = |at: Option<&Position>| match at {
+            Some(at) if self.by_name() => at.name.clone(),
+            _ => String::new(),
+        };
         let at = Self {
-            after: after.map(|id| id.to_string()).unwrap_or_default(),
-            before: before.map(|id| id.to_string()).unwrap_or_default(),
+            after: after.map(|at| at.id.to_string()).unwrap_or_default(),
+            after_name: name(after),
+            before: before.map(|at| at.id.to_string()).unwrap_or_default(),
+            before_name: name(before),
             ..self.clone()
         };
         format!(
@@ -141,27 +210,42 @@ impl ListFilter {
     }
 
     /// The pages beside the one of rows `first` to `last` of the list at `list`.
-    pub(super) fn beside(&self, list: &str, first: Option<PetId>, last: Option<PetId>) -> Beside {
+    pub(super) fn beside(
+        &self,
+        list: &str,
+        first: Option<Position>,
+        last: Option<Position>,
+    ) -> Beside {
         Beside {
             first: self.at(list, None, None),
-            previous: self.at(list, None, first),
-            next: self.at(list, last, None),
+            previous: self.at(list, None, first.as_ref()),
+            next: self.at(list, last.as_ref(), None),
         }
     }
 
-    /// The column heading that turns the list's order (the pets' ids: when they were added).
-    pub(super) fn sorted_heading(&self, list: &str, label: &str) -> Markup {
-        let (sorted, turn, sort) = if self.newest_first() {
-            ("descending", "Newest first: show the oldest first", "")
-        } else {
-            ("ascending", "Oldest first: show the newest first", "newest")
+    /// The heading of a column the list can be sorted by (`by`): a link that sorts by it, or,
+    /// when the list is sorted by it, turns the order around.
+    pub(super) fn sorted_heading(&self, list: &str, label: &str, by: PetSort) -> Markup {
+        let current = self.order().ok();
+        let sorted = current.filter(|(_, _, sort, _)| *sort == by);
+        let turned = sorted.is_some_and(|(_, _, _, turned)| !turned);
+        let aria = sorted.map(|(.., turned)| if turned { "descending" } else { "ascending" });
+        let (sort, next, ..) = ORDERS
+            .into_iter()
+            .find(|(_, _, sort, turn)| *sort == by && *turn == turned)
+            .unwrap_or(ORDERS[0]);
+        let title = match current {
+            Some((_, now, ..)) if sorted.is_some() => {
+                format!("{now}: show {}", next.to_lowercase())
+            }
+            _ => format!("Sort: {}", next.to_lowercase()),
         };
-        let turned = Self {
+        let target = Self {
             sort: sort.to_owned(),
             ..self.clone()
         };
         html! {
-            th scope="col" aria-sort=(sorted) { a href=(turned.at(list, None, None)) title=(turn) { (label) } }
+            th scope="col" aria-sort=[aria] { a href=(target.at(list, None, None)) title=(title) { (label) } }
         }
     }
 
@@ -197,8 +281,9 @@ impl ListFilter {
                 div {
                     label for="filter-sort" { "Order" }
                     select #filter-sort name="sort" {
-                        option value="" selected[!self.newest_first()] { "Oldest first" }
-                        option value="newest" selected[self.newest_first()] { "Newest first" }
+                        @for (value, label, ..) in ORDERS {
+                            option value=(value) selected[self.sort == value] { (label) }
+                        }
                     }
                 }
                 button type="submit" { "Filter" }

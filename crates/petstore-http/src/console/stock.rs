@@ -3,11 +3,11 @@
 
 use actix_web::{HttpRequest, web};
 use maud::{Markup, PreEscaped, html};
-use petstore_core::{Category, DomainError, InventoryItem, InventoryQuery, PetId, Stock};
+use petstore_core::{Category, DomainError, InventoryItem, InventoryQuery, PetId, PetSort, Stock};
 use serde::Deserialize;
 
 use super::catalogue::{all_categories, pet_names};
-use super::lists::{Asked, LOW_AT, ListFilter, level, low_at, placed};
+use super::lists::{Asked, LOW_AT, ListFilter, Position, level, low_at, placed};
 use super::pager::{Place, pager};
 use super::refused::{Refusal, alert};
 use super::reply::{
@@ -23,6 +23,13 @@ use crate::state::{AppState, PetService};
 pub(super) struct Line {
     pub(super) item: InventoryItem,
     pub(super) name: String,
+}
+
+impl Line {
+    /// Where a page starting or ending at this line stands.
+    pub(super) fn position(&self) -> Position {
+        Position::new(self.item.pet_id, &self.name)
+    }
 }
 
 /// A page of stock lines, where it stands in the list, and the categories (for the filter).
@@ -42,7 +49,7 @@ pub(super) fn lines(shop: &PetService<'_>, asked: &Asked) -> Result<Lines, Domai
             item,
         })
         .collect();
-    let (lines, place) = placed(shop, asked, lines, |line| line.item.pet_id)?;
+    let (lines, place) = placed(shop, asked, lines, Line::position)?;
     let categories = shop.categories().list(&all_categories())?.items;
     Ok((lines, place, categories))
 }
@@ -72,8 +79,8 @@ async fn stock_answer(
         .await?;
     let beside = filter.beside(
         LIST,
-        lines.first().map(|line| line.item.pet_id),
-        lines.last().map(|line| line.item.pet_id),
+        lines.first().map(Line::position),
+        lines.last().map(Line::position),
     );
     let staff = &staff;
     let outcome = |id: PetId| match &refused {
@@ -85,7 +92,7 @@ async fn stock_answer(
         p { a href=(filter.at("/console/stock/delivery", None, None)) { "Enter a delivery" } " for the pets this filter finds." }
         table.cards {
             caption.sr-only { "Stock per pet" }
-            thead { tr { (filter.sorted_heading(LIST, "Pet")) th scope="col" { "Status" } th scope="col" { "Units to order" } th scope="col" { "Held, in open orders" } th scope="col" { "Result" } } }
+            thead { tr { (filter.sorted_heading(LIST, "Pet", PetSort::Name)) th scope="col" { "Status" } th scope="col" { "Units to order" } th scope="col" { "Held, in open orders" } th scope="col" { "Result" } } }
             tbody {
                 @for line in &lines { (row(staff, line, low_at, outcome(line.item.pet_id))) }
             }

@@ -243,8 +243,11 @@ def test_the_lists_show_units_and_find_what_runs_low(server, page):
 
 def test_the_pets_and_stock_lists_are_counted_paged_and_turned(server, page):
     dogs = made(server, "/v1/categories", {"name": "Dogs"})
-    pets = [made(server, "/v1/pets", {"name": f"Pet {n:03}", "categoryId": dogs["id"]})["id"]
-            for n in range(104)]
+    # Named in another order than they are added: by name is not by when added.
+    names = [f"Pet {n * 37 % 104:03}" for n in range(104)]
+    pets = [made(server, "/v1/pets", {"name": name, "categoryId": dogs["id"]})["id"]
+            for name in names]
+    by_name = [pet for _, pet in sorted(zip(names, pets))]
     signed_in(page, server)
     rows = page.locator("table tbody tr")
     pages = page.get_by_role("navigation", name="Pages")
@@ -260,6 +263,17 @@ def test_the_pets_and_stock_lists_are_counted_paged_and_turned(server, page):
     expect(rows.first.locator("td[data-label=Id]")).to_have_text(str(pets[-1]))
     expect(page.get_by_label("Order", exact=True)).to_have_value("newest")
     check_accessibility(page)
+    # The Name column sorts by name, A to Z, and its pages follow the names; again, Z to A.
+    page.get_by_role("columnheader", name="Name").get_by_role("link").click()
+    expect(page.get_by_label("Order", exact=True)).to_have_value("name")
+    expect(rows.first.locator("td[data-label=Id]")).to_have_text(str(by_name[0]))
+    pages.get_by_role("link", name="Next page").click()
+    expect(pages).to_contain_text("101–104 of 104")
+    expect(rows.last.locator("td[data-label=Id]")).to_have_text(str(by_name[-1]))
+    page.get_by_role("columnheader", name="Name").get_by_role("link").click()
+    expect(page.get_by_label("Order", exact=True)).to_have_value("name-desc")
+    expect(rows.first.locator("td[data-label=Id]")).to_have_text(str(by_name[-1]))
+    check_accessibility(page)
 
     page.get_by_role("link", name="Stock").click()
     expect(page.get_by_role("heading", name="Stock")).to_be_visible()
@@ -270,3 +284,13 @@ def test_the_pets_and_stock_lists_are_counted_paged_and_turned(server, page):
     pages.get_by_role("link", name="Next page").click()
     expect(pages).to_contain_text("101–104 of 104")
     expect(rows.last).to_have_id(f"stock-{pets[0]}")
+    # By name from the form, Z to A, paged by name too.
+    page.get_by_label("Order", exact=True).select_option("name-desc")
+    page.get_by_role("button", name="Filter").click()
+    expect(rows.first).to_have_id(f"stock-{by_name[-1]}")
+    expect(page.get_by_role("columnheader", name="Pet")).to_have_attribute(
+        "aria-sort", "descending")
+    pages.get_by_role("link", name="Next page").click()
+    expect(pages).to_contain_text("101–104 of 104")
+    expect(rows.last).to_have_id(f"stock-{by_name[0]}")
+    check_accessibility(page)

@@ -158,3 +158,62 @@ async fn the_pets_and_stock_lists_are_counted_paged_both_ways_and_turned() {
         assert!(says(&out, &format!("1–{0} of {0}", empty.len())), "{list}");
     }
 }
+
+#[actix_web::test]
+async fn the_pets_and_stock_lists_sort_by_name_both_ways_and_page_by_it() {
+    let api = start().await;
+    let mut pets = Vec::new();
+    // Names in another order than the ids: by name is not by when added.
+    for n in 0..130 {
+        let name = format!("Pet {:03}", (n * 37) % 130);
+        pets.push((name.clone(), api.pet_with_stock(&name, 1).await));
+    }
+    let mut by_name = pets.clone();
+    by_name.sort();
+    let a_to_z: Vec<i64> = by_name.iter().map(|(_, id)| *id).collect();
+    let z_to_a: Vec<i64> = a_to_z.iter().rev().copied().collect();
+    let (cookie, _) = sign_in(&api, &api.admin, false).await;
+    for list in ["/console/pets", "/console/stock"] {
+        // The Name (pets) or Pet (stock) heading sorts by name; again, Z to A.
+        let first = page(&api, &cookie, list).await;
+        let heading = if list == "/console/pets" {
+            "Name"
+        } else {
+            "Pet"
+        };
+        let sorting = heading_link(&first, heading).expect("a heading that sorts");
+        assert!(sorting.contains("&sort=name&"), "{list}: {sorting}");
+        let sorted = page(&api, &cookie, &sorting).await;
+        assert_eq!(pet_rows(&sorted, list), a_to_z[..100], "{list}");
+        assert!(says(&sorted, "aria-sort=\"ascending\""), "{list}");
+        let second = page(&api, &cookie, &link(&sorted, "next").expect("a next page")).await;
+        assert_eq!(pet_rows(&second, list), a_to_z[100..], "{list}");
+        assert!(says(&second, "101–130 of 130"), "{list}");
+        let back = page(
+            &api,
+            &cookie,
+            &link(&second, "prev").expect("a page before"),
+        )
+        .await;
+        assert_eq!(pet_rows(&back, list), a_to_z[..100], "{list}");
+
+        let turned = page(&api, &cookie, &heading_link(&sorted, heading).unwrap()).await;
+        assert_eq!(pet_rows(&turned, list), z_to_a[..100], "{list}");
+        assert!(says(&turned, "aria-sort=\"descending\""), "{list}");
+        let rest = page(&api, &cookie, &link(&turned, "next").expect("a next page")).await;
+        assert_eq!(pet_rows(&rest, list), z_to_a[100..], "{list}");
+        assert!(says(&rest, "101–130 of 130"), "{list}");
+    }
+    let unknown = page(&api, &cookie, "/console/pets?sort=price").await;
+    assert_eq!(unknown.status, 400);
+}
+
+/// The address the heading `label` of a list's table leads to.
+fn heading_link(reply: &Reply, label: &str) -> Option<String> {
+    let html = reply.body.as_str().unwrap_or_default();
+    let cell = html
+        .split("<th ")
+        .find(|cell| cell.contains(&format!(">{label}</a>")))?;
+    let rest = &cell[cell.find("href=\"")? + 6..];
+    Some(rest[..rest.find('"')?].replace("&amp;", "&"))
+}

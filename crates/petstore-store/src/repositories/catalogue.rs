@@ -178,10 +178,20 @@ macro_rules! matching_pets {
         let query: &petstore_core::PetQuery = $query;
         let mut sql = $sql;
         if let Some(after) = query.after {
-            sql = if query.newest_first {
-                sql.filter(pets::id.lt(after.get()))
-            } else {
-                sql.filter(pets::id.gt(after.get()))
+            let id = after.get();
+            let key = || petstore_core::fold_case(query.after_name.as_deref().unwrap_or_default());
+            // By name, the keyset (name_key, id) as `name_key >= key AND (name_key > key OR
+            // id > after)`: its first half is the index's range, where a plain OR of the two
+            // would make the database read every row before the page.
+            sql = match (query.sort, query.newest_first) {
+                (petstore_core::PetSort::Added, false) => sql.filter(pets::id.gt(id)),
+                (petstore_core::PetSort::Added, true) => sql.filter(pets::id.lt(id)),
+                (petstore_core::PetSort::Name, false) => sql
+                    .filter(pets::name_key.ge(key()))
+                    .filter(pets::name_key.gt(key()).or(pets::id.gt(id))),
+                (petstore_core::PetSort::Name, true) => sql
+                    .filter(pets::name_key.le(key()))
+                    .filter(pets::name_key.lt(key()).or(pets::id.lt(id))),
             };
         }
         if let Some(status) = query.status {
@@ -221,6 +231,7 @@ macro_rules! pet_rows {
             && query.ids.is_empty()
             && query.name_contains.is_none()
             && query.stock_at_most.is_none()
+            && query.sort == petstore_core::PetSort::Added
             && !query.newest_first;
         if usual {
             // The usual page, as a query of fixed shape: building a boxed query's SQL again
@@ -237,10 +248,15 @@ macro_rules! pet_rows {
             .or_storage()
         } else {
             let sql = matching_pets!(pets::table.select($columns).into_boxed(), query);
-            let sql = if query.newest_first {
-                sql.order(pets::id.desc())
-            } else {
-                sql.order(pets::id.asc())
+            let sql = match (query.sort, query.newest_first) {
+                (petstore_core::PetSort::Added, false) => sql.order(pets::id.asc()),
+                (petstore_core::PetSort::Added, true) => sql.order(pets::id.desc()),
+                (petstore_core::PetSort::Name, false) => {
+                    sql.order((pets::name_key.asc(), pets::id.asc()))
+                }
+                (petstore_core::PetSort::Name, true) => {
+                    sql.order((pets::name_key.desc(), pets::id.desc()))
+                }
             };
             $tx.page(sql, $crate::statements::probe(query.limit))
                 .or_storage()

@@ -1,0 +1,128 @@
+//! Lists of pets and of their stock: their orders, both ways from any pet, and their counts.
+
+use super::Fixture;
+use crate::testkit::Must;
+use crate::{InventoryQuery, PageSize, PetQuery, PetSort, Stock, Store};
+
+/// The pets and the stock list newest first as well as oldest first, both ways from any pet,
+/// and a list of pets says how many its filters find, in all and after a position.
+pub fn pets_and_stock_list_newest_first_and_are_counted<S: Store>(store: S) {
+    let f = Fixture::new(store);
+    let pets: Vec<_> = (0..7)
+        .map(|n| f.pet_with_stock(&format!("Pet {n}"), n % 3).id)
+        .collect();
+    let two = PageSize::new(2).must("size");
+    let newest = PetQuery::default().newest_first(true).page(None, two);
+    let ids = |query: &PetQuery| -> Vec<_> {
+        let page = f.shop.pets().list(query).must("list the pets");
+        page.items.iter().map(|pet| pet.id).collect()
+    };
+    let stocked = |query: &PetQuery| -> Vec<_> {
+        let page = f
+            .shop
+            .inventory()
+            .list(&InventoryQuery::of_pets(query))
+            .must("list the stock");
+        page.items.iter().map(|item| item.pet_id).collect()
+    };
+    assert_eq!(ids(&newest), vec![pets[6], pets[5]]);
+    assert_eq!(stocked(&newest), ids(&newest));
+    let second = newest.clone().page(Some(pets[5]), two);
+    assert_eq!(ids(&second), vec![pets[4], pets[3]]);
+    assert_eq!(stocked(&second), ids(&second));
+    // Back from the second page's first pet: the page before it, nearest first.
+    let back = second.clone().backwards_from(pets[4]);
+    assert_eq!(ids(&back), vec![pets[5], pets[6]]);
+    assert_eq!(stocked(&back), ids(&back));
+
+    let count = |query: &PetQuery| f.shop.pets().count(query).must("count the pets");
+    assert_eq!(count(&newest), 7);
+    assert_eq!(count(&second), 5, "after the second newest");
+    assert_eq!(count(&PetQuery::default().page(Some(pets[2]), two)), 4);
+    // Units 0, 1, 2, 0, 1, 2, 0: at most one unit are pets 0, 1, 3, 4, 6.
+    let low = PetQuery::default()
+        .stock_at_most(Some(Stock::from_level(1)))
+        .newest_first(true);
+    assert_eq!(count(&low), 5);
+    assert_eq!(ids(&low), vec![pets[6], pets[4], pets[3], pets[1], pets[0]]);
+    assert_eq!(stocked(&low), ids(&low));
+    let named = PetQuery::new(None, None, Some("pet 1".into()), Vec::new()).must("query");
+    assert_eq!(count(&named), 1);
+}
+
+/// The pets and the stock list by name, A to Z and Z to A, pets of one name by id, both ways
+/// from any pet; names compare folded (case aside) and byte by byte on every store, and a
+/// page starts in its place even when the pet it starts after was deleted.
+pub fn pets_and_stock_list_by_name_both_ways<S: Store>(store: S) {
+    let f = Fixture::new(store);
+    // Added in this order; by name: bella, Bella (added later), cléo, Zed, Émile (É is
+    // past every ASCII letter, byte by byte).
+    let named = ["Zed", "Bella", "cléo", "Émile", "bella"];
+    let pets: Vec<_> = named
+        .iter()
+        .enumerate()
+        .map(|(n, name)| f.pet_with_stock(name, n as u32).id)
+        .collect();
+    let [zed, bella, cleo, emile, bella_lower] = pets[..] else {
+        panic!("five pets")
+    };
+    let two = PageSize::new(2).must("size");
+    let by_name = PetQuery::default().sorted(PetSort::Name).page(None, two);
+    let ids = |query: &PetQuery| -> Vec<_> {
+        let page = f.shop.pets().list(query).must("list the pets");
+        page.items.iter().map(|pet| pet.id).collect()
+    };
+    let stocked = |query: &PetQuery| -> Vec<_> {
+        let page = f
+            .shop
+            .inventory()
+            .list(&InventoryQuery::of_pets(query))
+            .must("list the stock");
+        page.items.iter().map(|item| item.pet_id).collect()
+    };
+    let count = |query: &PetQuery| f.shop.pets().count(query).must("count the pets");
+    let after = |query: &PetQuery, id, name: &str| {
+        query
+            .clone()
+            .page(Some(id), two)
+            .after_named(Some(name.to_owned()))
+    };
+
+    assert_eq!(ids(&by_name), vec![bella, bella_lower]);
+    assert_eq!(stocked(&by_name), ids(&by_name));
+    let second = after(&by_name, bella_lower, "bella");
+    assert_eq!(ids(&second), vec![cleo, zed]);
+    assert_eq!(stocked(&second), ids(&second));
+    assert_eq!(count(&second), 3, "after the second by name");
+    let last = after(&by_name, zed, "Zed");
+    assert_eq!(ids(&last), vec![emile]);
+    // Back from the second page's first pet: the page before it, nearest first.
+    let back = second
+        .clone()
+        .backwards_from(cleo)
+        .after_named(Some("cléo".into()));
+    assert_eq!(ids(&back), vec![bella_lower, bella]);
+    assert_eq!(stocked(&back), ids(&back));
+
+    let z_to_a = by_name.clone().newest_first(true);
+    assert_eq!(ids(&z_to_a), vec![emile, zed]);
+    let next = after(&z_to_a, zed, "Zed");
+    assert_eq!(ids(&next), vec![cleo, bella_lower]);
+    assert_eq!(count(&next), 3);
+    assert_eq!(stocked(&next), ids(&next));
+
+    // Filters narrow a list by name as they narrow any other.
+    let low = by_name
+        .clone()
+        .stock_at_most(Some(Stock::from_level(2)))
+        .page(None, PageSize::MAX_PAGE);
+    assert_eq!(ids(&low), vec![bella, cleo, zed]);
+    assert_eq!(count(&low), 3);
+
+    // The pet a page starts after is gone: the page starts where it stood.
+    f.shop
+        .pets()
+        .delete(super::OPERATOR, cleo, crate::Always)
+        .must("delete cléo");
+    assert_eq!(ids(&after(&by_name, cleo, "cléo")), vec![zed, emile]);
+}

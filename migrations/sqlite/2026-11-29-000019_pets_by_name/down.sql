@@ -1,0 +1,1 @@
+DROP INDEX pets_by_name;
