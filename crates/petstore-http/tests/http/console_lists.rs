@@ -9,7 +9,9 @@
 
 use serde_json::json;
 
-use crate::common::{Reply, start};
+use actix_web::dev::{Service, ServiceResponse};
+
+use crate::common::{Reply, TestApp, start};
 use crate::console::{page, sign_in};
 
 /// The orders a page of the orders list shows, in its order.
@@ -133,16 +135,7 @@ async fn the_pets_and_stock_lists_are_counted_paged_both_ways_and_turned() {
         assert_eq!(pet_rows(&first, list), pets[..100], "{list}");
         assert!(says(&first, "1–100 of 130"), "{list}");
         assert_eq!(link(&first, "prev"), None, "{list}");
-        let second = page(&api, &cookie, &link(&first, "next").expect("a next page")).await;
-        assert_eq!(pet_rows(&second, list), pets[100..], "{list}");
-        assert!(says(&second, "101–130 of 130"), "{list}");
-        let back = page(
-            &api,
-            &cookie,
-            &link(&second, "prev").expect("a page before"),
-        )
-        .await;
-        assert_eq!(pet_rows(&back, list), pets[..100], "{list}");
+        on_and_back(&api, &cookie, list, &first, &pets).await;
 
         let newest: Vec<i64> = pets.iter().rev().copied().collect();
         let turned = page(&api, &cookie, &format!("{list}?sort=newest")).await;
@@ -186,16 +179,7 @@ async fn the_pets_and_stock_lists_sort_by_name_both_ways_and_page_by_it() {
         let sorted = page(&api, &cookie, &sorting).await;
         assert_eq!(pet_rows(&sorted, list), a_to_z[..100], "{list}");
         assert!(says(&sorted, "aria-sort=\"ascending\""), "{list}");
-        let second = page(&api, &cookie, &link(&sorted, "next").expect("a next page")).await;
-        assert_eq!(pet_rows(&second, list), a_to_z[100..], "{list}");
-        assert!(says(&second, "101–130 of 130"), "{list}");
-        let back = page(
-            &api,
-            &cookie,
-            &link(&second, "prev").expect("a page before"),
-        )
-        .await;
-        assert_eq!(pet_rows(&back, list), a_to_z[..100], "{list}");
+        on_and_back(&api, &cookie, list, &sorted, &a_to_z).await;
 
         let turned = page(&api, &cookie, &heading_link(&sorted, heading).unwrap()).await;
         assert_eq!(pet_rows(&turned, list), z_to_a[..100], "{list}");
@@ -206,6 +190,20 @@ async fn the_pets_and_stock_lists_sort_by_name_both_ways_and_page_by_it() {
     }
     let unknown = page(&api, &cookie, "/console/pets?sort=price").await;
     assert_eq!(unknown.status, 400);
+}
+
+/// From `first`, the first page of 130 `pets` (in the list's order) of `list`: the next page
+/// has the last 30, and the page before that is the first again.
+async fn on_and_back<S, B>(api: &TestApp<S>, cookie: &str, list: &str, first: &Reply, pets: &[i64])
+where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: actix_web::body::MessageBody + 'static,
+{
+    let second = page(api, cookie, &link(first, "next").expect("a next page")).await;
+    assert_eq!(pet_rows(&second, list), pets[100..], "{list}");
+    assert!(says(&second, "101–130 of 130"), "{list}");
+    let back = page(api, cookie, &link(&second, "prev").expect("a page before")).await;
+    assert_eq!(pet_rows(&back, list), pets[..100], "{list}");
 }
 
 /// The address the heading `label` of a list's table leads to.

@@ -2,7 +2,22 @@
 
 use super::Fixture;
 use crate::testkit::Must;
-use crate::{InventoryQuery, PageSize, PetQuery, PetSort, Stock, Store};
+use crate::{InventoryQuery, PageSize, PetId, PetQuery, PetSort, Stock, Store};
+
+impl<S: Store> Fixture<S> {
+    /// The pets a page of `query` lists, in its order.
+    fn listed(&self, query: &PetQuery) -> Vec<PetId> {
+        let page = self.shop.pets().list(query).must("list the pets");
+        page.items.iter().map(|pet| pet.id).collect()
+    }
+
+    /// The pets whose stock entries a page of the same query lists, in its order.
+    fn stocked(&self, query: &PetQuery) -> Vec<PetId> {
+        let query = InventoryQuery::of_pets(query);
+        let page = self.shop.inventory().list(&query).must("list the stock");
+        page.items.iter().map(|item| item.pet_id).collect()
+    }
+}
 
 /// The pets and the stock list newest first as well as oldest first, both ways from any pet,
 /// and a list of pets says how many its filters find, in all and after a position.
@@ -13,27 +28,15 @@ pub fn pets_and_stock_list_newest_first_and_are_counted<S: Store>(store: S) {
         .collect();
     let two = PageSize::new(2).must("size");
     let newest = PetQuery::default().newest_first(true).page(None, two);
-    let ids = |query: &PetQuery| -> Vec<_> {
-        let page = f.shop.pets().list(query).must("list the pets");
-        page.items.iter().map(|pet| pet.id).collect()
-    };
-    let stocked = |query: &PetQuery| -> Vec<_> {
-        let page = f
-            .shop
-            .inventory()
-            .list(&InventoryQuery::of_pets(query))
-            .must("list the stock");
-        page.items.iter().map(|item| item.pet_id).collect()
-    };
-    assert_eq!(ids(&newest), vec![pets[6], pets[5]]);
-    assert_eq!(stocked(&newest), ids(&newest));
+    assert_eq!(f.listed(&newest), vec![pets[6], pets[5]]);
+    assert_eq!(f.stocked(&newest), f.listed(&newest));
     let second = newest.clone().page(Some(pets[5]), two);
-    assert_eq!(ids(&second), vec![pets[4], pets[3]]);
-    assert_eq!(stocked(&second), ids(&second));
+    assert_eq!(f.listed(&second), vec![pets[4], pets[3]]);
+    assert_eq!(f.stocked(&second), f.listed(&second));
     // Back from the second page's first pet: the page before it, nearest first.
     let back = second.clone().backwards_from(pets[4]);
-    assert_eq!(ids(&back), vec![pets[5], pets[6]]);
-    assert_eq!(stocked(&back), ids(&back));
+    assert_eq!(f.listed(&back), vec![pets[5], pets[6]]);
+    assert_eq!(f.stocked(&back), f.listed(&back));
 
     let count = |query: &PetQuery| f.shop.pets().count(query).must("count the pets");
     assert_eq!(count(&newest), 7);
@@ -44,8 +47,11 @@ pub fn pets_and_stock_list_newest_first_and_are_counted<S: Store>(store: S) {
         .stock_at_most(Some(Stock::from_level(1)))
         .newest_first(true);
     assert_eq!(count(&low), 5);
-    assert_eq!(ids(&low), vec![pets[6], pets[4], pets[3], pets[1], pets[0]]);
-    assert_eq!(stocked(&low), ids(&low));
+    assert_eq!(
+        f.listed(&low),
+        vec![pets[6], pets[4], pets[3], pets[1], pets[0]]
+    );
+    assert_eq!(f.stocked(&low), f.listed(&low));
     let named = PetQuery::new(None, None, Some("pet 1".into()), Vec::new()).must("query");
     assert_eq!(count(&named), 1);
 }
@@ -68,18 +74,6 @@ pub fn pets_and_stock_list_by_name_both_ways<S: Store>(store: S) {
     };
     let two = PageSize::new(2).must("size");
     let by_name = PetQuery::default().sorted(PetSort::Name).page(None, two);
-    let ids = |query: &PetQuery| -> Vec<_> {
-        let page = f.shop.pets().list(query).must("list the pets");
-        page.items.iter().map(|pet| pet.id).collect()
-    };
-    let stocked = |query: &PetQuery| -> Vec<_> {
-        let page = f
-            .shop
-            .inventory()
-            .list(&InventoryQuery::of_pets(query))
-            .must("list the stock");
-        page.items.iter().map(|item| item.pet_id).collect()
-    };
     let count = |query: &PetQuery| f.shop.pets().count(query).must("count the pets");
     let after = |query: &PetQuery, id, name: &str| {
         query
@@ -88,35 +82,35 @@ pub fn pets_and_stock_list_by_name_both_ways<S: Store>(store: S) {
             .after_named(Some(name.to_owned()))
     };
 
-    assert_eq!(ids(&by_name), vec![bella, bella_lower]);
-    assert_eq!(stocked(&by_name), ids(&by_name));
+    assert_eq!(f.listed(&by_name), vec![bella, bella_lower]);
+    assert_eq!(f.stocked(&by_name), f.listed(&by_name));
     let second = after(&by_name, bella_lower, "bella");
-    assert_eq!(ids(&second), vec![cleo, zed]);
-    assert_eq!(stocked(&second), ids(&second));
+    assert_eq!(f.listed(&second), vec![cleo, zed]);
+    assert_eq!(f.stocked(&second), f.listed(&second));
     assert_eq!(count(&second), 3, "after the second by name");
     let last = after(&by_name, zed, "Zed");
-    assert_eq!(ids(&last), vec![emile]);
+    assert_eq!(f.listed(&last), vec![emile]);
     // Back from the second page's first pet: the page before it, nearest first.
     let back = second
         .clone()
         .backwards_from(cleo)
         .after_named(Some("cléo".into()));
-    assert_eq!(ids(&back), vec![bella_lower, bella]);
-    assert_eq!(stocked(&back), ids(&back));
+    assert_eq!(f.listed(&back), vec![bella_lower, bella]);
+    assert_eq!(f.stocked(&back), f.listed(&back));
 
     let z_to_a = by_name.clone().newest_first(true);
-    assert_eq!(ids(&z_to_a), vec![emile, zed]);
+    assert_eq!(f.listed(&z_to_a), vec![emile, zed]);
     let next = after(&z_to_a, zed, "Zed");
-    assert_eq!(ids(&next), vec![cleo, bella_lower]);
+    assert_eq!(f.listed(&next), vec![cleo, bella_lower]);
     assert_eq!(count(&next), 3);
-    assert_eq!(stocked(&next), ids(&next));
+    assert_eq!(f.stocked(&next), f.listed(&next));
 
     // Filters narrow a list by name as they narrow any other.
     let low = by_name
         .clone()
         .stock_at_most(Some(Stock::from_level(2)))
         .page(None, PageSize::MAX_PAGE);
-    assert_eq!(ids(&low), vec![bella, cleo, zed]);
+    assert_eq!(f.listed(&low), vec![bella, cleo, zed]);
     assert_eq!(count(&low), 3);
 
     // The pet a page starts after is gone: the page starts where it stood.
@@ -124,5 +118,5 @@ pub fn pets_and_stock_list_by_name_both_ways<S: Store>(store: S) {
         .pets()
         .delete(super::OPERATOR, cleo, crate::Always)
         .must("delete cléo");
-    assert_eq!(ids(&after(&by_name, cleo, "cléo")), vec![zed, emile]);
+    assert_eq!(f.listed(&after(&by_name, cleo, "cléo")), vec![zed, emile]);
 }
