@@ -3,7 +3,7 @@
 use std::borrow::Borrow;
 
 use super::{Catalogue, View};
-use super::{count_after, next_id, page, page_either};
+use super::{next_id, page, page_either};
 use crate::ids::{CategoryId, PetId};
 use crate::model::{Category, NewCategory, NewPet, Pet};
 use crate::money::Price;
@@ -56,18 +56,13 @@ impl<C: Borrow<Catalogue>> CatalogueReader for View<'_, C> {
 
     fn pet_count(&mut self, query: &PetQuery) -> RepoResult<u64> {
         let catalogue = self.catalogue.borrow();
-        if query.sort == PetSort::Name {
-            let found = finds(catalogue, query);
-            let past = |pet: &&Pet| query.is_past(pet.id, pet.name.as_str());
-            return Ok(catalogue
-                .pets
-                .values()
-                .filter(past)
-                .filter(|pet| found(pet))
-                .count() as u64);
-        }
-        let from = (query.after, query.newest_first);
-        Ok(count_after(&catalogue.pets, from, finds(catalogue, query)))
+        let found = finds(catalogue, query);
+        let counted = catalogue
+            .pets
+            .values()
+            .filter(|pet| found(pet) && query.is_past(pet.id, pet.name.as_str()))
+            .count();
+        Ok(counted as u64)
     }
 }
 

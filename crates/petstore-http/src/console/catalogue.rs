@@ -75,9 +75,8 @@ async fn pets_answer(
                 .into_iter()
                 .map(|item| (item.pet_id, item.quantity.get()))
                 .collect();
-            let (pets, place) = placed(shop, &asked, shop.pets().list(&rows)?.items, |pet| {
-                Position::new(pet.id, pet.name.as_str())
-            })?;
+            let pets = shop.pets().list(&rows)?.items;
+            let (pets, place) = placed(shop, &asked, pets, Position::of_pet)?;
             Ok((
                 pets,
                 place,
@@ -86,8 +85,11 @@ async fn pets_answer(
             ))
         })
         .await?;
-    let position = |pet: &Pet| Position::new(pet.id, pet.name.as_str());
-    let beside = filter.beside(LIST, pets.first().map(position), pets.last().map(position));
+    let beside = filter.beside(
+        LIST,
+        pets.first().map(Position::of_pet),
+        pets.last().map(Position::of_pet),
+    );
     let adding = refused
         .as_ref()
         .map(|(refusal, typed)| (refusal, Some(typed)));

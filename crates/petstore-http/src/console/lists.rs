@@ -3,7 +3,9 @@
 //! way), its form, and the marks of a level.
 
 use maud::{Markup, html};
-use petstore_core::{Category, DomainError, PageSize, PetId, PetQuery, PetSort, PetStatus, Stock};
+use petstore_core::{
+    Category, DomainError, PageSize, Pet, PetId, PetQuery, PetSort, PetStatus, Stock,
+};
 use serde::{Deserialize, Serialize};
 
 use super::pager::{Beside, Place};
@@ -66,6 +68,11 @@ impl Position {
             id,
             name: name.to_owned(),
         }
+    }
+
+    /// The position of `pet`'s row.
+    pub(super) fn of_pet(pet: &Pet) -> Self {
+        Self::new(pet.id, pet.name.as_str())
     }
 }
 

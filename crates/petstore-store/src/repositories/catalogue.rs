@@ -186,12 +186,16 @@ macro_rules! matching_pets {
             sql = match (query.sort, query.newest_first) {
                 (petstore_core::PetSort::Added, false) => sql.filter(pets::id.gt(id)),
                 (petstore_core::PetSort::Added, true) => sql.filter(pets::id.lt(id)),
-                (petstore_core::PetSort::Name, false) => sql
-                    .filter(pets::name_key.ge(key()))
-                    .filter(pets::name_key.gt(key()).or(pets::id.gt(id))),
-                (petstore_core::PetSort::Name, true) => sql
-                    .filter(pets::name_key.le(key()))
-                    .filter(pets::name_key.lt(key()).or(pets::id.lt(id))),
+                (petstore_core::PetSort::Name, false) => {
+                    let key = key();
+                    sql.filter(pets::name_key.ge(key.clone()))
+                        .filter(pets::name_key.gt(key).or(pets::id.gt(id)))
+                }
+                (petstore_core::PetSort::Name, true) => {
+                    let key = key();
+                    sql.filter(pets::name_key.le(key.clone()))
+                        .filter(pets::name_key.lt(key).or(pets::id.lt(id)))
+                }
             };
         }
         if let Some(status) = query.status {
