@@ -22,6 +22,10 @@ PLANTS = {
     "replica-unchecked": "PostgreSQL nodes run target/chaos-plant/petstore-replica-unchecked, "
                          "whose read standbys serve every read they get without checking how "
                          "far they have replayed",
+    "shared-answer-too-early": "PostgreSQL nodes run target/chaos-plant/"
+                               "petstore-shared-answer-too-early, whose read bursts take the "
+                               "answer of the position question they waited for even when "
+                               "their reads were queued after it was sent",
     "wrong-actor": "the nodes of both shops run target/chaos-plant/petstore-wrong-actor, "
                    "whose events name the key that made the change through the other door "
                    "(a change through /v1 as the console's)",
@@ -60,6 +64,7 @@ BUILT_PLANTS = {
     # Read standbys are PostgreSQL's; the standby faults that make them lag (replay paused,
     # link stalled, killed) show it.
     "replica-unchecked": ("pg",),
+    "shared-answer-too-early": ("pg",),
     # The bug is in the request's context (petstore-http's context.rs), which both backends
     # share: both shops must catch it (event-actor, webhook copies alike).
     "wrong-actor": ("pg", "sqlite"),

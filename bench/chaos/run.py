@@ -245,8 +245,8 @@ def main(argv=None):
         print(f"{args.binary} is missing: run `cargo build --release -p petstore-http --bin "
               "petstore` first", file=sys.stderr)
         return 2
-    if args.plant == "replica-unchecked" and args.no_replicas:
-        print("--plant replica-unchecked needs read standbys: drop --no-replicas",
+    if args.plant in ("replica-unchecked", "shared-answer-too-early") and args.no_replicas:
+        print(f"--plant {args.plant} needs read standbys: drop --no-replicas",
               file=sys.stderr)
         return 2
     if args.seed is None:

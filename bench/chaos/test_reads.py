@@ -244,13 +244,14 @@ class ReadRecords(unittest.TestCase):
         pets = Answer(200, [{"id": 5, "name": "x", "status": "available"}])
         self.assertEqual(trim("read_point", pets)["items"], [5])
 
-    def test_the_negative_control_runs_its_own_binary_on_the_postgresql_shop_only(self):
-        self.assertIn("replica-unchecked", plants.PLANTS)
-        self.assertEqual(plants.BUILT_PLANTS["replica-unchecked"], ("pg",))
-        self.assertEqual(plants.plant_binary("replica-unchecked"),
-                         os.path.join("target", "chaos-plant", "petstore-replica-unchecked"))
-        self.assertEqual(plants.binary_for("replica-unchecked", "/nowhere", "release", "sqlite"),
-                         "release")
+    def test_the_negative_controls_run_their_own_binaries_on_the_postgresql_shop_only(self):
+        for plant in ("replica-unchecked", "shared-answer-too-early"):
+            self.assertIn(plant, plants.PLANTS)
+            self.assertEqual(plants.BUILT_PLANTS[plant], ("pg",))
+            self.assertEqual(plants.plant_binary(plant),
+                             os.path.join("target", "chaos-plant", f"petstore-{plant}"))
+            self.assertEqual(plants.binary_for(plant, "/nowhere", "release", "sqlite"),
+                             "release")
 
 
 if __name__ == "__main__":

@@ -5,11 +5,11 @@
 //! replays the primary's write-ahead log behind it, so a read may go to one only once it has
 //! replayed past a position the primary had *after* the read was queued: a write
 //! acknowledged before then committed at or before that position. As a Raft leader's
-//! ReadIndex does, a burst of reads asks the primary for its position once, in one cheap
-//! statement, after every read of the burst was queued ([`Freshness::Latest`]), unless a
-//! position was asked since they were (a commit's token, a probe, another burst): the
-//! standby's own replay position is then read on the connection the burst will use, before
-//! any of the burst's snapshots is taken. A read that names a position (a client's
+//! ReadIndex does, reads of the latest state ([`Freshness::Latest`]) share one question to
+//! the primary, one cheap statement sent after every one of them was queued
+//! ([`SharedQuestion`]), unless a position was asked since they were (a commit's token, a
+//! probe): the standby's own replay position is then read on the connection the burst will
+//! use, before any of the burst's snapshots is taken. A read that names a position (a client's
 //! consistency token, [`Freshness::Since`]) or a staleness it accepts
 //! ([`Freshness::Within`], judged against the positions the primary was seen at) asks the
 //! primary nothing.
@@ -37,6 +37,7 @@ use crate::job::ReadJob;
 use crate::stats::ServerReads;
 use commits::CommitMark;
 use positions::{primary_position, reaches, until_replayed};
+use question::SharedQuestion;
 
 /// How often each standby, and the primary, are asked where they are.
 pub(super) const PROBE_EVERY: Duration = Duration::from_millis(100);
@@ -59,6 +60,8 @@ pub(super) struct Replicas {
     wait: Duration,
     /// The primary's positions as asked (probes, bursts and commits), oldest first.
     samples: Mutex<VecDeque<Sample>>,
+    /// The position question the reader threads share.
+    question: SharedQuestion,
     /// The primary's cluster identity, once known.
     system: OnceLock<String>,
     /// Where this node's commits have reached: the consistency token of its writes.
@@ -148,6 +151,7 @@ impl Replicas {
             standbys,
             wait: config.replica_wait,
             samples: Mutex::default(),
+            question: SharedQuestion::default(),
             system: OnceLock::new(),
             committed: Mutex::default(),
             primary_reads: AtomicU64::new(0),
@@ -184,13 +188,20 @@ impl Replicas {
             .into_iter()
             .map(|job| (self.known_requirement(&job), job))
             .collect();
-        let latest = if known.iter().any(|(needed, _)| needed.is_none()) {
-            match self.ask_primary(store) {
+        let last_unknown = known
+            .iter()
+            .filter(|(needed, _)| needed.is_none())
+            .map(|(_, job)| job.queued)
+            .max();
+        let latest = match last_unknown {
+            Some(queued) => match self
+                .question
+                .position_after(queued, || self.ask_primary(store))
+            {
                 Some(position) => Some(position),
                 None => return Routed::to_primary(known.into_iter().map(|(_, job)| job).collect()),
-            }
-        } else {
-            None
+            },
+            None => None,
         };
         // A job with no position to wait for (none of the reads that come here) is the
         // primary's.
@@ -261,7 +272,8 @@ impl Replicas {
         samples.get(first).map(|sample| sample.position)
     }
 
-    /// Asks the primary where it is, and keeps the answer; `None` when it cannot say.
+    /// Asks the primary where it is, and keeps the answer; `None` when it cannot say. Bursts
+    /// ask through [`Self::question`], one question at a time.
     fn ask_primary(&self, store: &PgStore) -> Option<Position> {
         let mut conn = store.pool.get().ok()?;
         let asked = Instant::now();
@@ -366,5 +378,6 @@ impl Standby {
 mod commits;
 mod positions;
 mod probe;
+mod question;
 #[cfg(test)]
 mod tests;

@@ -11,6 +11,7 @@ fn replicas() -> Replicas {
         standbys: Vec::new(),
         wait: Duration::from_millis(50),
         samples: Mutex::default(),
+        question: SharedQuestion::default(),
         system: OnceLock::new(),
         committed: Mutex::default(),
         primary_reads: AtomicU64::new(0),
