@@ -3,11 +3,11 @@
 
 use std::time::{Duration, Instant};
 
-use diesel::QueryResult;
-use diesel::RunQueryDsl;
-use diesel::dsl::sql;
-use diesel::pg::PgConnection;
+use diesel::expression::{AppearsOnTable, Expression, SelectableExpression, ValidGrouping};
+use diesel::pg::{Pg, PgConnection};
+use diesel::query_builder::{AstPass, QueryFragment, QueryId};
 use diesel::sql_types::{BigInt, Bool, Nullable};
+use diesel::{QueryResult, RunQueryDsl};
 
 use crate::freshness::Position;
 use crate::job::ReadJob;
@@ -16,15 +16,44 @@ use crate::postgres::connection::PgConn;
 /// How long a burst waiting for a standby to replay sleeps between two looks.
 const POLL: Duration = Duration::from_millis(1);
 
-/// The primary's flush position: past every commit it has acknowledged (a commit is flushed
-/// before its answer), and only as far as what it can send its standbys.
-const FLUSH_POSITION: &str = "(pg_current_wal_flush_lsn() - '0/0'::pg_lsn)::bigint";
+/// A select list of fixed text, of SQL type `$ty`: a static query id, so that Diesel keeps
+/// the statement prepared. Every read burst asks one of these, and the server would
+/// otherwise parse and plan it each time.
+macro_rules! fixed_select {
+    ($(#[$doc:meta])* $name:ident: $ty:ty = $sql:literal) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, QueryId, ValidGrouping)]
+        struct $name;
 
-/// A standby's state: whether it is one, the timeline it receives (`NULL` without a WAL
-/// receiver, or for a role without `pg_read_all_stats`), and how far it has replayed.
-const REPLAYED: &str = "pg_is_in_recovery(), \
-     (SELECT received_tli FROM pg_stat_wal_receiver)::bigint, \
-     (pg_last_wal_replay_lsn() - '0/0'::pg_lsn)::bigint";
+        impl Expression for $name {
+            type SqlType = $ty;
+        }
+
+        impl<QS> AppearsOnTable<QS> for $name {}
+        impl<QS> SelectableExpression<QS> for $name {}
+
+        impl QueryFragment<Pg> for $name {
+            fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+                out.push_sql($sql);
+                Ok(())
+            }
+        }
+    };
+}
+
+fixed_select!(
+    /// The primary's flush position: past every commit it has acknowledged (a commit is
+    /// flushed before its answer), and only as far as what it can send its standbys.
+    FlushPosition: BigInt = "(pg_current_wal_flush_lsn() - '0/0'::pg_lsn)::bigint"
+);
+
+fixed_select!(
+    /// A standby's state: whether it is one, the timeline it receives (`NULL` without a WAL
+    /// receiver, or for a role without `pg_read_all_stats`), and how far it has replayed.
+    Replayed: (Bool, Nullable<BigInt>, Nullable<BigInt>) = "pg_is_in_recovery(), \
+         (SELECT received_tli FROM pg_stat_wal_receiver)::bigint, \
+         (pg_last_wal_replay_lsn() - '0/0'::pg_lsn)::bigint"
+);
 
 /// Whether a standby that replayed `replayed` shows every commit at or before `needed`.
 pub(super) fn reaches(replayed: Position, needed: Position) -> bool {
@@ -33,7 +62,7 @@ pub(super) fn reaches(replayed: Position, needed: Position) -> bool {
 
 /// The primary's position, on a connection of its pool to a server of `timeline`.
 pub(super) fn primary_position(conn: &mut PgConnection, timeline: i64) -> QueryResult<Position> {
-    let lsn: i64 = diesel::select(sql::<BigInt>(FLUSH_POSITION)).get_result(conn)?;
+    let lsn: i64 = diesel::select(FlushPosition).get_result(conn)?;
     position(timeline, Some(lsn)).ok_or_else(|| not_a(timeline))
 }
 
@@ -54,8 +83,7 @@ pub(super) fn position(timeline: i64, lsn: Option<i64>) -> Option<Position> {
 /// timeline, or has replayed nothing.
 pub(super) fn replayed_on(conn: &mut PgConnection) -> QueryResult<Option<Position>> {
     let (recovering, timeline, lsn): (bool, Option<i64>, Option<i64>) =
-        diesel::select(sql::<(Bool, Nullable<BigInt>, Nullable<BigInt>)>(REPLAYED))
-            .get_result(conn)?;
+        diesel::select(Replayed).get_result(conn)?;
     Ok(match (recovering, timeline) {
         (true, Some(timeline)) => position(timeline, lsn),
         _ => None,
