@@ -40,8 +40,8 @@ impl SharedQuestion {
         ask: impl FnOnce() -> Option<Position>,
     ) -> Option<Position> {
         let mut state = self.lock();
-        // The question this burst waited for, whatever it was sent: the planted bug takes its
-        // answer even for reads queued after it was sent.
+        // The question this burst last waited for, sent before or after its reads were queued:
+        // the planted bug takes its answer even when after.
         let mut joined = None;
         loop {
             if let Some((asked, answer)) = state.last
@@ -64,16 +64,38 @@ impl SharedQuestion {
         let asked = Instant::now();
         state.in_flight = Some(asked);
         drop(state);
-        let answer = ask();
-        let mut state = self.lock();
-        state.in_flight = None;
-        state.last = Some((asked, answer));
-        self.answered.notify_all();
-        answer
+        let mut publish = Publish {
+            question: self,
+            asked,
+            answer: None,
+        };
+        publish.answer = ask();
+        // The planted bug also holds its answer a moment, as a slow round trip would, so that
+        // the soak meets bursts that join it late.
+        #[cfg(feature = "plant-shared-answer-too-early")]
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        publish.answer
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Publishes a question's answer when dropped, so that one whose asking panicked leaves no
+/// burst waiting for it: its readers go to the primary, and the next burst asks again.
+struct Publish<'q> {
+    question: &'q SharedQuestion,
+    asked: Instant,
+    answer: Option<Position>,
+}
+
+impl Drop for Publish<'_> {
+    fn drop(&mut self) {
+        let mut state = self.question.lock();
+        state.in_flight = None;
+        state.last = Some((self.asked, self.answer));
+        self.question.answered.notify_all();
     }
 }
 

@@ -86,6 +86,25 @@ fn a_failed_question_fails_the_reads_it_served_and_the_next_read_asks_again() {
 }
 
 #[test]
+fn a_question_that_panicked_leaves_no_read_waiting_and_the_next_asks_again() {
+    let question = SharedQuestion::default();
+    let queued = Instant::now();
+    let asking = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        question.position_after(queued, || panic!("the statement's code panicked"))
+    }));
+    assert!(asking.is_err());
+    // A read queued before it: its question has no answer, so the primary serves it.
+    assert_eq!(
+        question.position_after(queued, || panic!("asked again for a read it served")),
+        None
+    );
+    assert_eq!(
+        question.position_after(Instant::now(), || Some(at(7))),
+        Some(at(7))
+    );
+}
+
+#[test]
 fn under_many_readers_one_question_is_out_at_a_time_and_every_answer_was_asked_after_its_read() {
     let question = Arc::new(SharedQuestion::default());
     // Each question's answer is its number; `sent[n]` is when question n went out.
