@@ -96,7 +96,7 @@ def check_times(history, seen, anomalies):
                     anomalies.add("hold-after-expiry", f"{where}: judged usable after its "
                                   "expiry", hold=hold_id, event=event["id"])
                 elif max(times) >= expires and not any(
-                        call["sent"] < expires - SLACK_SECONDS
+                        call["sent"] < expires + SLACK_SECONDS
                         for op in _enders(history, seen, hold_id, how, ended)
                         for call in history.calls.get(op["op"], [])):
                     anomalies.add("hold-after-expiry", f"{where}: ended after its expiry, "

@@ -15,7 +15,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checks_actors import event_time  # noqa: E402
 from checks_hold_times import expiry_deadline  # noqa: E402
 from synthetic import anomalies  # noqa: E402
-from synthetic_holds import HoldingShop, holding_shop  # noqa: E402
+from synthetic_holds import HoldingShop, holding_shop, stamp  # noqa: E402
 from test_events import deliver, load_ended, subscribe  # noqa: E402
 
 
@@ -125,6 +125,23 @@ class Expiry(unittest.TestCase):
         # checkout taken after the expiry, not a replay.
         self.shop.records[-2].update(status=503, code="unavailable")
         self.assertEqual(anomalies(self.shop.check()), ["hold-after-expiry"])
+
+    def test_a_checkout_sent_just_before_the_expiry_and_ended_just_after_is_no_anomaly(self):
+        # Seen in a soak (seed 300419): sent a few ms before the expiry, its change began
+        # 4 ms before it and the hold's ending was stamped 1 ms after it.
+        expires = self.shop.expires(self.hold)
+        self.shop.check_out(self.hold, at=expires - 0.005)
+        ended = {"how": "consumed", "at": stamp(expires + 0.001)}
+        for event in self.shop.events:
+            if event["type"] == "hold.consumed":
+                event["time"] = stamp(expires - 0.004)
+                ended["orderId"] = event["data"]["ended"]["orderId"]
+                event["data"]["ended"] = dict(ended)
+        self.shop.holds[self.hold["id"]]["ended"] = dict(ended)
+        self.assertEqual(self.shop.check()["anomalies"], [])
+        # Every attempt sent after the expiry: taken after it.
+        self.shop.records[-1]["sent"] = expires + 0.02
+        self.assertIn("hold-after-expiry", anomalies(self.shop.check()))
 
     def test_a_release_accepted_after_the_expiry_is_caught(self):
         self.shop.release(self.hold, at=self.shop.expires(self.hold) + 0.05)
