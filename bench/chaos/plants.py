@@ -24,8 +24,8 @@ PLANTS = {
                          "far they have replayed",
     "shared-answer-too-early": "PostgreSQL nodes run target/chaos-plant/"
                                "petstore-shared-answer-too-early, whose read bursts take the "
-                               "answer of the position question they waited for even when "
-                               "their reads were queued after it was sent",
+                               "node's latest position answer even when their reads were "
+                               "queued after its question was sent (up to 200 ms after)",
     "wrong-actor": "the nodes of both shops run target/chaos-plant/petstore-wrong-actor, "
                    "whose events name the key that made the change through the other door "
                    "(a change through /v1 as the console's)",

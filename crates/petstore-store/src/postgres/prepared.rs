@@ -1,11 +1,10 @@
-//! Statements of the write path written out by hand, so that Diesel prepares them once per
-//! connection: Diesel's cache keeps only statements of a static query id, which an `UPDATE`
+//! Statements written out by hand, most of them the write path's, so that Diesel prepares
+//! them once per connection: Diesel's cache keeps only statements of a static query id, which an `UPDATE`
 //! from its query builder, a batch `INSERT` and any SQL literal are not. Uncached, the server
 //! parses and plans them on every order (see `sqlite/prepared.rs` for the same on SQLite).
 //! A write burst's held-back writes ([`HeldBack`](super::held_back::HeldBack)) go out in
 //! [`SetStocks`] and [`SendHeldBack`].
 
-use diesel::expression::{AppearsOnTable, Expression, SelectableExpression, ValidGrouping};
 use diesel::pg::{Pg, PgConnection};
 use diesel::query_builder::{AstPass, QueryFragment, QueryId};
 use diesel::sql_types::{Array, BigInt, Bytea, Interval, Jsonb, Nullable, Text, Timestamptz};
@@ -14,26 +13,40 @@ use petstore_core::{IdempotencyRecord, PricedLine, RECORD_LIFETIME};
 
 use crate::records::MovementColumns;
 
-/// `nextval('orders_id_seq')`: an id for an order placed with none in hand (the statement that
-/// locks a burst's pets takes one per pet it locks), so that every order knows its id before
-/// it is sent ([`HeldBack`](super::held_back::HeldBack)). Written as SQL text of a static
-/// query id, so the statement stays prepared.
-#[derive(Debug, Clone, Copy, QueryId, ValidGrouping)]
-pub(crate) struct NextOrderId;
+/// An expression of fixed SQL text, of SQL type `$ty`, usable in any select list: a type of
+/// static query id, so that a statement selecting it stays prepared.
+macro_rules! fixed_select {
+    ($(#[$doc:meta])* $vis:vis $name:ident: $ty:ty = $sql:literal) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, diesel::query_builder::QueryId, diesel::expression::ValidGrouping)]
+        $vis struct $name;
 
-impl Expression for NextOrderId {
-    type SqlType = BigInt;
+        impl diesel::expression::Expression for $name {
+            type SqlType = $ty;
+        }
+
+        impl<QS> diesel::expression::AppearsOnTable<QS> for $name {}
+        impl<QS> diesel::expression::SelectableExpression<QS> for $name {}
+
+        impl diesel::query_builder::QueryFragment<diesel::pg::Pg> for $name {
+            fn walk_ast<'b>(
+                &'b self,
+                mut out: diesel::query_builder::AstPass<'_, 'b, diesel::pg::Pg>,
+            ) -> diesel::QueryResult<()> {
+                out.push_sql($sql);
+                Ok(())
+            }
+        }
+    };
 }
+pub(crate) use fixed_select;
 
-impl<QS> AppearsOnTable<QS> for NextOrderId {}
-impl<QS> SelectableExpression<QS> for NextOrderId {}
-
-impl QueryFragment<Pg> for NextOrderId {
-    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
-        out.push_sql("nextval('orders_id_seq')");
-        Ok(())
-    }
-}
+fixed_select!(
+    /// `nextval('orders_id_seq')`: an id for an order placed with none in hand (the statement
+    /// that locks a burst's pets takes one per pet it locks), so that every order knows its id
+    /// before it is sent ([`HeldBack`](super::held_back::HeldBack)).
+    pub(crate) NextOrderId: BigInt = "nextval('orders_id_seq')"
+);
 
 /// The stock levels a write burst set, each pet's last, in one statement (one text for any
 /// number of pets).

@@ -3,44 +3,20 @@
 
 use std::time::{Duration, Instant};
 
-use diesel::expression::{AppearsOnTable, Expression, SelectableExpression, ValidGrouping};
-use diesel::pg::{Pg, PgConnection};
-use diesel::query_builder::{AstPass, QueryFragment, QueryId};
+use diesel::pg::PgConnection;
 use diesel::sql_types::{BigInt, Bool, Nullable};
 use diesel::{QueryResult, RunQueryDsl};
 
 use crate::freshness::Position;
 use crate::job::ReadJob;
 use crate::postgres::connection::PgConn;
+use crate::postgres::prepared::fixed_select;
 
 /// How long a burst waiting for a standby to replay sleeps between two looks.
 const POLL: Duration = Duration::from_millis(1);
 
-/// A select list of fixed text, of SQL type `$ty`: a static query id, so that Diesel keeps
-/// the statement prepared. Every read burst asks one of these, and the server would
-/// otherwise parse and plan it each time.
-macro_rules! fixed_select {
-    ($(#[$doc:meta])* $name:ident: $ty:ty = $sql:literal) => {
-        $(#[$doc])*
-        #[derive(Debug, Clone, Copy, QueryId, ValidGrouping)]
-        struct $name;
-
-        impl Expression for $name {
-            type SqlType = $ty;
-        }
-
-        impl<QS> AppearsOnTable<QS> for $name {}
-        impl<QS> SelectableExpression<QS> for $name {}
-
-        impl QueryFragment<Pg> for $name {
-            fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
-                out.push_sql($sql);
-                Ok(())
-            }
-        }
-    };
-}
-
+// Prepared (`fixed_select!`): every read burst asks one of these, and the server would
+// otherwise parse and plan it each time.
 fixed_select!(
     /// The primary's flush position: past every commit it has acknowledged (a commit is
     /// flushed before its answer), and only as far as what it can send its standbys.
