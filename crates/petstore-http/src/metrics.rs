@@ -10,6 +10,7 @@ mod appended;
 mod holds;
 mod process;
 mod registry;
+mod servers;
 
 pub(crate) use appended::Appended;
 pub use registry::VERSION;
@@ -41,11 +42,6 @@ struct OutcomeLabels {
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct VolumeLabels {
     volume: &'static str,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct ServerLabels {
-    server: String,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -98,9 +94,7 @@ pub struct Metrics {
     /// The subscriptions the webhook families have series for, so that a deleted one's go.
     webhooks_seen: Mutex<Vec<i64>>,
     disk_free: Family<VolumeLabels, Gauge>,
-    server_reads: Family<ServerLabels, Counter>,
-    replica_up: Family<ServerLabels, Gauge>,
-    replica_lag: Family<ServerLabels, Gauge>,
+    servers: servers::ServerMetrics,
     holds: holds::HoldMetrics,
 }
 
@@ -275,27 +269,7 @@ impl Metrics {
         disk_free: Option<u64>,
         servers: &[ServerReads],
     ) -> String {
-        for server in servers {
-            let labels = ServerLabels {
-                server: server.server.clone(),
-            };
-            let reads = self.server_reads.get_or_create(&labels);
-            reads.inc_by(server.reads.saturating_sub(reads.get()));
-            if let Some(up) = server.up {
-                self.replica_up.get_or_create(&labels).set(i64::from(up));
-                match server.lag_bytes {
-                    Some(lag) => {
-                        self.replica_lag
-                            .get_or_create(&labels)
-                            .set(i64::try_from(lag).unwrap_or(i64::MAX));
-                    }
-                    // Not known (down, or on another timeline): no sample, not a stale one.
-                    None => {
-                        self.replica_lag.remove(&labels);
-                    }
-                }
-            }
-        }
+        self.servers.update(servers);
         if let Some(free) = disk_free {
             self.disk_free
                 .get_or_create(&VolumeLabels { volume: "database" })

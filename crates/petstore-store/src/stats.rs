@@ -32,6 +32,9 @@ pub struct ServerReads {
     /// A standby: whether its last probe found it replaying this primary. `None` for the
     /// primary.
     pub up: Option<bool>,
+    /// A standby: whether it is up and the primary's commits wait for it, so that reads of
+    /// the latest state ask the primary nothing. `None` for the primary.
+    pub synchronous: Option<bool>,
     /// A standby: how many bytes of the primary's log it had yet to replay, as last seen.
     pub lag_bytes: Option<u64>,
 }

@@ -12,7 +12,7 @@ use std::sync::Mutex;
 
 use super::{
     CONNECTION_ERRORS, Metrics, OutcomeLabels, ReasonLabels, RequestLabels, RouteLabels,
-    ServerLabels, VolumeLabels, WebhookLabels, holds, process,
+    VolumeLabels, WebhookLabels, holds, process, servers,
 };
 
 /// The build's version, as `--version` and `petstore_build_info` give it: the package's, with
@@ -165,27 +165,6 @@ impl Metrics {
             "Bytes free on the disk of the SQLite database file (no sample on PostgreSQL)",
             disk_free.clone(),
         );
-        let server_reads = Family::<ServerLabels, Counter>::default();
-        registry.register(
-            "db_reads",
-            "Reads served, by database server (primary, replica-<n>), on a node with read \
-             standbys (no series without)",
-            server_reads.clone(),
-        );
-        let replica_up = Family::<ServerLabels, Gauge>::default();
-        registry.register(
-            "db_replica_up",
-            "Per read standby: 1 when its last probe found it replaying this primary's \
-             timeline, else 0",
-            replica_up.clone(),
-        );
-        let replica_lag = Family::<ServerLabels, Gauge>::default();
-        registry.register(
-            "db_replica_lag_bytes",
-            "Per read standby: bytes of the primary's write-ahead log it had yet to replay, \
-             as last seen (no sample while it is down)",
-            replica_lag.clone(),
-        );
         let build = Family::<BuildLabels, Gauge>::default();
         build
             .get_or_create(&BuildLabels { version: VERSION })
@@ -195,6 +174,7 @@ impl Metrics {
             "The running build: always 1, with the version as a label",
             build,
         );
+        let servers = servers::ServerMetrics::registered(registry);
         let holds = holds::HoldMetrics::registered(registry);
         root.register_collector(Box::new(process::ProcessCollector));
         Self {
@@ -216,9 +196,7 @@ impl Metrics {
             webhook_failed,
             webhooks_seen: Mutex::default(),
             disk_free,
-            server_reads,
-            replica_up,
-            replica_lag,
+            servers,
             holds,
         }
     }

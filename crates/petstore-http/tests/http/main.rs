@@ -34,6 +34,7 @@ mod prices;
 mod protocol;
 mod settings;
 mod standbys;
+mod standbys_synchronous;
 mod stopping;
 mod storage;
 mod traces;

@@ -384,6 +384,7 @@ async fn the_dashboard_and_the_alerts_name_only_metrics_the_service_exports() {
             server: "replica-1".into(),
             reads: 1,
             up: Some(true),
+            synchronous: Some(false),
             lag_bytes: Some(0),
         };
         text.push_str(&petstore_http::metrics::Metrics::new().render(

@@ -38,6 +38,8 @@ use crate::stats::ServerReads;
 use commits::CommitMark;
 use positions::{primary_position, reaches, until_replayed};
 use question::SharedQuestion;
+use standby::{Standby, first_synchronous};
+use synchronous::SyncState;
 
 /// How often each standby, and the primary, are asked where they are.
 pub(super) const PROBE_EVERY: Duration = Duration::from_millis(100);
@@ -77,18 +79,6 @@ struct Sample {
     /// `position`.
     asked: Instant,
     position: Position,
-}
-
-/// One read standby.
-struct Standby {
-    /// `replica-<n>`, in the order configured: its name in metrics and logs.
-    name: String,
-    pool: PgPool,
-    /// How its probe connects: on a connection of its own, outside the pool.
-    probe: Arc<PrimaryOnly>,
-    /// Its last probe's answer, and when.
-    seen: Mutex<Option<(Instant, Option<Position>)>>,
-    reads: AtomicU64,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -143,6 +133,7 @@ impl Replicas {
                     pool,
                     probe: Arc::new(manager()),
                     seen: Mutex::new(None),
+                    sync: SyncState::default(),
                     reads: AtomicU64::new(0),
                 })
             })
@@ -193,37 +184,48 @@ impl Replicas {
             .filter(|(needed, _)| needed.is_none())
             .map(|(_, job)| job.queued)
             .max();
-        let latest = match last_unknown {
-            Some(queued) => match self
+        // A synchronous standby has every acknowledged commit: no question is asked.
+        let synchronous = last_unknown.and_then(|_| first_synchronous(&up));
+        let latest = match (last_unknown, synchronous) {
+            (Some(queued), None) => match self
                 .question
                 .position_after(queued, || self.ask_primary(store))
             {
                 Some(position) => Some(position),
                 None => return Routed::to_primary(known.into_iter().map(|(_, job)| job).collect()),
             },
-            None => None,
+            _ => None,
         };
         // A job with no position to wait for (none of the reads that come here) is the
-        // primary's.
+        // primary's, unless a synchronous standby's own position serves it.
         let mut primary = Vec::new();
-        let mut waiting: Vec<(Position, ReadJob)> = Vec::with_capacity(known.len());
+        let mut waiting: Vec<(Option<Position>, ReadJob)> = Vec::with_capacity(known.len());
         for (needed, job) in known {
             match needed.or(latest) {
-                Some(needed) => waiting.push((needed, job)),
+                Some(needed) => waiting.push((Some(needed), job)),
+                None if synchronous.is_some() && job.freshness != Freshness::Primary => {
+                    waiting.push((None, job));
+                }
                 None => primary.push(job),
             }
         }
-        let Some(needed) = waiting.iter().map(|(needed, _)| *needed).max() else {
-            return Routed::to_primary(primary);
+        let (standby, floor) = match synchronous {
+            Some((standby, floor)) => (standby, Some(floor)),
+            None => match waiting.iter().filter_map(|(needed, _)| *needed).max() {
+                Some(needed) => (self.choose(&up, needed), None),
+                None => return Routed::to_primary(primary),
+            },
         };
-        let standby = self.choose(&up, needed);
+        if waiting.is_empty() {
+            return Routed::to_primary(primary);
+        }
         let started = Instant::now();
         let Ok(mut conn) = standby.pool.get_timeout(self.wait) else {
             standby.seen_down();
             primary.extend(waiting.into_iter().map(|(_, job)| job));
             return Routed::to_primary(primary);
         };
-        let (ready, late) = match until_replayed(&mut conn, waiting, started + self.wait) {
+        let (ready, late) = match until_replayed(&mut conn, waiting, floor, started + self.wait) {
             Ok(split) => split,
             Err(waiting) => {
                 standby.seen_down();
@@ -339,6 +341,7 @@ impl Replicas {
             server: "primary".into(),
             reads: self.primary_reads.load(Ordering::Relaxed),
             up: None,
+            synchronous: None,
             lag_bytes: None,
         }];
         stats.extend(self.standbys.iter().map(|standby| {
@@ -347,6 +350,7 @@ impl Replicas {
                 server: standby.name.clone(),
                 reads: standby.reads.load(Ordering::Relaxed),
                 up: Some(replayed.is_some()),
+                synchronous: Some(replayed.is_some() && standby.sync.is_synchronous()),
                 lag_bytes: match (primary, replayed) {
                     (Some(primary), Some(replayed)) if primary.timeline == replayed.timeline => {
                         Some(primary.lsn.saturating_sub(replayed.lsn))
@@ -359,25 +363,11 @@ impl Replicas {
     }
 }
 
-impl Standby {
-    /// How far it had replayed at its last probe, if that probe is recent and found it a
-    /// standby of this primary.
-    fn replayed(&self) -> Option<Position> {
-        match *lock(&self.seen) {
-            Some((at, replayed)) if at.elapsed() < PROBE_TRUSTED_FOR => replayed,
-            _ => None,
-        }
-    }
-
-    /// Marks it down until its next probe finds it up.
-    fn seen_down(&self) {
-        *lock(&self.seen) = Some((Instant::now(), None));
-    }
-}
-
 mod commits;
 mod positions;
 mod probe;
 mod question;
+mod standby;
+mod synchronous;
 #[cfg(test)]
 mod tests;

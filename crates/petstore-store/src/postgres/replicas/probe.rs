@@ -14,7 +14,8 @@ use diesel::pg::PgConnection;
 use diesel::r2d2::ManageConnection;
 use diesel::sql_types::{BigInt, Bool, Nullable, Text};
 
-use super::positions::{position, primary_position};
+use super::positions::position;
+use super::synchronous::{SYNC_PROBE_EVERY, primary_view, receiver_name};
 use super::{PROBE_EVERY, PROBE_TRUSTED_FOR, Replicas, lock};
 use crate::freshness::Position;
 use crate::postgres::connection::{PgConn, PgPool, PrimaryOnly};
@@ -25,16 +26,20 @@ const SYSTEM: &str = "(SELECT system_identifier FROM pg_control_system())::text"
 /// What a standby's probe asks, in one statement: the role it connected as, its cluster,
 /// whether it is in recovery, whether a WAL receiver runs (its `pid` is shown to every
 /// role), the timeline that receiver receives (shown only to a role with
-/// `pg_read_all_stats`), and how far it has replayed.
+/// `pg_read_all_stats`), how far it has replayed, and the receiver's connection string
+/// (shown as the timeline is), which names it to the primary.
 const STANDBY: &str = "current_user::text, \
      (SELECT system_identifier FROM pg_control_system())::text, \
      pg_is_in_recovery(), \
      EXISTS (SELECT 1 FROM pg_stat_wal_receiver), \
      (SELECT received_tli FROM pg_stat_wal_receiver)::bigint, \
-     (pg_last_wal_replay_lsn() - '0/0'::pg_lsn)::bigint";
+     (pg_last_wal_replay_lsn() - '0/0'::pg_lsn)::bigint, \
+     (SELECT conninfo FROM pg_stat_wal_receiver)";
 
-/// Asks the primary where it is every [`PROBE_EVERY`], for staleness reads and the
-/// standbys' lag; and its cluster's identity, until it is known (a promotion keeps it).
+/// Asks the primary where it is, for staleness reads and the standbys' lag, and which
+/// standbys its commits wait for ([`super::synchronous`]): every [`PROBE_EVERY`], or every
+/// [`SYNC_PROBE_EVERY`] while one counts as synchronous; and its cluster's identity, until it
+/// is known (a promotion keeps it).
 pub(super) fn primary(replicas: &Weak<Replicas>, primary: &PgPool) {
     loop {
         let Some(system_known) = replicas.upgrade().map(|this| this.system.get().is_some()) else {
@@ -43,7 +48,7 @@ pub(super) fn primary(replicas: &Weak<Replicas>, primary: &PgPool) {
         let asked = Instant::now();
         let answer = primary.get().ok().and_then(|mut conn| {
             let timeline = conn.timeline;
-            let position = primary_position(&mut conn.conn, timeline).ok()?;
+            let (position, view) = primary_view(&mut conn.conn, timeline).ok()?;
             let system = if system_known {
                 None
             } else {
@@ -51,19 +56,34 @@ pub(super) fn primary(replicas: &Weak<Replicas>, primary: &PgPool) {
                     .get_result::<String>(&mut conn.conn)
                     .ok()
             };
-            Some((position, system))
+            Some((position, view, system))
         });
         let Some(replicas) = replicas.upgrade() else {
             return;
         };
-        if let Some((position, system)) = answer {
-            replicas.keep(asked, position);
-            if let Some(system) = system {
-                let _ = replicas.system.set(system);
+        match answer {
+            Some((position, view, system)) => {
+                replicas.keep(asked, position);
+                if let Some(system) = system {
+                    let _ = replicas.system.set(system);
+                }
+                for standby in &replicas.standbys {
+                    standby.sync.saw(&view, position, asked);
+                }
+            }
+            None => {
+                for standby in &replicas.standbys {
+                    standby.sync.forget();
+                }
             }
         }
+        let every = if replicas.standbys.iter().any(|s| s.sync.is_synchronous()) {
+            SYNC_PROBE_EVERY
+        } else {
+            PROBE_EVERY
+        };
         drop(replicas);
-        std::thread::sleep(PROBE_EVERY);
+        std::thread::sleep(every.saturating_sub(asked.elapsed()));
     }
 }
 
@@ -86,9 +106,9 @@ pub(super) fn standby(replicas: &Weak<Replicas>, index: usize) {
         let primary_system = this.system.get().cloned();
         drop(this);
         let asked = Instant::now();
-        let mut verdict = match ask(&mut conn, &manager) {
-            Ok(answer) => judge(&answer, primary_system.as_deref()),
-            Err(error) => Verdict::Down(error),
+        let (mut verdict, conninfo) = match ask(&mut conn, &manager) {
+            Ok(answer) => (judge(&answer, primary_system.as_deref()), answer.conninfo),
+            Err(error) => (Verdict::Down(error), None),
         };
         if verdict == Verdict::Unjudged && started.elapsed() >= PROBE_TRUSTED_FOR {
             verdict = Verdict::Down(
@@ -106,6 +126,11 @@ pub(super) fn standby(replicas: &Weak<Replicas>, index: usize) {
                 _ => None,
             };
             *lock(&standby.seen) = Some((asked, replayed));
+            standby.sync.named(
+                replayed
+                    .and(conninfo)
+                    .map(|conninfo| receiver_name(&conninfo)),
+            );
             if told.news(&verdict) {
                 match &verdict {
                     Verdict::Up(at) => {
@@ -132,6 +157,7 @@ pub(super) struct Answer {
     pub(super) receiver: bool,
     pub(super) timeline: Option<i64>,
     pub(super) replayed: Option<i64>,
+    pub(super) conninfo: Option<String>,
 }
 
 /// Asks the standby on the probe's connection, connecting first when it has none; a
@@ -151,8 +177,16 @@ fn ask(conn: &mut Option<PgConn>, manager: &PrimaryOnly) -> Result<Answer, Strin
 }
 
 fn asked(conn: &mut PgConnection) -> diesel::QueryResult<Answer> {
-    type Row = (Text, Text, Bool, Bool, Nullable<BigInt>, Nullable<BigInt>);
-    let (role, system, recovering, receiver, timeline, replayed) =
+    type Row = (
+        Text,
+        Text,
+        Bool,
+        Bool,
+        Nullable<BigInt>,
+        Nullable<BigInt>,
+        Nullable<Text>,
+    );
+    let (role, system, recovering, receiver, timeline, replayed, conninfo) =
         diesel::select(sql::<Row>(STANDBY)).get_result(conn)?;
     Ok(Answer {
         role,
@@ -161,6 +195,7 @@ fn asked(conn: &mut PgConnection) -> diesel::QueryResult<Answer> {
         receiver,
         timeline,
         replayed,
+        conninfo,
     })
 }
 

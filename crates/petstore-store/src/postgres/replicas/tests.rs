@@ -116,6 +116,7 @@ fn answer() -> probe::Answer {
         receiver: true,
         timeline: Some(2),
         replayed: Some(500),
+        conninfo: Some("host=primary fallback_application_name=standby-a".into()),
     }
 }
 
