@@ -15,7 +15,7 @@ use diesel::r2d2::ManageConnection;
 use diesel::sql_types::{BigInt, Bool, Nullable, Text};
 
 use super::positions::position;
-use super::synchronous::{SYNC_PROBE_EVERY, primary_view, receiver_name};
+use super::synchronous::{SYNC_PROBE_EVERY, SenderNames, primary_view, receiver_name};
 use super::{PROBE_EVERY, PROBE_TRUSTED_FOR, Replicas, lock};
 use crate::freshness::Position;
 use crate::postgres::connection::{PgConn, PgPool, PrimaryOnly};
@@ -41,6 +41,7 @@ const STANDBY: &str = "current_user::text, \
 /// [`SYNC_PROBE_EVERY`] while one counts as synchronous; and its cluster's identity, until it
 /// is known (a promotion keeps it).
 pub(super) fn primary(replicas: &Weak<Replicas>, primary: &PgPool) {
+    let mut names = SenderNames::default();
     loop {
         let Some(system_known) = replicas.upgrade().map(|this| this.system.get().is_some()) else {
             return;
@@ -48,7 +49,7 @@ pub(super) fn primary(replicas: &Weak<Replicas>, primary: &PgPool) {
         let asked = Instant::now();
         let answer = primary.get().ok().and_then(|mut conn| {
             let timeline = conn.timeline;
-            let (position, view) = primary_view(&mut conn.conn, timeline).ok()?;
+            let (position, view) = primary_view(&mut conn.conn, timeline, &mut names).ok()?;
             let system = if system_known {
                 None
             } else {

@@ -23,32 +23,81 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use diesel::RunQueryDsl;
-use diesel::dsl::sql;
 use diesel::pg::PgConnection;
 use diesel::sql_types::{Array, BigInt, Text};
 
 use super::lock;
 use super::positions::position;
 use crate::freshness::Position;
+use crate::postgres::prepared::fixed_select;
 
-/// How often the primary is probed while a standby counts as synchronous: the longest a
-/// change of setting goes unseen, but for [`SYNC_TRUSTED_FOR`].
-pub(super) const SYNC_PROBE_EVERY: Duration = Duration::from_millis(10);
+/// How often the primary is probed while a standby counts as synchronous: a changed setting
+/// or a standby no longer `sync` is seen within about this long.
+pub(super) const SYNC_PROBE_EVERY: Duration = Duration::from_millis(20);
 
-/// How long a standby seen synchronous by the primary's probe counts as such.
-const SYNC_TRUSTED_FOR: Duration = Duration::from_millis(50);
+/// How long a standby seen synchronous by the primary's probe counts as such: probes that
+/// fail or come late end it.
+const SYNC_TRUSTED_FOR: Duration = Duration::from_millis(60);
 
-/// What the primary's probe asks, in one statement: its flush position, the
-/// `synchronous_commit` of the session (the pool's, as its commits get it), and the names of
-/// the WAL senders that are `sync` and of the others. The two lists are read one after the
-/// other: a sender that changes between them is in both or in neither, and counts in neither
-/// case.
-const PRIMARY: &str = "(pg_current_wal_flush_lsn() - '0/0'::pg_lsn)::bigint, \
-     current_setting('synchronous_commit'), \
-     ARRAY(SELECT coalesce(application_name, '') FROM pg_stat_replication \
-           WHERE sync_state = 'sync'), \
-     ARRAY(SELECT coalesce(application_name, '') FROM pg_stat_replication \
-           WHERE sync_state IS DISTINCT FROM 'sync')";
+fixed_select!(
+    /// What the primary's probe asks, in one statement: its flush position, the
+    /// `synchronous_commit` of the session (the pool's, as its commits get it), and each WAL
+    /// sender's state and process id, `<state> <pid>`. `pg_stat_get_wal_senders()` reads
+    /// only the senders' slots; the names are the view's (`pg_stat_replication`), whose pass
+    /// over every backend's status costs the primary a quarter of a millisecond, so they are
+    /// read only every [`NAMES_KEPT_FOR`] or when a sender is new ([`SenderNames`]).
+    /// Prepared, as it is asked fifty times a second while a standby counts.
+    PrimaryView: (BigInt, Text, Array<Text>) =
+        "(pg_current_wal_flush_lsn() - '0/0'::pg_lsn)::bigint, \
+         current_setting('synchronous_commit'), \
+         ARRAY(SELECT coalesce(sync_state, '') || ' ' || pid FROM pg_stat_get_wal_senders())"
+);
+
+fixed_select!(
+    /// The WAL senders' names, `<pid> <name>`.
+    SenderNamesNow: Array<Text> = "ARRAY(SELECT pid || ' ' || coalesce(application_name, '') \
+         FROM pg_stat_replication)"
+);
+
+/// How long the WAL senders' names are kept: a sender keeps its name for its life, and a new
+/// one has a process id not kept.
+const NAMES_KEPT_FOR: Duration = Duration::from_millis(100);
+
+/// The WAL senders' names by process id, as the primary's probe last read them.
+#[derive(Debug, Default)]
+pub(super) struct SenderNames {
+    by_pid: Vec<(i64, String)>,
+    read: Option<Instant>,
+}
+
+impl SenderNames {
+    fn name_of(&self, pid: i64) -> Option<&str> {
+        self.by_pid
+            .iter()
+            .find(|(known, _)| *known == pid)
+            .map(|(_, name)| name.as_str())
+    }
+
+    /// Reads them again when older than [`NAMES_KEPT_FOR`] or missing one of `pids`.
+    fn refresh(&mut self, conn: &mut PgConnection, pids: &[i64]) -> diesel::QueryResult<()> {
+        let fresh = self
+            .read
+            .is_some_and(|read| read.elapsed() < NAMES_KEPT_FOR);
+        if fresh && pids.iter().all(|pid| self.name_of(*pid).is_some()) {
+            return Ok(());
+        }
+        let named: Vec<String> = diesel::select(SenderNamesNow).get_result(conn)?;
+        self.by_pid = named
+            .iter()
+            .filter_map(|line| {
+                let (pid, name) = line.split_once(' ')?;
+                Some((pid.parse().ok()?, name.to_owned()))
+            })
+            .collect();
+        self.read = Some(Instant::now());
+        Ok(())
+    }
+}
 
 /// What the primary said of its synchronous replication.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -79,14 +128,33 @@ impl SyncView {
     }
 }
 
-/// The primary's flush position on `timeline` and what it says of synchronous replication.
+/// The primary's flush position on `timeline` and what it says of synchronous replication;
+/// `names` keeps the WAL senders' names between probes.
 pub(super) fn primary_view(
     conn: &mut PgConnection,
     timeline: i64,
+    names: &mut SenderNames,
 ) -> diesel::QueryResult<(Position, SyncView)> {
-    let (lsn, commit, sync, others): (i64, String, Vec<String>, Vec<String>) =
-        diesel::select(sql::<(BigInt, Text, Array<Text>, Array<Text>)>(PRIMARY))
-            .get_result(conn)?;
+    let (lsn, commit, senders): (i64, String, Vec<String>) =
+        diesel::select(PrimaryView).get_result(conn)?;
+    let senders: Vec<(&str, Option<i64>)> = senders
+        .iter()
+        .map(|line| match line.split_once(' ') {
+            Some((state, pid)) => (state, pid.parse().ok()),
+            None => (line.as_str(), None),
+        })
+        .collect();
+    let pids: Vec<i64> = senders.iter().filter_map(|(_, pid)| *pid).collect();
+    names.refresh(conn, &pids)?;
+    let (mut sync, mut others) = (Vec::new(), Vec::new());
+    for (state, pid) in senders {
+        // A sender whose name is not known (it began after the names were read) is no one's.
+        let name = pid.and_then(|pid| names.name_of(pid)).unwrap_or_default();
+        match state {
+            "sync" => sync.push(name.to_owned()),
+            _ => others.push(name.to_owned()),
+        }
+    }
     let position = position(timeline, Some(lsn)).ok_or_else(|| {
         diesel::result::Error::QueryBuilderError(
             format!("no primary's position (timeline {timeline})").into(),
