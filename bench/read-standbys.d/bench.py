@@ -98,7 +98,8 @@ def metrics(service):
             continue
         name, labels, value = match.groups()
         if name not in ("petstore_http_requests_total", "petstore_db_reads_total",
-                        "petstore_db_replica_lag_bytes", "petstore_db_replica_up"):
+                        "petstore_db_replica_lag_bytes", "petstore_db_replica_up",
+                        "petstore_db_replica_synchronous"):
             continue
         pairs = tuple(sorted(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', labels or "")))
         series[json.dumps([name, pairs])] = float(value)
@@ -151,18 +152,28 @@ def snapshot(args):
 # ---------------------------------------------------------------- wait-replicas, token, verify
 
 
+def gauge(series, name):
+    """{server: value} of the per-server gauge `name` in `series` (as `metrics` reads them)."""
+    return {dict(json.loads(key)[1]).get("server"): value for key, value in series.items()
+            if json.loads(key)[0] == name}
+
+
 def wait_replicas(args):
-    """Until /metrics shows every replica up (petstore_db_replica_up 1), at most --timeout s."""
+    """Until /metrics shows every replica up (petstore_db_replica_up 1) and, with
+    --synchronous, replica-1's petstore_db_replica_synchronous at that value; at most
+    --timeout s."""
     wanted = [f"replica-{n}" for n in range(1, args.replicas + 1)]
     deadline = time.monotonic() + args.timeout
     while True:
-        up = {dict(json.loads(key)[1]).get("server"): value
-              for key, value in metrics(args.service).items()
-              if json.loads(key)[0] == "petstore_db_replica_up"}
-        if all(up.get(server) == 1 for server in wanted):
+        series = metrics(args.service)
+        up = gauge(series, "petstore_db_replica_up")
+        synchronous = gauge(series, "petstore_db_replica_synchronous").get("replica-1")
+        if all(up.get(server) == 1 for server in wanted) and (
+                args.synchronous is None or synchronous == args.synchronous):
             return
         if time.monotonic() > deadline:
-            raise Failure(f"the node's replicas were not all up after {args.timeout} s: {up}")
+            raise Failure(f"after {args.timeout} s the node's replicas are not all up ({up}), "
+                          f"or replica-1's synchronous is {synchronous}, not {args.synchronous}")
         time.sleep(0.2)
 
 
@@ -356,6 +367,13 @@ def record(args):
         per_server = {"primary": served}
         standby_share = 0.0
 
+    if args.synchronous:
+        ends = [gauge(snap["metrics"], "petstore_db_replica_synchronous").get("replica-1")
+                for snap in (before, after)]
+        if ends != [1, 1]:
+            raise Failure(f"{what}: replica-1 was not synchronous through the phase "
+                          f"(petstore_db_replica_synchronous at its start and end: {ends})")
+
     cpu = {name: (after["clusters"][name] - before["clusters"][name]) * 1e6 / served
            for name in before["clusters"]}
     result = {
@@ -529,6 +547,7 @@ def main():
     sub = command("wait-replicas", wait_replicas)
     sub.add_argument("--service", required=True)
     sub.add_argument("--replicas", type=int, required=True)
+    sub.add_argument("--synchronous", type=int, choices=[0, 1])
     sub.add_argument("--timeout", type=float, default=30)
 
     sub = command("token", token)
@@ -559,6 +578,8 @@ def main():
     sub.add_argument("--wrk", required=True)
     sub.add_argument("--connections", type=int, required=True)
     sub.add_argument("--min-standby-share", type=float)
+    sub.add_argument("--synchronous", action="store_true",
+                     help="replica-1 must be synchronous at the phase's start and end")
     sub.add_argument("--out", required=True)
 
     sub = command("summary", summary)

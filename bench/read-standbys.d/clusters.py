@@ -5,6 +5,8 @@ each pinned to the cores it is given. Python's standard library and bench/chaos/
     clusters.py up        --root DIR --standbys N [--primary-cpus LIST] [--standby-cpus LIST;LIST]
     clusters.py cpu       --root DIR                 (JSON: CPU seconds of each cluster so far)
     clusters.py caught-up --root DIR [--timeout S]   (until every standby replayed the primary's WAL)
+    clusters.py synchronous --root DIR --standby NAME --commit SETTING
+                                                     (the primary's commits wait for NAME, or none: '')
     clusters.py down      --root DIR                 (stops every cluster under DIR, removes DIR)
 
 `up` writes DIR/clusters.json (names, ports, URLs, data folders, cores) and prints it.
@@ -213,6 +215,18 @@ def caught_up(args):
             time.sleep(0.1)
 
 
+def synchronous(args):
+    """Makes the primary's commits wait for standby --standby (its cluster_name, which its WAL
+    receiver gives the primary) with synchronous_commit --commit; --standby '' waits for none."""
+    primary = clusters_of(load_state(args.root))[0]
+    names = f'"{args.standby}"' if args.standby else ""
+    for sql in (f"ALTER SYSTEM SET synchronous_standby_names = '{names}'",
+                f"ALTER SYSTEM SET synchronous_commit = '{args.commit}'",
+                "SELECT pg_reload_conf()"):
+        if primary.query(sql) is None:
+            raise SystemExit(f"primary: {sql} failed")
+
+
 def down(args):
     root = os.path.abspath(args.root)
     try:
@@ -241,6 +255,11 @@ def main():
     sub.add_argument("--standbys", type=int, default=2)
     sub.add_argument("--primary-cpus", default="")
     sub.add_argument("--standby-cpus", default="", help="one list per standby, ';' between")
+    sub = commands.add_parser("synchronous")
+    sub.set_defaults(function=synchronous)
+    sub.add_argument("--root", required=True)
+    sub.add_argument("--standby", required=True)
+    sub.add_argument("--commit", required=True)
     for name, function in [("cpu", cpu), ("caught-up", caught_up), ("down", down)]:
         sub = commands.add_parser(name)
         sub.set_defaults(function=function)
