@@ -32,11 +32,12 @@ ENDINGS = {"hold.released": "released", "hold.expired": "expired",
 SWEEP_GRACE_SECONDS = 1.0
 # Inside a fault, the sweepers have this long after its end (#67).
 FAULT_GRACE_SECONDS = 2.0
-# The read standby's own faults: none keeps a sweeper from ending a hold (commits wait for
-# the synchronous standby's flush, not its replay, and a plain read that finds every standby
-# behind goes to the primary).
-BESIDE_THE_SWEEPERS = {"kill_standby", "standby_link_stall", "replay_pause",
-                       "replay_pause_all"}
+# The asynchronous read standby's own faults: none keeps a sweeper from ending a hold (a
+# plain read that finds it behind goes elsewhere). A fault of the database's own does: the
+# commits wait for the synchronous standby's replay (remote_apply), which replay_pause of
+# the pair and replay_pause_all hold back.
+BESIDE_THE_SWEEPERS = {"kill_standby", "standby_link_stall", "replay_pause"}
+BESIDE_THE_SWEEPERS_TARGET = "read-standby"
 # Client times are rounded to 0.1 ms; the service's clock is the same machine's.
 SLACK_SECONDS = 0.01
 # The service's own times against each other: a store may keep them to the microsecond.
@@ -46,7 +47,8 @@ CLOCK_SLACK_SECONDS = 0.001
 def fault_windows(history):
     """[(start, end)] of the faults that may keep the sweepers from ending holds, by start."""
     return sorted((f["start"], f["end"]) for f in history.faults
-                  if f.get("kind") not in BESIDE_THE_SWEEPERS)
+                  if f.get("kind") not in BESIDE_THE_SWEEPERS
+                  or f.get("target") != BESIDE_THE_SWEEPERS_TARGET)
 
 
 def expiry_deadline(expires, bound, windows):

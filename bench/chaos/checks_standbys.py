@@ -13,6 +13,13 @@ def reads_by_server(history):
     for record in history.metrics:
         lines[record["node"]].append(record)
     total, by_node, last = Counter(), {}, {}
+    # Scrapes that found a standby the primary's commits wait for: the nodes read it then
+    # asking the primary nothing.
+    synchronous = Counter()
+    for record in history.metrics:
+        seen = record.get("synchronous") or {}
+        synchronous["scrapes"] += 1
+        synchronous["with_one"] += any(value == 1 for value in seen.values())
     for node, records in sorted(lines.items()):
         records.sort(key=lambda r: r["at"])
         counted, previous, starts = Counter(), {}, None
@@ -29,7 +36,8 @@ def reads_by_server(history):
         total.update(counted)
         last[node] = {field: records[-1].get(field) for field in ("at", "lag", "up")}
     return {"total": {server: int(n) for server, n in sorted(total.items())},
-            "by_node": by_node, "last": last}
+            "by_node": by_node, "last": last,
+            "synchronous_scrapes": dict(synchronous)}
 
 
 def check_standby_reads(history, anomalies):

@@ -13,7 +13,8 @@ Line types (the "t" field):
   drain  the wait for a shop's webhooks after the load: when it ended (`until`) and whether
          every subscription had caught up (`caught_up`) or the wait gave up
   replicas the read standbys the shop's nodes were given (`servers`: the metrics' names)
-  metrics one node's /metrics: reads per server, each standby's lag and health, and how
+  metrics one node's /metrics: reads per server, each standby's lag, health and whether the
+         primary's commits wait for it, and how
          many times the node was started (its counters restart at 0 each time)
   key    an API key made at setup: its id, name, role, and the client it is for (never the
          secret)

@@ -130,7 +130,8 @@ class Nemesis(threading.Thread):
                 ("standby_link_stall", "read-standby", everyone, self._standby_link_stall, 3),
                 ("replay_pause", "read-standby", everyone, self._replay_pause(None), 3),
                 # The synchronous standby serves reads too; a failover must not promote it
-                # while its replay is paused, so this holds the pair.
+                # while its replay is paused, so this holds the pair. Its commits wait for
+                # the replay (remote_apply) meanwhile.
                 ("replay_pause", "database", everyone, self._replay_pause("pair"), 2),
                 # Every read standby behind at once: a node sends a read to a standby that has
                 # replayed far enough when there is one, so only then must it wait for one
@@ -139,6 +140,10 @@ class Nemesis(threading.Thread):
                 ("replay_pause_all", "database", everyone, self._replay_pause("all"), 3,
                  ("read-standby",)),
             ]
+        if reader is not None and self.database.synchronous:
+            # The nodes read the synchronous standby asking the primary nothing; the primary
+            # stops waiting for it while reads run, and it falls behind.
+            options.append(("sync_off", "database", everyone, self._sync_off, 3))
         if time.monotonic() - self.last_failover > self.failover_every:
             # The read standby must follow the new primary: no fault of its own meanwhile.
             options.append(("failover", "database", everyone, self._failover, 4,
@@ -272,20 +277,47 @@ class Nemesis(threading.Thread):
             reader.link.set_mode("pass")
         return f"{reader.name}'s link {seconds:.1f} s"
 
+    def _sync_off(self):
+        """The primary's commits stop waiting for the synchronous standby (synchronous_commit
+        = local, reloaded) and its replay is paused, for 1 to 8 s, while the nodes read from
+        it: a node must stop reading it unasked once the primary no longer waits, and read
+        what it has not replayed elsewhere. Then replay resumes and the commits wait again."""
+        with self.database.lock:
+            primary, standby = self.database.primary, self.database.standby
+        seconds = self.rng.uniform(1.0, 8.0)
+        if not primary.set_synchronous_commit("local"):
+            raise RuntimeError(f"{primary.name}: synchronous_commit = local not taken")
+        paused = False
+        try:
+            paused = standby.query("SELECT pg_wal_replay_pause()") is not None
+            time.sleep(seconds)
+        finally:
+            resumed = not paused or _resume(standby)
+            restored = primary.set_synchronous_commit(None)
+        if not (resumed and restored):
+            raise RuntimeError(f"not restored: replay resumed {resumed}, "
+                               f"synchronous_commit reset {restored}")
+        return f"{primary.name} not waiting for {standby.name} {seconds:.1f} s" + (
+            "" if paused else f" ({standby.name}'s replay not paused)")
+
     def _replay_pause(self, which):
         """pg_wal_replay_pause() on read standbys for 1 to 8 s, then
         pg_wal_replay_resume(): each keeps receiving WAL but shows nothing new meanwhile.
         `which` is None for the asynchronous read standby, "pair" for the synchronous one
-        (whose commits go on: a synchronous commit waits for the flush, not the replay), "all"
-        for both."""
+        (whose commits wait meanwhile: they wait for its replay, remote_apply), "all" for
+        both, the primary's commits not waiting for either meanwhile (synchronous_commit =
+        local), so that every standby falls behind while writes go on."""
         def pause():
             with self.database.lock:
-                pair_standby = self.database.standby
+                primary, pair_standby = self.database.primary, self.database.standby
             reader = self.database.read_standby.cluster
             clusters = {None: [reader], "pair": [pair_standby],
                         "all": [pair_standby, reader]}[which]
             seconds = self.rng.uniform(1.0, 8.0)
             paused = []
+            unwaited = which == "all" and self.database.synchronous
+            if unwaited and not primary.set_synchronous_commit("local"):
+                raise RuntimeError(f"{primary.name}: synchronous_commit = local not taken")
             try:
                 for cluster in clusters:
                     paused.append(cluster)
@@ -296,8 +328,10 @@ class Nemesis(threading.Thread):
                 time.sleep(seconds)
             finally:
                 stuck = [cluster.name for cluster in paused if not _resume(cluster)]
+                if unwaited and not primary.set_synchronous_commit(None):
+                    stuck.append(f"{primary.name}'s synchronous_commit")
                 if stuck:
-                    raise RuntimeError(f"replay not resumed on {', '.join(stuck)}")
+                    raise RuntimeError(f"not restored: {', '.join(stuck)}")
             return f"{' and '.join(c.name for c in clusters)} {seconds:.1f} s"
         return pause
 

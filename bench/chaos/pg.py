@@ -107,6 +107,10 @@ class Cluster:
             # must never be the one a commit waits for (nor the one a failover promotes).
             + "synchronous_standby_names = "
             + f"'{sync_standby_names(sync_names) if synchronous else ''}'\n"
+            # And it waits for the standby to apply it, not only to flush it: the nodes read
+            # the synchronous standby asking the primary nothing (docs/deployment.md), and the
+            # nemesis's sync_off turns this off for a while.
+            + "synchronous_commit = remote_apply\n"
             # A crash of a process keeps the page cache; fsync would only load the disk
             # another engineer's builds share.
             + "fsync = off\n"
@@ -245,6 +249,14 @@ class Cluster:
                            "ELSE ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))"
                            "::bit(32)::int END")
         return int(value) if value and value.isdigit() else None
+
+    def set_synchronous_commit(self, value):
+        """ALTER SYSTEM SET synchronous_commit to `value` (None: back to postgresql.conf's),
+        and a reload; False if the server did not take it."""
+        setting = ("ALTER SYSTEM RESET synchronous_commit" if value is None
+                   else f"ALTER SYSTEM SET synchronous_commit = '{value}'")
+        return (self.query(setting) is not None
+                and self.query("SELECT pg_reload_conf()") is not None)
 
     def replay_paused(self):
         """True when this standby's replay is paused (or asked to pause), None if it cannot

@@ -232,6 +232,10 @@ def render_reads(reads):
         share = f" ({100 * standbys / all_reads:.0f} % on standbys)" if all_reads else ""
         lines.append("reads per server (petstore_db_reads_total, every node, every start): "
                      + ", ".join(f"{server} {n}" for server, n in total.items()) + share)
+        synchronous = by_server.get("synchronous_scrapes") or {}
+        if synchronous.get("scrapes"):
+            lines.append(f"  a synchronous standby (read asking the primary nothing) in "
+                         f"{synchronous.get('with_one', 0)} of {synchronous['scrapes']} scrapes")
         for node, last in sorted((by_server.get("last") or {}).items()):
             up, lag = last.get("up") or {}, last.get("lag") or {}
             text = ", ".join(f"{server} up {up.get(server, 0):.0f} lag {lag.get(server, 0):.0f} B"

@@ -64,13 +64,13 @@ class ReadStandby:
 
 # The series of the interface (issue #58): reads per server, each standby's lag and health.
 SERIES = {"petstore_db_reads_total": "reads", "petstore_db_replica_lag_bytes": "lag",
-          "petstore_db_replica_up": "up"}
+          "petstore_db_replica_up": "up", "petstore_db_replica_synchronous": "synchronous"}
 SAMPLE = re.compile(r"^([a-z_]+)\{([^}]*)\}\s+(\S+)")
 SERVER = re.compile(r'server="([^"]*)"')
 
 
 def parse_metrics(text):
-    """{"reads": {server: n}, "lag": {...}, "up": {...}} of a /metrics page (classic text
+    """{"reads": {server: n}, "lag": {...}, "up": {...}, "synchronous": {...}} of a /metrics page (classic text
     format); a series with more labels than `server` is summed over them."""
     found = {field: {} for field in SERIES.values()}
     for line in text.splitlines():

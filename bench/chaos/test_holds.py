@@ -19,9 +19,10 @@ from synthetic_holds import HoldingShop, holding_shop, stamp  # noqa: E402
 from test_events import deliver, load_ended, subscribe  # noqa: E402
 
 
-def fault(shop, start, end, kind="kill_node", node=0):
-    shop.records.append({"t": "fault", "kind": kind, "target": f"node{node}", "nodes": [node],
-                         "start": start, "end": end, "detail": "", "failed": None})
+def fault(shop, start, end, kind="kill_node", node=0, target=None):
+    shop.records.append({"t": "fault", "kind": kind, "target": target or f"node{node}",
+                         "nodes": [node], "start": start, "end": end, "detail": "",
+                         "failed": None})
 
 
 class CleanHolds(unittest.TestCase):
@@ -168,11 +169,19 @@ class Expiry(unittest.TestCase):
 
     def test_the_read_standbys_faults_give_no_grace(self):
         expires = self.shop.expires(self.hold)
-        fault(self.shop, expires - 0.5, expires + 5, kind="replay_pause")
+        fault(self.shop, expires - 0.5, expires + 5, kind="replay_pause", target="read-standby")
         self.shop.sweep(self.hold, late=2.5)
         self.shop.clock = expires + 6
         self.shop.place(self.pet, 1)
         self.assertEqual(anomalies(self.shop.check()), ["hold-expiry-late"])
+
+    def test_a_paused_synchronous_standby_holds_the_commits_and_gives_grace(self):
+        expires = self.shop.expires(self.hold)
+        fault(self.shop, expires - 0.5, expires + 5, kind="replay_pause", target="database")
+        self.shop.sweep(self.hold, late=2.5)
+        self.shop.clock = expires + 6
+        self.shop.place(self.pet, 1)
+        self.assertEqual(anomalies(self.shop.check()), [])
 
     def test_overlapping_faults_chain(self):
         self.assertEqual(expiry_deadline(10.0, 2.0, []), 12.0)

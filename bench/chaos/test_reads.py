@@ -192,9 +192,10 @@ class BoundedStalenessReads(unittest.TestCase):
         self.assertEqual(anomalies(shop.check()), ["stale-read"])
 
 
-def metrics(shop, node, at, starts, reads):
+def metrics(shop, node, at, starts, reads, synchronous=None):
     shop.records.append({"t": "metrics", "node": node, "at": at, "starts": starts,
-                         "reads": reads, "lag": {"replica-1": 0}, "up": {"replica-1": 1}})
+                         "reads": reads, "lag": {"replica-1": 0}, "up": {"replica-1": 1},
+                         "synchronous": synchronous or {}})
 
 
 class StandbyReads(unittest.TestCase):
@@ -223,6 +224,18 @@ class StandbyReads(unittest.TestCase):
         self.assertEqual(report["reads"]["by_server"]["total"],
                          {"primary": 17, "replica-1": 9})
         self.assertIn("replica-1 9", render(report))
+
+    def test_scrapes_that_found_a_synchronous_standby_are_counted_and_reported(self):
+        shop = self.shop_with_replicas()
+        metrics(shop, 0, 1.0, 1, {"primary": 1, "replica-2": 5}, {"replica-2": 1})
+        metrics(shop, 0, 2.0, 1, {"primary": 2, "replica-2": 9},
+                {"replica-1": 0, "replica-2": 0})
+        metrics(shop, 1, 2.0, 1, {"primary": 1, "replica-2": 4},
+                {"replica-1": 0, "replica-2": 1})
+        report = shop.check()
+        self.assertEqual(report["reads"]["by_server"]["synchronous_scrapes"],
+                         {"scrapes": 3, "with_one": 2})
+        self.assertIn("in 2 of 3 scrapes", render(report))
 
     def test_no_metrics_at_all_is_caught_and_no_standbys_asks_nothing(self):
         self.assertEqual(anomalies(self.shop_with_replicas().check()),
