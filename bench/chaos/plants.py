@@ -25,7 +25,9 @@ PLANTS = {
     "shared-answer-too-early": "PostgreSQL nodes run target/chaos-plant/"
                                "petstore-shared-answer-too-early, whose read bursts take the "
                                "node's latest position answer even when their reads were "
-                               "queued after its question was sent (up to 200 ms after)",
+                               "queued after its question was sent (up to a second after); "
+                               "they read only pg-c, the asynchronous read standby (a "
+                               "synchronous one is read with no question)",
     "wrong-actor": "the nodes of both shops run target/chaos-plant/petstore-wrong-actor, "
                    "whose events name the key that made the change through the other door "
                    "(a change through /v1 as the console's)",

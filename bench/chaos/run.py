@@ -270,7 +270,10 @@ def main(argv=None):
     world = World(binaries["pg"], out_dir, args.nodes, f"chaos-admin-{secrets.token_hex(16)}",
                   log=log, synchronous=args.plant != "async-standby", seed=args.seed,
                   replicas=not args.no_replicas, replica_wait_ms=args.replica_wait_ms,
-                  previous_binary=args.previous_binary)
+                  previous_binary=args.previous_binary,
+                  # Reads of a synchronous standby ask no position question: this plant's
+                  # bug is in the question, so its nodes read the asynchronous one alone.
+                  pair_reads=args.plant != "shared-answer-too-early")
     history = History(os.path.join(out_dir, "history.jsonl"))
     history.write({"t": "meta", "run_id": run_id, "settings": settings,
                    "started": time.time()})

@@ -29,10 +29,13 @@ REPLICA_SERVERS = {"replica-1": "pg-c, the asynchronous read standby",
 
 class World:
     def __init__(self, binary, out_dir, node_count, admin_key, log=print, synchronous=True,
-                 seed=0, replicas=True, replica_wait_ms=50, previous_binary=None):
+                 seed=0, replicas=True, replica_wait_ms=50, previous_binary=None,
+                 pair_reads=True):
         self.binary = binary
         self.synchronous = synchronous
         self.replicas = replicas
+        # Whether the nodes read the failover pair's standby too (else pg-c alone).
+        self.pair_reads = pair_reads
         self.replica_wait_ms = replica_wait_ms
         # The previous version knows no --database-replica: a node restarted on it runs
         # without read standbys (its reads go to the primary).
@@ -109,7 +112,8 @@ class World:
             replicas = []
             if reader is not None:
                 # In REPLICA_SERVERS' order, each through the node's own proxy.
-                replicas = [replica_url(ports[c.name]) for c in [reader] + self.pair]
+                readers = [reader] + (self.pair if self.pair_reads else [])
+                replicas = [replica_url(ports[c.name]) for c in readers]
             node = Node(i, self.binary, url, self.out_dir, self.admin_key,
                         replicas=replicas, replica_wait_ms=self.replica_wait_ms,
                         legacy_binary=self.previous_binary)
