@@ -33,11 +33,11 @@ use crate::postgres::prepared::fixed_select;
 
 /// How often the primary is probed while a standby counts as synchronous: a changed setting
 /// or a standby no longer `sync` is seen within about this long.
-pub(super) const SYNC_PROBE_EVERY: Duration = Duration::from_millis(20);
+pub(super) const SYNC_PROBE_EVERY: Duration = Duration::from_millis(25);
 
 /// How long a standby seen synchronous by the primary's probe counts as such: probes that
 /// fail or come late end it.
-const SYNC_TRUSTED_FOR: Duration = Duration::from_millis(60);
+const SYNC_TRUSTED_FOR: Duration = Duration::from_millis(75);
 
 fixed_select!(
     /// What the primary's probe asks, in one statement: its flush position, the
@@ -46,7 +46,7 @@ fixed_select!(
     /// only the senders' slots; the names are the view's (`pg_stat_replication`), whose pass
     /// over every backend's status costs the primary a quarter of a millisecond, so they are
     /// read only every [`NAMES_KEPT_FOR`] or when a sender is new ([`SenderNames`]).
-    /// Prepared, as it is asked fifty times a second while a standby counts.
+    /// Prepared, as it is asked forty times a second while a standby counts.
     PrimaryView: (BigInt, Text, Array<Text>) =
         "(pg_current_wal_flush_lsn() - '0/0'::pg_lsn)::bigint, \
          current_setting('synchronous_commit'), \
@@ -59,9 +59,9 @@ fixed_select!(
          FROM pg_stat_replication)"
 );
 
-/// How long the WAL senders' names are kept: a sender keeps its name for its life, and a new
-/// one has a process id not kept.
-const NAMES_KEPT_FOR: Duration = Duration::from_millis(100);
+/// How long the WAL senders' names are kept: a standby's sender keeps its name for its life
+/// (a physical replication connection runs no `SET`), and a new one has a process id not kept.
+const NAMES_KEPT_FOR: Duration = Duration::from_secs(1);
 
 /// The WAL senders' names by process id, as the primary's probe last read them.
 #[derive(Debug, Default)]
