@@ -41,13 +41,16 @@ pub(super) fn reaches(replayed: Position, needed: Position) -> bool {
 /// The primary's position, on a connection of its pool to a server of `timeline`.
 pub(super) fn primary_position(conn: &mut PgConnection, timeline: i64) -> QueryResult<Position> {
     let lsn: i64 = diesel::select(FlushPosition).get_result(conn)?;
-    position(timeline, Some(lsn)).ok_or_else(|| not_a(timeline))
+    primary_at(timeline, lsn)
 }
 
-fn not_a(timeline: i64) -> diesel::result::Error {
-    diesel::result::Error::QueryBuilderError(
-        format!("no primary's position (timeline {timeline})").into(),
-    )
+/// The primary's flush position `lsn`, as a server of `timeline` gave it.
+pub(super) fn primary_at(timeline: i64, lsn: i64) -> QueryResult<Position> {
+    position(timeline, Some(lsn)).ok_or_else(|| {
+        diesel::result::Error::QueryBuilderError(
+            format!("no primary's position (timeline {timeline})").into(),
+        )
+    })
 }
 
 pub(super) fn position(timeline: i64, lsn: Option<i64>) -> Option<Position> {

@@ -27,7 +27,7 @@ use diesel::pg::PgConnection;
 use diesel::sql_types::{Array, BigInt, Text};
 
 use super::lock;
-use super::positions::position;
+use super::positions::primary_at;
 use crate::freshness::Position;
 use crate::postgres::prepared::fixed_select;
 
@@ -155,12 +155,10 @@ pub(super) fn primary_view(
             _ => others.push(name.to_owned()),
         }
     }
-    let position = position(timeline, Some(lsn)).ok_or_else(|| {
-        diesel::result::Error::QueryBuilderError(
-            format!("no primary's position (timeline {timeline})").into(),
-        )
-    })?;
-    Ok((position, SyncView::new(&commit, sync, others)))
+    Ok((
+        primary_at(timeline, lsn)?,
+        SyncView::new(&commit, sync, others),
+    ))
 }
 
 /// What a node knows of one standby's synchronous replication.
