@@ -137,13 +137,15 @@ class Nemesis(threading.Thread):
                 # replayed far enough when there is one, so only then must it wait for one
                 # (at most --replica-wait-ms) or read the primary. A node that skips that
                 # check (the replica-unchecked plant) serves stale reads only then.
-                ("replay_pause_all", "database", everyone, self._replay_pause("all"), 3,
+                ("replay_pause_all", "database", everyone,
+                 self._replay_pause("all", unwaited=self.database.synchronous), 3,
                  ("read-standby",)),
             ]
         if reader is not None and self.database.synchronous:
             # The nodes read the synchronous standby asking the primary nothing; the primary
             # stops waiting for it while reads run, and it falls behind.
-            options.append(("sync_off", "database", everyone, self._sync_off, 3))
+            options.append(("sync_off", "database", everyone,
+                            self._replay_pause("pair", unwaited=True), 3))
         if time.monotonic() - self.last_failover > self.failover_every:
             # The read standby must follow the new primary: no fault of its own meanwhile.
             options.append(("failover", "database", everyone, self._failover, 4,
@@ -277,36 +279,16 @@ class Nemesis(threading.Thread):
             reader.link.set_mode("pass")
         return f"{reader.name}'s link {seconds:.1f} s"
 
-    def _sync_off(self):
-        """The primary's commits stop waiting for the synchronous standby (synchronous_commit
-        = local, reloaded) and its replay is paused, for 1 to 8 s, while the nodes read from
-        it: a node must stop reading it unasked once the primary no longer waits, and read
-        what it has not replayed elsewhere. Then replay resumes and the commits wait again."""
-        with self.database.lock:
-            primary, standby = self.database.primary, self.database.standby
-        seconds = self.rng.uniform(1.0, 8.0)
-        if not primary.set_synchronous_commit("local"):
-            raise RuntimeError(f"{primary.name}: synchronous_commit = local not taken")
-        paused = False
-        try:
-            paused = standby.query("SELECT pg_wal_replay_pause()") is not None
-            time.sleep(seconds)
-        finally:
-            resumed = not paused or _resume(standby)
-            restored = primary.set_synchronous_commit(None)
-        if not (resumed and restored):
-            raise RuntimeError(f"not restored: replay resumed {resumed}, "
-                               f"synchronous_commit reset {restored}")
-        return f"{primary.name} not waiting for {standby.name} {seconds:.1f} s" + (
-            "" if paused else f" ({standby.name}'s replay not paused)")
-
-    def _replay_pause(self, which):
+    def _replay_pause(self, which, unwaited=False):
         """pg_wal_replay_pause() on read standbys for 1 to 8 s, then
         pg_wal_replay_resume(): each keeps receiving WAL but shows nothing new meanwhile.
         `which` is None for the asynchronous read standby, "pair" for the synchronous one
         (whose commits wait meanwhile: they wait for its replay, remote_apply), "all" for
-        both, the primary's commits not waiting for either meanwhile (synchronous_commit =
-        local), so that every standby falls behind while writes go on."""
+        both. `unwaited`: the primary's commits stop waiting for the synchronous standby
+        meanwhile (synchronous_commit = local, reloaded; reset after the resume), so that it
+        falls behind while writes go on: the nodes, which read it asking the primary nothing
+        while it is synchronous, must stop once it is not (sync_off), and every standby is
+        behind at once (replay_pause_all)."""
         def pause():
             with self.database.lock:
                 primary, pair_standby = self.database.primary, self.database.standby
@@ -315,7 +297,6 @@ class Nemesis(threading.Thread):
                         "all": [pair_standby, reader]}[which]
             seconds = self.rng.uniform(1.0, 8.0)
             paused = []
-            unwaited = which == "all" and self.database.synchronous
             if unwaited and not primary.set_synchronous_commit("local"):
                 raise RuntimeError(f"{primary.name}: synchronous_commit = local not taken")
             try:
@@ -332,7 +313,8 @@ class Nemesis(threading.Thread):
                     stuck.append(f"{primary.name}'s synchronous_commit")
                 if stuck:
                     raise RuntimeError(f"not restored: {', '.join(stuck)}")
-            return f"{' and '.join(c.name for c in clusters)} {seconds:.1f} s"
+            return (f"{' and '.join(c.name for c in clusters)} {seconds:.1f} s"
+                    + (f", {primary.name} not waiting" if unwaited else ""))
         return pause
 
 
