@@ -21,7 +21,7 @@ use diesel::pg::PgConnection;
 use diesel::result::DatabaseErrorKind;
 use petstore_core::{DomainError, DomainEvent, NewOrder, OwnerId, Price, PricedLine, TraceParent};
 
-use super::prepared::{SendHeldBack, SetStocks};
+use super::prepared::{ChangePets, SendHeldBack};
 use crate::error::StoreError;
 use crate::key_records::{HeldRecord, KeyRecords};
 use crate::records::{EventColumns, MovementColumns};
@@ -33,8 +33,8 @@ pub(crate) struct HeldBack {
     /// (orders get them in the order they are placed). Kept through a rollback: the sequence
     /// gives no id twice.
     order_ids: Vec<i64>,
-    /// Each pet's stock as last set, in the order first set.
-    stock: Vec<(i64, i64)>,
+    /// What the transaction changed in each pet's row, in the order first changed.
+    pets: Vec<PetChange>,
     /// The idempotency keys the transaction met: what the burst looked up, what was found,
     /// and the records held back.
     keys: KeyRecords,
@@ -81,18 +81,36 @@ impl HeldBack {
         Some(id)
     }
 
-    /// Holds back lines 2 and on (`lines`) of order `order_id`, held back before them.
+    /// Holds back lines 2 and on (`lines`) of order `order_id`, held back before them, each
+    /// counted into its pet's open orders and committed units.
     pub(crate) fn add_lines(&mut self, order_id: i64, lines: &[PricedLine]) {
         self.rows.lines.extend(order_id, lines);
+        for line in lines {
+            let pet = self.pet(line.pet_id.get());
+            pet.orders += 1;
+            pet.units += i64::from(line.quantity.get());
+        }
     }
 
     /// Holds back setting `pet_id`'s stock to `stock`, in place of any level held back for
     /// it before.
     pub(crate) fn set_stock(&mut self, pet_id: i64, stock: i64) {
-        match self.stock.iter_mut().find(|(pet, _)| *pet == pet_id) {
-            Some(held) => held.1 = stock,
-            None => self.stock.push((pet_id, stock)),
-        }
+        self.pet(pet_id).stock = Some(stock);
+    }
+
+    /// What is held back for `pet_id`'s row, made empty if nothing was.
+    fn pet(&mut self, pet_id: i64) -> &mut PetChange {
+        let at = match self.pets.iter().position(|pet| pet.pet_id == pet_id) {
+            Some(at) => at,
+            None => {
+                self.pets.push(PetChange {
+                    pet_id,
+                    ..PetChange::default()
+                });
+                self.pets.len() - 1
+            }
+        };
+        &mut self.pets[at]
     }
 
     /// The idempotency keys the transaction met, and the records it holds back.
@@ -173,12 +191,12 @@ impl HeldBack {
             };
             columns.push(owner, key, record);
         }
-        if self.stock.is_empty() && self.rows.is_empty() {
+        if self.pets.is_empty() && self.rows.is_empty() {
             return None;
         }
-        let stock = std::mem::take(&mut self.stock);
+        let pets = std::mem::take(&mut self.pets);
         let rows = std::mem::take(&mut self.rows);
-        match send(conn, stock, rows) {
+        match send(conn, pets, rows) {
             Ok(xid) => xid,
             Err(failed) => {
                 self.failed = Some(failed);
@@ -188,19 +206,41 @@ impl HeldBack {
     }
 }
 
+/// A change held back for one pet's row.
+#[derive(Debug, Default)]
+struct PetChange {
+    pet_id: i64,
+    /// Its stock as last set, if set.
+    stock: Option<i64>,
+    /// The open orders and units its lines after an order's first add.
+    orders: i64,
+    units: i64,
+}
+
 fn send(
     conn: &mut PgConnection,
-    stock: Vec<(i64, i64)>,
+    pets: Vec<PetChange>,
     rows: SendHeldBack,
 ) -> Result<Option<i64>, StoreError> {
-    if !stock.is_empty() {
-        let (pet_ids, stocks): (Vec<i64>, Vec<i64>) = stock.into_iter().unzip();
-        let pets = pet_ids.len();
-        let set = SetStocks { pet_ids, stocks }.execute(conn)?;
-        // Each pet was read, and locked, by the job that set its stock: one missing now is
-        // an error that job would have met alone.
-        if set != pets {
-            return Err(DomainError::storage("a pet whose stock was set is gone").into());
+    if !pets.is_empty() {
+        let changed = pets.len();
+        let mut change = ChangePets {
+            pet_ids: Vec::with_capacity(changed),
+            stocks: Vec::with_capacity(changed),
+            orders: Vec::with_capacity(changed),
+            units: Vec::with_capacity(changed),
+        };
+        for pet in pets {
+            change.pet_ids.push(pet.pet_id);
+            change.stocks.push(pet.stock);
+            change.orders.push(pet.orders);
+            change.units.push(pet.units);
+        }
+        let set = change.execute(conn)?;
+        // Each pet was read, and locked, by the job that changed it: one missing now is an
+        // error that job would have met alone.
+        if set != changed {
+            return Err(DomainError::storage("a pet whose row was changed is gone").into());
         }
     }
     if rows.is_empty() {

@@ -3,7 +3,7 @@
 //! from its query builder, a batch `INSERT` and any SQL literal are not. Uncached, the server
 //! parses and plans them on every order (see `sqlite/prepared.rs` for the same on SQLite).
 //! A write burst's held-back writes ([`HeldBack`](super::held_back::HeldBack)) go out in
-//! [`SetStocks`] and [`SendHeldBack`].
+//! [`ChangePets`] and [`SendHeldBack`].
 
 use diesel::pg::{Pg, PgConnection};
 use diesel::query_builder::{AstPass, QueryFragment, QueryId};
@@ -50,26 +50,38 @@ fixed_select!(
     pub(crate) NextOrderId: BigInt = "nextval('orders_id_seq')"
 );
 
-/// The stock levels a write burst set, each pet's last, in one statement (one text for any
-/// number of pets).
+/// What a write burst changed in its pets' rows, in one statement (one text for any number
+/// of pets): each pet's stock as last set (`NULL`: left as it is), and the open orders and
+/// committed units its lines after an order's first add (no trigger counts those: the
+/// migration `lines_counted_by_writer` says why).
 #[derive(Debug, QueryId)]
-pub(crate) struct SetStocks {
+pub(crate) struct ChangePets {
     pub(crate) pet_ids: Vec<i64>,
-    pub(crate) stocks: Vec<i64>,
+    pub(crate) stocks: Vec<Option<i64>>,
+    pub(crate) orders: Vec<i64>,
+    pub(crate) units: Vec<i64>,
 }
 
-impl QueryFragment<Pg> for SetStocks {
+impl QueryFragment<Pg> for ChangePets {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
-        out.push_sql("UPDATE pets SET stock = v.stock FROM unnest(");
+        out.push_sql(
+            "UPDATE pets SET stock = coalesce(v.stock, pets.stock), \
+             open_orders = pets.open_orders + v.orders, committed = pets.committed + v.units \
+             FROM unnest(",
+        );
         out.push_bind_param::<Array<BigInt>, _>(&self.pet_ids)?;
         out.push_sql(", ");
-        out.push_bind_param::<Array<BigInt>, _>(&self.stocks)?;
-        out.push_sql(") AS v(id, stock) WHERE pets.id = v.id");
+        out.push_bind_param::<Array<Nullable<BigInt>>, _>(&self.stocks)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<BigInt>, _>(&self.orders)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<BigInt>, _>(&self.units)?;
+        out.push_sql(") AS v(id, stock, orders, units) WHERE pets.id = v.id");
         Ok(())
     }
 }
 
-impl RunQueryDsl<PgConnection> for SetStocks {}
+impl RunQueryDsl<PgConnection> for ChangePets {}
 
 /// What a write transaction held back, in one statement: the orders it placed (their ids
 /// taken from the sequence beforehand) with their further lines, the idempotency records its creates made, the stock

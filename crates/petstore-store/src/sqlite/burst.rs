@@ -131,7 +131,7 @@ impl<'s> ReadBurst<'s> {
             self.conn.replace(Some((conn, false)));
             return Err(StoreError::from(error).into());
         }
-        let result = work(&mut SqliteTx::new(&mut conn));
+        let result = work(&mut SqliteTx::new(&mut conn, &self.store.ledger));
         // After a failure, whatever state the transaction is in, the next read starts anew.
         let open = result.is_ok() || {
             let _ = snapshot::end(&mut conn);
@@ -190,7 +190,7 @@ impl<'s> WriteBurst<'s> {
                 "a write cannot be made from inside another write".into(),
             ));
         };
-        turn.write(|conn| work(&mut SqliteTx::new(conn)))
+        turn.write(|conn| work(&mut SqliteTx::new(conn, &self.store.ledger)))
     }
 
     pub(crate) fn read<T>(
@@ -202,7 +202,7 @@ impl<'s> WriteBurst<'s> {
             return self.store.read(work);
         };
         match turn.connection() {
-            Some(conn) => work(&mut SqliteTx::new(conn)),
+            Some(conn) => work(&mut SqliteTx::new(conn, &self.store.ledger)),
             None => self.store.read(work),
         }
     }

@@ -20,6 +20,7 @@ use petstore_core::{Currency, DomainError, RepoResult, Snapshot, Store, Transact
 use crate::config::StoreConfig;
 
 pub(crate) mod burst;
+mod ledger_begun;
 mod limit;
 mod prepared;
 mod setup;
@@ -31,6 +32,7 @@ pub(crate) mod writer;
 use crate::error::StoreError;
 use crate::ownership;
 use crate::stats::{PoolState, WriterStats};
+use ledger_begun::LedgerBegun;
 use setup::{Pragmas, database_url, read_only_uri};
 pub(crate) use setup::{Untouched, connect_unchanged, inspect_sqlite};
 pub use setup::{connect, migrate_sqlite};
@@ -48,6 +50,7 @@ pub struct SqliteStore {
     writer: Arc<GroupWriter>,
     readers: SqlitePool,
     file: Arc<DatabaseFile>,
+    ledger: LedgerBegun,
 }
 
 /// The database file as it was when the store opened it. A file deleted or replaced under a
@@ -155,6 +158,7 @@ impl SqliteStore {
             writer: Arc::new(GroupWriter::new(connect(config)?, config)),
             readers: pool(config.readers.max(1))?,
             file: Arc::new(DatabaseFile::of(std::path::Path::new(path))),
+            ledger: LedgerBegun::default(),
         })
     }
 
@@ -253,7 +257,7 @@ impl Store for SqliteStore {
         let mut conn = self.readers.get().map_err(StoreError::from)?;
         // One deferred transaction: all the work's queries see the same snapshot.
         snapshot::in_read_transaction::<T, StoreError>(&mut conn, |conn| {
-            work(&mut SqliteTx::new(conn)).map_err(StoreError::Domain)
+            work(&mut SqliteTx::new(conn, &self.ledger)).map_err(StoreError::Domain)
         })
         .map_err(DomainError::from)
     }
@@ -265,7 +269,8 @@ impl Store for SqliteStore {
         mut work: impl FnMut(&mut dyn Transaction) -> RepoResult<T>,
     ) -> RepoResult<T> {
         self.file.check().map_err(DomainError::from)?;
-        self.writer.run(|conn| work(&mut SqliteTx::new(conn)))
+        self.writer
+            .run(|conn| work(&mut SqliteTx::new(conn, &self.ledger)))
     }
 }
 

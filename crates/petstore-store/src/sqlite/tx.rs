@@ -16,10 +16,11 @@ use crate::error::{QueryResultExt, Rule, StoreError, Violation};
 use crate::key_records::KeyRecords;
 use crate::known_rows::KnownRows;
 use crate::records::{EventColumns, MovementColumns, actor_column};
-use crate::schema::sql_types::{Json, Time, UtcTime};
+use crate::schema::sql_types::{Json, Time};
 use crate::schema::{events, ledger_opened, order_lines, orders, stock_movements};
+use crate::sqlite::ledger_begun::LedgerBegun;
 use crate::sqlite::limit::{DefaultPage, Limited, limited};
-use crate::sqlite::prepared::{RecordAnswer, ReplaceAnswer, SetStock};
+use crate::sqlite::prepared::{CountLine, RecordAnswer, ReplaceAnswer, SetStock};
 use crate::statements::refuse;
 
 // Compiled once for each backend, for its `Tx`: the statements are written once.
@@ -36,15 +37,19 @@ pub(crate) struct SqliteTx<'c> {
     known: KnownRows,
     /// The idempotency keys it found a stored record of (`key_records.rs`).
     keys: KeyRecords,
+    /// Whether the store has seen the stock ledger begun.
+    ledger: &'c LedgerBegun,
 }
 
 impl<'c> SqliteTx<'c> {
-    /// A view through `conn`, inside the transaction the caller opened.
-    pub(crate) fn new(conn: &'c mut SqliteConnection) -> Self {
+    /// A view through `conn`, inside the transaction the caller opened, of a store that has
+    /// seen the ledger begun or not.
+    pub(crate) fn new(conn: &'c mut SqliteConnection, ledger: &'c LedgerBegun) -> Self {
         Self {
             conn,
             known: KnownRows::served_once(),
             keys: KeyRecords::default(),
+            ledger,
         }
     }
 }
@@ -138,87 +143,92 @@ impl SqliteTx<'_> {
     }
 
     /// Inserts lines 2 and on (`lines`) of order `order_id`, inserted before them, one
-    /// statement each (prepared once, as a single-row insert is; see `append_events`).
+    /// statement each (prepared once, as a single-row insert is; see `append_events`), and
+    /// counts each into its pet's open orders and committed units.
     pub(crate) fn insert_line_rows(
         &mut self,
         order_id: i64,
         lines: &[PricedLine],
     ) -> RepoResult<()> {
         for (line, line_no) in lines.iter().zip(2i64..) {
+            let pet_id = line.pet_id.get();
+            let quantity = i64::from(line.quantity.get());
             diesel::insert_into(order_lines::table)
                 .values((
                     order_lines::order_id.eq(order_id),
                     order_lines::line_no.eq(line_no),
-                    order_lines::pet_id.eq(line.pet_id.get()),
-                    order_lines::quantity.eq(i64::from(line.quantity.get())),
+                    order_lines::pet_id.eq(pet_id),
+                    order_lines::quantity.eq(quantity),
                     order_lines::unit_amount.eq(line.price.map(|p| p.amount.get())),
                     order_lines::currency.eq(line.price.map(|p| p.currency.code())),
                 ))
                 .execute(self.conn)
-                .map_err(|e| {
-                    refuse(e, |v| {
-                        (v == Violation::Rule(Rule::UnknownPet)).then_some(DomainError::storage(
-                            "a checkout line's pet was gone under its lock",
-                        ))
-                    })
-                })?;
+                .or_storage()?;
+            // The use case locked the pet before placing the order: it is there.
+            let counted = CountLine { pet_id, quantity }
+                .execute(self.conn)
+                .or_storage()?;
+            if counted != 1 {
+                return Err(DomainError::storage(
+                    "a checkout line's pet was gone under its lock",
+                ));
+            }
         }
         Ok(())
     }
 
     /// Records stock movements, one statement each (prepared once, as a single-row insert
-    /// is), each inserted only once the ledger has begun: the row of `ledger_opened` is what
-    /// it selects from.
+    /// is), once the ledger has begun: before, none is recorded.
     pub(crate) fn insert_movement_rows(
         &mut self,
         time: DateTime<Utc>,
         rows: Vec<MovementColumns>,
     ) -> RepoResult<()> {
-        use diesel::sql_types::{BigInt, Nullable, Text};
         use stock_movements::dsl as m;
+        if !self.ledger_begun()? {
+            return Ok(());
+        }
         for row in rows {
-            let values = ledger_opened::table.select((
-                row.pet_id.into_sql::<BigInt>(),
-                row.kind.into_sql::<Text>(),
-                row.quantity.into_sql::<BigInt>(),
-                row.available_change.into_sql::<BigInt>(),
-                row.committed_change.into_sql::<BigInt>(),
-                row.available_after.into_sql::<BigInt>(),
-                row.committed_after.into_sql::<BigInt>(),
-                row.order_id.into_sql::<Nullable<BigInt>>(),
-                row.line_no.into_sql::<Nullable<BigInt>>(),
-                row.reason.into_sql::<Nullable<Text>>(),
-                row.actor.into_sql::<Nullable<Text>>(),
-                row.request_id.into_sql::<Nullable<Text>>(),
-                Time(time).into_sql::<UtcTime>(),
-                row.held_change.into_sql::<BigInt>(),
-                row.held_after.into_sql::<BigInt>(),
-                row.hold_id.into_sql::<Nullable<BigInt>>(),
-            ));
             diesel::insert_into(m::stock_movements)
-                .values(values)
-                .into_columns((
-                    m::pet_id,
-                    m::kind,
-                    m::quantity,
-                    m::available_change,
-                    m::committed_change,
-                    m::available_after,
-                    m::committed_after,
-                    m::order_id,
-                    m::line_no,
-                    m::reason,
-                    m::actor,
-                    m::request_id,
-                    m::time,
-                    m::held_change,
-                    m::held_after,
-                    m::hold_id,
+                .values((
+                    m::pet_id.eq(row.pet_id),
+                    m::kind.eq(row.kind),
+                    m::quantity.eq(row.quantity),
+                    m::available_change.eq(row.available_change),
+                    m::committed_change.eq(row.committed_change),
+                    m::available_after.eq(row.available_after),
+                    m::committed_after.eq(row.committed_after),
+                    m::order_id.eq(row.order_id),
+                    m::line_no.eq(row.line_no),
+                    m::reason.eq(row.reason),
+                    m::actor.eq(row.actor),
+                    m::request_id.eq(row.request_id),
+                    m::time.eq(Time(time)),
+                    m::held_change.eq(row.held_change),
+                    m::held_after.eq(row.held_after),
+                    m::hold_id.eq(row.hold_id),
                 ))
                 .execute(self.conn)
                 .or_storage()?;
         }
         Ok(())
+    }
+
+    /// Whether the stock ledger has begun: asked of the database until the store has seen
+    /// it so. The writer's transaction holds the file, so no upgrade can finish inside it.
+    fn ledger_begun(&mut self) -> RepoResult<bool> {
+        if self.ledger.seen() {
+            return Ok(true);
+        }
+        let begun = diesel::select(diesel::dsl::exists(
+            ledger_opened::table.select(ledger_opened::id),
+        ))
+        .get_result(self.conn)
+        .or_storage()?;
+        if begun {
+            self.ledger.saw();
+        }
+        Ok(begun)
     }
 
     /// Sets a pet's stock with a statement prepared once: every order changes one.

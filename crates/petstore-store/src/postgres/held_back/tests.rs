@@ -90,7 +90,7 @@ fn a_burst_of_orders_sends_its_writes_in_two_statements() {
         "two statements for the burst's writes: {sent:?}"
     );
     assert!(
-        writes[0].starts_with("UPDATE pets SET stock = v.stock"),
+        writes[0].starts_with("UPDATE pets SET stock = coalesce(v.stock, pets.stock)"),
         "{}",
         writes[0]
     );
