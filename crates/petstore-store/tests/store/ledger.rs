@@ -45,6 +45,20 @@ fn execute(config: &StoreConfig, sql: &str) {
     }
 }
 
+/// Runs `sql` on the database, answering whether it was taken.
+fn taken(config: &StoreConfig, sql: &str) -> bool {
+    match &config.database {
+        Database::Sqlite(file) => SqliteConnection::establish(file.to_str().unwrap())
+            .unwrap()
+            .batch_execute(sql)
+            .is_ok(),
+        Database::Postgres(url) => PgConnection::establish(url)
+            .unwrap()
+            .batch_execute(sql)
+            .is_ok(),
+    }
+}
+
 /// A new database as a rolling upgrade leaves it before `migrate --finish`: this version's
 /// additive migrations applied, the one that begins the ledger not (undone as its `down.sql`
 /// and a reverted migration would).
@@ -111,6 +125,40 @@ fn new_pet(shop: &Service<AnyStore>, name: &str, stock: u32) -> PetId {
         .set_stock(OPERATOR, pet.id, Stock::from_level(stock), Always)
         .unwrap();
     pet.id
+}
+
+/// The schema is the ledger's second line: it refuses a movement of a kind it does not know
+/// and one whose changes do not fit its kind, on both backends (SQLite checks the kind in the
+/// same `CASE` as the changes: `000021_movement_kinds_by_case`).
+#[test]
+fn the_schema_refuses_an_unknown_kind_and_changes_that_do_not_fit_the_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    for (config, _scratch) in databases(dir.path()) {
+        drop(AnyStore::open(&config).unwrap());
+        let movement = |kind: &str, available_change: i64| {
+            format!(
+                "INSERT INTO stock_movements (pet_id, kind, quantity, available_change, \
+                 committed_change, available_after, committed_after, time) \
+                 VALUES (1, '{kind}', 2, {available_change}, 0, 2, 0, '2026-11-30T00:00:00.000000Z')"
+            )
+        };
+        assert!(
+            taken(&config, &movement("set", 2)),
+            "a set of 2 units is a movement"
+        );
+        assert!(
+            !taken(&config, &movement("stolen", 2)),
+            "no movement is stolen"
+        );
+        assert!(
+            !taken(&config, &movement("set", 3)),
+            "a set of 2 changes 2 units"
+        );
+        assert!(
+            !taken(&config, &movement("sold", 2)),
+            "a sale changes no available units"
+        );
+    }
 }
 
 #[test]
