@@ -222,6 +222,34 @@ impl DomainEvent {
         }
     }
 
+    /// The payload as JSON text: a document equal to [`data`](Self::data)'s, written from the
+    /// resource itself. Stores write every event this way: building the `Value` first, then
+    /// writing and dropping it, cost a stored event about a third of its instructions.
+    pub fn data_json(&self) -> String {
+        let written = match self {
+            DomainEvent::PetCreated(pet) | DomainEvent::PetUpdated(pet) => {
+                serde_json::to_string(pet)
+            }
+            DomainEvent::CategoryCreated(category) | DomainEvent::CategoryUpdated(category) => {
+                serde_json::to_string(category)
+            }
+            DomainEvent::InventoryUpdated(item) => serde_json::to_string(item),
+            DomainEvent::OrderPlaced(order)
+            | DomainEvent::OrderUpdated(order)
+            | DomainEvent::OrderCompleted(order)
+            | DomainEvent::OrderCancelled(order) => serde_json::to_string(order),
+            DomainEvent::HoldPlaced(hold)
+            | DomainEvent::HoldReleased(hold)
+            | DomainEvent::HoldExpired(hold)
+            | DomainEvent::HoldConsumed(hold) => serde_json::to_string(hold),
+            DomainEvent::PetDeleted(_)
+            | DomainEvent::PetStatusChanged { .. }
+            | DomainEvent::CategoryDeleted(_) => return self.data().to_string(),
+        };
+        // A resource always serializes; were one not to, its `Value` is the same document.
+        written.unwrap_or_else(|_| self.data().to_string())
+    }
+
     /// The event's payload: the resource after the change, the id of a deleted resource, or
     /// the two statuses of a status change.
     pub fn data(&self) -> Value {
@@ -301,6 +329,34 @@ mod tests {
             event.data(),
             json!({"petId": 4, "from": "available", "to": "pending"})
         );
+    }
+
+    #[test]
+    fn the_payload_as_text_is_the_payload() {
+        let pet_id = PetId::new(2).unwrap();
+        let new = crate::model::NewOrder::new(pet_id, crate::values::Quantity::new(3).unwrap());
+        let order = new.into_order(crate::ids::OrderId::new(9).unwrap(), None, None);
+        let events = [
+            DomainEvent::OrderPlaced(order),
+            DomainEvent::InventoryUpdated(InventoryItem {
+                pet_id,
+                quantity: Stock::from_level(7),
+                status: PetStatus::Available,
+                held: Stock::from_level(2),
+                committed: Stock::ZERO,
+            }),
+            DomainEvent::PetDeleted(pet_id),
+            DomainEvent::PetStatusChanged {
+                pet_id,
+                from: PetStatus::Available,
+                to: PetStatus::Sold,
+            },
+        ];
+        for event in events {
+            let text = event.data_json();
+            let read: Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(read, event.data(), "{text}");
+        }
     }
 
     #[test]

@@ -7,9 +7,11 @@
 
 use diesel::pg::{Pg, PgConnection};
 use diesel::query_builder::{AstPass, QueryFragment, QueryId};
-use diesel::sql_types::{Array, BigInt, Interval, Jsonb, Nullable, Text, Timestamptz};
+use diesel::sql_types::{Array, BigInt, Interval, Nullable, Text, Timestamptz};
 use diesel::{QueryResult, RunQueryDsl};
 use petstore_core::RECORD_LIFETIME;
+
+use crate::schema::sql_types::{JsonText, JsonValue};
 
 mod columns;
 
@@ -114,7 +116,7 @@ pub(crate) struct SendHeldBack {
     pub(crate) actors: Vec<Option<String>>,
     pub(crate) types: Vec<String>,
     pub(crate) subjects: Vec<String>,
-    pub(crate) data: Vec<serde_json::Value>,
+    pub(crate) data: Vec<JsonText>,
 }
 
 impl SendHeldBack {
@@ -189,7 +191,7 @@ impl QueryFragment<Pg> for SendHeldBack {
         out.push_sql(", ");
         out.push_bind_param::<Array<Text>, _>(&self.subjects)?;
         out.push_sql(", ");
-        out.push_bind_param::<Array<Jsonb>, _>(&self.data)?;
+        out.push_bind_param::<Array<JsonValue>, _>(&self.data)?;
         out.push_sql(", ");
         out.push_bind_param::<Array<Nullable<Text>>, _>(&self.traceparents)?;
         out.push_sql(", ");

@@ -7,6 +7,7 @@ use petstore_core::{Actor, Cause, DomainEvent, Event, EventId, EventType, TraceP
 use super::corrupt;
 use crate::error::StoreError;
 use crate::schema::events;
+use crate::schema::sql_types::JsonText;
 
 /// What each backend stores of an event beside its time and cause: the one mapping from a
 /// domain event to its columns, so that a new column is written in one place.
@@ -14,7 +15,7 @@ use crate::schema::events;
 pub(crate) struct EventColumns {
     pub(crate) event_type: &'static str,
     pub(crate) subject: String,
-    pub(crate) data: serde_json::Value,
+    pub(crate) data: JsonText,
 }
 
 /// The `actor` column of a change's events: its JSON text, written once for all of them.
@@ -32,7 +33,7 @@ impl EventColumns {
         Self {
             event_type: event.event_type().as_str(),
             subject: event.subject(),
-            data: event.data(),
+            data: JsonText(event.data_json()),
         }
     }
 }

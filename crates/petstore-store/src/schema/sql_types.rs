@@ -101,6 +101,29 @@ impl FromSql<UtcTime, Sqlite> for DateTime<Utc> {
     }
 }
 
+/// A JSON document's text bound to a [`JsonValue`] column, written as it is: an event's
+/// payload, which the domain writes as text (`DomainEvent::data_json`).
+#[derive(Debug, Clone, PartialEq, diesel::expression::AsExpression)]
+#[diesel(sql_type = JsonValue)]
+pub(crate) struct JsonText(pub(crate) String);
+
+impl ToSql<JsonValue, Pg> for JsonText {
+    fn to_sql<'b>(&'b self, out: &mut Output<'b, '_, Pg>) -> serialize::Result {
+        use std::io::Write;
+        // `jsonb`'s binary form: its version (1), then the document's text.
+        out.write_all(&[1])?;
+        out.write_all(self.0.as_bytes())?;
+        Ok(IsNull::No)
+    }
+}
+
+impl ToSql<JsonValue, Sqlite> for JsonText {
+    fn to_sql<'b>(&'b self, out: &mut Output<'b, '_, Sqlite>) -> serialize::Result {
+        out.set_value(self.0.as_str());
+        Ok(IsNull::No)
+    }
+}
+
 impl ToSql<JsonValue, Pg> for Json {
     fn to_sql<'b>(&'b self, out: &mut Output<'b, '_, Pg>) -> serialize::Result {
         <serde_json::Value as ToSql<Jsonb, Pg>>::to_sql(&self.0, out)

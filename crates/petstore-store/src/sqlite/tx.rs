@@ -16,7 +16,7 @@ use crate::error::{QueryResultExt, Rule, StoreError, Violation};
 use crate::key_records::KeyRecords;
 use crate::known_rows::KnownRows;
 use crate::records::{EventColumns, MovementColumns, actor_column};
-use crate::schema::sql_types::{Json, Time};
+use crate::schema::sql_types::Time;
 use crate::schema::{events, ledger_opened, order_lines, orders, stock_movements};
 use crate::sqlite::ledger_begun::LedgerBegun;
 use crate::sqlite::limit::{DefaultPage, Limited, limited};
@@ -272,7 +272,7 @@ impl EventWriter for SqliteTx<'_> {
                     events::time.eq(Time(time)),
                     events::event_type.eq(event_type),
                     events::subject.eq(subject),
-                    events::data.eq(Json(data)),
+                    events::data.eq(data),
                     events::traceparent.eq(cause.trace.as_ref().map(TraceParent::as_str)),
                     events::actor.eq(actor.as_deref()),
                 ))
