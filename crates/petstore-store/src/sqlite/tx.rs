@@ -17,10 +17,10 @@ use crate::key_records::KeyRecords;
 use crate::known_rows::KnownRows;
 use crate::records::{EventColumns, MovementColumns, actor_column};
 use crate::schema::sql_types::Time;
-use crate::schema::{events, ledger_opened, order_lines, orders, stock_movements};
+use crate::schema::{ledger_opened, order_lines, orders, stock_movements};
 use crate::sqlite::ledger_begun::LedgerBegun;
 use crate::sqlite::limit::{DefaultPage, Limited, limited};
-use crate::sqlite::prepared::{CountLine, RecordAnswer, ReplaceAnswer, SetStock};
+use crate::sqlite::prepared::{AppendEvents, CountLine, RecordAnswer, ReplaceAnswer, SetStock};
 use crate::statements::refuse;
 
 // Compiled once for each backend, for its `Tx`: the statements are written once.
@@ -143,7 +143,7 @@ impl SqliteTx<'_> {
     }
 
     /// Inserts lines 2 and on (`lines`) of order `order_id`, inserted before them, one
-    /// statement each (prepared once, as a single-row insert is; see `append_events`), and
+    /// statement each (prepared once, as a single-row insert is), and
     /// counts each into its pet's open orders and committed units.
     pub(crate) fn insert_line_rows(
         &mut self,
@@ -257,28 +257,18 @@ impl EventWriter for SqliteTx<'_> {
         cause: &Cause,
         events: &[DomainEvent],
     ) -> RepoResult<()> {
-        let actor = actor_column(cause)?;
-        // One row at a time: a single-row insert is a statement Diesel prepares once and keeps,
-        // where a batch is built, parsed and wrapped in a savepoint of its own every time.
-        // A missing trace binds NULL, so the statement's text is the same for every row.
-        for event in events {
-            let EventColumns {
-                event_type,
-                subject,
-                data,
-            } = EventColumns::of(event);
-            diesel::insert_into(events::table)
-                .values((
-                    events::time.eq(Time(time)),
-                    events::event_type.eq(event_type),
-                    events::subject.eq(subject),
-                    events::data.eq(data),
-                    events::traceparent.eq(cause.trace.as_ref().map(TraceParent::as_str)),
-                    events::actor.eq(actor.as_deref()),
-                ))
-                .execute(self.conn)
-                .or_storage()?;
+        if events.is_empty() {
+            return Ok(());
         }
+        let actor = actor_column(cause)?;
+        AppendEvents {
+            time: Time(time),
+            trace: cause.trace.as_ref().map(TraceParent::as_str),
+            actor: actor.as_deref(),
+            rows: events.iter().map(EventColumns::of).collect(),
+        }
+        .execute(self.conn)
+        .or_storage()?;
         Ok(())
     }
 }
