@@ -87,9 +87,12 @@ impl<S: Store, C: Clock> HoldUseCases<'_, S, C> {
                 expires_at: now + life,
                 owner: caller.owner(),
             })?;
+            let changes = judged
+                .iter()
+                .map(|(_, pet, transition)| (pet, transition, Entry::hold(hold.id)));
+            self.shop.apply_all(tx, changes)?;
             let mut events = vec![DomainEvent::HoldPlaced(hold.clone())];
-            for (_, pet, transition) in &judged {
-                self.shop.apply(tx, pet, transition, Entry::hold(hold.id))?;
+            for (_, _, transition) in &judged {
                 events.extend(transition.events.iter().cloned());
             }
             Ok((hold, events))

@@ -257,10 +257,16 @@ impl<S: Store, C: Clock> Service<S, C> {
             ship_date: terms.ship_date,
             owner: terms.owner,
         })?;
+        let changes = placed
+            .iter()
+            .zip(1u16..)
+            .map(|((_, pet, transition), line_no)| {
+                let entry = Entry::line(order.id, u32::from(line_no)).of_hold(terms.hold);
+                (pet, transition, entry)
+            });
+        self.apply_all(tx, changes)?;
         let mut events = vec![DomainEvent::OrderPlaced(order.clone())];
-        for ((_, pet, transition), line_no) in placed.iter().zip(1u16..) {
-            let entry = Entry::line(order.id, u32::from(line_no)).of_hold(terms.hold);
-            self.apply(tx, pet, transition, entry)?;
+        for (_, _, transition) in placed {
             events.extend(transition.events.iter().cloned());
         }
         Ok((order, events))

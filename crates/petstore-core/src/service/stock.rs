@@ -144,34 +144,46 @@ impl<S: Store, C: Clock> Service<S, C> {
         transition: &Transition,
         entry: Entry,
     ) -> Result<(), DomainError> {
-        let Transition {
-            before,
-            after,
-            change,
-            ..
-        } = *transition;
-        if after.status != before.status {
-            tx.update_pet(&Pet {
-                status: after.status,
-                ..pet.clone()
-            })?;
-        }
-        if after.stock != before.stock {
-            tx.set_stock(pet.id, after.stock)?;
-        }
-        if let Some(change) = change {
-            let movement = NewMovement {
-                pet_id: pet.id,
+        self.apply_all(tx, [(pet, transition, entry)])
+    }
+
+    /// Writes what a rule decided for each of `changes`, as [`apply`](Self::apply) does, with
+    /// their movements recorded together: a store writes them in one statement where it can.
+    pub(super) fn apply_all<'p>(
+        &self,
+        tx: &mut dyn Transaction,
+        changes: impl IntoIterator<Item = (&'p Pet, &'p Transition, Entry)>,
+    ) -> Result<(), DomainError> {
+        let mut movements = Vec::new();
+        for (pet, transition, entry) in changes {
+            let Transition {
+                before,
+                after,
                 change,
-                after: Balances {
-                    available: after.stock,
-                    held: after.held,
-                    committed: after.committed,
-                },
-                entry,
-            };
-            tx.record_movements(self.clock.now(), &self.cause, &[movement])?;
+                ..
+            } = *transition;
+            if after.status != before.status {
+                tx.update_pet(&Pet {
+                    status: after.status,
+                    ..pet.clone()
+                })?;
+            }
+            if after.stock != before.stock {
+                tx.set_stock(pet.id, after.stock)?;
+            }
+            if let Some(change) = change {
+                movements.push(NewMovement {
+                    pet_id: pet.id,
+                    change,
+                    after: Balances {
+                        available: after.stock,
+                        held: after.held,
+                        committed: after.committed,
+                    },
+                    entry,
+                });
+            }
         }
-        Ok(())
+        tx.record_movements(self.clock.now(), &self.cause, &movements)
     }
 }

@@ -12,7 +12,7 @@ use diesel::sql_types::{BigInt, Binary, Nullable, Text};
 use diesel::sqlite::{Sqlite, SqliteConnection};
 use diesel::{QueryResult, RunQueryDsl};
 
-use crate::records::EventColumns;
+use crate::records::{EventColumns, MovementColumns};
 use crate::schema::sql_types::{JsonValue, Time, UtcTime};
 
 /// A statement of fixed text and no parameters, cached by its type.
@@ -135,6 +135,67 @@ impl QueryFragment<Sqlite> for AppendEvents<'_> {
 }
 
 impl RunQueryDsl<SqliteConnection> for AppendEvents<'_> {}
+
+/// A write's stock movements, in one `INSERT` of as many rows, cached by its text as
+/// [`AppendEvents`] is: a checkout's lines are one statement.
+#[derive(Debug)]
+pub(crate) struct RecordMovements {
+    pub(crate) time: Time,
+    pub(crate) rows: Vec<MovementColumns>,
+}
+
+/// Cached by its text, which the number of rows decides.
+impl QueryId for RecordMovements {
+    type QueryId = ();
+    const HAS_STATIC_QUERY_ID: bool = false;
+}
+
+impl QueryFragment<Sqlite> for RecordMovements {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Sqlite>) -> QueryResult<()> {
+        out.push_sql(
+            "INSERT INTO `stock_movements` (`pet_id`, `kind`, `quantity`, `available_change`, \
+             `committed_change`, `available_after`, `committed_after`, `order_id`, `line_no`, \
+             `reason`, `actor`, `request_id`, `time`, `held_change`, `held_after`, `hold_id`) \
+             VALUES ",
+        );
+        for (at, row) in self.rows.iter().enumerate() {
+            out.push_sql(if at == 0 { "(" } else { ", (" });
+            out.push_bind_param::<BigInt, _>(&row.pet_id)?;
+            out.push_sql(", ");
+            out.push_bind_param::<Text, _>(row.kind)?;
+            for number in [
+                &row.quantity,
+                &row.available_change,
+                &row.committed_change,
+                &row.available_after,
+                &row.committed_after,
+            ] {
+                out.push_sql(", ");
+                out.push_bind_param::<BigInt, _>(number)?;
+            }
+            for number in [&row.order_id, &row.line_no] {
+                out.push_sql(", ");
+                out.push_bind_param::<Nullable<BigInt>, _>(number)?;
+            }
+            for text in [&row.reason, &row.actor, &row.request_id] {
+                out.push_sql(", ");
+                out.push_bind_param::<Nullable<Text>, _>(text)?;
+            }
+            out.push_sql(", ");
+            out.push_bind_param::<UtcTime, _>(&self.time)?;
+            for number in [&row.held_change, &row.held_after] {
+                out.push_sql(", ");
+                out.push_bind_param::<BigInt, _>(number)?;
+            }
+            out.push_sql(", ");
+            out.push_bind_param::<Nullable<BigInt>, _>(&row.hold_id)?;
+            out.push_sql(")");
+        }
+        Ok(())
+    }
+}
+
+impl RunQueryDsl<SqliteConnection> for RecordMovements {}
 
 /// Records the answer to an idempotency key that has no record: its first. Written out as the
 /// other hot statements are, so Diesel's cache keeps it.

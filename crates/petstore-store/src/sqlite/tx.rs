@@ -17,10 +17,12 @@ use crate::key_records::KeyRecords;
 use crate::known_rows::KnownRows;
 use crate::records::{EventColumns, MovementColumns, actor_column};
 use crate::schema::sql_types::Time;
-use crate::schema::{ledger_opened, order_lines, orders, stock_movements};
+use crate::schema::{ledger_opened, order_lines, orders};
 use crate::sqlite::ledger_begun::LedgerBegun;
 use crate::sqlite::limit::{DefaultPage, Limited, limited};
-use crate::sqlite::prepared::{AppendEvents, CountLine, RecordAnswer, ReplaceAnswer, SetStock};
+use crate::sqlite::prepared::{
+    AppendEvents, CountLine, RecordAnswer, RecordMovements, ReplaceAnswer, SetStock,
+};
 use crate::statements::refuse;
 
 // Compiled once for each backend, for its `Tx`: the statements are written once.
@@ -177,40 +179,22 @@ impl SqliteTx<'_> {
         Ok(())
     }
 
-    /// Records stock movements, one statement each (prepared once, as a single-row insert
-    /// is), once the ledger has begun: before, none is recorded.
+    /// Records stock movements, all in one statement (`RecordMovements`), once the ledger has
+    /// begun: before, none is recorded.
     pub(crate) fn insert_movement_rows(
         &mut self,
         time: DateTime<Utc>,
         rows: Vec<MovementColumns>,
     ) -> RepoResult<()> {
-        use stock_movements::dsl as m;
-        if !self.ledger_begun()? {
+        if rows.is_empty() || !self.ledger_begun()? {
             return Ok(());
         }
-        for row in rows {
-            diesel::insert_into(m::stock_movements)
-                .values((
-                    m::pet_id.eq(row.pet_id),
-                    m::kind.eq(row.kind),
-                    m::quantity.eq(row.quantity),
-                    m::available_change.eq(row.available_change),
-                    m::committed_change.eq(row.committed_change),
-                    m::available_after.eq(row.available_after),
-                    m::committed_after.eq(row.committed_after),
-                    m::order_id.eq(row.order_id),
-                    m::line_no.eq(row.line_no),
-                    m::reason.eq(row.reason),
-                    m::actor.eq(row.actor),
-                    m::request_id.eq(row.request_id),
-                    m::time.eq(Time(time)),
-                    m::held_change.eq(row.held_change),
-                    m::held_after.eq(row.held_after),
-                    m::hold_id.eq(row.hold_id),
-                ))
-                .execute(self.conn)
-                .or_storage()?;
+        RecordMovements {
+            time: Time(time),
+            rows,
         }
+        .execute(self.conn)
+        .or_storage()?;
         Ok(())
     }
 
