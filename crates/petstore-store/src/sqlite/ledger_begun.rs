@@ -4,9 +4,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Whether the stock ledger is known to have begun. Finishing an upgrade is never undone, so
-/// once a transaction has seen the row, no later one asks again: a movement is then one
-/// plain `INSERT`, which needs no statement journal, where an `INSERT … SELECT` from
-/// `ledger_opened` opened one and copied every page it changed into it.
+/// once a transaction has seen the row, no later one asks again: a write's movements are then
+/// one `INSERT` of their own rows, where an `INSERT … SELECT` from `ledger_opened` was one
+/// statement per movement, each keeping a statement journal.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct LedgerBegun(Arc<AtomicBool>);
 

@@ -8,8 +8,8 @@ use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel::sqlite::SqliteConnection;
 use petstore_core::{
     Cause, DomainError, DomainEvent, Event, EventId, EventReader, EventWriter, IdempotencyReader,
-    IdempotencyRecord, IdempotencyWriter, NewOrder, OwnerId, Price, PricedLine, RECORD_LIFETIME,
-    RepoResult, TraceParent,
+    IdempotencyRecord, IdempotencyWriter, LedgerReader, NewOrder, OwnerId, Price, PricedLine,
+    RECORD_LIFETIME, RepoResult, TraceParent,
 };
 
 use crate::error::{QueryResultExt, Rule, StoreError, Violation};
@@ -17,7 +17,7 @@ use crate::key_records::KeyRecords;
 use crate::known_rows::KnownRows;
 use crate::records::{EventColumns, MovementColumns, actor_column};
 use crate::schema::sql_types::Time;
-use crate::schema::{ledger_opened, order_lines, orders};
+use crate::schema::{order_lines, orders};
 use crate::sqlite::ledger_begun::LedgerBegun;
 use crate::sqlite::limit::{DefaultPage, Limited, limited};
 use crate::sqlite::prepared::{
@@ -47,9 +47,11 @@ impl<'c> SqliteTx<'c> {
     /// A view through `conn`, inside the transaction the caller opened, of a store that has
     /// seen the ledger begun or not.
     pub(crate) fn new(conn: &'c mut SqliteConnection, ledger: &'c LedgerBegun) -> Self {
+        // What the store has seen of the ledger is known without a statement (`ledger_open`).
+        let begun = ledger.seen().then_some(true);
         Self {
             conn,
-            known: KnownRows::served_once(),
+            known: KnownRows::locked(Vec::new(), begun),
             keys: KeyRecords::default(),
             ledger,
         }
@@ -186,7 +188,7 @@ impl SqliteTx<'_> {
         time: DateTime<Utc>,
         rows: Vec<MovementColumns>,
     ) -> RepoResult<()> {
-        if rows.is_empty() || !self.ledger_begun()? {
+        if !self.ledger_begun()? {
             return Ok(());
         }
         RecordMovements {
@@ -198,17 +200,11 @@ impl SqliteTx<'_> {
         Ok(())
     }
 
-    /// Whether the stock ledger has begun: asked of the database until the store has seen
-    /// it so. The writer's transaction holds the file, so no upgrade can finish inside it.
+    /// Whether the stock ledger has begun (`ledger_open`, asked of the database until the
+    /// store has seen it so), noted for the store's later transactions. The writer's
+    /// transaction holds the file, so no upgrade can finish inside it.
     fn ledger_begun(&mut self) -> RepoResult<bool> {
-        if self.ledger.seen() {
-            return Ok(true);
-        }
-        let begun = diesel::select(diesel::dsl::exists(
-            ledger_opened::table.select(ledger_opened::id),
-        ))
-        .get_result(self.conn)
-        .or_storage()?;
+        let begun = self.ledger_open()?;
         if begun {
             self.ledger.saw();
         }
