@@ -103,8 +103,8 @@ impl Metrics {
         );
         registry.register(
             "db_burst_reruns",
-            "Bursts of PostgreSQL writes that gave up their shared transaction (a write \
-             failed after another kept its changes, or met a lock) and ran each job again alone",
+            "Bursts of writes that gave up their shared transaction (a write failed after \
+             changes were kept, or met a lock) and ran each job again alone",
             burst_reruns.clone(),
         );
         registry.register(

@@ -12,6 +12,8 @@ mod bursts;
 mod lane;
 mod names;
 mod read;
+#[cfg(test)]
+pub(crate) mod testing;
 mod write;
 
 pub(crate) use bursts::{Bursts, Chore, ThreadSpec};
@@ -20,4 +22,4 @@ pub(crate) use lane::{Lane, store_lane};
 pub(crate) use names::named_pets;
 pub use names::{KeyName, ReadNames, Row, WriteNames};
 pub(crate) use read::{Answered, ReadJob};
-pub(crate) use write::{WriteJob, in_time, named_keys, refuse};
+pub(crate) use write::{GaveUp, WriteJob, gave_up, in_time, named_keys, refuse};

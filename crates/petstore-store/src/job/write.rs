@@ -111,6 +111,17 @@ impl WriteJob {
     }
 }
 
+/// A burst that undid its writes together: its jobs run again, each alone. No client sees
+/// it; a job's store calls answer it (as a storage failure) until its run ends.
+#[derive(Debug, Clone, Copy, thiserror::Error)]
+#[error("the burst gave up its transaction; its jobs run again, each alone")]
+pub(crate) struct GaveUp;
+
+/// [`GaveUp`], as a job's store calls answer it.
+pub(crate) fn gave_up() -> DomainError {
+    DomainError::Storage(Failure::caused_by(GaveUp))
+}
+
 /// Answers each of `jobs` with `refused`, without running it.
 pub(crate) fn refuse(jobs: Vec<WriteJob>, refused: &DomainError) {
     for job in jobs {

@@ -23,7 +23,7 @@ use std::sync::atomic::Ordering;
 
 use diesel::connection::SimpleConnection;
 use diesel::r2d2::PooledConnection;
-use petstore_core::{DomainError, Failure, RepoResult, Snapshot, Store, Transaction};
+use petstore_core::{DomainError, RepoResult, Snapshot, Store, Transaction};
 
 use super::PgStore;
 use super::connection::PrimaryOnly;
@@ -31,7 +31,7 @@ use super::fetch::lock_and_look_up;
 use super::held_back::HeldBack;
 use super::tx::PgTx;
 use crate::error::{StoreError, is_read_only};
-use crate::job::{self, Bursts, Chore, JobStore, Lane, ThreadSpec, WriteJob};
+use crate::job::{self, Bursts, Chore, GaveUp, JobStore, Lane, ThreadSpec, WriteJob, gave_up};
 use crate::known_rows::KnownRows;
 use crate::upkeep::forget_expired_records;
 
@@ -95,12 +95,6 @@ pub(super) fn run_writes(store: &PgStore, jobs: Vec<WriteJob>) {
         job.settle(None);
     }
 }
-
-/// A burst that rolled back: its jobs run again, each alone. No client sees it; a job's
-/// store calls answer it (as a storage failure) until its run ends.
-#[derive(Debug, Clone, Copy, thiserror::Error)]
-#[error("the burst gave up its transaction; its jobs run again, each alone")]
-struct GaveUp;
 
 /// Where a burst's transaction stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -322,10 +316,6 @@ impl<'s> PgWriteBurst<'s> {
 }
 
 /// What the store calls of a job answer once its burst gave up.
-fn gave_up() -> DomainError {
-    DomainError::Storage(Failure::caused_by(GaveUp))
-}
-
 impl Lane for PgWriteBurst<'_> {
     fn run_read(
         &self,

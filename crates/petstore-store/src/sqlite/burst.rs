@@ -2,15 +2,24 @@
 //! share, and how a job's store calls reach it.
 //!
 //! Reads share one pooled connection and one read transaction ([`ReadBurst`]); writes share
-//! one turn of the writer, each in a savepoint of its own, committed once after the last
-//! ([`WriteBurst`]). A job reaches its burst only through the [`JobStore`] it is handed:
-//! nothing ambient decides where a store call goes.
+//! one turn of the writer, committed once after the last ([`WriteBurst`]). A job reaches its
+//! burst only through the [`JobStore`] it is handed: nothing ambient decides where a store
+//! call goes.
+//!
+//! A burst's writes run together, with no savepoint each: SQLite copies every page a
+//! savepoint's statements change before the first change, and that copy was a tenth of what an
+//! order cost (docs/performance.md). A write refused before it changed a row (most refusals:
+//! the rules judge before anything is written) leaves nothing to undo, which the connection's
+//! count of changed rows tells. One that fails after it changed a row, or panics, cannot be
+//! undone alone: the burst *gives up*, undoes every write it made, and runs each job again
+//! in a savepoint of its own, as PostgreSQL's bursts run each again alone (`postgres/burst.rs`).
 //!
 //! A few threads serving the work one after another beat one thread per call here: in WAL
 //! mode a read never waits for a writer, a hot database's pages are in memory, and every
 //! write goes through the one writer connection anyway.
 
 use std::cell::{Cell, RefCell};
+use std::panic::resume_unwind;
 use std::sync::Arc;
 
 use petstore_core::{DomainError, RepoResult, Snapshot, Store, Transaction};
@@ -20,7 +29,7 @@ use super::snapshot::{self, Lent};
 use super::tx::SqliteTx;
 use super::writer::Turn;
 use crate::error::StoreError;
-use crate::job::{self, Bursts, JobStore, Lane, ReadJob, ThreadSpec, WriteJob};
+use crate::job::{self, Bursts, JobStore, Lane, ReadJob, ThreadSpec, WriteJob, gave_up};
 use crate::upkeep::forget_expired_records;
 
 /// Reads one thread takes from the queue at once, at most: more would make the last of them
@@ -81,6 +90,15 @@ fn run_writes(store: &SqliteStore, jobs: Vec<WriteJob>) {
             let burst = WriteBurst::new(store, turn);
             for job in &mut jobs {
                 job.run(JobStore::over(&burst));
+            }
+            if burst.mode.get() != Mode::Together {
+                if let Err(refused) = burst.each_alone() {
+                    let _ = burst.finish();
+                    return job::refuse(jobs, &refused);
+                }
+                for job in &mut jobs {
+                    job.run(JobStore::over(&burst));
+                }
             }
             let outcome = burst.finish();
             for job in jobs {
@@ -162,20 +180,45 @@ impl Drop for ReadBurst<'_> {
     }
 }
 
-/// One turn of the writer, shared by the writes of a burst: each runs in a savepoint of its
-/// own and returns at once, before the commit that [`finish`](Self::finish) answers. Reads
-/// made in the burst run on the turn's connection, so that they see the writes made before
-/// them.
+/// One turn of the writer, shared by the writes of a burst: they run together (see the
+/// module's header) and return at once, before the commit that [`finish`](Self::finish)
+/// answers. Reads made in the burst run on the turn's connection, so that they see the
+/// writes made before them.
 pub(crate) struct WriteBurst<'s> {
     store: &'s SqliteStore,
     turn: RefCell<Turn>,
+    mode: Cell<Mode>,
+    /// The connection's count of changed rows when the last write ended, if it was read.
+    changes: Cell<Option<i64>>,
+    /// Writes kept together.
+    writes: Cell<u64>,
+}
+
+/// How a burst's writes run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Together, undone together if one fails after it changed a row.
+    Together,
+    /// Undone together: every store call fails until the jobs run again.
+    GaveUp,
+    /// Each in a savepoint of its own (the jobs' second run).
+    Alone,
 }
 
 impl<'s> WriteBurst<'s> {
-    pub(crate) fn new(store: &'s SqliteStore, turn: Turn) -> Self {
+    pub(crate) fn new(store: &'s SqliteStore, mut turn: Turn) -> Self {
+        // Without a guard to undo them to, the writes run each in a savepoint.
+        let mode = if turn.guard().is_ok() {
+            Mode::Together
+        } else {
+            Mode::Alone
+        };
         Self {
             store,
             turn: RefCell::new(turn),
+            mode: Cell::new(mode),
+            changes: Cell::new(None),
+            writes: Cell::new(0),
         }
     }
 
@@ -190,7 +233,61 @@ impl<'s> WriteBurst<'s> {
                 "a write cannot be made from inside another write".into(),
             ));
         };
-        turn.write(|conn| work(&mut SqliteTx::new(conn, &self.store.ledger)))
+        let ledger = &self.store.ledger;
+        match self.mode.get() {
+            Mode::Alone => turn.write(|conn| work(&mut SqliteTx::new(conn, ledger))),
+            Mode::GaveUp => Err(gave_up()),
+            Mode::Together => {
+                let before = match self.changes.take() {
+                    Some(changes) => changes,
+                    None => turn
+                        .total_changes()
+                        .inspect_err(|_| self.give_up(&mut turn))?,
+                };
+                match turn.together(|conn| work(&mut SqliteTx::new(conn, ledger))) {
+                    Ok(Ok(value)) => {
+                        self.writes.set(self.writes.get() + 1);
+                        Ok(value)
+                    }
+                    // A refusal by the rules that changed no row leaves nothing to undo.
+                    Ok(Err(refused))
+                        if !refused.is_infrastructure()
+                            && turn.total_changes().ok() == Some(before) =>
+                    {
+                        self.changes.set(Some(before));
+                        Err(refused)
+                    }
+                    Ok(Err(failed)) => {
+                        self.give_up(&mut turn);
+                        Err(failed)
+                    }
+                    Err(panic) => {
+                        self.give_up(&mut turn);
+                        resume_unwind(panic)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Undoes the writes made together; the burst's store calls fail until its jobs run again.
+    fn give_up(&self, turn: &mut Turn) {
+        self.mode.set(Mode::GaveUp);
+        self.writes.set(0);
+        // A failed undo breaks the batch, which `each_alone` reports.
+        let _ = turn.undo();
+    }
+
+    /// Makes the burst's writes run each in a savepoint of its own, for its jobs' second run;
+    /// refused if the first run's writes could not be undone.
+    fn each_alone(&self) -> Result<(), DomainError> {
+        if self.turn.borrow().is_broken() {
+            return Err(DomainError::Storage(
+                "a burst's writes could not be undone; the batch was rolled back".into(),
+            ));
+        }
+        self.mode.set(Mode::Alone);
+        Ok(())
     }
 
     pub(crate) fn read<T>(
@@ -201,15 +298,25 @@ impl<'s> WriteBurst<'s> {
             // Made from inside a read or write of this burst: a connection of its own.
             return self.store.read(work);
         };
+        if self.mode.get() == Mode::GaveUp {
+            return Err(gave_up());
+        }
         match turn.connection() {
             Some(conn) => work(&mut SqliteTx::new(conn, &self.store.ledger)),
             None => self.store.read(work),
         }
     }
 
-    /// Ends the turn; the batch's outcome is every write's of the burst.
+    /// Ends the turn, keeping the writes made together; the batch's outcome is every write's
+    /// of the burst.
     pub(crate) fn finish(self) -> Result<(), DomainError> {
-        self.turn.into_inner().finish()
+        let mut turn = self.turn.into_inner();
+        let kept = match self.mode.get() {
+            Mode::Together => turn.keep(self.writes.get()),
+            Mode::GaveUp | Mode::Alone => Ok(()),
+        };
+        let outcome = turn.finish();
+        kept.and(outcome)
     }
 }
 
@@ -271,60 +378,4 @@ impl Lane for WriteBurst<'_> {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::sync::{Arc, Mutex, mpsc};
-    use std::time::Duration;
-
-    use petstore_core::{CategoryQuery, Name, NewCategory};
-
-    use super::*;
-    use crate::config::StoreConfig;
-    use crate::executor::{Executor, Wake};
-    use crate::store::AnyStore;
-
-    #[test]
-    fn a_commit_that_fails_is_the_answer_of_every_write_of_the_burst() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = SqliteStore::open(&StoreConfig::new(dir.path().join("commit.db"))).unwrap();
-        // Wake-ups held until both writes are queued, so that one burst takes them.
-        let held = Arc::new(Mutex::new(Vec::new()));
-        let holder = Arc::clone(&held);
-        let wake: Wake = Arc::new(move |wake_up| holder.lock().unwrap().push(wake_up));
-        let executor = Executor::start(&AnyStore::Sqlite(store.clone()), wake).unwrap();
-        let (answer, answered) = mpsc::channel();
-        let first = answer.clone();
-        executor.write(
-            None,
-            |store: crate::JobStore<'_>| {
-                let new = NewCategory::new(Name::parse("Dogs").unwrap());
-                store.write(|tx| tx.insert_category(&new)).map(drop)
-            },
-            move |result| first.send(result).unwrap(),
-        );
-        // A pet whose category does not exist, its check deferred to the commit.
-        executor.write(
-            None,
-            |store: crate::JobStore<'_>| {
-                store.write_sql(
-                    "PRAGMA defer_foreign_keys = ON; \
-                     INSERT INTO pets (name, name_key, category_id, status) \
-                     VALUES ('Rex', 'rex', 999, 'available')",
-                )
-            },
-            move |result| answer.send(result).unwrap(),
-        );
-        held.lock().unwrap().clear();
-        let answers: Vec<RepoResult<()>> = (0..2)
-            .map(|_| answered.recv_timeout(Duration::from_secs(10)).unwrap())
-            .collect();
-        assert!(
-            answers.iter().all(Result::is_err),
-            "each write answers the commit's failure: {answers:?}"
-        );
-        assert_eq!(answers[0], answers[1]);
-        let kept = store
-            .read(|s| s.categories(&CategoryQuery::default()))
-            .unwrap();
-        assert!(kept.is_empty(), "nothing was committed: {kept:?}");
-    }
-}
+mod tests;

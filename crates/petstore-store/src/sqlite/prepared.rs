@@ -6,8 +6,13 @@
 //! cost an order about a tenth of its instructions (docs/performance.md). The statements on
 //! the busiest paths are therefore types of their own here: fixed text, bound parameters, a
 //! static query id, so Diesel's cache keeps them.
+//!
+//! The multi-row `INSERT`s say `OR FAIL`: a row that breaks a check stops the statement but
+//! keeps the rows before it, so SQLite keeps no statement journal (a copy of each page the
+//! statement changes, to undo it alone). None is needed: a write that fails is undone whole,
+//! by its savepoint or by its burst (`sqlite/burst.rs`).
 
-use diesel::query_builder::{AstPass, QueryFragment, QueryId};
+use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
 use diesel::sql_types::{BigInt, Binary, Nullable, Text};
 use diesel::sqlite::{Sqlite, SqliteConnection};
 use diesel::{QueryResult, RunQueryDsl};
@@ -48,6 +53,23 @@ fixed_statement!(
     Rollback,
     "ROLLBACK"
 );
+
+/// `SELECT total_changes()`: whether a write of a burst changed a row (`Turn::total_changes`).
+#[derive(Debug, Clone, Copy, QueryId)]
+pub(crate) struct TotalChanges;
+
+impl Query for TotalChanges {
+    type SqlType = BigInt;
+}
+
+impl QueryFragment<Sqlite> for TotalChanges {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Sqlite>) -> QueryResult<()> {
+        out.push_sql("SELECT total_changes()");
+        Ok(())
+    }
+}
+
+impl RunQueryDsl<SqliteConnection> for TotalChanges {}
 
 /// `UPDATE pets SET stock = ? WHERE id = ?`: every order changes a pet's stock.
 #[derive(Debug, Clone, Copy, QueryId)]
@@ -112,7 +134,7 @@ impl QueryId for AppendEvents<'_> {
 impl QueryFragment<Sqlite> for AppendEvents<'_> {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Sqlite>) -> QueryResult<()> {
         out.push_sql(
-            "INSERT INTO `events` (`time`, `type`, `subject`, `data`, `traceparent`, `actor`) \
+            "INSERT OR FAIL INTO `events` (`time`, `type`, `subject`, `data`, `traceparent`, `actor`) \
              VALUES ",
         );
         for (at, row) in self.rows.iter().enumerate() {
@@ -153,7 +175,7 @@ impl QueryId for RecordMovements {
 impl QueryFragment<Sqlite> for RecordMovements {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Sqlite>) -> QueryResult<()> {
         out.push_sql(
-            "INSERT INTO `stock_movements` (`pet_id`, `kind`, `quantity`, `available_change`, \
+            "INSERT OR FAIL INTO `stock_movements` (`pet_id`, `kind`, `quantity`, `available_change`, \
              `committed_change`, `available_after`, `committed_after`, `order_id`, `line_no`, \
              `reason`, `actor`, `request_id`, `time`, `held_change`, `held_after`, `hold_id`) \
              VALUES ",
@@ -196,6 +218,55 @@ impl QueryFragment<Sqlite> for RecordMovements {
 }
 
 impl RunQueryDsl<SqliteConnection> for RecordMovements {}
+
+/// Inserts an open order of `line_count` lines, its first in the row: its id. `OR FAIL`, as
+/// the multi-row `INSERT`s (see the module's header), for the triggers it fires: their
+/// statements take the outer statement's way of failing.
+#[derive(Debug)]
+pub(crate) struct PlaceOrder {
+    pub(crate) pet_id: i64,
+    pub(crate) quantity: i64,
+    pub(crate) ship_date: Option<Time>,
+    pub(crate) owner: Option<i64>,
+    pub(crate) unit_amount: Option<i64>,
+    pub(crate) currency: Option<&'static str>,
+    pub(crate) line_count: i64,
+}
+
+impl QueryId for PlaceOrder {
+    type QueryId = PlaceOrder;
+    const HAS_STATIC_QUERY_ID: bool = true;
+}
+
+impl Query for PlaceOrder {
+    type SqlType = BigInt;
+}
+
+impl QueryFragment<Sqlite> for PlaceOrder {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Sqlite>) -> QueryResult<()> {
+        out.push_sql(
+            "INSERT OR FAIL INTO `orders` (`pet_id`, `quantity`, `ship_date`, `complete`, \
+             `owner_id`, `unit_amount`, `currency`, `line_count`) VALUES (",
+        );
+        out.push_bind_param::<BigInt, _>(&self.pet_id)?;
+        out.push_sql(", ");
+        out.push_bind_param::<BigInt, _>(&self.quantity)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Nullable<UtcTime>, _>(&self.ship_date)?;
+        out.push_sql(", 0, ");
+        out.push_bind_param::<Nullable<BigInt>, _>(&self.owner)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Nullable<BigInt>, _>(&self.unit_amount)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Nullable<Text>, _>(&self.currency)?;
+        out.push_sql(", ");
+        out.push_bind_param::<BigInt, _>(&self.line_count)?;
+        out.push_sql(") RETURNING `id`");
+        Ok(())
+    }
+}
+
+impl RunQueryDsl<SqliteConnection> for PlaceOrder {}
 
 /// Records the answer to an idempotency key that has no record: its first. Written out as the
 /// other hot statements are, so Diesel's cache keeps it.

@@ -16,12 +16,12 @@ use crate::error::{QueryResultExt, Rule, StoreError, Violation};
 use crate::key_records::KeyRecords;
 use crate::known_rows::KnownRows;
 use crate::records::{EventColumns, MovementColumns, actor_column};
+use crate::schema::order_lines;
 use crate::schema::sql_types::Time;
-use crate::schema::{order_lines, orders};
 use crate::sqlite::ledger_begun::LedgerBegun;
 use crate::sqlite::limit::{DefaultPage, Limited, limited};
 use crate::sqlite::prepared::{
-    AppendEvents, CountLine, RecordAnswer, RecordMovements, ReplaceAnswer, SetStock,
+    AppendEvents, CountLine, PlaceOrder, RecordAnswer, RecordMovements, ReplaceAnswer, SetStock,
 };
 use crate::statements::refuse;
 
@@ -125,25 +125,22 @@ impl SqliteTx<'_> {
             quantity,
             ship_date,
         } = *new;
-        diesel::insert_into(orders::table)
-            .values((
-                orders::pet_id.eq(pet_id.get()),
-                orders::quantity.eq(i64::from(quantity.get())),
-                orders::ship_date.eq(ship_date.map(Time)),
-                orders::complete.eq(false),
-                orders::owner_id.eq(owner.map(OwnerId::get)),
-                orders::unit_amount.eq(price.map(|price| price.amount.get())),
-                orders::currency.eq(price.map(|price| price.currency.code())),
-                orders::line_count.eq(line_count),
-            ))
-            .returning(orders::id)
-            .get_result(self.conn)
-            .map_err(|e| {
-                refuse(e, |v| {
-                    (v == Violation::Rule(Rule::UnknownPet))
-                        .then_some(DomainError::UnknownPet { id: pet_id })
-                })
+        PlaceOrder {
+            pet_id: pet_id.get(),
+            quantity: i64::from(quantity.get()),
+            ship_date: ship_date.map(Time),
+            owner: owner.map(OwnerId::get),
+            unit_amount: price.map(|price| price.amount.get()),
+            currency: price.map(|price| price.currency.code()),
+            line_count,
+        }
+        .get_result(self.conn)
+        .map_err(|e| {
+            refuse(e, |v| {
+                (v == Violation::Rule(Rule::UnknownPet))
+                    .then_some(DomainError::UnknownPet { id: pet_id })
             })
+        })
     }
 
     /// Inserts lines 2 and on (`lines`) of order `order_id`, inserted before them, one

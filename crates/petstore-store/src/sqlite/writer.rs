@@ -70,6 +70,8 @@ pub(crate) struct GroupWriter {
     config: StoreConfig,
     writes: AtomicU64,
     commits: AtomicU64,
+    /// Bursts whose writes were undone together and ran again, each in a savepoint.
+    reruns: AtomicU64,
     health: Mutex<Health>,
 }
 
@@ -133,6 +135,7 @@ impl GroupWriter {
             config: config.clone(),
             writes: AtomicU64::new(0),
             commits: AtomicU64::new(0),
+            reruns: AtomicU64::new(0),
             health: Mutex::new(Health::Unproven),
         }
     }
@@ -141,7 +144,7 @@ impl GroupWriter {
         WriterStats {
             writes: self.writes.load(Ordering::Relaxed),
             commits: self.commits.load(Ordering::Relaxed),
-            reruns: 0,
+            reruns: self.reruns.load(Ordering::Relaxed),
         }
     }
 
@@ -180,11 +183,12 @@ impl GroupWriter {
     /// Takes the connection for a turn, by `deadline`: waits for it, and joins the open batch
     /// or begins one (which may wait for another process's lock, until `deadline` too).
     pub(crate) fn turn_by(self: &Arc<Self>, deadline: Instant) -> Result<Turn, DomainError> {
-        let (conn, batch) = self.join(deadline)?;
+        let (conn, batch, began) = self.join(deadline)?;
         Ok(Turn {
             writer: Arc::clone(self),
             conn: Some(conn),
             batch,
+            began,
         })
     }
 
@@ -215,8 +219,23 @@ impl GroupWriter {
         outcome
     }
 
-    /// Takes the connection, joining the open transaction or beginning one.
-    fn join(&self, deadline: Instant) -> Result<(SqliteConnection, Arc<Batch>), DomainError> {
+    /// Runs `work` on the batch's connection as it is, with no savepoint of its own (a burst
+    /// that undoes its writes together, `Turn::together`); a panic is handed back.
+    fn unguarded<T>(
+        &self,
+        conn: &mut SqliteConnection,
+        work: impl FnOnce(&mut SqliteConnection) -> RepoResult<T>,
+    ) -> std::thread::Result<RepoResult<T>> {
+        let outcome = catch_unwind(AssertUnwindSafe(|| work(conn)));
+        if let Ok(Err(error)) = &outcome {
+            self.notice(error);
+        }
+        outcome
+    }
+
+    /// Takes the connection, joining the open transaction or beginning one; with whether it
+    /// began it.
+    fn join(&self, deadline: Instant) -> Result<(SqliteConnection, Arc<Batch>, bool), DomainError> {
         self.stopped()?;
         let mut state = lock(&self.state);
         state.waiting += 1;
@@ -248,7 +267,7 @@ impl GroupWriter {
         }
         state.members += 1;
         if let Some(batch) = &state.batch {
-            return Ok((conn, Arc::clone(batch)));
+            return Ok((conn, Arc::clone(batch), false));
         }
         let batch = Arc::new(Batch::default());
         state.batch = Some(Arc::clone(&batch));
@@ -273,7 +292,7 @@ impl GroupWriter {
             batch.finish(Err(error.clone()));
             return Err(error);
         }
-        Ok((conn, batch))
+        Ok((conn, batch, true))
     }
 
     /// `BEGIN IMMEDIATE`, waiting for another process's write lock until `deadline` at the most.

@@ -1,27 +1,18 @@
-use std::sync::{Arc, Barrier, Mutex, mpsc};
+use std::sync::{Arc, Barrier, mpsc};
 use std::time::Duration;
 
-use petstore_core::{CategoryId, CategoryQuery, Name, NewCategory, Resource};
+use petstore_core::{CategoryId, CategoryQuery, Name, Resource};
 
 use diesel::{Connection, PgConnection};
 
 use super::*;
 use crate::WriterStats;
-use crate::executor::{Executor, Wake};
+use crate::executor::Executor;
+use crate::job::testing::{
+    Held, add_categories, add_category, answers_of, category_names, held_executor, reruns_since,
+};
 use crate::store::AnyStore;
 use crate::testing::ScratchPostgres;
-
-/// Wake-ups of an executor's threads, held until the list is cleared.
-type Held = Arc<Mutex<Vec<crate::executor::WakeUp>>>;
-
-/// The executor of `store`, with its wake-ups held until the returned list is cleared: the
-/// writes queued by then make one burst.
-fn held_executor(store: &AnyStore) -> (Executor, Held) {
-    let held = Arc::new(Mutex::new(Vec::new()));
-    let holder = Arc::clone(&held);
-    let wake: Wake = Arc::new(move |wake_up| holder.lock().unwrap().push(wake_up));
-    (Executor::start(store, wake).unwrap(), held)
-}
 
 /// A store on a scratch database, and its executor with held wake-ups; `None` (the test
 /// is skipped) when no PostgreSQL server is configured.
@@ -30,47 +21,6 @@ fn scratch_store() -> Option<(ScratchPostgres, AnyStore, Executor, Held)> {
     let store = AnyStore::open(&database.config()).unwrap();
     let (executor, held) = held_executor(&store);
     Some((database, store, executor, held))
-}
-
-/// Bursts that gave up, their jobs run again each alone, since `before`.
-fn reruns_since(store: &AnyStore, before: WriterStats) -> u64 {
-    store.writer_stats().reruns - before.reruns
-}
-
-/// Queues a job for each name that adds a category of that name, answering on the
-/// channel returned with the name; the job named `refused` is refused after it wrote.
-fn add_categories(
-    executor: &Executor,
-    names: &[&'static str],
-    refused: Option<&'static str>,
-) -> mpsc::Receiver<(&'static str, RepoResult<CategoryId>)> {
-    let (answer, answered) = mpsc::channel();
-    for &name in names {
-        let answer = answer.clone();
-        executor.write(
-            None,
-            move |store: JobStore<'_>| {
-                store.write(|tx| {
-                    let made = add_category(tx, name)?;
-                    if Some(name) == refused {
-                        return Err(DomainError::PreconditionFailed(Resource::Category));
-                    }
-                    Ok(made)
-                })
-            },
-            move |result| answer.send((name, result)).unwrap(),
-        );
-    }
-    answered
-}
-
-/// The answers of `count` jobs, in the order of their names.
-fn answers_of<T: Ord, R>(answered: &mpsc::Receiver<(T, R)>, count: usize) -> Vec<(T, R)> {
-    let mut answers: Vec<_> = (0..count)
-        .map(|_| answered.recv_timeout(Duration::from_secs(20)).unwrap())
-        .collect();
-    answers.sort_by(|a, b| a.0.cmp(&b.0));
-    answers
 }
 
 /// Writes that all keep their changes share one commit, and none runs again.
@@ -205,21 +155,6 @@ fn refuse_one_of_three(
         "the commits of the two kept writes"
     );
     then(&store, &executor, &held, before);
-}
-
-/// The names of the categories, in id order.
-fn category_names(store: &AnyStore) -> Vec<String> {
-    store
-        .read(|s| s.categories(&CategoryQuery::default()))
-        .unwrap()
-        .into_iter()
-        .map(|category| category.name.to_string())
-        .collect()
-}
-
-fn add_category(tx: &mut dyn Transaction, name: &str) -> RepoResult<CategoryId> {
-    let new = NewCategory::new(Name::parse(name).unwrap());
-    Ok(tx.insert_category(&new)?.id)
 }
 
 fn rename_category(tx: &mut dyn Transaction, id: CategoryId, name: &str) -> RepoResult<()> {
