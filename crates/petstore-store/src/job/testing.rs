@@ -26,6 +26,29 @@ pub(crate) fn held_executor(store: &AnyStore) -> (Executor, Held) {
     (Executor::start(store, wake).unwrap(), held)
 }
 
+/// Three writes queued as one burst of `executor` (over `store`, its wake-ups `held`) that all
+/// succeed share one commit; each is counted once, and none runs again.
+pub(crate) fn writes_that_all_succeed_share_one_commit(
+    store: &AnyStore,
+    executor: &Executor,
+    held: &Held,
+) {
+    let before = store.writer_stats();
+    let answered = add_categories(executor, &["Birds", "Cats", "Dogs"], None);
+    held.lock().unwrap().clear();
+    let answers = answers_of(&answered, 3);
+    assert!(answers.iter().all(|(_, r)| r.is_ok()), "{answers:?}");
+    assert_eq!(category_names(store), ["Birds", "Cats", "Dogs"]);
+    let stats = store.writer_stats();
+    assert_eq!(
+        stats.commits - before.commits,
+        1,
+        "one commit for the three"
+    );
+    assert_eq!(stats.writes - before.writes, 3, "each write counted once");
+    assert_eq!(reruns_since(store, before), 0, "nothing ran again");
+}
+
 /// Bursts that gave up, their jobs run again each alone, since `before`.
 pub(crate) fn reruns_since(store: &AnyStore, before: WriterStats) -> u64 {
     store.writer_stats().reruns - before.reruns

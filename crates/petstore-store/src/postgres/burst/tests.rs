@@ -9,7 +9,8 @@ use super::*;
 use crate::WriterStats;
 use crate::executor::Executor;
 use crate::job::testing::{
-    Held, add_categories, add_category, answers_of, category_names, held_executor, reruns_since,
+    self, Held, add_categories, add_category, answers_of, category_names, held_executor,
+    reruns_since,
 };
 use crate::store::AnyStore;
 use crate::testing::ScratchPostgres;
@@ -29,23 +30,7 @@ fn writes_that_all_succeed_share_one_commit() {
     let Some((_database, store, executor, held)) = scratch_store() else {
         return;
     };
-    let before = store.writer_stats();
-    let answered = add_categories(&executor, &["Birds", "Cats", "Dogs"], None);
-    held.lock().unwrap().clear();
-    let answers = answers_of(&answered, 3);
-    assert!(
-        answers.iter().all(|(_, result)| result.is_ok()),
-        "{answers:?}"
-    );
-    assert_eq!(category_names(&store), ["Birds", "Cats", "Dogs"]);
-    let stats = store.writer_stats();
-    assert_eq!(
-        stats.commits - before.commits,
-        1,
-        "one commit for the three"
-    );
-    assert_eq!(stats.writes - before.writes, 3, "each write counted once");
-    assert_eq!(reruns_since(&store, before), 0, "nothing ran again");
+    testing::writes_that_all_succeed_share_one_commit(&store, &executor, &held);
 }
 
 /// A write refused after another kept its changes cannot be undone alone: the burst

@@ -8,6 +8,7 @@ use crate::config::StoreConfig;
 use crate::executor::{Executor, Wake};
 use crate::job::testing::{
     add_categories, add_category, answers_of, category_names, held_executor, reruns_since,
+    writes_that_all_succeed_share_one_commit,
 };
 use crate::store::AnyStore;
 
@@ -23,20 +24,7 @@ fn writes_that_all_succeed_run_together_and_share_one_commit() {
     let dir = tempfile::tempdir().unwrap();
     let store = store_in(&dir);
     let (executor, held) = held_executor(&store);
-    let before = store.writer_stats();
-    let answered = add_categories(&executor, &["Birds", "Cats", "Dogs"], None);
-    held.lock().unwrap().clear();
-    let answers = answers_of(&answered, 3);
-    assert!(answers.iter().all(|(_, r)| r.is_ok()), "{answers:?}");
-    assert_eq!(category_names(&store), ["Birds", "Cats", "Dogs"]);
-    let stats = store.writer_stats();
-    assert_eq!(
-        stats.commits - before.commits,
-        1,
-        "one commit for the three"
-    );
-    assert_eq!(stats.writes - before.writes, 3, "each write counted once");
-    assert_eq!(reruns_since(&store, before), 0, "nothing ran again");
+    writes_that_all_succeed_share_one_commit(&store, &executor, &held);
 }
 
 /// A write refused after it changed a row cannot be undone alone: the burst undoes every
