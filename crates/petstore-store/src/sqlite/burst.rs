@@ -91,7 +91,7 @@ fn run_writes(store: &SqliteStore, jobs: Vec<WriteJob>) {
             for job in &mut jobs {
                 job.run(JobStore::over(&burst));
             }
-            if burst.mode.get() != Mode::Together {
+            if burst.mode.get() == Mode::GaveUp {
                 if let Err(refused) = burst.each_alone() {
                     let _ = burst.finish();
                     return job::refuse(jobs, &refused);
