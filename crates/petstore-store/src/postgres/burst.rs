@@ -315,7 +315,6 @@ impl<'s> PgWriteBurst<'s> {
     }
 }
 
-/// What the store calls of a job answer once its burst gave up.
 impl Lane for PgWriteBurst<'_> {
     fn run_read(
         &self,

@@ -7,10 +7,12 @@
 //! the busiest paths are therefore types of their own here: fixed text, bound parameters, a
 //! static query id, so Diesel's cache keeps them.
 //!
-//! The multi-row `INSERT`s say `OR FAIL`: a row that breaks a check stops the statement but
-//! keeps the rows before it, so SQLite keeps no statement journal (a copy of each page the
-//! statement changes, to undo it alone). None is needed: a write that fails is undone whole,
-//! by its savepoint or by its burst (`sqlite/burst.rs`).
+//! The `INSERT`s of orders, events and movements say `OR FAIL`: a row that breaks a check
+//! stops the statement but keeps the rows before it. A statement that may abort part-way keeps
+//! a statement journal (a copy of each page it changes, to undo it alone), and none is needed:
+//! a write that fails is undone whole, by its savepoint or by its burst (`sqlite/burst.rs`).
+//! The order's `INSERT` keeps none now; those of events and movements still do, since their
+//! checks call functions (`json_valid`, `abs`, `length`), which SQLite counts as may-abort.
 
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
 use diesel::sql_types::{BigInt, Binary, Nullable, Text};
