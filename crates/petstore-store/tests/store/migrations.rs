@@ -346,3 +346,45 @@ fn a_missing_postgres_database_is_created_by_migrate_and_refused_by_keys() {
     assert!(connect_postgres(&scratch.config()).is_ok());
     assert_eq!(migrate(&scratch.config()).unwrap(), Vec::<String>::new());
 }
+
+/// `000023` makes `events` again without its `json_valid` check: its sequence goes with it, so
+/// an id given to an event that was deleted since is not given again, up or down.
+#[test]
+fn the_outbox_made_again_keeps_its_sequence_up_and_down() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = StoreConfig::new(dir.path().join("sequence.db"));
+    migrate(&config).unwrap();
+    let mut conn = connect(&config).unwrap();
+    // Back to before 000023, whatever came after it.
+    while conn.revert_last_migration(MIGRATIONS).unwrap().to_string() != "20261129000023" {}
+    let append = |conn: &mut SqliteConnection, n: usize| {
+        conn.batch_execute(&format!(
+            "INSERT INTO events (time, type, subject, data) \
+             VALUES ('2026-11-30T00:00:00.000000Z', 'pet.created', '{n}', '{{}}')"
+        ))
+        .unwrap();
+    };
+    let ids = "SELECT CAST(id AS TEXT) AS name FROM events ORDER BY id";
+    for n in 1..=3 {
+        append(&mut conn, n);
+    }
+    conn.batch_execute("DELETE FROM events WHERE id = 3")
+        .unwrap();
+
+    conn.run_next_migration(MIGRATIONS).unwrap();
+    append(&mut conn, 4);
+    assert_eq!(
+        texts(&mut conn, ids),
+        ["1", "2", "4"],
+        "up: 3 is not given again"
+    );
+
+    conn.batch_execute("DELETE FROM events").unwrap();
+    conn.revert_last_migration(MIGRATIONS).unwrap();
+    append(&mut conn, 5);
+    assert_eq!(
+        texts(&mut conn, ids),
+        ["5"],
+        "down, emptied: still no id given twice"
+    );
+}
