@@ -235,7 +235,7 @@ impl<'s> WriteBurst<'s> {
         };
         let ledger = &self.store.ledger;
         match self.mode.get() {
-            Mode::Alone => turn.write(|conn| work(&mut SqliteTx::new(conn, ledger))),
+            Mode::Alone => turn.write(|conn| SqliteTx::write(conn, ledger, work)),
             Mode::GaveUp => Err(gave_up()),
             Mode::Together => {
                 let before = match self.changes.take() {
@@ -244,7 +244,7 @@ impl<'s> WriteBurst<'s> {
                         .total_changes()
                         .inspect_err(|_| self.give_up(&mut turn))?,
                 };
-                match turn.together(|conn| work(&mut SqliteTx::new(conn, ledger))) {
+                match turn.together(|conn| SqliteTx::write(conn, ledger, work)) {
                     Ok(Ok(value)) => {
                         self.writes.set(self.writes.get() + 1);
                         Ok(value)

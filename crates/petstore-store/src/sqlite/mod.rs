@@ -270,7 +270,7 @@ impl Store for SqliteStore {
     ) -> RepoResult<T> {
         self.file.check().map_err(DomainError::from)?;
         self.writer
-            .run(|conn| work(&mut SqliteTx::new(conn, &self.ledger)))
+            .run(|conn| SqliteTx::write(conn, &self.ledger, &mut work))
     }
 }
 

@@ -11,8 +11,8 @@
 //! stops the statement but keeps the rows before it. A statement that may abort part-way keeps
 //! a statement journal (a copy of each page it changes, to undo it alone), and none is needed:
 //! a write that fails is undone whole, by its savepoint or by its burst (`sqlite/burst.rs`).
-//! The order's `INSERT` keeps none now; those of events and movements still do, since their
-//! checks call functions (`json_valid`, `abs`, `length`), which SQLite counts as may-abort.
+//! None of them keeps one: SQLite counts a function call in a check as a way to abort, so the
+//! checks of events and movements call none (migration `000023`).
 
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
 use diesel::sql_types::{BigInt, Binary, Nullable, Text};
@@ -21,6 +21,11 @@ use diesel::{QueryResult, RunQueryDsl};
 
 use crate::records::{EventColumns, MovementColumns};
 use crate::schema::sql_types::{JsonValue, Time, UtcTime};
+
+mod by_count;
+
+use by_count::RowsStatement;
+pub(crate) use by_count::execute as execute_rows;
 
 /// A statement of fixed text and no parameters, cached by its type.
 macro_rules! fixed_statement {
@@ -115,10 +120,34 @@ impl QueryFragment<Sqlite> for CountLine {
 
 impl RunQueryDsl<SqliteConnection> for CountLine {}
 
+/// `UPDATE pets SET stock = ?, open_orders = open_orders + 1, committed = committed + ? WHERE
+/// id = ?`: a pet's stock set by a checkout, with the line that set it counted in the same
+/// statement, where a [`CountLine`] of its own cost a line as much again.
+#[derive(Debug, Clone, Copy, QueryId)]
+pub(crate) struct SetStockCounting {
+    pub(crate) line: CountLine,
+    pub(crate) stock: i64,
+}
+
+impl QueryFragment<Sqlite> for SetStockCounting {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Sqlite>) -> QueryResult<()> {
+        out.push_sql("UPDATE `pets` SET `stock` = ");
+        out.push_bind_param::<BigInt, _>(&self.stock)?;
+        out.push_sql(", `open_orders` = `open_orders` + 1, `committed` = `committed` + ");
+        out.push_bind_param::<BigInt, _>(&self.line.quantity)?;
+        out.push_sql(" WHERE `pets`.`id` = ");
+        out.push_bind_param::<BigInt, _>(&self.line.pet_id)?;
+        Ok(())
+    }
+}
+
+impl RunQueryDsl<SqliteConnection> for SetStockCounting {}
+
 /// The events of one write, in one `INSERT` of as many rows. Its text depends only on the
-/// number of rows, and Diesel keeps one prepared statement per text: a checkout's six events
-/// are one statement, where one each cost a statement's binding, stepping and resetting, and
-/// `AUTOINCREMENT`'s read and write of `sqlite_sequence`, six times.
+/// number of rows, and one prepared statement is kept per number (`by_count.rs`): a
+/// checkout's six events are one statement, where one each cost a statement's binding,
+/// stepping and resetting, and `AUTOINCREMENT`'s read and write of `sqlite_sequence`, six
+/// times.
 #[derive(Debug)]
 pub(crate) struct AppendEvents<'a> {
     pub(crate) time: Time,
@@ -127,7 +156,8 @@ pub(crate) struct AppendEvents<'a> {
     pub(crate) rows: Vec<EventColumns>,
 }
 
-/// Cached by its text, which the number of rows decides.
+/// Kept by its text, which the number of rows decides, where [`execute_rows`] cannot key it
+/// by that number.
 impl QueryId for AppendEvents<'_> {
     type QueryId = ();
     const HAS_STATIC_QUERY_ID: bool = false;
@@ -160,7 +190,15 @@ impl QueryFragment<Sqlite> for AppendEvents<'_> {
 
 impl RunQueryDsl<SqliteConnection> for AppendEvents<'_> {}
 
-/// A write's stock movements, in one `INSERT` of as many rows, cached by its text as
+impl RowsStatement for AppendEvents<'_> {
+    type Static = AppendEvents<'static>;
+
+    fn rows(&self) -> usize {
+        self.rows.len()
+    }
+}
+
+/// A write's stock movements, in one `INSERT` of as many rows, kept per number of rows as
 /// [`AppendEvents`] is: a checkout's lines are one statement.
 #[derive(Debug)]
 pub(crate) struct RecordMovements {
@@ -168,7 +206,7 @@ pub(crate) struct RecordMovements {
     pub(crate) rows: Vec<MovementColumns>,
 }
 
-/// Cached by its text, which the number of rows decides.
+/// Kept by its text, as [`AppendEvents`] is.
 impl QueryId for RecordMovements {
     type QueryId = ();
     const HAS_STATIC_QUERY_ID: bool = false;
@@ -220,6 +258,14 @@ impl QueryFragment<Sqlite> for RecordMovements {
 }
 
 impl RunQueryDsl<SqliteConnection> for RecordMovements {}
+
+impl RowsStatement for RecordMovements {
+    type Static = RecordMovements;
+
+    fn rows(&self) -> usize {
+        self.rows.len()
+    }
+}
 
 /// Inserts an open order of `line_count` lines, its first in the row: its id. `OR FAIL`, as
 /// the multi-row `INSERT`s (see the module's header), for the triggers it fires: their

@@ -9,7 +9,7 @@ use diesel::sqlite::SqliteConnection;
 use petstore_core::{
     Cause, DomainError, DomainEvent, Event, EventId, EventReader, EventWriter, IdempotencyReader,
     IdempotencyRecord, IdempotencyWriter, LedgerReader, NewOrder, OwnerId, Price, PricedLine,
-    RECORD_LIFETIME, RepoResult, TraceParent,
+    RECORD_LIFETIME, RepoResult, TraceParent, Transaction,
 };
 
 use crate::error::{QueryResultExt, Rule, StoreError, Violation};
@@ -22,6 +22,7 @@ use crate::sqlite::ledger_begun::LedgerBegun;
 use crate::sqlite::limit::{DefaultPage, Limited, limited};
 use crate::sqlite::prepared::{
     AppendEvents, CountLine, PlaceOrder, RecordAnswer, RecordMovements, ReplaceAnswer, SetStock,
+    SetStockCounting, execute_rows,
 };
 use crate::statements::refuse;
 
@@ -34,13 +35,17 @@ use repositories::LockSpace;
 
 /// One transaction's view of the database. `SqliteStore` opens the transaction around it.
 pub(crate) struct SqliteTx<'c> {
-    pub(crate) conn: &'c mut SqliteConnection,
+    conn: &'c mut SqliteConnection,
     /// The rows this transaction read and may serve again without a statement.
     known: KnownRows,
     /// The idempotency keys it found a stored record of (`key_records.rs`).
     keys: KeyRecords,
     /// Whether the store has seen the stock ledger begun.
     ledger: &'c LedgerBegun,
+    /// Lines 2 and on written, not yet counted into their pets' rows (`insert_line_rows`).
+    uncounted: Vec<CountLine>,
+    /// Why counting them failed, for the write's end to answer with.
+    count_failed: Option<DomainError>,
 }
 
 impl<'c> SqliteTx<'c> {
@@ -54,15 +59,46 @@ impl<'c> SqliteTx<'c> {
             known: KnownRows::locked(Vec::new(), begun),
             keys: KeyRecords::default(),
             ledger,
+            uncounted: Vec::new(),
+            count_failed: None,
         }
+    }
+
+    /// Runs `work` as a write through `conn`, inside the transaction the caller opened, and
+    /// counts the lines it wrote that no statement counted yet: a write's outcome is whole.
+    pub(crate) fn write<T>(
+        conn: &'c mut SqliteConnection,
+        ledger: &'c LedgerBegun,
+        work: impl FnOnce(&mut dyn Transaction) -> RepoResult<T>,
+    ) -> RepoResult<T> {
+        let mut tx = Self::new(conn, ledger);
+        let value = work(&mut tx)?;
+        tx.count_lines();
+        tx.count_failed.map_or(Ok(value), Err)
     }
 }
 
 impl SqliteTx<'_> {
-    /// The connection, for a statement. Named as PostgreSQL's, which sends what its write
-    /// holds back first; nothing is held back here.
+    /// The connection, for a statement, once the lines written are counted into their pets'
+    /// rows: the statement sees the rows as they are. Named as PostgreSQL's, which sends what
+    /// its write holds back first.
     pub(crate) fn flushed(&mut self) -> &mut SqliteConnection {
+        self.count_lines();
         self.conn
+    }
+
+    /// Counts each line not yet counted into its pet's row, with a statement each; a failure
+    /// is kept for the write's end (`write`).
+    fn count_lines(&mut self) {
+        for line in std::mem::take(&mut self.uncounted) {
+            // The use case locked the pet before placing the order: it is there.
+            let counted = match line.execute(self.conn) {
+                Ok(1) => continue,
+                Ok(_) => DomainError::storage("a checkout line's pet was gone under its lock"),
+                Err(error) => StoreError::from(error).into(),
+            };
+            self.count_failed.get_or_insert(counted);
+        }
     }
 
     /// The rows known without a statement.
@@ -83,7 +119,7 @@ type Tx<'c> = SqliteTx<'c>;
 /// lock from its start (`BEGIN IMMEDIATE`), so no row needs a lock of its own.
 macro_rules! row_for_update {
     ($tx:expr, $query:expr $(,)?) => {
-        $query.get_result($tx.conn).optional()
+        $query.get_result($tx.flushed()).optional()
     };
 }
 use row_for_update;
@@ -97,7 +133,7 @@ impl SqliteTx<'_> {
         Limited<Q>: LoadQuery<'q, SqliteConnection, U>,
         DefaultPage<Q>: LoadQuery<'q, SqliteConnection, U>,
     {
-        limited(query, rows).load(self.conn)
+        limited(query, rows).load(self.flushed())
     }
 
     /// Nothing to take: the one writer's transaction holds the whole database.
@@ -134,7 +170,7 @@ impl SqliteTx<'_> {
             currency: price.map(|price| price.currency.code()),
             line_count,
         }
-        .get_result(self.conn)
+        .get_result(self.flushed())
         .map_err(|e| {
             refuse(e, |v| {
                 (v == Violation::Rule(Rule::UnknownPet))
@@ -144,8 +180,10 @@ impl SqliteTx<'_> {
     }
 
     /// Inserts lines 2 and on (`lines`) of order `order_id`, inserted before them, one
-    /// statement each (prepared once, as a single-row insert is), and
-    /// counts each into its pet's open orders and committed units.
+    /// statement each (prepared once, as a single-row insert is). Each is counted into its
+    /// pet's open orders and committed units by the statement that sets the pet's stock next
+    /// (`set_stock_row`), which every line placed from stock is followed by, or else before
+    /// the next statement of another kind or at the write's end (`flushed`, `write`).
     pub(crate) fn insert_line_rows(
         &mut self,
         order_id: i64,
@@ -165,15 +203,7 @@ impl SqliteTx<'_> {
                 ))
                 .execute(self.conn)
                 .or_storage()?;
-            // The use case locked the pet before placing the order: it is there.
-            let counted = CountLine { pet_id, quantity }
-                .execute(self.conn)
-                .or_storage()?;
-            if counted != 1 {
-                return Err(DomainError::storage(
-                    "a checkout line's pet was gone under its lock",
-                ));
-            }
+            self.uncounted.push(CountLine { pet_id, quantity });
         }
         Ok(())
     }
@@ -188,12 +218,11 @@ impl SqliteTx<'_> {
         if !self.ledger_begun()? {
             return Ok(());
         }
-        RecordMovements {
+        let movements = RecordMovements {
             time: Time(time),
             rows,
-        }
-        .execute(self.conn)
-        .or_storage()?;
+        };
+        execute_rows(movements, self.flushed()).or_storage()?;
         Ok(())
     }
 
@@ -208,9 +237,17 @@ impl SqliteTx<'_> {
         Ok(begun)
     }
 
-    /// Sets a pet's stock with a statement prepared once: every order changes one.
+    /// Sets a pet's stock with a statement prepared once: every order changes one. A line of
+    /// the pet not yet counted is counted by the same statement; the other pets' lines wait,
+    /// since the statement reads no row but this pet's.
     pub(crate) fn set_stock_row(&mut self, pet_id: i64, stock: i64) -> QueryResult<usize> {
-        SetStock { pet_id, stock }.execute(self.conn)
+        match self.uncounted.iter().position(|line| line.pet_id == pet_id) {
+            Some(at) => {
+                let line = self.uncounted.swap_remove(at);
+                SetStockCounting { line, stock }.execute(self.conn)
+            }
+            None => SetStock { pet_id, stock }.execute(self.conn),
+        }
     }
 }
 
@@ -238,14 +275,13 @@ impl EventWriter for SqliteTx<'_> {
             return Ok(());
         }
         let actor = actor_column(cause)?;
-        AppendEvents {
+        let events = AppendEvents {
             time: Time(time),
             trace: cause.trace.as_ref().map(TraceParent::as_str),
             actor: actor.as_deref(),
             rows: events.iter().map(EventColumns::of).collect(),
-        }
-        .execute(self.conn)
-        .or_storage()?;
+        };
+        execute_rows(events, self.flushed()).or_storage()?;
         Ok(())
     }
 }
@@ -288,9 +324,9 @@ impl IdempotencyWriter for SqliteTx<'_> {
                 answer,
                 expired_before: Time(*recorded_at - RECORD_LIFETIME),
             }
-            .execute(self.conn)
+            .execute(self.flushed())
         } else {
-            answer.execute(self.conn)
+            answer.execute(self.flushed())
         };
         let written = written.map_err(|error| match error {
             DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, _) => {

@@ -102,6 +102,12 @@ pub fn a_checkout_places_every_line_at_its_price_in_one_order<S: Store>(store: S
         ],
         [2, 0, 0]
     );
+    let committed = |pet| f.shop.inventory().get(pet).must("stock").committed.get();
+    assert_eq!(
+        [committed(rex.id), committed(fido.id), committed(kitty.id)],
+        [3, 2, 1],
+        "every line's units are committed to its order"
+    );
     assert_eq!(
         f.shop.pets().get(fido.id).must("read").status,
         PetStatus::Pending

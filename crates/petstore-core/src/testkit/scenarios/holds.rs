@@ -147,6 +147,8 @@ pub fn a_checked_out_hold_becomes_one_order<S: Store>(store: S) {
     assert_eq!(lines, [(1, rex.id, 2), (2, fido.id, 1)]);
     assert_eq!(order.total_amount.map(|t| t.get()), Some(1500));
     assert_eq!(held_of(&f, rex.id), (3, 0, 2));
+    // Line 2 is counted too, though no stock changed for it.
+    assert_eq!(held_of(&f, fido.id), (1, 0, 1));
     let consumed = f.shop.holds().get(shopper, hold.id).must("read");
     let ending = consumed.ended.unwrap_or_else(|| panic!("the hold ended"));
     assert_eq!(
