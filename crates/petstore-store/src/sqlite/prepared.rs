@@ -23,9 +23,11 @@ use crate::records::{EventColumns, MovementColumns};
 use crate::schema::sql_types::{JsonValue, Time, UtcTime};
 
 mod by_count;
+mod order_lines;
 
 use by_count::RowsStatement;
 pub(crate) use by_count::execute as execute_rows;
+pub(crate) use order_lines::{InsertLines, LineColumns};
 
 /// A statement of fixed text and no parameters, cached by its type.
 macro_rules! fixed_statement {

@@ -16,13 +16,12 @@ use crate::error::{QueryResultExt, Rule, StoreError, Violation};
 use crate::key_records::KeyRecords;
 use crate::known_rows::KnownRows;
 use crate::records::{EventColumns, MovementColumns, actor_column};
-use crate::schema::order_lines;
 use crate::schema::sql_types::Time;
 use crate::sqlite::ledger_begun::LedgerBegun;
 use crate::sqlite::limit::{DefaultPage, Limited, limited};
 use crate::sqlite::prepared::{
-    AppendEvents, CountLine, PlaceOrder, RecordAnswer, RecordMovements, ReplaceAnswer, SetStock,
-    SetStockCounting, execute_rows,
+    AppendEvents, CountLine, InsertLines, LineColumns, PlaceOrder, RecordAnswer, RecordMovements,
+    ReplaceAnswer, SetStock, SetStockCounting, execute_rows,
 };
 use crate::statements::refuse;
 
@@ -179,32 +178,33 @@ impl SqliteTx<'_> {
         })
     }
 
-    /// Inserts lines 2 and on (`lines`) of order `order_id`, inserted before them, one
-    /// statement each (prepared once, as a single-row insert is). Each is counted into its
-    /// pet's open orders and committed units by the statement that sets the pet's stock next
-    /// (`set_stock_row`), which every line placed from stock is followed by, or else before
-    /// the next statement of another kind or at the write's end (`flushed`, `write`).
+    /// Inserts lines 2 and on (`lines`) of order `order_id`, inserted before them, in one
+    /// statement (`InsertLines`). Each is counted into its pet's open orders and committed
+    /// units by the statement that sets the pet's stock next (`set_stock_row`), which every
+    /// line placed from stock is followed by, or else before the next statement of another
+    /// kind or at the write's end (`flushed`, `write`).
     pub(crate) fn insert_line_rows(
         &mut self,
         order_id: i64,
         lines: &[PricedLine],
     ) -> RepoResult<()> {
+        let mut rows = Vec::with_capacity(lines.len());
+        let mut counts = Vec::with_capacity(lines.len());
         for (line, line_no) in lines.iter().zip(2i64..) {
-            let pet_id = line.pet_id.get();
-            let quantity = i64::from(line.quantity.get());
-            diesel::insert_into(order_lines::table)
-                .values((
-                    order_lines::order_id.eq(order_id),
-                    order_lines::line_no.eq(line_no),
-                    order_lines::pet_id.eq(pet_id),
-                    order_lines::quantity.eq(quantity),
-                    order_lines::unit_amount.eq(line.price.map(|p| p.amount.get())),
-                    order_lines::currency.eq(line.price.map(|p| p.currency.code())),
-                ))
-                .execute(self.conn)
-                .or_storage()?;
-            self.uncounted.push(CountLine { pet_id, quantity });
+            let (pet_id, quantity) = (line.pet_id.get(), i64::from(line.quantity.get()));
+            rows.push(LineColumns {
+                line_no,
+                pet_id,
+                quantity,
+                unit_amount: line.price.map(|p| p.amount.get()),
+                currency: line.price.map(|p| p.currency.code()),
+            });
+            counts.push(CountLine { pet_id, quantity });
         }
+        // Not through `flushed`: lines an earlier statement wrote wait to be counted with
+        // their pets' stock, as these do.
+        execute_rows(InsertLines { order_id, rows }, self.conn).or_storage()?;
+        self.uncounted.extend(counts);
         Ok(())
     }
 
