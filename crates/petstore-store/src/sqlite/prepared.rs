@@ -19,13 +19,13 @@ use diesel::sql_types::{BigInt, Binary, Nullable, Text};
 use diesel::sqlite::{Sqlite, SqliteConnection};
 use diesel::{QueryResult, RunQueryDsl};
 
-use crate::records::{EventColumns, MovementColumns};
-use crate::schema::sql_types::{JsonValue, Time, UtcTime};
+use crate::schema::sql_types::{Time, UtcTime};
 
+mod appends;
 mod by_count;
 mod order_lines;
 
-use by_count::RowsStatement;
+pub(crate) use appends::{AppendEvents, RecordMovements};
 pub(crate) use by_count::execute as execute_rows;
 pub(crate) use order_lines::{InsertLines, LineColumns};
 
@@ -144,130 +144,6 @@ impl QueryFragment<Sqlite> for SetStockCounting {
 }
 
 impl RunQueryDsl<SqliteConnection> for SetStockCounting {}
-
-/// The events of one write, in one `INSERT` of as many rows. Its text depends only on the
-/// number of rows, and one prepared statement is kept per number (`by_count.rs`): a
-/// checkout's six events are one statement, where one each cost a statement's binding,
-/// stepping and resetting, and `AUTOINCREMENT`'s read and write of `sqlite_sequence`, six
-/// times.
-#[derive(Debug)]
-pub(crate) struct AppendEvents<'a> {
-    pub(crate) time: Time,
-    pub(crate) trace: Option<&'a str>,
-    pub(crate) actor: Option<&'a str>,
-    pub(crate) rows: Vec<EventColumns>,
-}
-
-/// Kept by its text, which the number of rows decides, where [`execute_rows`] cannot key it
-/// by that number.
-impl QueryId for AppendEvents<'_> {
-    type QueryId = ();
-    const HAS_STATIC_QUERY_ID: bool = false;
-}
-
-impl QueryFragment<Sqlite> for AppendEvents<'_> {
-    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Sqlite>) -> QueryResult<()> {
-        out.push_sql(
-            "INSERT OR FAIL INTO `events` (`time`, `type`, `subject`, `data`, `traceparent`, `actor`) \
-             VALUES ",
-        );
-        for (at, row) in self.rows.iter().enumerate() {
-            out.push_sql(if at == 0 { "(" } else { ", (" });
-            out.push_bind_param::<UtcTime, _>(&self.time)?;
-            out.push_sql(", ");
-            out.push_bind_param::<Text, _>(row.event_type)?;
-            out.push_sql(", ");
-            out.push_bind_param::<Text, _>(&row.subject)?;
-            out.push_sql(", ");
-            out.push_bind_param::<JsonValue, _>(&row.data)?;
-            out.push_sql(", ");
-            out.push_bind_param::<Nullable<Text>, _>(&self.trace)?;
-            out.push_sql(", ");
-            out.push_bind_param::<Nullable<Text>, _>(&self.actor)?;
-            out.push_sql(")");
-        }
-        Ok(())
-    }
-}
-
-impl RunQueryDsl<SqliteConnection> for AppendEvents<'_> {}
-
-impl RowsStatement for AppendEvents<'_> {
-    type Static = AppendEvents<'static>;
-
-    fn rows(&self) -> usize {
-        self.rows.len()
-    }
-}
-
-/// A write's stock movements, in one `INSERT` of as many rows, kept per number of rows as
-/// [`AppendEvents`] is: a checkout's lines are one statement.
-#[derive(Debug)]
-pub(crate) struct RecordMovements {
-    pub(crate) time: Time,
-    pub(crate) rows: Vec<MovementColumns>,
-}
-
-/// Kept by its text, as [`AppendEvents`] is.
-impl QueryId for RecordMovements {
-    type QueryId = ();
-    const HAS_STATIC_QUERY_ID: bool = false;
-}
-
-impl QueryFragment<Sqlite> for RecordMovements {
-    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Sqlite>) -> QueryResult<()> {
-        out.push_sql(
-            "INSERT OR FAIL INTO `stock_movements` (`pet_id`, `kind`, `quantity`, `available_change`, \
-             `committed_change`, `available_after`, `committed_after`, `order_id`, `line_no`, \
-             `reason`, `actor`, `request_id`, `time`, `held_change`, `held_after`, `hold_id`) \
-             VALUES ",
-        );
-        for (at, row) in self.rows.iter().enumerate() {
-            out.push_sql(if at == 0 { "(" } else { ", (" });
-            out.push_bind_param::<BigInt, _>(&row.pet_id)?;
-            out.push_sql(", ");
-            out.push_bind_param::<Text, _>(row.kind)?;
-            for number in [
-                &row.quantity,
-                &row.available_change,
-                &row.committed_change,
-                &row.available_after,
-                &row.committed_after,
-            ] {
-                out.push_sql(", ");
-                out.push_bind_param::<BigInt, _>(number)?;
-            }
-            for number in [&row.order_id, &row.line_no] {
-                out.push_sql(", ");
-                out.push_bind_param::<Nullable<BigInt>, _>(number)?;
-            }
-            for text in [&row.reason, &row.actor, &row.request_id] {
-                out.push_sql(", ");
-                out.push_bind_param::<Nullable<Text>, _>(text)?;
-            }
-            out.push_sql(", ");
-            out.push_bind_param::<UtcTime, _>(&self.time)?;
-            for number in [&row.held_change, &row.held_after] {
-                out.push_sql(", ");
-                out.push_bind_param::<BigInt, _>(number)?;
-            }
-            out.push_sql(", ");
-            out.push_bind_param::<Nullable<BigInt>, _>(&row.hold_id)?;
-            out.push_sql(")");
-        }
-        Ok(())
-    }
-}
-
-impl RunQueryDsl<SqliteConnection> for RecordMovements {}
-
-impl RowsStatement for RecordMovements {
-    type Static = RecordMovements;
-
-    fn rows(&self) -> usize {
-        self.rows.len()
-    }
-}
 
 /// Inserts an open order of `line_count` lines, its first in the row: its id. `OR FAIL`, as
 /// the multi-row `INSERT`s (see the module's header), for the triggers it fires: their
