@@ -1,6 +1,6 @@
 //! Statements whose text their number of rows decides ([`AppendEvents`](super::AppendEvents),
-//! [`RecordMovements`](super::RecordMovements)), each prepared once per number of rows under a
-//! query id of that number.
+//! [`RecordMovements`](super::RecordMovements), [`InsertLines`](super::InsertLines)), each
+//! prepared once per number of rows under a query id of that number.
 //!
 //! Diesel keeps a statement whose query id is not static by its text, and so writes the text
 //! out again on every execution to look it up: keyed by number instead, a five-line checkout

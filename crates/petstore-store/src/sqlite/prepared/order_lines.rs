@@ -40,11 +40,19 @@ impl QueryFragment<Sqlite> for InsertLines {
              `unit_amount`, `currency`) VALUES ",
         );
         for (at, row) in self.rows.iter().enumerate() {
-            out.push_sql(if at == 0 { "(" } else { ", (" });
-            for number in [&self.order_id, &row.line_no, &row.pet_id, &row.quantity] {
-                out.push_bind_param::<BigInt, _>(number)?;
-                out.push_sql(", ");
+            // The order's id is bound once, the first row's parameter 1 (as `appends.rs`
+            // binds a write's shared values).
+            if at == 0 {
+                out.push_sql("(");
+                out.push_bind_param::<BigInt, _>(&self.order_id)?;
+            } else {
+                out.push_sql(", (?1");
             }
+            for number in [&row.line_no, &row.pet_id, &row.quantity] {
+                out.push_sql(", ");
+                out.push_bind_param::<BigInt, _>(number)?;
+            }
+            out.push_sql(", ");
             out.push_bind_param::<Nullable<BigInt>, _>(&row.unit_amount)?;
             out.push_sql(", ");
             out.push_bind_param::<Nullable<Text>, _>(&row.currency)?;
