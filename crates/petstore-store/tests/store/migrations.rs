@@ -388,3 +388,72 @@ fn the_outbox_made_again_keeps_its_sequence_up_and_down() {
         "down, emptied: still no id given twice"
     );
 }
+
+/// `000024` makes `order_lines` and `idempotency_records` again: what was in them stays, up
+/// and down; a line's key to its order is checked at the commit, and still refuses a line
+/// whose order is missing; deleting an order still deletes its lines.
+#[test]
+fn lines_and_key_records_made_again_keep_their_rows_and_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = StoreConfig::new(dir.path().join("lines.db"));
+    migrate(&config).unwrap();
+    let mut conn = connect(&config).unwrap();
+    conn.batch_execute("PRAGMA foreign_keys = ON").unwrap();
+    while conn.revert_last_migration(MIGRATIONS).unwrap().to_string() != "20261129000024" {}
+    conn.batch_execute(
+        "INSERT INTO categories (id, name, name_key) VALUES (1, 'Dogs', 'dogs');
+         INSERT INTO pets (id, name, name_key, category_id, status, stock, open_orders, committed)
+         VALUES (1, 'Rex', 'rex', 1, 'available', 5, 0, 0), (2, 'Fido', 'fido', 1, 'available', 5, 1, 2);
+         -- Line 1 is counted by the orders' trigger, line 2 by the service (as `000020`).
+         INSERT INTO orders (id, pet_id, quantity, line_count) VALUES (7, 1, 1, 2);
+         INSERT INTO order_lines (order_id, line_no, pet_id, quantity) VALUES (7, 2, 2, 2);
+         INSERT INTO idempotency_records (owner_id, idempotency_key, fingerprint, response,
+             recorded_at)
+         VALUES (3, 'k-1', zeroblob(32), CAST('{}' AS BLOB), '2026-11-30T00:00:00.000000Z');",
+    )
+    .unwrap();
+    let lines = "SELECT order_id || '/' || line_no || '/' || pet_id || '/' || quantity AS name \
+                 FROM order_lines";
+    let records = "SELECT owner_id || '/' || idempotency_key || '/' || recorded_at AS name \
+                   FROM idempotency_records";
+    let kept = |conn: &mut SqliteConnection, when: &str| {
+        assert_eq!(texts(conn, lines), ["7/2/2/2"], "{when}: the line stays");
+        assert_eq!(
+            texts(conn, records),
+            ["3/k-1/2026-11-30T00:00:00.000000Z"],
+            "{when}: the record stays"
+        );
+    };
+
+    conn.run_next_migration(MIGRATIONS).unwrap();
+    kept(&mut conn, "up");
+    let orphan = conn.batch_execute(
+        "BEGIN; INSERT INTO order_lines (order_id, line_no, pet_id, quantity) \
+         VALUES (8, 2, 2, 1);",
+    );
+    assert!(orphan.is_ok(), "the key is not checked by the statement");
+    assert!(
+        conn.batch_execute("COMMIT").is_err(),
+        "a line whose order is missing is refused at the commit"
+    );
+    conn.batch_execute("ROLLBACK").unwrap();
+    kept(&mut conn, "after the refused line");
+
+    conn.revert_last_migration(MIGRATIONS).unwrap();
+    kept(&mut conn, "down");
+    conn.run_next_migration(MIGRATIONS).unwrap();
+    conn.batch_execute("DELETE FROM orders WHERE id = 7")
+        .unwrap();
+    assert!(
+        texts(&mut conn, lines).is_empty(),
+        "deleting the order deleted its line"
+    );
+    assert_eq!(
+        texts(
+            &mut conn,
+            "SELECT open_orders || '/' || committed AS name FROM pets ORDER BY id"
+        ),
+        ["0/0", "0/0"],
+        "each line's pet gave the order and its units up"
+    );
+}
