@@ -28,15 +28,19 @@ use petstore_core::{DomainError, RepoResult, Snapshot, Store, Transaction};
 use super::PgStore;
 use super::connection::PrimaryOnly;
 use super::fetch::lock_and_look_up;
-use super::held_back::HeldBack;
+use super::held_back::{HeldBack, orders_counted_by_writer};
 use super::tx::PgTx;
 use crate::error::{StoreError, is_read_only};
 use crate::job::{self, Bursts, Chore, GaveUp, JobStore, Lane, ThreadSpec, WriteJob, gave_up};
 use crate::known_rows::KnownRows;
 use crate::upkeep::forget_expired_records;
 
-/// Begins a burst's transaction with its lock waits bounded.
-const BEGIN: &str = "BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = '2ms'";
+/// Begins a burst's transaction with its lock waits bounded, saying that its writes count
+/// their orders into their pets themselves ([`HeldBack`]), as [`PgStore`]'s lone writes do.
+const BEGIN: &str = concat!(
+    "BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = '2ms'; ",
+    orders_counted_by_writer!()
+);
 
 /// Writes one writer takes at once, in one transaction; one writer for every `WRITE_BURST` of
 /// the pool's connections. With the pets locked in one statement and the writes held back

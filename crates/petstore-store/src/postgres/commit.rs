@@ -12,7 +12,7 @@ use petstore_core::{DomainError, Failure, RepoResult, Transaction};
 
 use super::PgStore;
 use super::connection::{PgConn, TIMELINE};
-use super::held_back::HeldBack;
+use super::held_back::{HeldBack, orders_counted_by_writer};
 use super::tx::PgTx;
 use crate::error::{StoreError, is_connection_lost};
 use crate::known_rows::KnownRows;
@@ -30,8 +30,16 @@ impl PgStore {
     ) -> RepoResult<T> {
         let timeline = conn.timeline;
         let conn = &mut conn.conn;
-        Manager::begin_transaction_sql(conn, "BEGIN ISOLATION LEVEL READ COMMITTED")
-            .map_err(StoreError::from)?;
+        // The held-back writes count their orders into their pets (`HeldBack::place_order`),
+        // so the trigger on orders must not count them again.
+        Manager::begin_transaction_sql(
+            conn,
+            concat!(
+                "BEGIN ISOLATION LEVEL READ COMMITTED; ",
+                orders_counted_by_writer!()
+            ),
+        )
+        .map_err(StoreError::from)?;
         let mut known_rows = KnownRows::served_once();
         let mut held_back = HeldBack::default();
         let (worked, known) = {

@@ -222,6 +222,58 @@ fn the_postgres_schema_refuses_what_the_rules_refuse() {
     }
 }
 
+/// `000016`: this version counts each order into its pet once, itself; an order inserted by a
+/// transaction that does not say its writer counts it (an older version's node's) is counted
+/// by the trigger, as before.
+#[test]
+fn an_older_nodes_orders_are_counted_by_the_trigger_and_this_versions_once() {
+    let Some(database) = ScratchPostgres::create() else {
+        return;
+    };
+    let config = database.config();
+    let fixture = Fixture::new(PgStore::open(&config).unwrap());
+    let pet = fixture.pet_with_stock("Rex", 5);
+    fixture.order(pet.id, 2).unwrap();
+    let mut conn = connect_postgres(&config).unwrap();
+    let id = pet.id.get();
+    let counts = |conn: &mut PgConnection| {
+        diesel::sql_query(format!(
+            "SELECT open_orders || '/' || committed AS name FROM pets WHERE id = {id}"
+        ))
+        .load::<Name>(conn)
+        .unwrap()
+        .into_iter()
+        .map(|n| n.name)
+        .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        counts(&mut conn),
+        ["1/2"],
+        "the service's order, counted once"
+    );
+
+    conn.batch_execute(&format!(
+        "INSERT INTO orders (pet_id, quantity) VALUES ({id}, 1)"
+    ))
+    .unwrap();
+    assert_eq!(
+        counts(&mut conn),
+        ["2/3"],
+        "an older node's order, counted by the trigger"
+    );
+
+    conn.batch_execute(&format!(
+        "BEGIN; SET LOCAL petstore.orders_counted_by_writer = 'on'; \
+         INSERT INTO orders (pet_id, quantity) VALUES ({id}, 1); COMMIT"
+    ))
+    .unwrap();
+    assert_eq!(
+        counts(&mut conn),
+        ["2/3"],
+        "an order whose writer counts it is left to the writer"
+    );
+}
+
 #[test]
 fn ten_nodes_starting_at_once_migrate_once() {
     let Some(database) = ScratchPostgres::create() else {
